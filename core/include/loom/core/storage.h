@@ -1,0 +1,37 @@
+// Storage: a refcounted block of device memory shared by a tensor and its views.
+#pragma once
+
+#include <cstddef>
+
+#include "loom/core/allocator.h"
+#include "loom/core/device.h"
+#include "loom/core/ref_counted.h"
+
+namespace loom {
+
+class Storage final : public RefCounted {
+ public:
+  // Allocates nbytes on `device` through the device type's registered allocator.
+  static Ref<Storage> allocate(size_t nbytes, Device device);
+  // Wraps memory owned elsewhere; `deleter(ctx, data)` runs when the storage dies
+  // (DLPack import). deleter may be null for memory that outlives every tensor.
+  static Ref<Storage> wrap(void* data, size_t nbytes, Device device,
+                           void (*deleter)(void* ctx, void* data), void* ctx);
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  Storage() = default;
+  ~Storage() override;
+
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  Allocator* allocator_ = nullptr;  // null for wrapped memory
+  void (*deleter_)(void*, void*) = nullptr;
+  void* deleter_ctx_ = nullptr;
+};
+
+}  // namespace loom

@@ -1,0 +1,95 @@
+// TensorImpl: what a tensor is (storage, sizes, strides in elements, offset, dtype,
+// device, dispatch key set, extension slots). Shared by a Tensor handle and every view.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "absl/container/inlined_vector.h"
+#include "loom/core/device.h"
+#include "loom/core/dispatch_key.h"
+#include "loom/core/ref_counted.h"
+#include "loom/core/scalar_type.h"
+#include "loom/core/storage.h"
+
+namespace loom {
+
+using DimVector = absl::InlinedVector<int64_t, 6>;
+using IntArrayRef = std::span<const int64_t>;
+
+inline constexpr int kMaxExtensionSlots = 8;
+
+// Note [Tensor extension slots]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Plugins attach their own per-tensor state (autograd metadata, quantization
+// parameters, profiler tags) in a slot they claim by name at run time. A slot holds a
+// pointer and the destructor to run on it, so the core never knows the type. The slot
+// array is allocated on first use: tensors without extensions pay one null pointer.
+class ExtensionSlots {
+ public:
+  // Claims a slot (idempotent per name). Throws when all kMaxExtensionSlots are taken.
+  static int claim(std::string_view name);
+  static std::string name(int slot);
+};
+
+class TensorImpl final : public RefCounted {
+ public:
+  TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides, int64_t storage_offset,
+             ScalarType dtype);
+
+  IntArrayRef sizes() const { return {sizes_.data(), sizes_.size()}; }
+  IntArrayRef strides() const { return {strides_.data(), strides_.size()}; }
+  // Stable pointers for DLPack views.
+  const int64_t* sizes_data() const { return sizes_.data(); }
+  const int64_t* strides_data() const { return strides_.data(); }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  DispatchKeySet key_set() const { return key_set_; }
+  const Ref<Storage>& storage() const { return storage_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  // Address of element 0 (storage base + offset * element size).
+  void* data() const {
+    return static_cast<char*>(storage_->data()) + storage_offset_ * element_size(dtype_);
+  }
+
+  void* extension(int slot) const;
+  // Replaces a slot's value, destroying the previous one.
+  void set_extension(int slot, void* value, void (*destroy)(void*));
+
+  // Extra key bits (e.g. Autograd when a tensor requires grad).
+  void add_key(DispatchKey k) { key_set_ = key_set_.add(k); }
+  void remove_key(DispatchKey k) { key_set_ = key_set_.remove(k); }
+
+ private:
+  ~TensorImpl() override;
+
+  struct Extension {
+    void* value = nullptr;
+    void (*destroy)(void*) = nullptr;
+  };
+
+  Ref<Storage> storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t storage_offset_;
+  int64_t numel_;
+  ScalarType dtype_;
+  bool is_contiguous_;
+  DispatchKeySet key_set_;
+  std::unique_ptr<std::array<Extension, kMaxExtensionSlots>> extensions_;
+};
+
+// Row-major strides for `sizes`.
+DimVector contiguous_strides(IntArrayRef sizes);
+// Whether (sizes, strides) is row-major contiguous (size-1 dims may have any stride).
+bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides);
+// Product of sizes; throws on negative sizes or overflow. `component` names the caller.
+int64_t checked_numel(IntArrayRef sizes, std::string_view component);
+
+}  // namespace loom

@@ -1,0 +1,118 @@
+// TensorImpl construction, extension slots and the stride helpers.
+#include "loom/core/tensor_impl.h"
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "loom/core/error.h"
+
+namespace loom {
+namespace {
+
+std::mutex& slot_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<std::string>& slot_names() {
+  static std::vector<std::string> names;
+  return names;
+}
+
+DispatchKeySet key_set_for(Device device, ScalarType dtype) {
+  DispatchKey backend = DeviceTypeRegistry::instance().backend(device.type);
+  LOOM_CHECK(backend != DispatchKey::Undefined, "tensor", "device type '",
+             DeviceTypeRegistry::instance().name(device.type), "' is not registered");
+  DispatchKeySet ks = DispatchKeySet::for_backend(backend);
+  if (is_quantized(dtype)) ks = ks.add(DispatchKey::Quantized);
+  return ks;
+}
+
+}  // namespace
+
+int ExtensionSlots::claim(std::string_view name) {
+  std::lock_guard<std::mutex> lock(slot_mutex());
+  auto& names = slot_names();
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == name) return static_cast<int>(i);
+  }
+  LOOM_CHECK(names.size() < kMaxExtensionSlots, "tensor",
+             "cannot claim extension slot '", name, "': all ", kMaxExtensionSlots,
+             " slots are taken (", absl::StrJoin(names, ", "), ")");
+  names.emplace_back(name);
+  return static_cast<int>(names.size() - 1);
+}
+
+std::string ExtensionSlots::name(int slot) {
+  std::lock_guard<std::mutex> lock(slot_mutex());
+  auto& names = slot_names();
+  return slot >= 0 && slot < static_cast<int>(names.size()) ? names[slot] : "<unclaimed>";
+}
+
+TensorImpl::TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides,
+                       int64_t storage_offset, ScalarType dtype)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      storage_offset_(storage_offset),
+      numel_(checked_numel(sizes_, "tensor")),
+      dtype_(dtype),
+      is_contiguous_(compute_is_contiguous(sizes_, strides_)),
+      key_set_(key_set_for(storage_->device(), dtype)) {}
+
+TensorImpl::~TensorImpl() {
+  if (extensions_) {
+    for (Extension& e : *extensions_) {
+      if (e.destroy != nullptr) e.destroy(e.value);
+    }
+  }
+}
+
+void* TensorImpl::extension(int slot) const {
+  if (!extensions_ || slot < 0 || slot >= kMaxExtensionSlots) return nullptr;
+  return (*extensions_)[slot].value;
+}
+
+void TensorImpl::set_extension(int slot, void* value, void (*destroy)(void*)) {
+  LOOM_CHECK(slot >= 0 && slot < kMaxExtensionSlots, "tensor", "extension slot ", slot,
+             " is out of range (expected 0..", kMaxExtensionSlots - 1, ")");
+  if (!extensions_) extensions_ = std::make_unique<std::array<Extension, kMaxExtensionSlots>>();
+  Extension& e = (*extensions_)[slot];
+  if (e.destroy != nullptr) e.destroy(e.value);
+  e = {value, destroy};
+}
+
+DimVector contiguous_strides(IntArrayRef sizes) {
+  DimVector strides(sizes.size());
+  int64_t running = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = running;
+    running *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  int64_t expected = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    if (sizes[i] == 0) return true;
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+int64_t checked_numel(IntArrayRef sizes, std::string_view component) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    LOOM_CHECK(s >= 0, std::string(component), "sizes must be non-negative, found [",
+               absl::StrJoin(sizes, ", "), "]");
+    LOOM_CHECK(!__builtin_mul_overflow(n, s, &n), std::string(component), "sizes [",
+               absl::StrJoin(sizes, ", "), "] overflow the element count");
+  }
+  return n;
+}
+
+}  // namespace loom

@@ -1,0 +1,467 @@
+// The dispatcher's registry side: operator definitions, kernel/fallback registration
+// and deregistration, incremental table computation, vendor backend slots and table
+// dumps. The calling side is in dispatcher_call.cc.
+#include "loom/dispatcher/dispatcher.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "dispatcher_internal.h"
+#include "loom/core/error.h"
+#include "loom/core/op_library.h"
+#include "operator_entry.h"
+
+namespace loom::dispatch {
+
+// Note [Dispatch table precedence]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Each runtime key's entry of an operator is recomputed whenever a registration that
+// could affect it changes (a kernel of that op, or a fallback of that key), and is
+// resolved in this order (DESIGN §4):
+//   backend key B:        kernel for B > CompositeExplicit > CompositeImplicit
+//                         (decomposition) > fallback for B > error kernel
+//   functionality key F:  kernel for F > (Autograd only) CompositeImplicit when the op
+//                         has no backend or CompositeExplicit kernel > fallback for F
+//                         > fallthrough
+// Among several registrations for the same key the newest wins; removing it makes the
+// previous one visible again. A fallthrough entry is not stored as a kernel: its key is
+// set in the op's fallthrough_keys and removed from the key set before lookup, so it
+// costs nothing at call time. An undefined op resolves every entry to an error.
+
+namespace {
+
+const KernelSlot* top(const std::vector<RegistrationRecord*>& records) {
+  return records.empty() ? nullptr : records.back()->slot.get();
+}
+
+}  // namespace
+
+const Registrant* app_registrant() {
+  static const Registrant* app = new Registrant{"app", ""};
+  return app;
+}
+
+std::string_view entry_source_name(EntrySource source) {
+  switch (source) {
+    case EntrySource::Kernel: return "kernel";
+    case EntrySource::CompositeExplicit: return "composite explicit";
+    case EntrySource::Decomposition: return "decomposition";
+    case EntrySource::Fallback: return "fallback";
+    case EntrySource::Fallthrough: return "fallthrough";
+    case EntrySource::Missing: return "missing";
+    case EntrySource::Undefined: return "undefined op";
+  }
+  return "?";
+}
+
+OperatorEntry::OperatorEntry(std::string n) : name(std::move(n)) {
+  missing_slot.kernel = {&missing_kernel, this};
+  missing_slot.debug = "missing";
+  undefined_slot.kernel = {&undefined_kernel, this};
+  undefined_slot.debug = "undefined";
+  for (auto& e : table) e.store(&undefined_slot, std::memory_order_relaxed);
+}
+
+const std::string& OperatorHandle::name() const { return entry_->name; }
+
+bool OperatorHandle::is_defined() const {
+  return entry_->signature.load(std::memory_order_acquire) != nullptr;
+}
+
+FunctionSchema OperatorHandle::schema() const {
+  ReadSection section;
+  const Signature* sig = entry_->signature.load(std::memory_order_acquire);
+  LOOM_CHECK(sig != nullptr, "dispatcher", "operator '", entry_->name, "' is not defined");
+  return sig->schema;
+}
+
+Registration& Registration::operator=(Registration&& o) noexcept {
+  if (this != &o) {
+    reset();
+    id_ = std::exchange(o.id_, 0);
+  }
+  return *this;
+}
+
+void Registration::reset() {
+  if (id_ != 0) Dispatcher::instance().deregister(std::exchange(id_, 0));
+}
+
+const Registrant* core_registrant() {
+  static const Registrant* core = new Registrant{"core", ""};
+  return core;
+}
+
+Dispatcher& Dispatcher::instance() {
+  static Dispatcher* dispatcher = [] {
+    auto* d = new Dispatcher();  // never destroyed: plugins may outlive main
+    for (const OpDefinition& op : standard_ops()) d->define(op.schema, core_registrant()).release();
+    return d;
+  }();
+  return *dispatcher;
+}
+
+Dispatcher::Dispatcher() : impl_(new Impl) {}
+
+Dispatcher::Impl::Resolution Dispatcher::Impl::resolve(const OperatorEntry& e, int index) const {
+  if (e.definition == nullptr) return {&e.undefined_slot, EntrySource::Undefined};
+  DispatchKey key = runtime_key_at(index);
+  if (const KernelSlot* k = top(e.kernels[index])) return {k, EntrySource::Kernel};
+  const auto& explicit_k = e.kernels[registration_index(DispatchKey::CompositeExplicit)];
+  const auto& implicit_k = e.kernels[registration_index(DispatchKey::CompositeImplicit)];
+  const auto& fallback = fallbacks[index];
+  if (is_backend_key(key)) {
+    if (const KernelSlot* k = top(explicit_k)) return {k, EntrySource::CompositeExplicit};
+    if (const KernelSlot* k = top(implicit_k)) return {k, EntrySource::Decomposition};
+    if (!fallback.empty()) {
+      if (fallback.back()->kind == RegistrationRecord::Kind::Fallthrough) {
+        return {&e.missing_slot, EntrySource::Missing};  // a backend cannot fall through
+      }
+      return {fallback.back()->slot.get(), EntrySource::Fallback};
+    }
+    return {&e.missing_slot, EntrySource::Missing};
+  }
+  if (key == DispatchKey::Autograd && !implicit_k.empty() && explicit_k.empty()) {
+    bool has_backend_kernel = false;
+    for (int b = 0; b < kNumBackends; ++b) has_backend_kernel |= !e.kernels[b].empty();
+    if (!has_backend_kernel) return {top(implicit_k), EntrySource::Decomposition};
+  }
+  if (!fallback.empty() && fallback.back()->kind == RegistrationRecord::Kind::Fallback) {
+    return {fallback.back()->slot.get(), EntrySource::Fallback};
+  }
+  return {nullptr, EntrySource::Fallthrough};
+}
+
+void Dispatcher::Impl::recompute(OperatorEntry& e) {
+  uint64_t fallthrough = 0;
+  for (int i = 0; i < kNumRuntimeKeys; ++i) {
+    Resolution r = resolve(e, i);
+    if (r.source == EntrySource::Fallthrough) {
+      fallthrough |= uint64_t{1} << static_cast<int>(runtime_key_at(i));
+      e.table[i].store(&e.missing_slot, std::memory_order_release);
+    } else {
+      e.table[i].store(r.slot, std::memory_order_release);
+    }
+  }
+  e.fallthrough_keys.store(fallthrough, std::memory_order_release);
+}
+
+void Dispatcher::Impl::recompute_all() {
+  for (auto& [name, entry] : entries) recompute(*entry);
+}
+
+OperatorEntry& Dispatcher::Impl::entry_for(std::string_view qualified_name) {
+  auto it = entries.find(absl::string_view(qualified_name.data(), qualified_name.size()));
+  if (it != entries.end()) return *it->second;
+  auto entry = std::make_unique<OperatorEntry>(std::string(qualified_name));
+  OperatorEntry& ref = *entry;
+  entries.emplace(std::string(qualified_name), std::move(entry));
+  return ref;
+}
+
+uint64_t Dispatcher::Impl::add_record(std::unique_ptr<RegistrationRecord> record) {
+  uint64_t id = next_id++;
+  record->id = id;
+  records.emplace(id, std::move(record));
+  return id;
+}
+
+Registration Dispatcher::define(std::string_view schema_text, const Registrant* owner,
+                                OperatorHandle* out_op) {
+  if (owner == nullptr) owner = app_registrant();
+  FunctionSchema schema = parse_schema(schema_text);
+  auto signature = std::make_unique<Signature>(make_signature(std::move(schema)));
+  std::string name = signature->schema.name.qualified();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  OperatorEntry& e = impl_->entry_for(name);
+  if (e.definition != nullptr) {
+    const Signature* existing = e.signature.load(std::memory_order_relaxed);
+    fail("dispatcher", "operator '", name, "' is already defined by ", e.definition->owner->name,
+         e.definition->owner->file.empty() ? "" : str_cat(" (", e.definition->owner->file, ")"),
+         " as '", existing->schema_text, "'; ", owner->name, " cannot define it again",
+         owner->file.empty() ? "" : str_cat(" (", owner->file, ")"));
+  }
+  auto record = std::make_unique<RegistrationRecord>();
+  record->kind = RegistrationRecord::Kind::Definition;
+  record->op = &e;
+  record->owner = owner;
+  e.definition = record.get();
+  e.signature.store(signature.release(), std::memory_order_release);
+  uint64_t id = impl_->add_record(std::move(record));
+  impl_->recompute(e);
+  if (out_op != nullptr) *out_op = OperatorHandle(&e);
+  return Registration(id);
+}
+
+OperatorHandle Dispatcher::get_or_create(std::string_view qualified_name) {
+  OperatorName parsed = parse_operator_name(qualified_name);
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return OperatorHandle(&impl_->entry_for(parsed.qualified()));
+}
+
+std::optional<OperatorHandle> Dispatcher::find(std::string_view qualified_name) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->entries.find(absl::string_view(qualified_name.data(), qualified_name.size()));
+  if (it == impl_->entries.end()) return std::nullopt;
+  return OperatorHandle(it->second.get());
+}
+
+OperatorHandle Dispatcher::find_defined(std::string_view qualified_name) const {
+  std::optional<OperatorHandle> op = find(qualified_name);
+  LOOM_CHECK(op && op->is_defined(), "dispatcher", "unknown operator '", qualified_name,
+             "' (no loaded plugin defines it; `loom ops` lists the defined ones)");
+  return *op;
+}
+
+std::vector<OperatorHandle> Dispatcher::defined_operators() const {
+  std::vector<OperatorHandle> out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    for (const auto& [name, entry] : impl_->entries) {
+      if (entry->definition != nullptr) out.emplace_back(entry.get());
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const OperatorHandle& a, const OperatorHandle& b) { return a.name() < b.name(); });
+  return out;
+}
+
+Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key,
+                                         KernelFunction kernel, const Registrant* owner,
+                                         std::string debug) {
+  LOOM_CHECK(op.valid(), "dispatcher", "register_kernel got an invalid operator handle");
+  LOOM_CHECK(is_runtime_key(key) || is_alias_key(key), "dispatcher", "cannot register a kernel of '",
+             op.name(), "' for key ", dispatch_key_name(key),
+             " (expected a backend, functionality or composite key)");
+  LOOM_CHECK(kernel.fn != nullptr, "dispatcher", "null kernel function for '", op.name(),
+             "' on key ", dispatch_key_name(key));
+  if (owner == nullptr) owner = app_registrant();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto record = std::make_unique<RegistrationRecord>();
+  record->kind = RegistrationRecord::Kind::Kernel;
+  record->op = op.entry();
+  record->key = key;
+  record->owner = owner;
+  record->slot = std::make_unique<KernelSlot>(
+      KernelSlot{kernel, owner, debug.empty() ? op.name() : std::move(debug), key});
+  op.entry()->kernels[registration_index(key)].push_back(record.get());
+  uint64_t id = impl_->add_record(std::move(record));
+  impl_->recompute(*op.entry());
+  return Registration(id);
+}
+
+Registration Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel,
+                                           const Registrant* owner, std::string debug) {
+  LOOM_CHECK(is_runtime_key(key), "dispatcher", "cannot register a fallback for key ",
+             dispatch_key_name(key), " (expected a backend or functionality key)");
+  LOOM_CHECK(kernel.fn != nullptr, "dispatcher", "null fallback function for key ",
+             dispatch_key_name(key));
+  if (owner == nullptr) owner = app_registrant();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto record = std::make_unique<RegistrationRecord>();
+  record->kind = RegistrationRecord::Kind::Fallback;
+  record->key = key;
+  record->owner = owner;
+  record->slot = std::make_unique<KernelSlot>(KernelSlot{
+      kernel, owner, debug.empty() ? str_cat(dispatch_key_name(key), " fallback") : debug, key});
+  impl_->fallbacks[runtime_index(key)].push_back(record.get());
+  uint64_t id = impl_->add_record(std::move(record));
+  impl_->recompute_all();
+  return Registration(id);
+}
+
+Registration Dispatcher::register_fallthrough(DispatchKey key, const Registrant* owner) {
+  LOOM_CHECK(is_functionality_key(key), "dispatcher", "cannot register a fallthrough for key ",
+             dispatch_key_name(key), " (only functionality keys can be skipped)");
+  if (owner == nullptr) owner = app_registrant();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto record = std::make_unique<RegistrationRecord>();
+  record->kind = RegistrationRecord::Kind::Fallthrough;
+  record->key = key;
+  record->owner = owner;
+  impl_->fallbacks[runtime_index(key)].push_back(record.get());
+  uint64_t id = impl_->add_record(std::move(record));
+  impl_->recompute_all();
+  return Registration(id);
+}
+
+// Unlinks a record and recomputes what it affected; the caller frees it after readers
+// are done with it. Requires the mutex.
+std::unique_ptr<RegistrationRecord> Dispatcher::Impl::unlink(uint64_t id) {
+  auto it = records.find(id);
+  if (it == records.end()) return nullptr;
+  std::unique_ptr<RegistrationRecord> record = std::move(it->second);
+  records.erase(it);
+  auto erase_from = [&](std::vector<RegistrationRecord*>& v) {
+    v.erase(std::remove(v.begin(), v.end(), record.get()), v.end());
+  };
+  switch (record->kind) {
+    case RegistrationRecord::Kind::Definition: {
+      OperatorEntry& e = *record->op;
+      e.definition = nullptr;
+      retired_signatures.emplace_back(e.signature.exchange(nullptr, std::memory_order_acq_rel));
+      recompute(e);
+      break;
+    }
+    case RegistrationRecord::Kind::Kernel:
+      erase_from(record->op->kernels[registration_index(record->key)]);
+      recompute(*record->op);
+      break;
+    case RegistrationRecord::Kind::Fallback:
+    case RegistrationRecord::Kind::Fallthrough:
+      erase_from(fallbacks[runtime_index(record->key)]);
+      recompute_all();
+      break;
+    case RegistrationRecord::Kind::Backend:
+      release_backend(record->backend_name);
+      break;
+  }
+  return record;
+}
+
+void Dispatcher::deregister(uint64_t registration_id) {
+  std::unique_ptr<RegistrationRecord> record;
+  std::vector<std::unique_ptr<const Signature>> signatures;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    record = impl_->unlink(registration_id);
+    signatures.swap(impl_->retired_signatures);
+  }
+  if (record == nullptr) return;
+  synchronize_readers();  // no caller still holds the slot or signature
+}
+
+void Dispatcher::deregister_all(const Registrant* owner) {
+  std::vector<std::unique_ptr<RegistrationRecord>> removed;
+  std::vector<std::unique_ptr<const Signature>> signatures;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    std::vector<uint64_t> ids;
+    for (const auto& [id, record] : impl_->records) {
+      if (record->owner == owner) ids.push_back(id);
+    }
+    std::sort(ids.rbegin(), ids.rend());  // newest first, like handles going out of scope
+    for (uint64_t id : ids) removed.push_back(impl_->unlink(id));
+    signatures.swap(impl_->retired_signatures);
+  }
+  synchronize_readers();
+}
+
+Dispatcher::Counts Dispatcher::counts_for(const Registrant* owner) const {
+  Counts counts;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  for (const auto& [id, record] : impl_->records) {
+    if (record->owner != owner) continue;
+    switch (record->kind) {
+      case RegistrationRecord::Kind::Definition: ++counts.ops_defined; break;
+      case RegistrationRecord::Kind::Kernel: ++counts.kernels; break;
+      case RegistrationRecord::Kind::Fallback:
+      case RegistrationRecord::Kind::Fallthrough: ++counts.fallbacks; break;
+      case RegistrationRecord::Kind::Backend: break;
+    }
+  }
+  return counts;
+}
+
+DispatchKey Dispatcher::register_backend(std::string_view name, const Registrant* owner,
+                                         uint64_t* out_registration_id) {
+  if (owner == nullptr) owner = app_registrant();
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  DispatchKey key = impl_->acquire_backend(name);
+  auto record = std::make_unique<RegistrationRecord>();
+  record->kind = RegistrationRecord::Kind::Backend;
+  record->owner = owner;
+  record->key = key;
+  record->backend_name = std::string(name);
+  uint64_t id = impl_->add_record(std::move(record));
+  if (out_registration_id != nullptr) *out_registration_id = id;
+  return key;
+}
+
+std::optional<DispatchKey> Dispatcher::find_backend(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->lookup_backend(name);
+}
+
+std::optional<DispatchKey> Dispatcher::Impl::lookup_backend(std::string_view name) const {
+  if (name == "cpu") return DispatchKey::CPU;
+  if (name == "cuda") return DispatchKey::CUDA;
+  if (name == "hip") return DispatchKey::HIP;
+  if (name == "meta") return DispatchKey::Meta;
+  for (int i = 0; i < kNumVendorBackends; ++i) {
+    if (vendor_slots[i].users > 0 && vendor_slots[i].name == name) {
+      return static_cast<DispatchKey>(static_cast<int>(DispatchKey::Vendor0) + i);
+    }
+  }
+  return std::nullopt;
+}
+
+DispatchKey Dispatcher::Impl::acquire_backend(std::string_view name) {
+  if (std::optional<DispatchKey> builtin = lookup_backend(name);
+      builtin && !(*builtin >= DispatchKey::Vendor0 && is_backend_key(*builtin))) {
+    return *builtin;
+  }
+  LOOM_CHECK(!name.empty() && name.size() <= 64, "dispatcher", "invalid backend name '", name,
+             "' (expected 1 to 64 characters)");
+  int free_slot = -1;
+  for (int i = 0; i < kNumVendorBackends; ++i) {
+    if (vendor_slots[i].users > 0 && vendor_slots[i].name == name) {
+      ++vendor_slots[i].users;
+      return static_cast<DispatchKey>(static_cast<int>(DispatchKey::Vendor0) + i);
+    }
+    if (vendor_slots[i].users == 0 && free_slot < 0) free_slot = i;
+  }
+  if (free_slot < 0) {
+    std::string taken;
+    for (const auto& s : vendor_slots) taken += (taken.empty() ? "" : ", ") + s.name;
+    fail("dispatcher", "cannot register backend '", name, "': all ", kNumVendorBackends,
+         " vendor backend slots are taken (", taken, ")");
+  }
+  vendor_slots[free_slot] = {std::string(name), 1};
+  set_vendor_backend_name(free_slot, std::string(name));
+  return static_cast<DispatchKey>(static_cast<int>(DispatchKey::Vendor0) + free_slot);
+}
+
+void Dispatcher::Impl::release_backend(const std::string& name) {
+  for (auto& slot : vendor_slots) {
+    if (slot.users > 0 && slot.name == name) {
+      --slot.users;
+      return;
+    }
+  }
+}
+
+std::vector<TableRow> Dispatcher::dump_table(OperatorHandle op) const {
+  std::vector<TableRow> rows;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  for (int i = 0; i < kNumRuntimeKeys; ++i) {
+    DispatchKey key = runtime_key_at(i);
+    if (key >= DispatchKey::Vendor0 && is_backend_key(key)) {
+      int vendor = static_cast<int>(key) - static_cast<int>(DispatchKey::Vendor0);
+      if (impl_->vendor_slots[vendor].users == 0 && op.entry()->kernels[i].empty()) continue;
+    }
+    Impl::Resolution r = impl_->resolve(*op.entry(), i);
+    TableRow row{key, r.source, "", ""};
+    if (r.slot != nullptr && r.slot->owner != nullptr) {
+      row.provider = r.slot->owner->name;
+      row.debug = r.slot->debug;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::string Dispatcher::Impl::keys_with_kernels(const OperatorEntry& e) const {
+  std::string out;
+  for (int i = 0; i < kNumRegistrationKeys; ++i) {
+    if (e.kernels[i].empty()) continue;
+    DispatchKey key = i < kNumRuntimeKeys ? runtime_key_at(i)
+                      : i == kNumRuntimeKeys ? DispatchKey::CompositeExplicit
+                                             : DispatchKey::CompositeImplicit;
+    out += (out.empty() ? "" : ", ") + dispatch_key_name(key);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace loom::dispatch

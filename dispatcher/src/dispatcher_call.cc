@@ -1,0 +1,301 @@
+// The dispatcher's calling side: argument checks, key set computation, table lookup,
+// the kernel call and turning kernel errors into loom::Error. This is the hot path:
+// no locks, no heap allocation unless something fails.
+#include <cstdlib>
+#include <cstring>
+
+#include "dispatcher_internal.h"
+#include "loom/core/device.h"
+#include "loom/core/error.h"
+#include "loom/core/tensor_impl.h"
+#include "loom/dispatcher/abi_keys.h"
+#include "operator_entry.h"
+
+namespace loom::dispatch {
+
+namespace detail {
+thread_local LocalDispatchKeySet tls_local_keys = {};
+}  // namespace detail
+
+namespace {
+
+constexpr uint16_t tag_bit(LoomValueTag t) { return static_cast<uint16_t>(1u << t); }
+
+uint16_t accepted_tags(const SchemaType& type) {
+  using K = SchemaType::Kind;
+  switch (type.kind) {
+    case K::Tensor: return tag_bit(LOOM_VALUE_TENSOR);
+    case K::Int: return tag_bit(LOOM_VALUE_INT);
+    case K::Float: return tag_bit(LOOM_VALUE_DOUBLE) | tag_bit(LOOM_VALUE_INT);
+    case K::Bool: return tag_bit(LOOM_VALUE_BOOL);
+    case K::Str: return tag_bit(LOOM_VALUE_STRING);
+    case K::Scalar:
+      return tag_bit(LOOM_VALUE_INT) | tag_bit(LOOM_VALUE_DOUBLE) | tag_bit(LOOM_VALUE_BOOL);
+    case K::ScalarType: return tag_bit(LOOM_VALUE_DTYPE);
+    case K::Device: return tag_bit(LOOM_VALUE_DEVICE);
+    case K::Generator:
+    case K::Layout:
+    case K::MemoryFormat: return tag_bit(LOOM_VALUE_INT) | tag_bit(LOOM_VALUE_NONE);
+    case K::Optional: return accepted_tags(*type.elem) | tag_bit(LOOM_VALUE_NONE);
+    case K::List: {
+      const SchemaType& elem = type.elem->kind == K::Optional ? *type.elem->elem : *type.elem;
+      switch (elem.kind) {
+        case K::Int: {
+          uint16_t tags = tag_bit(LOOM_VALUE_INT_LIST);
+          if (type.fixed_size) tags |= tag_bit(LOOM_VALUE_INT);  // int[2] accepts 3
+          return tags;
+        }
+        case K::Float: return tag_bit(LOOM_VALUE_DOUBLE_LIST);
+        case K::Bool: return tag_bit(LOOM_VALUE_BOOL_LIST);
+        case K::Tensor: return tag_bit(LOOM_VALUE_TENSOR_LIST);
+        default: return 0xFFFF;  // lists of other types are not checked
+      }
+    }
+  }
+  return 0xFFFF;
+}
+
+std::string_view tag_name(uint32_t tag) {
+  switch (tag) {
+    case LOOM_VALUE_NONE: return "None";
+    case LOOM_VALUE_TENSOR: return "Tensor";
+    case LOOM_VALUE_INT: return "int";
+    case LOOM_VALUE_DOUBLE: return "float";
+    case LOOM_VALUE_BOOL: return "bool";
+    case LOOM_VALUE_STRING: return "str";
+    case LOOM_VALUE_DTYPE: return "ScalarType";
+    case LOOM_VALUE_DEVICE: return "Device";
+    case LOOM_VALUE_INT_LIST: return "int[]";
+    case LOOM_VALUE_DOUBLE_LIST: return "float[]";
+    case LOOM_VALUE_BOOL_LIST: return "bool[]";
+    case LOOM_VALUE_TENSOR_LIST: return "Tensor[]";
+    default: return "an invalid value";
+  }
+}
+
+void host_error_destroy(LoomError* e) {
+  std::free(const_cast<char*>(e->message));
+  delete e;
+}
+
+const TensorImpl* as_impl(const LoomTensor* t) { return reinterpret_cast<const TensorImpl*>(t); }
+
+[[noreturn]] void bad_arguments(const OperatorEntry& e, const Signature* sig,
+                                const LoomValue* args, size_t num_args, size_t num_returns) {
+  LOOM_CHECK(sig != nullptr, e.name, "operator is not defined (no loaded plugin defines it)");
+  const FunctionSchema& s = sig->schema;
+  LOOM_CHECK(num_args == s.arguments.size(), e.name, "expected ", s.arguments.size(),
+             " arguments but got ", num_args, " (schema: ", sig->schema_text, ")");
+  LOOM_CHECK(num_returns == s.returns.size(), e.name, "expected room for ", s.returns.size(),
+             " returns but got ", num_returns, " (schema: ", sig->schema_text, ")");
+  for (size_t i = 0; i < num_args; ++i) {
+    uint32_t tag = args[i].tag;
+    LOOM_CHECK(tag <= LOOM_VALUE_TENSOR_LIST && (sig->accepted_arg_tags[i] & (1u << tag)), e.name,
+               "argument ", i, " '", s.arguments[i].name, "' expected ",
+               s.arguments[i].type.to_string(), " but got ", tag_name(tag));
+    LOOM_CHECK(tag != LOOM_VALUE_TENSOR || args[i].u.tensor != nullptr, e.name, "argument ", i,
+               " '", s.arguments[i].name, "' is a null tensor handle");
+  }
+  fail(e.name, "invalid arguments");
+}
+
+// Validates arity and tags; cheap enough for every call (one mask test per argument).
+inline const Signature* check_arguments(const OperatorEntry& e, const LoomValue* args,
+                                        size_t num_args, size_t num_returns) {
+  const Signature* sig = e.signature.load(std::memory_order_acquire);
+  if (sig == nullptr || num_args != sig->accepted_arg_tags.size() ||
+      num_returns != sig->accepted_return_tags.size()) [[unlikely]] {
+    bad_arguments(e, sig, args, num_args, num_returns);
+  }
+  for (size_t i = 0; i < num_args; ++i) {
+    uint32_t tag = args[i].tag;
+    if (tag > LOOM_VALUE_TENSOR_LIST || !(sig->accepted_arg_tags[i] & (1u << tag)) ||
+        (tag == LOOM_VALUE_TENSOR && args[i].u.tensor == nullptr)) [[unlikely]] {
+      bad_arguments(e, sig, args, num_args, num_returns);
+    }
+  }
+  return sig;
+}
+
+inline DispatchKeySet keys_of_arguments(const LoomValue* args, size_t num_args) {
+  uint64_t keys = 0;
+  for (size_t i = 0; i < num_args; ++i) {
+    const LoomValue& v = args[i];
+    if (v.tag == LOOM_VALUE_TENSOR) {
+      keys |= as_impl(v.u.tensor)->key_set().raw();
+    } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
+      for (uint32_t j = 0; j < v.length; ++j) {
+        if (v.u.tensors[j] != nullptr) keys |= as_impl(v.u.tensors[j])->key_set().raw();
+      }
+    } else if (v.tag == LOOM_VALUE_DEVICE) [[unlikely]] {
+      DispatchKey backend = DeviceTypeRegistry::instance().backend(v.u.device.type);
+      if (backend != DispatchKey::Undefined) keys |= DispatchKeySet::for_backend(backend).raw();
+    }
+  }
+  return DispatchKeySet(keys);
+}
+
+// Strips a leading "[name] " the kernel already put on its message when it names this op.
+std::string_view strip_own_prefix(std::string_view message, const std::string& op_name) {
+  if (message.size() < 3 || message[0] != '[') return message;
+  size_t close = message.find("] ");
+  if (close == std::string_view::npos) return message;
+  std::string_view inside = message.substr(1, close - 1);
+  std::string_view base = op_name;
+  if (size_t sep = base.find("::"); sep != std::string_view::npos) base = base.substr(sep + 2);
+  if (size_t dot = base.find('.'); dot != std::string_view::npos) base = base.substr(0, dot);
+  if (inside == op_name || inside == base) return message.substr(close + 2);
+  return message;
+}
+
+[[noreturn]] void raise_kernel_error(LoomError* err, const OperatorEntry& e,
+                                     const KernelSlot& slot, DispatchKey key,
+                                     LoomValue* returns, size_t num_returns) {
+  for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
+  std::string message = (err->struct_size != 0 && err->message != nullptr)
+                            ? std::string(err->message)
+                            : std::string("(the kernel returned an error with no message)");
+  if (err->destroy != nullptr) err->destroy(err);
+  std::string detail(strip_own_prefix(message, e.name));
+  if (slot.owner != nullptr) {
+    detail += str_cat(" (", slot.registered_key == key ? "kernel" : "kernel registered", " for ",
+                      dispatch_key_name(key), " from ", slot.owner->name == "app" ? "" : "plugin ",
+                      "'", slot.owner->name, "')");
+  }
+  throw Error(e.name, detail);
+}
+
+[[noreturn]] void bad_returns(const OperatorEntry& e, const Signature& sig, const KernelSlot& slot,
+                              LoomValue* returns, size_t num_returns) {
+  std::string detail;
+  for (size_t i = 0; i < num_returns; ++i) {
+    if (!(sig.accepted_return_tags[i] & (1u << returns[i].tag)) ||
+        (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) {
+      detail = str_cat("kernel '", slot.debug, "' from ",
+                       slot.owner ? slot.owner->name : "the dispatcher", " returned ",
+                       tag_name(returns[i].tag), " for return ", i, ", expected ",
+                       sig.schema.returns[i].type.to_string());
+      break;
+    }
+  }
+  for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
+  throw Error(e.name, detail);
+}
+
+inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySet keys,
+                     const LoomValue* args, size_t num_args, LoomValue* returns,
+                     size_t num_returns) {
+  keys = keys - DispatchKeySet(e.fallthrough_keys.load(std::memory_order_relaxed));
+  if (keys.backend_bits() == 0) [[unlikely]] {
+    keys = keys | DispatchKeySet::for_backend(DispatchKey::CPU);  // factory ops default to CPU
+  }
+  DispatchKey key = keys.highest_priority();
+  if (key == DispatchKey::Undefined) [[unlikely]] {
+    fail(e.name, "nothing to dispatch to: the key set ", keys.to_string(),
+         " has no backend kernel left (a kernel redispatched below its backend?)");
+  }
+  const KernelSlot* slot = e.table[runtime_index(key)].load(std::memory_order_acquire);
+  for (size_t i = 0; i < num_returns; ++i) returns[i].tag = LOOM_VALUE_NONE;
+  LoomKernelCall call{sizeof(LoomKernelCall), reinterpret_cast<const LoomOperator*>(&e),
+                      keys.after(key).raw(),  key_to_abi(key), args, num_args, returns,
+                      num_returns};
+  LoomError* err = slot->kernel.fn(slot->kernel.ctx, &call);
+  if (err != nullptr) [[unlikely]] raise_kernel_error(err, e, *slot, key, returns, num_returns);
+  for (size_t i = 0; i < num_returns; ++i) {
+    if (!(sig->accepted_return_tags[i] & (1u << returns[i].tag)) ||
+        (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) [[unlikely]] {
+      bad_returns(e, *sig, *slot, returns, num_returns);
+    }
+  }
+}
+
+}  // namespace
+
+Signature make_signature(FunctionSchema schema) {
+  Signature sig;
+  sig.schema_text = schema.to_string();
+  for (const Argument& a : schema.arguments) sig.accepted_arg_tags.push_back(accepted_tags(a.type));
+  for (const Argument& r : schema.returns) {
+    sig.accepted_return_tags.push_back(accepted_tags(r.type));
+  }
+  sig.schema = std::move(schema);
+  return sig;
+}
+
+LoomError* make_host_error(int32_t code, std::string message) {
+  char* text = static_cast<char*>(std::malloc(message.size() + 1));
+  if (text != nullptr) std::memcpy(text, message.c_str(), message.size() + 1);
+  return new LoomError{sizeof(LoomError), code, text, &host_error_destroy};
+}
+
+LoomError* missing_kernel(void* ctx, const LoomKernelCall* call) {
+  auto* e = static_cast<OperatorEntry*>(ctx);
+  std::string key = dispatch_key_name(key_from_abi(call->dispatch_key));
+  std::string have;
+  for (const TableRow& row : Dispatcher::instance().dump_table(OperatorHandle(e))) {
+    if (row.source == EntrySource::Kernel || row.source == EntrySource::Fallback ||
+        row.source == EntrySource::CompositeExplicit || row.source == EntrySource::Decomposition) {
+      have += str_cat(have.empty() ? "" : ", ", dispatch_key_name(row.key));
+    }
+  }
+  return make_host_error(
+      LOOM_STATUS_UNIMPLEMENTED,
+      str_cat("no kernel for dispatch key ", key, "; keys with kernels: ",
+              have.empty() ? "none" : have, " (is the plugin for ", key, " loaded?)"));
+}
+
+LoomError* undefined_kernel(void* ctx, const LoomKernelCall* call) {
+  return make_host_error(LOOM_STATUS_NOT_FOUND,
+                         "operator is not defined (no loaded plugin defines it)");
+}
+
+void release_value(LoomValue& v) {
+  switch (v.tag) {
+    case LOOM_VALUE_TENSOR:
+      if (v.u.tensor != nullptr) reinterpret_cast<TensorImpl*>(v.u.tensor)->release();
+      break;
+    case LOOM_VALUE_TENSOR_LIST:
+      for (uint32_t i = 0; i < v.length; ++i) {
+        if (v.u.tensors[i] != nullptr) reinterpret_cast<TensorImpl*>(v.u.tensors[i])->release();
+      }
+      std::free(const_cast<LoomTensor**>(v.u.tensors));
+      break;
+    case LOOM_VALUE_INT_LIST:
+    case LOOM_VALUE_DOUBLE_LIST:
+    case LOOM_VALUE_BOOL_LIST:
+    case LOOM_VALUE_STRING:
+      std::free(const_cast<void*>(static_cast<const void*>(v.u.ints)));
+      break;
+    default:
+      break;
+  }
+  v.tag = LOOM_VALUE_NONE;
+}
+
+DispatchKeySet Dispatcher::compute_key_set(OperatorHandle op, const LoomValue* args,
+                                           size_t num_args) const {
+  LocalDispatchKeySet local = detail::tls_local_keys;
+  return (keys_of_arguments(args, num_args) | DispatchKeySet(local.included)) -
+         DispatchKeySet(local.excluded);
+}
+
+void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
+                      LoomValue* returns, size_t num_returns) const {
+  const OperatorEntry& e = *op.entry();
+  ReadSection section;
+  const Signature* sig = check_arguments(e, args, num_args, num_returns);
+  LocalDispatchKeySet local = detail::tls_local_keys;
+  DispatchKeySet keys = (keys_of_arguments(args, num_args) | DispatchKeySet(local.included)) -
+                        DispatchKeySet(local.excluded);
+  dispatch(e, sig, keys, args, num_args, returns, num_returns);
+}
+
+void Dispatcher::redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args,
+                            size_t num_args, LoomValue* returns, size_t num_returns) const {
+  const OperatorEntry& e = *op.entry();
+  ReadSection section;
+  const Signature* sig = check_arguments(e, args, num_args, num_returns);
+  dispatch(e, sig, keys, args, num_args, returns, num_returns);
+}
+
+}  // namespace loom::dispatch

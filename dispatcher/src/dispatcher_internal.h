@@ -1,0 +1,58 @@
+// Dispatcher::Impl: the registry state behind the dispatcher's mutex, shared by the
+// registration side (dispatcher.cc) and the calling side (dispatcher_call.cc).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "operator_entry.h"
+
+namespace loom::dispatch {
+
+struct Dispatcher::Impl {
+  struct Resolution {
+    const KernelSlot* slot;
+    EntrySource source;
+  };
+  struct VendorSlot {
+    std::string name;
+    int users = 0;
+  };
+
+  mutable std::mutex mutex;
+  absl::flat_hash_map<std::string, std::unique_ptr<OperatorEntry>> entries;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<RegistrationRecord>> records;
+  std::array<std::vector<RegistrationRecord*>, kNumRuntimeKeys> fallbacks;  // newest last
+  std::array<VendorSlot, kNumVendorBackends> vendor_slots;
+  std::vector<std::unique_ptr<const Signature>> retired_signatures;
+  uint64_t next_id = 1;
+
+  Resolution resolve(const OperatorEntry& e, int index) const;
+  void recompute(OperatorEntry& e);
+  void recompute_all();
+  OperatorEntry& entry_for(std::string_view qualified_name);
+  uint64_t add_record(std::unique_ptr<RegistrationRecord> record);
+  std::unique_ptr<RegistrationRecord> unlink(uint64_t id);
+  std::optional<DispatchKey> lookup_backend(std::string_view name) const;
+  DispatchKey acquire_backend(std::string_view name);
+  void release_backend(const std::string& name);
+  std::string keys_with_kernels(const OperatorEntry& e) const;
+};
+
+// The dispatcher's own error kernels; ctx is the OperatorEntry.
+LoomError* missing_kernel(void* ctx, const LoomKernelCall* call);
+LoomError* undefined_kernel(void* ctx, const LoomKernelCall* call);
+
+// Argument/return tag masks from a schema.
+Signature make_signature(FunctionSchema schema);
+
+// A host-side error object for the ABI (destroyed by err->destroy).
+LoomError* make_host_error(int32_t code, std::string message);
+
+}  // namespace loom::dispatch

@@ -1,0 +1,372 @@
+// The host services of the plugin ABI (LoomHostApi): each function checks its inputs,
+// forwards to the dispatcher, core or plugin record, and turns any loom::Error into a
+// LoomError so no exception crosses the boundary.
+#include <cstdlib>
+#include <cstring>
+
+#include "dispatcher_internal.h"
+#include "loom/core/device.h"
+#include "loom/core/error.h"
+#include "loom/core/tensor.h"
+#include "loom/dispatcher/abi_keys.h"
+#include "plugin_record.h"
+
+namespace loom::dispatch {
+namespace {
+
+// Runs `body`, converting exceptions into a host error object.
+template <typename F>
+LoomError* guarded(F&& body) {
+  try {
+    body();
+    return nullptr;
+  } catch (const Error& e) {
+    return make_host_error(LOOM_STATUS_INVALID_ARGUMENT, e.what());
+  } catch (const std::bad_alloc&) {
+    return make_host_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "[host] out of memory");
+  } catch (const std::exception& e) {
+    return make_host_error(LOOM_STATUS_INTERNAL, str_cat("[host] ", e.what()));
+  }
+}
+
+PluginRecord& plugin_of(LoomPluginContext* ctx, const char* function) {
+  LOOM_CHECK(ctx != nullptr, "host", function, ": the plugin context is null");
+  return *PluginRecord::from(ctx);
+}
+
+const char* check_string(const char* s, const char* function, const char* what) {
+  LOOM_CHECK(s != nullptr, "host", function, ": ", what, " is null");
+  return s;
+}
+
+OperatorHandle check_op(const LoomOperator* op, const char* function) {
+  LOOM_CHECK(op != nullptr, "host", function, ": the operator handle is null");
+  return OperatorHandle::from_abi(op);
+}
+
+LoomRegistration* to_abi_registration(uint64_t id) {
+  return reinterpret_cast<LoomRegistration*>(static_cast<uintptr_t>(id));
+}
+
+TensorImpl* as_impl(LoomTensor* t) { return reinterpret_cast<TensorImpl*>(t); }
+
+DLDataType dl_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool: return {6 /* kDLBool in DLPack >= 0.8 */, 8, 1};
+    case ScalarType::UInt8:
+    case ScalarType::QUInt8: return {kDLUInt, 8, 1};
+    case ScalarType::Int8:
+    case ScalarType::QInt8: return {kDLInt, 8, 1};
+    case ScalarType::Int16: return {kDLInt, 16, 1};
+    case ScalarType::Int32:
+    case ScalarType::QInt32: return {kDLInt, 32, 1};
+    case ScalarType::Int64: return {kDLInt, 64, 1};
+    case ScalarType::Float16: return {kDLFloat, 16, 1};
+    case ScalarType::BFloat16: return {kDLBfloat, 16, 1};
+    case ScalarType::Float32: return {kDLFloat, 32, 1};
+    case ScalarType::Float64: return {kDLFloat, 64, 1};
+  }
+  return {kDLOpaqueHandle, 8, 1};
+}
+
+DLDevice dl_device(Device d) {
+  int32_t index = d.index < 0 ? 0 : d.index;
+  switch (DeviceTypeRegistry::instance().backend(d.type)) {
+    case DispatchKey::CPU: return {kDLCPU, index};
+    case DispatchKey::CUDA: return {kDLCUDA, index};
+    case DispatchKey::HIP: return {kDLROCM, index};
+    default: return {kDLExtDev, index};
+  }
+}
+
+// --- operators ---
+
+LoomError* define_op(LoomPluginContext* ctx, const char* schema, const LoomOperator** out_op) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "define_op");
+    OperatorHandle op;
+    Dispatcher::instance()
+        .define(check_string(schema, "define_op", "schema"), &plugin.registrant, &op)
+        .release();  // owned by the plugin until unload (deregister_all)
+    if (out_op != nullptr) *out_op = op.abi();
+  });
+}
+
+LoomError* find_op(const char* name, const LoomOperator** out_op) {
+  return guarded([&] {
+    LOOM_CHECK(out_op != nullptr, "host", "find_op: out_op is null");
+    std::optional<OperatorHandle> op =
+        Dispatcher::instance().find(check_string(name, "find_op", "name"));
+    *out_op = op ? op->abi() : nullptr;
+  });
+}
+
+const char* op_name(const LoomOperator* op) {
+  return op == nullptr ? "" : OperatorHandle::from_abi(op).name().c_str();
+}
+
+const char* op_schema(const LoomOperator* op) {
+  if (op == nullptr) return "";
+  const Signature* sig =
+      OperatorHandle::from_abi(op).entry()->signature.load(std::memory_order_acquire);
+  return sig == nullptr ? "" : sig->schema_text.c_str();
+}
+
+// --- registration ---
+
+LoomError* register_kernel(LoomPluginContext* ctx, const LoomOperator* op, uint32_t key,
+                           LoomKernelFn fn, void* kernel_ctx, LoomRegistration** out) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "register_kernel");
+    OperatorHandle handle = check_op(op, "register_kernel");
+    Registration r = Dispatcher::instance().register_kernel(handle, key_from_abi(key),
+                                                            {fn, kernel_ctx}, &plugin.registrant);
+    uint64_t id = r.release();
+    if (out != nullptr) *out = to_abi_registration(id);
+  });
+}
+
+LoomError* register_fallback(LoomPluginContext* ctx, uint32_t key, LoomKernelFn fn,
+                             void* kernel_ctx, LoomRegistration** out) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "register_fallback");
+    Registration r = Dispatcher::instance().register_fallback(key_from_abi(key), {fn, kernel_ctx},
+                                                              &plugin.registrant);
+    uint64_t id = r.release();
+    if (out != nullptr) *out = to_abi_registration(id);
+  });
+}
+
+LoomError* register_fallthrough(LoomPluginContext* ctx, uint32_t key, LoomRegistration** out) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "register_fallthrough");
+    Registration r =
+        Dispatcher::instance().register_fallthrough(key_from_abi(key), &plugin.registrant);
+    uint64_t id = r.release();
+    if (out != nullptr) *out = to_abi_registration(id);
+  });
+}
+
+LoomError* deregister(LoomRegistration* registration) {
+  return guarded([&] {
+    LOOM_CHECK(registration != nullptr, "host", "deregister: the registration is null");
+    Dispatcher::instance().deregister(reinterpret_cast<uintptr_t>(registration));
+  });
+}
+
+LoomError* register_backend(LoomPluginContext* ctx, const char* name, uint32_t* out_key) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "register_backend");
+    check_string(name, "register_backend", "name");
+    DispatchKey key = Dispatcher::instance().register_backend(name, &plugin.registrant);
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      plugin.backends.emplace_back(name);
+    }
+    if (out_key != nullptr) *out_key = key_to_abi(key);
+  });
+}
+
+LoomError* register_device_type(LoomPluginContext* ctx, const char* name, uint32_t backend_key,
+                                const LoomDeviceInterface* device, int16_t* out_type) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "register_device_type");
+    check_string(name, "register_device_type", "name");
+    LOOM_CHECK(device != nullptr, "host", "register_device_type('", name,
+               "'): the device interface is null");
+    LOOM_CHECK(LOOM_HAS_FIELD(device, LoomDeviceInterface, deallocate) &&
+                   device->allocate != nullptr && device->deallocate != nullptr,
+               "host", "register_device_type('", name,
+               "'): the device interface must provide allocate and deallocate (struct_size ",
+               device->struct_size, ")");
+    DispatchKey backend = key_from_abi(backend_key);
+    DeviceType type = DeviceTypeRegistry::instance().register_type(name, backend);
+    auto allocator = std::make_unique<PluginDeviceAllocator>(&plugin, device, name);
+    uint64_t reg = AllocatorRegistry::instance().add(type, allocator.get());
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    plugin.device_types.push_back(type);
+    plugin.device_type_names.emplace_back(name);
+    plugin.allocators.push_back(std::move(allocator));
+    plugin.allocator_registrations.push_back(reg);
+    if (out_type != nullptr) *out_type = type;
+  });
+}
+
+LoomError* find_device_type(const char* name, int16_t* out_type) {
+  return guarded([&] {
+    LOOM_CHECK(out_type != nullptr, "host", "find_device_type: out_device_type is null");
+    *out_type = DeviceTypeRegistry::instance().find(check_string(name, "find_device_type", "name"));
+    LOOM_CHECK(*out_type >= 0, "host", "unknown device type '", name, "'");
+  });
+}
+
+// --- tensors ---
+
+LoomError* tensor_empty(const int64_t* sizes, const int64_t* strides, int32_t ndim,
+                        int32_t dtype, LoomDevice device, LoomTensor** out) {
+  return guarded([&] {
+    LOOM_CHECK(out != nullptr, "host", "tensor_empty: out is null");
+    LOOM_CHECK(ndim >= 0 && ndim <= 64 && (ndim == 0 || sizes != nullptr), "host",
+               "tensor_empty: invalid ndim ", ndim, " or null sizes");
+    ScalarType type = scalar_type_from_int(dtype, "host");
+    IntArrayRef size_ref(sizes, ndim);
+    Device d{device.type, device.index};
+    Tensor t = strides == nullptr ? empty(size_ref, type, d)
+                                  : empty_strided(size_ref, IntArrayRef(strides, ndim), type, d);
+    *out = reinterpret_cast<LoomTensor*>(t.release());
+  });
+}
+
+void tensor_retain(LoomTensor* t) {
+  if (t != nullptr) as_impl(t)->retain();
+}
+
+void tensor_release(LoomTensor* t) {
+  if (t != nullptr) as_impl(t)->release();
+}
+
+LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
+  if (t == nullptr || out == nullptr || out->struct_size == 0) [[unlikely]] {
+    return make_host_error(LOOM_STATUS_INVALID_ARGUMENT,
+                           "[host] tensor_view: null tensor, null view or view.struct_size 0");
+  }
+  const TensorImpl* impl = as_impl(t);
+  LoomTensorView v;
+  v.struct_size = sizeof(LoomTensorView);
+  v.dl.data = impl->storage()->data();
+  v.dl.device = dl_device(impl->device());
+  v.dl.ndim = static_cast<int32_t>(impl->dim());
+  v.dl.dtype = dl_dtype(impl->dtype());
+  v.dl.shape = const_cast<int64_t*>(impl->sizes_data());
+  v.dl.strides = const_cast<int64_t*>(impl->strides_data());
+  v.dl.byte_offset = impl->storage_offset() * element_size(impl->dtype());
+  v.dtype = static_cast<int32_t>(impl->dtype());
+  v.device = {impl->device().type, impl->device().index};
+  v.numel = impl->numel();
+  v.is_contiguous = impl->is_contiguous();
+  // Copy only what the plugin's struct has room for (it may be older than ours).
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+              reinterpret_cast<const char*>(&v) + sizeof(size_t),
+              std::min(out->struct_size, sizeof(LoomTensorView)) - sizeof(size_t));
+  return nullptr;
+}
+
+// --- calling ---
+
+LoomError* call_op(const LoomOperator* op, const LoomValue* args, size_t num_args,
+                   LoomValue* returns, size_t num_returns) {
+  return guarded([&] {
+    Dispatcher::instance().call(check_op(op, "call_op"), args, num_args, returns, num_returns);
+  });
+}
+
+LoomError* redispatch(const LoomOperator* op, uint64_t key_set, const LoomValue* args,
+                      size_t num_args, LoomValue* returns, size_t num_returns) {
+  return guarded([&] {
+    Dispatcher::instance().redispatch(check_op(op, "redispatch"), DispatchKeySet(key_set), args,
+                                      num_args, returns, num_returns);
+  });
+}
+
+void value_release(LoomValue* value) {
+  if (value != nullptr) release_value(*value);
+}
+
+void* list_allocate(size_t nbytes) { return std::malloc(nbytes == 0 ? 1 : nbytes); }
+
+// --- capabilities ---
+
+LoomError* declare_capability(LoomPluginContext* ctx, const LoomOperator* op, uint32_t key,
+                              uint64_t dtype_mask) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "declare_capability");
+    OperatorHandle handle = check_op(op, "declare_capability");
+    std::string key_name = dispatch_key_name(key_from_abi(key));
+    LOOM_CHECK(dtype_mask < (uint64_t{1} << kNumScalarTypes), "host", "declare_capability(",
+               handle.name(), "): dtype mask 0x", absl::Hex(dtype_mask),
+               " names dtypes that do not exist (expected bits 0..", kNumScalarTypes - 1, ")");
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    plugin.capabilities[handle.name()][key_name] |= dtype_mask;
+  });
+}
+
+LoomError* set_attribute(LoomPluginContext* ctx, const char* key, const char* value) {
+  return guarded([&] {
+    PluginRecord& plugin = plugin_of(ctx, "set_attribute");
+    check_string(key, "set_attribute", "key");
+    check_string(value, "set_attribute", "value");
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    plugin.attributes[key] = value;
+  });
+}
+
+LoomError* error_create(int32_t code, const char* message) {
+  return make_host_error(code, message == nullptr ? "" : message);
+}
+
+}  // namespace
+
+const LoomHostApi* host_api() {
+  static const LoomHostApi api = {
+      .struct_size = sizeof(LoomHostApi),
+      .abi_major = LOOM_ABI_VERSION_MAJOR,
+      .abi_minor = LOOM_ABI_VERSION_MINOR,
+      .host_version = "0.1.0",
+      .define_op = &define_op,
+      .find_op = &find_op,
+      .op_name = &op_name,
+      .op_schema = &op_schema,
+      .register_kernel = &register_kernel,
+      .register_fallback = &register_fallback,
+      .register_fallthrough = &register_fallthrough,
+      .deregister = &deregister,
+      .register_backend = &register_backend,
+      .register_device_type = &register_device_type,
+      .find_device_type = &find_device_type,
+      .tensor_empty = &tensor_empty,
+      .tensor_retain = &tensor_retain,
+      .tensor_release = &tensor_release,
+      .tensor_view = &tensor_view,
+      .call_op = &call_op,
+      .redispatch = &redispatch,
+      .value_release = &value_release,
+      .list_allocate = &list_allocate,
+      .declare_capability = &declare_capability,
+      .set_attribute = &set_attribute,
+      .error_create = &error_create,
+  };
+  return &api;
+}
+
+// --- PluginDeviceAllocator ---
+
+void* PluginDeviceAllocator::allocate(size_t nbytes, Device device) {
+  void* ptr = nullptr;
+  LoomError* err = device_->allocate(device_->ctx, device.index < 0 ? 0 : device.index, nbytes,
+                                     &ptr);
+  if (err != nullptr) {
+    std::string message = err->message != nullptr ? err->message : "";
+    if (err->destroy != nullptr) err->destroy(err);
+    fail("allocator", "plugin '", plugin_->registrant.name, "' failed to allocate ", nbytes,
+         " bytes on ", device.to_string(), ": ", message);
+  }
+  return ptr;
+}
+
+void PluginDeviceAllocator::deallocate(void* ptr, size_t nbytes, Device device) {
+  device_->deallocate(device_->ctx, device.index < 0 ? 0 : device.index, ptr, nbytes);
+}
+
+std::string PluginDeviceAllocator::owner() const {
+  return str_cat("plugin '", plugin_->registrant.name, "'");
+}
+
+void PluginDeviceAllocator::on_storage_created() {
+  plugin_->live_objects.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PluginDeviceAllocator::on_storage_destroyed() {
+  plugin_->live_objects.fetch_sub(1, std::memory_order_release);
+}
+
+}  // namespace loom::dispatch

@@ -1,0 +1,70 @@
+// OperatorEntry: one operator's schema, registrations and dispatch table. Private to the
+// dispatcher; the hot path (dispatcher_call.cc) reads only the atomics.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loom/core/dispatch_key.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/function_schema.h"
+
+namespace loom::dispatch {
+
+// What the table points at: immutable once published.
+struct KernelSlot {
+  KernelFunction kernel;
+  const Registrant* owner = nullptr;  // null for the dispatcher's own error kernels
+  std::string debug;
+  DispatchKey registered_key = DispatchKey::Undefined;
+};
+
+// The argument and return checks of a defined op, immutable once published.
+struct Signature {
+  FunctionSchema schema;
+  std::string schema_text;
+  std::vector<uint16_t> accepted_arg_tags;  // bit t: LoomValueTag t is accepted
+  std::vector<uint16_t> accepted_return_tags;
+};
+
+// One registration of a kernel, fallback, fallthrough or definition.
+struct RegistrationRecord {
+  enum class Kind { Definition, Kernel, Fallback, Fallthrough, Backend } kind;
+  uint64_t id = 0;
+  OperatorEntry* op = nullptr;  // Definition, Kernel
+  DispatchKey key = DispatchKey::Undefined;
+  std::unique_ptr<KernelSlot> slot;  // Kernel, Fallback
+  const Registrant* owner = nullptr;
+  std::string backend_name;  // Backend
+};
+
+// Registration keys: the runtime keys then the two alias keys.
+inline constexpr int kNumRegistrationKeys = kNumRuntimeKeys + 2;
+inline int registration_index(DispatchKey k) {
+  if (k == DispatchKey::CompositeExplicit) return kNumRuntimeKeys;
+  if (k == DispatchKey::CompositeImplicit) return kNumRuntimeKeys + 1;
+  return runtime_index(k);
+}
+
+class OperatorEntry {
+ public:
+  explicit OperatorEntry(std::string name);
+
+  const std::string name;
+
+  // --- read lock-free by callers ---
+  std::array<std::atomic<const KernelSlot*>, kNumRuntimeKeys> table;
+  std::atomic<uint64_t> fallthrough_keys{0};  // removed from the key set before lookup
+  std::atomic<const Signature*> signature{nullptr};
+
+  // --- guarded by the dispatcher's mutex ---
+  RegistrationRecord* definition = nullptr;
+  std::array<std::vector<RegistrationRecord*>, kNumRegistrationKeys> kernels;  // newest last
+  KernelSlot missing_slot;    // ctx = this
+  KernelSlot undefined_slot;  // ctx = this
+};
+
+}  // namespace loom::dispatch

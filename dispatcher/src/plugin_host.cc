@@ -1,0 +1,256 @@
+// Loading, handshaking, initialising, reporting and unloading plugins.
+#include "loom/dispatcher/plugin_host.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <mutex>
+
+#include <boost/dll/library_info.hpp>
+#include <boost/dll/shared_library.hpp>
+
+#include "loom/core/device.h"
+#include "loom/core/error.h"
+#include "plugin_record.h"
+
+namespace loom::dispatch {
+
+// Note [Plugin loading sequence]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// 1. The file must exist and be an ELF shared object exporting LOOM_PLUGIN_ENTRY_SYMBOL;
+//    both are checked by reading the file (boost::dll::library_info) before anything
+//    of it runs, so a wrong file never executes its constructors.
+// 2. dlopen (RTLD_NOW | RTLD_LOCAL: unresolved symbols fail here, plugins do not see
+//    each other's symbols), then call the entry with the host services table.
+// 3. The returned LoomPluginApi is checked: struct_size, ABI major equal to ours, ABI
+//    minor not newer than ours, a valid name not already loaded.
+// 4. initialize() registers everything through the host services. If it fails, every
+//    registration it made is removed and the library is closed.
+// Every failure is a loom::Error("plugin-host") naming the plugin file.
+
+namespace {
+
+std::string take_error_message(LoomError* err) {
+  std::string message = "(no message)";
+  if (err != nullptr) {
+    if (err->struct_size != 0 && err->message != nullptr) message = err->message;
+    if (err->destroy != nullptr) err->destroy(err);
+  }
+  return message;
+}
+
+bool valid_plugin_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+}  // namespace
+
+struct PluginHost::Impl {
+  mutable std::mutex mutex;  // guards plugins; held for a whole load or unload
+  std::vector<std::unique_ptr<PluginRecord>> plugins;
+
+  PluginRecord* find_by_name(std::string_view name) const {
+    for (const auto& p : plugins) {
+      if (p->registrant.name == name) return p.get();
+    }
+    return nullptr;
+  }
+
+  // Removes everything the plugin registered; waits for readers.
+  static void undo_registrations(PluginRecord& plugin) {
+    Dispatcher::instance().deregister_all(&plugin.registrant);
+    std::vector<uint64_t> allocator_regs;
+    std::vector<int16_t> device_types;
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      allocator_regs.swap(plugin.allocator_registrations);
+      device_types.swap(plugin.device_types);
+    }
+    for (uint64_t reg : allocator_regs) AllocatorRegistry::instance().remove(reg);
+    for (int16_t type : device_types) DeviceTypeRegistry::instance().unregister_type(type);
+  }
+
+  static PluginInfo info(PluginRecord& p) {
+    PluginInfo info;
+    info.name = p.registrant.name;
+    info.version = p.version;
+    info.file = p.registrant.file;
+    info.abi_major = p.abi_major;
+    info.abi_minor = p.abi_minor;
+    Dispatcher::Counts counts = Dispatcher::instance().counts_for(&p.registrant);
+    info.ops_defined = counts.ops_defined;
+    info.kernels = counts.kernels;
+    info.fallbacks = counts.fallbacks;
+    info.live_objects = p.live_objects.load(std::memory_order_acquire);
+    std::lock_guard<std::mutex> lock(p.mutex);
+    info.device_types = p.device_type_names;
+    info.backends = p.backends;
+    info.attributes = p.attributes;
+    info.capabilities = p.capabilities;
+    return info;
+  }
+};
+
+PluginHost& PluginHost::instance() {
+  static PluginHost* host = new PluginHost();  // never destroyed: plugins stay until exit
+  return *host;
+}
+
+PluginHost::PluginHost() : impl_(new Impl) {}
+
+PluginInfo PluginHost::load(const std::string& file,
+                            const std::vector<std::pair<std::string, std::string>>& options) {
+  std::error_code ec;
+  std::filesystem::path path = std::filesystem::absolute(file, ec);
+  std::string shown = path.string();
+  LOOM_CHECK(std::filesystem::exists(path, ec), "plugin-host", "cannot load plugin file '", shown,
+             "': the file does not exist");
+  LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "plugin-host",
+             "cannot load plugin file '", shown, "': expected a regular file");
+  path = std::filesystem::canonical(path, ec);
+  shown = path.string();
+
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  for (const auto& p : impl_->plugins) {
+    if (p->registrant.file == shown) return Impl::info(*p);
+  }
+
+  // 1. Inspect without loading.
+  try {
+    boost::dll::library_info inspect{boost::dll::fs::path(shown)};
+    std::vector<std::string> symbols = inspect.symbols();
+    bool has_entry = std::find(symbols.begin(), symbols.end(), LOOM_PLUGIN_ENTRY_SYMBOL) !=
+                     symbols.end();
+    LOOM_CHECK(has_entry, "plugin-host", "plugin file '", shown, "' does not export the entry symbol '",
+               LOOM_PLUGIN_ENTRY_SYMBOL, "' (expected a loom plugin built with the loom SDK; found ",
+               symbols.size(), " exported symbols, none of them the entry)");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    fail("plugin-host", "plugin file '", shown,
+         "' is not a shared library (expected an ELF shared object): ", e.what());
+  }
+
+  // 2. Load and call the entry.
+  auto record = std::make_unique<PluginRecord>();
+  record->registrant.file = shown;
+  try {
+    record->library.load(boost::dll::fs::path(shown),
+                         boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    fail("plugin-host", "cannot load plugin file '", shown, "': ", e.what());
+  }
+  auto entry = record->library.get<LoomError*(const LoomHostApi*, const LoomPluginApi**)>(
+      LOOM_PLUGIN_ENTRY_SYMBOL);
+  const LoomPluginApi* api = nullptr;
+  if (LoomError* err = entry(host_api(), &api)) {
+    fail("plugin-host", "plugin file '", shown, "' rejected this host (ABI ", LOOM_ABI_VERSION_MAJOR,
+         ".", LOOM_ABI_VERSION_MINOR, "): ", take_error_message(err));
+  }
+
+  // 3. Check the plugin's table.
+  LOOM_CHECK(api != nullptr, "plugin-host", "plugin file '", shown,
+             "': the entry returned no plugin table and no error");
+  LOOM_CHECK(api->struct_size != 0, "plugin-host", "plugin file '", shown,
+             "': the plugin table has struct_size 0 (expected sizeof(LoomPluginApi) as built)");
+  LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, abi_minor), "plugin-host", "plugin file '",
+             shown, "': the plugin table is too small (", api->struct_size,
+             " bytes) to hold its ABI version");
+  LOOM_CHECK(api->abi_major == LOOM_ABI_VERSION_MAJOR, "plugin-host", "plugin file '", shown,
+             "' was built for loom ABI ", api->abi_major, ".", api->abi_minor,
+             " but this host provides ABI ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
+             " (the major version must match; rebuild the plugin against this SDK)");
+  LOOM_CHECK(api->abi_minor <= LOOM_ABI_VERSION_MINOR, "plugin-host", "plugin file '", shown,
+             "' needs loom ABI ", api->abi_major, ".", api->abi_minor,
+             " but this host provides only ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
+             " (host minor version too old; upgrade loom)");
+  LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, shutdown) && api->initialize != nullptr &&
+                 api->name != nullptr,
+             "plugin-host", "plugin file '", shown,
+             "': the plugin table lacks a name or initialize function");
+  std::string name = api->name;
+  LOOM_CHECK(valid_plugin_name(name), "plugin-host", "plugin file '", shown, "': invalid name '",
+             name, "' (expected [a-z0-9_]+, at most 64 characters)");
+  if (PluginRecord* existing = impl_->find_by_name(name)) {
+    fail("plugin-host", "plugin file '", shown, "': a plugin named '", name,
+         "' is already loaded from '", existing->registrant.file, "'");
+  }
+  record->api = api;
+  record->registrant.name = name;
+  record->version = api->version != nullptr ? api->version : "";
+  record->abi_major = api->abi_major;
+  record->abi_minor = api->abi_minor;
+
+  // 4. Initialise; on failure undo whatever it registered.
+  std::vector<LoomKeyValue> kv;
+  kv.reserve(options.size());
+  for (const auto& [k, v] : options) kv.push_back({k.c_str(), v.c_str()});
+  if (LoomError* err = api->initialize(record->context(), kv.data(), kv.size())) {
+    std::string message = take_error_message(err);
+    Impl::undo_registrations(*record);
+    fail("plugin-host", "plugin '", name, "' (", shown, ") failed to initialise: ", message);
+  }
+  impl_->plugins.push_back(std::move(record));
+  return Impl::info(*impl_->plugins.back());
+}
+
+LoadReport PluginHost::load_manifest(const DeploymentManifest& manifest) {
+  LoadReport report;
+  std::vector<std::string> dirs = plugin_search_dirs(manifest);
+  for (const PluginRequest& request : manifest.plugins) {
+    std::string label = request.name.empty() ? request.path : request.name;
+    try {
+      std::string file = resolve_plugin_file(request, dirs);
+      PluginInfo info = load(file, request.options);
+      report.loaded.push_back(info.name);
+    } catch (const Error& e) {
+      if (request.required) {
+        fail("plugin-host", "required plugin '", label, "' from manifest ", manifest.source,
+             " failed: ", e.what());
+      }
+      report.skipped.emplace_back(label, e.what());
+    }
+  }
+  return report;
+}
+
+void PluginHost::unload(const std::string& name) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = std::find_if(impl_->plugins.begin(), impl_->plugins.end(),
+                         [&](const auto& p) { return p->registrant.name == name; });
+  LOOM_CHECK(it != impl_->plugins.end(), "plugin-host", "cannot unload plugin '", name,
+             "': no plugin of that name is loaded");
+  PluginRecord& plugin = **it;
+  int64_t live = plugin.live_objects.load(std::memory_order_acquire);
+  LOOM_CHECK(live == 0, "plugin-host", "cannot unload plugin '", name, "': ", live,
+             " storage(s) allocated by its devices are still alive (release every tensor on "
+             "its devices first)");
+  // No new call can reach the plugin once its registrations are gone and readers
+  // have left (Note [Plugin lifetime]); only then may it shut down.
+  Impl::undo_registrations(plugin);
+  std::string shutdown_error;
+  if (LOOM_HAS_FIELD(plugin.api, LoomPluginApi, shutdown) && plugin.api->shutdown != nullptr) {
+    if (LoomError* err = plugin.api->shutdown()) shutdown_error = take_error_message(err);
+  }
+  std::unique_ptr<PluginRecord> record = std::move(*it);
+  impl_->plugins.erase(it);
+  record.reset();  // closes the library
+  LOOM_CHECK(shutdown_error.empty(), "plugin-host", "plugin '", name,
+             "' was unloaded but its shutdown reported: ", shutdown_error);
+}
+
+std::vector<PluginInfo> PluginHost::plugins() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  std::vector<PluginInfo> out;
+  for (const auto& p : impl_->plugins) out.push_back(Impl::info(*p));
+  return out;
+}
+
+bool PluginHost::is_loaded(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->find_by_name(name) != nullptr;
+}
+
+}  // namespace loom::dispatch

@@ -1,0 +1,73 @@
+// PluginRecord: the host's state for one loaded plugin (it is the ABI's
+// LoomPluginContext). Private to the plugin host and the host services.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <boost/dll/shared_library.hpp>
+
+#include "loom/core/allocator.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/plugin.h"
+
+namespace loom::dispatch {
+
+struct PluginRecord;
+
+// Note [Plugin lifetime]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Objects whose destruction runs plugin code keep the plugin loaded: a storage from a
+// plugin's device allocator increments the plugin's live_objects, and unload() is
+// refused while it is non-zero. Kernels do not need counting: unload first removes
+// every registration of the plugin, then waits for readers
+// (Note [Lock-free dispatch and safe unload]), so no call can be inside the plugin
+// when the library is closed. Errors a plugin returns are destroyed by the host as
+// soon as it has copied their message.
+class PluginDeviceAllocator final : public Allocator {
+ public:
+  PluginDeviceAllocator(PluginRecord* plugin, const LoomDeviceInterface* device,
+                        std::string device_type_name)
+      : plugin_(plugin), device_(device), device_type_name_(std::move(device_type_name)) {}
+  void* allocate(size_t nbytes, Device device) override;
+  void deallocate(void* ptr, size_t nbytes, Device device) override;
+  std::string owner() const override;
+  void on_storage_created() override;
+  void on_storage_destroyed() override;
+
+ private:
+  PluginRecord* plugin_;
+  const LoomDeviceInterface* device_;
+  std::string device_type_name_;
+};
+
+struct PluginRecord {
+  Registrant registrant;  // name and file; registrations point at this
+  std::string version;
+  boost::dll::shared_library library;
+  const LoomPluginApi* api = nullptr;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  std::atomic<int64_t> live_objects{0};
+
+  std::mutex mutex;  // guards the fields below (plugins may register from any thread)
+  std::vector<int16_t> device_types;
+  std::vector<std::string> device_type_names;
+  std::vector<std::string> backends;
+  std::vector<uint64_t> allocator_registrations;
+  std::vector<std::unique_ptr<PluginDeviceAllocator>> allocators;
+  std::map<std::string, std::string> attributes;
+  std::map<std::string, std::map<std::string, uint64_t>> capabilities;
+
+  LoomPluginContext* context() { return reinterpret_cast<LoomPluginContext*>(this); }
+  static PluginRecord* from(LoomPluginContext* ctx) { return reinterpret_cast<PluginRecord*>(ctx); }
+};
+
+// The host services table handed to every plugin.
+const LoomHostApi* host_api();
+
+}  // namespace loom::dispatch

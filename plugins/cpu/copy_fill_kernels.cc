@@ -1,0 +1,64 @@
+// fill_ and copy_ on CPU tensors (strided, broadcast source, dtype conversion).
+#include "kernels.h"
+#include "strided_loop.h"
+
+namespace loom::cpu {
+namespace {
+
+template <typename Body>
+void with_dtype(LoomDType t, const char* op, Body&& body) {
+  switch (t) {
+    case LOOM_DTYPE_FLOAT32: body(float{}); break;
+    case LOOM_DTYPE_FLOAT64: body(double{}); break;
+    case LOOM_DTYPE_INT32: body(int32_t{}); break;
+    case LOOM_DTYPE_INT64: body(int64_t{}); break;
+    case LOOM_DTYPE_UINT8: body(uint8_t{}); break;
+    case LOOM_DTYPE_INT8: body(int8_t{}); break;
+    case LOOM_DTYPE_INT16: body(int16_t{}); break;
+    case LOOM_DTYPE_BOOL: body(bool{}); break;
+    default:
+      throw sdk::Error(std::string("[") + op + "] dtype " + dtype_name(t) +
+                           " is not supported by the cpu plugin yet",
+                       LOOM_STATUS_UNIMPLEMENTED);
+  }
+}
+
+sdk::Tensor fill_(const sdk::Tensor& self, sdk::Scalar value) {
+  with_dtype(self.dtype(), "fill_", [&]<typename T>(T) {
+    T v = value.is_floating_point() ? static_cast<T>(value.d) : static_cast<T>(value.i);
+    const sdk::Tensor* operands[1] = {&self};
+    for_each_element(self.sizes(), operands, [&](char* const* p) { *reinterpret_cast<T*>(p[0]) = v; });
+  });
+  return self;
+}
+
+sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_blocking*/) {
+  if (src.device().type != LOOM_DEVICE_CPU || self.device().type != LOOM_DEVICE_CPU) {
+    throw sdk::Error("[copy_] the cpu kernel copies between cpu tensors only");
+  }
+  std::span<const int64_t> shapes[2] = {self.sizes(), src.sizes()};
+  std::vector<int64_t> shape = broadcast_shape(shapes, "copy_");
+  if (shape.size() != self.sizes().size() ||
+      !std::equal(shape.begin(), shape.end(), self.sizes().begin())) {
+    throw sdk::Error("[copy_] source of shape " + shape_string(src.sizes()) +
+                     " cannot be broadcast to destination shape " + shape_string(self.sizes()));
+  }
+  with_dtype(self.dtype(), "copy_", [&]<typename D>(D) {
+    with_dtype(src.dtype(), "copy_", [&]<typename S>(S) {
+      const sdk::Tensor* operands[2] = {&self, &src};
+      for_each_element(shape, operands, [&](char* const* p) {
+        *reinterpret_cast<D*>(p[0]) = static_cast<D>(*reinterpret_cast<const S*>(p[1]));
+      });
+    });
+  });
+  return self;
+}
+
+}  // namespace
+
+void register_copy_fill_kernels(sdk::Registrar& r) {
+  r.impl<&fill_>("loom::fill_.Scalar", LOOM_KEY_CPU);
+  r.impl<&copy_>("loom::copy_", LOOM_KEY_CPU);
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,18 @@
+// The CPU plugin's entry: registers its kernels and declares its capabilities.
+#include "kernels.h"
+#include "loom/sdk/plugin.hpp"
+
+namespace loom::cpu {
+namespace {
+
+void init(sdk::Registrar& r) {
+  register_binary_kernels(r);
+  register_copy_fill_kernels(r);
+  register_reduce_kernels(r);
+  r.attribute("isa", "generic");
+}
+
+}  // namespace
+}  // namespace loom::cpu
+
+LOOM_PLUGIN("cpu", "0.1.0", loom::cpu::init)
