@@ -452,6 +452,12 @@ std::vector<TableRow> Dispatcher::dump_table(OperatorHandle op) const {
   return rows;
 }
 
+std::string Dispatcher::defined_by(OperatorHandle op) const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const RegistrationRecord* def = op.entry()->definition;
+  return def == nullptr ? "" : def->owner->name;
+}
+
 std::string Dispatcher::Impl::keys_with_kernels(const OperatorEntry& e) const {
   std::string out;
   for (int i = 0; i < kNumRegistrationKeys; ++i) {

@@ -152,6 +152,8 @@ class Dispatcher {
 
   // --- introspection ---
   std::vector<TableRow> dump_table(OperatorHandle op) const;
+  // Who defined the op ("core", a plugin name), empty when undefined.
+  std::string defined_by(OperatorHandle op) const;
 
   struct Impl;
 
