@@ -74,6 +74,33 @@ std::optional<DimVector> view_strides(IntArrayRef old_sizes, IntArrayRef old_str
   return new_strides;
 }
 
+// Index of the furthest element that (sizes, strides) address from `offset`, for a
+// non-empty tensor. Throws on negative strides or when the index overflows int64 (a huge
+// stride must not wrap around and pass a bounds check).
+int64_t last_element_index(IntArrayRef sizes, IntArrayRef strides, int64_t offset, const char* op) {
+  int64_t last = offset;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    LOOM_CHECK(strides[i] >= 0, op, "strides must be non-negative, found ",
+               shape_to_string(strides));
+    int64_t step = 0;
+    bool overflow = __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+                    __builtin_add_overflow(last, step, &last);
+    LOOM_CHECK(!overflow, op, "sizes ", shape_to_string(sizes), " and strides ",
+               shape_to_string(strides), " address elements beyond the int64 range");
+  }
+  return last;
+}
+
+// Bytes a tensor needs whose furthest element is `last` (one past it); throws on overflow.
+size_t bytes_through(int64_t last, ScalarType dtype, const char* op) {
+  int64_t bytes = 0;
+  bool overflow = __builtin_add_overflow(last, 1, &bytes) ||
+                  __builtin_mul_overflow(bytes, static_cast<int64_t>(element_size(dtype)), &bytes);
+  LOOM_CHECK(!overflow, op, "a tensor reaching element ", last, " of ", scalar_type_name(dtype),
+             " overflows the byte count");
+  return static_cast<size_t>(bytes);
+}
+
 }  // namespace
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
@@ -88,13 +115,10 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
              " and strides ", shape_to_string(strides), " differ in length");
   int64_t numel = checked_numel(sizes, "empty");
   // Bytes needed: one past the furthest element.
-  int64_t extent = numel == 0 ? 0 : 1;
-  for (size_t i = 0; i < sizes.size() && numel != 0; ++i) {
-    LOOM_CHECK(strides[i] >= 0, "empty_strided", "strides must be non-negative, found ",
-               shape_to_string(strides));
-    extent += (sizes[i] - 1) * strides[i];
-  }
-  Ref<Storage> storage = Storage::allocate(extent * element_size(dtype), device);
+  size_t nbytes = numel == 0 ? 0
+                             : bytes_through(last_element_index(sizes, strides, 0, "empty_strided"),
+                                             dtype, "empty_strided");
+  Ref<Storage> storage = Storage::allocate(nbytes, device);
   return Tensor(Ref<TensorImpl>::adopt(
       new TensorImpl(std::move(storage), DimVector(sizes.begin(), sizes.end()),
                      DimVector(strides.begin(), strides.end()), 0, dtype)));
@@ -110,16 +134,24 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType 
   LOOM_CHECK(sizes.size() == strides.size(), "from_blob", "sizes ", shape_to_string(sizes),
              " and strides ", shape_to_string(strides), " differ in length");
   int64_t numel = checked_numel(sizes, "from_blob");
-  int64_t extent = numel == 0 ? 0 : 1;
-  for (size_t i = 0; i < sizes.size() && numel != 0; ++i) extent += (sizes[i] - 1) * strides[i];
-  Ref<Storage> storage = Storage::wrap(data, extent * element_size(dtype), device, deleter, ctx);
+  size_t nbytes = numel == 0 ? 0
+                             : bytes_through(last_element_index(sizes, strides, 0, "from_blob"),
+                                             dtype, "from_blob");
+  Ref<Storage> storage = Storage::wrap(data, nbytes, device, deleter, ctx);
   return Tensor(Ref<TensorImpl>::adopt(
       new TensorImpl(std::move(storage), DimVector(sizes.begin(), sizes.end()),
                      DimVector(strides.begin(), strides.end()), 0, dtype)));
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim(), "size")]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim(), "stride")]; }
+// wrap_dim accepts dim 0 and -1 for 0-dim tensors, but they have no size to read.
+int64_t Tensor::size(int64_t d) const {
+  LOOM_CHECK(dim() > 0, "size", "dim ", d, " was given but the tensor has no dims");
+  return sizes()[wrap_dim(d, dim(), "size")];
+}
+int64_t Tensor::stride(int64_t d) const {
+  LOOM_CHECK(dim() > 0, "stride", "dim ", d, " was given but the tensor has no dims");
+  return strides()[wrap_dim(d, dim(), "stride")];
+}
 
 std::string Tensor::describe() const {
   if (!defined()) return "Tensor(undefined)";
@@ -136,12 +168,7 @@ Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides,
   LOOM_CHECK(offset >= 0, "as_strided", "storage offset must be non-negative, found ", offset);
   int64_t numel = checked_numel(sizes, "as_strided");
   if (numel > 0) {
-    int64_t last = offset;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      LOOM_CHECK(strides[i] >= 0, "as_strided", "strides must be non-negative, found ",
-                 shape_to_string(strides));
-      last += (sizes[i] - 1) * strides[i];
-    }
+    int64_t last = last_element_index(sizes, strides, offset, "as_strided");
     int64_t capacity =
         static_cast<int64_t>(impl_->storage()->nbytes() / element_size(dtype()));
     LOOM_CHECK(last < capacity, "as_strided", "view of sizes ", shape_to_string(sizes),
@@ -233,8 +260,9 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   int64_t e = std::max(s, clamp(end.value_or(len)));
   DimVector new_sizes(sizes().begin(), sizes().end());
   DimVector new_strides(strides().begin(), strides().end());
-  new_sizes[d] = (e - s + step - 1) / step;
-  new_strides[d] *= step;
+  new_sizes[d] = e > s ? (e - s - 1) / step + 1 : 0;  // no overflow for a huge step
+  // Only a dim of size <= 1 can overflow here; its stride never moves the address.
+  if (__builtin_mul_overflow(new_strides[d], step, &new_strides[d])) new_strides[d] = strides()[d];
   int64_t offset = storage_offset() + (new_sizes[d] > 0 ? s * strides()[d] : 0);
   return as_strided(new_sizes, new_strides, offset);
 }

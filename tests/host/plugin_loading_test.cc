@@ -1,0 +1,183 @@
+// The plugin host: every loader failure has its own clear error and leaves nothing
+// registered; plugin info; kernel errors through the ABI; unload refusal and success;
+// manifests with required and optional plugins; a fallback that redispatches via the ABI.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "../dispatcher/dispatch_test_util.h"
+#include "loom/core/device.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
+#include "loom/dispatcher/plugin_host.h"
+#include "loom/runtime.h"
+
+namespace loom::testing {
+namespace {
+
+using dispatch::Dispatcher;
+using dispatch::PluginHost;
+
+const std::string kDir = LOOM_TEST_PLUGIN_DIR;
+std::string plugin_file(const std::string& name) { return kDir + "/libloom_plugin_" + name + ".so"; }
+
+TEST(PluginLoading, MissingFile) {
+  expect_error([] { PluginHost::instance().load(kDir + "/libloom_plugin_nope.so"); },
+               "plugin-host", {"libloom_plugin_nope.so", "does not exist"});
+}
+
+TEST(PluginLoading, NotASharedLibrary) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_not_elf")); }, "plugin-host",
+               {"test_not_elf", "is not a shared library", "expected an ELF shared object"});
+}
+
+TEST(PluginLoading, MissingEntrySymbol) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_no_entry")); }, "plugin-host",
+               {"test_no_entry", "does not export the entry symbol 'loom_plugin_entry'"});
+}
+
+TEST(PluginLoading, AbiMajorMismatch) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_abi_major")); }, "plugin-host",
+               {"built for loom ABI 2.0", "provides ABI 1.0", "major version must match"});
+  EXPECT_FALSE(PluginHost::instance().is_loaded("test_abi_version"));
+}
+
+TEST(PluginLoading, AbiMinorTooOld) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_abi_minor")); }, "plugin-host",
+               {"needs loom ABI 1.99", "provides only 1.0", "minor version too old"});
+}
+
+TEST(PluginLoading, ZeroStructSizeIsRejected) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_bad_table")); }, "plugin-host",
+               {"struct_size 0"});
+}
+
+TEST(PluginLoading, InitFailureCarriesThePluginMessageAndUndoesRegistrations) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_init_fails")); }, "plugin-host",
+               {"'test_init_fails'", "failed to initialise", "no device found"});
+  EXPECT_FALSE(PluginHost::instance().is_loaded("test_init_fails"));
+  auto op = Dispatcher::instance().find("test_init_fails::partial");
+  EXPECT_TRUE(!op || !op->is_defined());
+}
+
+TEST(PluginLoading, DuplicateOpDefinitionFailsInitAndUndoesRegistrations) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_duplicate_op")); },
+               "plugin-host",
+               {"failed to initialise", "'loom::add.Tensor' is already defined by core",
+                "test_duplicate_op cannot define it again"});
+  auto fine = Dispatcher::instance().find("test_duplicate_op::fine");
+  EXPECT_TRUE(!fine || !fine->is_defined());
+  EXPECT_EQ(Dispatcher::instance().defined_by(Dispatcher::instance().find_defined("loom::add.Tensor")),
+            "core");
+}
+
+TEST(PluginLoading, PluginInfoReportsWhatThePluginRegistered) {
+  dispatch::PluginInfo info = PluginHost::instance().load(plugin_file("test_ops"));
+  EXPECT_EQ(info.name, "test_ops");
+  EXPECT_EQ(info.version, "1.2.3");
+  EXPECT_EQ(info.abi_major, 1u);
+  EXPECT_EQ(info.ops_defined, 3);
+  EXPECT_EQ(info.kernels, 3);
+  EXPECT_EQ(info.fallbacks, 1);
+  EXPECT_EQ(info.attributes.at("purpose"), "tests");
+  EXPECT_EQ(std::filesystem::path(info.file).filename(), "libloom_plugin_test_ops.so");
+  // Loading the same file again is a no-op returning the same plugin.
+  EXPECT_EQ(PluginHost::instance().load(plugin_file("test_ops")).name, "test_ops");
+  EXPECT_EQ(PluginHost::instance().plugins().size(), 1u);
+}
+
+TEST(PluginLoading, KernelExceptionsAndErrorsBecomeLoomErrorsNamingTheOp) {
+  PluginHost::instance().load(plugin_file("test_throwing"));
+  Dispatcher& d = Dispatcher::instance();
+  Tensor t = cpu_tensor({2});
+  LoomValue args[] = {dispatch::box(t)};
+  LoomValue ret[1];
+  expect_error([&] { d.call(d.find_defined("test_throwing::throws"), args, 1, ret, 1); },
+               "test_throwing::throws",
+               {"boom from a C++ exception", "kernel for CPU from plugin 'test_throwing'"});
+  expect_error([&] { d.call(d.find_defined("test_throwing::returns_error"), args, 1, ret, 1); },
+               "test_throwing::returns_error",
+               {"expected a positive value, found -1", "plugin 'test_throwing'"});
+  expect_error([&] { d.call(d.find_defined("test_throwing::returns_nothing"), args, 1, ret, 1); },
+               "test_throwing::returns_nothing", {"returned None for return 0", "Tensor"});
+  // The process and the plugin keep working after errors.
+  EXPECT_TRUE(PluginHost::instance().is_loaded("test_throwing"));
+}
+
+TEST(PluginLoading, FallbackInAPluginRedispatchesThroughTheAbi) {
+  PluginHost::instance().load(plugin_file("test_ops"));
+  Dispatcher& d = Dispatcher::instance();
+  auto value = d.find_defined("test::value");
+  auto counter = d.find_defined("test::tracer_calls");
+  Tensor t = cpu_tensor({1});
+  auto tracer_calls = [&] {
+    LoomValue ret[1];
+    d.call(counter, nullptr, 0, ret, 1);
+    return ret[0].u.i;
+  };
+  int64_t before = tracer_calls();
+  {
+    dispatch::IncludeDispatchKeyGuard tracing(DispatchKey::Tracer);
+    EXPECT_EQ(call_int(value, t), 1);
+    EXPECT_EQ(call_int(value, t), 1);
+  }
+  EXPECT_EQ(tracer_calls(), before + 2);  // both traced calls went through the fallback
+  EXPECT_EQ(call_int(value, t), 1);
+  EXPECT_EQ(tracer_calls(), before + 2);
+}
+
+TEST(PluginLoading, UnloadIsRefusedWhileItsTensorsLiveAndSucceedsAfter) {
+  PluginHost& host = PluginHost::instance();
+  host.load(plugin_file("test_device"));
+  DeviceType type = DeviceTypeRegistry::instance().find("testdev");
+  ASSERT_GE(type, 0);
+  {
+    Tensor t = empty(std::vector<int64_t>{4}, ScalarType::Float32, Device{type, 0});
+    LoomValue args[] = {dispatch::box(t), dispatch::box(2.5)};
+    LoomValue ret[1];
+    Dispatcher::instance().call(Dispatcher::instance().find_defined("loom::fill_.Scalar"), args, 2,
+                                ret, 1);
+    Tensor same = dispatch::unbox_tensor(ret[0], "test");
+    EXPECT_TRUE(same.is_alias_of(t));
+    EXPECT_EQ(t.data<float>()[3], 2.5f);
+    expect_error([&] { host.unload("test_device"); }, "plugin-host",
+                 {"cannot unload plugin 'test_device'", "1 storage(s)", "still alive"});
+    EXPECT_TRUE(host.is_loaded("test_device"));
+  }
+  host.unload("test_device");
+  EXPECT_FALSE(host.is_loaded("test_device"));
+  EXPECT_EQ(DeviceTypeRegistry::instance().find("testdev"), -1);
+  expect_error([&] { host.unload("test_device"); }, "plugin-host", {"no plugin of that name"});
+  // It can be loaded again after unloading.
+  host.load(plugin_file("test_device"));
+  EXPECT_GE(DeviceTypeRegistry::instance().find("testdev"), 0);
+}
+
+TEST(PluginLoading, ManifestRequiredFailureStopsOptionalFailureIsSkipped) {
+  std::string text =
+      "search_dirs: \"" + kDir + "\"\n"
+      "plugins { name: \"test_ops\" }\n"
+      "plugins { name: \"test_init_fails\" optional: true }\n"
+      "plugins { path: \"" + kDir + "/libloom_plugin_missing.so\" optional: true }\n";
+  loom::Runtime runtime = loom::Runtime::load(dispatch::parse_manifest(text, "<test>"));
+  EXPECT_EQ(runtime.report().loaded, std::vector<std::string>{"test_ops"});
+  ASSERT_EQ(runtime.report().skipped.size(), 2u);
+  EXPECT_EQ(runtime.report().skipped[0].first, "test_init_fails");
+  EXPECT_NE(runtime.report().skipped[0].second.find("no device found"), std::string::npos);
+  EXPECT_NE(runtime.report().skipped[1].second.find("does not exist"), std::string::npos);
+
+  std::string required = "search_dirs: \"" + kDir + "\"\nplugins { name: \"test_abi_major\" }\n";
+  expect_error([&] { loom::Runtime::load(dispatch::parse_manifest(required, "deploy.textproto")); },
+               "plugin-host",
+               {"required plugin 'test_abi_major'", "deploy.textproto", "major version must match"});
+}
+
+TEST(PluginLoading, DefaultManifestLoadsTheCpuPluginThroughLoomPluginPath) {
+  setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
+  loom::Runtime runtime = loom::Runtime::load_default();
+  unsetenv("LOOM_PLUGIN_PATH");
+  EXPECT_EQ(runtime.manifest().source, "<embedded default>");
+  EXPECT_TRUE(PluginHost::instance().is_loaded("cpu"));
+}
+
+}  // namespace
+}  // namespace loom::testing
