@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds and runs the dispatch benchmark (release build in build/, the example plugin
+# built out of tree first). Extra arguments go to Google Benchmark.
+#   tools/bench/run-dispatch-bench.sh [--benchmark_repetitions=5 ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ci/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build --target dispatch_bench loom_test_plugins cpu
+ci/build-sdk-example.sh "$PWD" "$PWD/build" >/dev/null
+build/bin/dispatch_bench --benchmark_min_time=0.5 "$@"
