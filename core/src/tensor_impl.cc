@@ -94,9 +94,13 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 }
 
 bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  // No elements: contiguous whatever the strides (checked first, not only once the scan
+  // below reaches the size-0 dim).
+  for (int64_t s : sizes) {
+    if (s == 0) return true;
+  }
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= sizes[i];

@@ -186,9 +186,6 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
                      const LoomValue* args, size_t num_args, LoomValue* returns,
                      size_t num_returns) {
   keys = keys - DispatchKeySet(e.fallthrough_keys.load(std::memory_order_relaxed));
-  if (keys.backend_bits() == 0) [[unlikely]] {
-    keys = keys | DispatchKeySet::for_backend(DispatchKey::CPU);  // factory ops default to CPU
-  }
   DispatchKey key = keys.highest_priority();
   if (key == DispatchKey::Undefined) [[unlikely]] {
     fail(e.name, "nothing to dispatch to: the key set ", keys.to_string(),
@@ -275,8 +272,9 @@ void release_value(LoomValue& v) {
 DispatchKeySet Dispatcher::compute_key_set(OperatorHandle op, const LoomValue* args,
                                            size_t num_args) const {
   LocalDispatchKeySet local = detail::tls_local_keys;
-  return (keys_of_arguments(args, num_args) | DispatchKeySet(local.included)) -
-         DispatchKeySet(local.excluded);
+  DispatchKeySet keys = keys_of_arguments(args, num_args);
+  if (keys.backend_bits() == 0) keys = keys | DispatchKeySet::for_backend(DispatchKey::CPU);
+  return (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
 }
 
 void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
@@ -285,8 +283,11 @@ void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
   ReadSection section;
   const Signature* sig = check_arguments(e, args, num_args, num_returns);
   LocalDispatchKeySet local = detail::tls_local_keys;
-  DispatchKeySet keys = (keys_of_arguments(args, num_args) | DispatchKeySet(local.included)) -
-                        DispatchKeySet(local.excluded);
+  DispatchKeySet keys = keys_of_arguments(args, num_args);
+  if (keys.backend_bits() == 0) [[unlikely]] {
+    keys = keys | DispatchKeySet::for_backend(DispatchKey::CPU);  // factory ops default to CPU
+  }
+  keys = (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
   dispatch(e, sig, keys, args, num_args, returns, num_returns);
 }
 

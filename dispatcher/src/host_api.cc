@@ -226,9 +226,11 @@ void tensor_release(LoomTensor* t) {
 }
 
 LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
-  if (t == nullptr || out == nullptr || out->struct_size == 0) [[unlikely]] {
+  if (t == nullptr || out == nullptr || out->struct_size < offsetof(LoomTensorView, dtype))
+      [[unlikely]] {
     return make_host_error(LOOM_STATUS_INVALID_ARGUMENT,
-                           "[host] tensor_view: null tensor, null view or view.struct_size 0");
+                           "[host] tensor_view: null tensor, null view, or view.struct_size too "
+                           "small to hold the DLPack view (set it to sizeof(LoomTensorView))");
   }
   const TensorImpl* impl = as_impl(t);
   LoomTensorView v;
