@@ -363,6 +363,19 @@ std::string PluginDeviceAllocator::owner() const {
   return str_cat("plugin '", plugin_->registrant.name, "'");
 }
 
+int32_t PluginDeviceAllocator::device_count() const {
+  if (!LOOM_HAS_FIELD(device_, LoomDeviceInterface, device_count) ||
+      device_->device_count == nullptr) {
+    return -1;
+  }
+  int32_t count = -1;
+  if (LoomError* err = device_->device_count(device_->ctx, &count)) {
+    if (err->destroy != nullptr) err->destroy(err);
+    return -1;
+  }
+  return count;
+}
+
 void PluginDeviceAllocator::on_storage_created() {
   plugin_->live_objects.fetch_add(1, std::memory_order_relaxed);
 }

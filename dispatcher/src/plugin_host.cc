@@ -50,6 +50,8 @@ bool valid_plugin_name(std::string_view name) {
 struct PluginHost::Impl {
   mutable std::mutex mutex;  // guards plugins; held for a whole load or unload
   std::vector<std::unique_ptr<PluginRecord>> plugins;
+  // Plugins whose init failed after creating objects that are still alive.
+  std::vector<std::unique_ptr<PluginRecord>> failed_but_mapped;
 
   PluginRecord* find_by_name(std::string_view name) const {
     for (const auto& p : plugins) {
@@ -58,17 +60,34 @@ struct PluginHost::Impl {
     return nullptr;
   }
 
-  // Removes everything the plugin registered; waits for readers.
-  static void undo_registrations(PluginRecord& plugin) {
-    Dispatcher::instance().deregister_all(&plugin.registrant);
+  // Stops new allocations through the plugin's allocators (waits for readers).
+  static void remove_allocators(PluginRecord& plugin) {
     std::vector<uint64_t> allocator_regs;
-    std::vector<int16_t> device_types;
     {
       std::lock_guard<std::mutex> lock(plugin.mutex);
       allocator_regs.swap(plugin.allocator_registrations);
-      device_types.swap(plugin.device_types);
     }
     for (uint64_t reg : allocator_regs) AllocatorRegistry::instance().remove(reg);
+  }
+
+  // Puts the allocators back (an unload that had to be refused).
+  static void restore_allocators(PluginRecord& plugin) {
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    for (size_t i = 0; i < plugin.device_types.size(); ++i) {
+      plugin.allocator_registrations.push_back(AllocatorRegistry::instance().add(
+          plugin.device_types[i], plugin.allocators[i].get()));
+    }
+  }
+
+  // Removes everything the plugin registered; waits for readers.
+  static void undo_registrations(PluginRecord& plugin) {
+    Dispatcher::instance().deregister_all(&plugin.registrant);
+    remove_allocators(plugin);
+    std::vector<int16_t> device_types;
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      device_types.swap(plugin.device_types);
+    }
     for (int16_t type : device_types) DeviceTypeRegistry::instance().unregister_type(type);
   }
 
@@ -86,6 +105,7 @@ struct PluginHost::Impl {
     info.live_objects = p.live_objects.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(p.mutex);
     info.device_types = p.device_type_names;
+    for (const auto& allocator : p.allocators) info.device_counts.push_back(allocator->device_count());
     info.backends = p.backends;
     info.attributes = p.attributes;
     info.capabilities = p.capabilities;
@@ -190,6 +210,10 @@ PluginInfo PluginHost::load(const std::string& file,
   if (LoomError* err = api->initialize(record->context(), kv.data(), kv.size())) {
     std::string message = take_error_message(err);
     Impl::undo_registrations(*record);
+    if (record->live_objects.load(std::memory_order_acquire) != 0) {
+      // Storages from its allocator outlive the failed init: keep the code mapped.
+      impl_->failed_but_mapped.push_back(std::move(record));
+    }
     fail("plugin-host", "plugin '", name, "' (", shown, ") failed to initialise: ", message);
   }
   impl_->plugins.push_back(std::move(record));
@@ -223,10 +247,22 @@ void PluginHost::unload(const std::string& name) {
   LOOM_CHECK(it != impl_->plugins.end(), "plugin-host", "cannot unload plugin '", name,
              "': no plugin of that name is loaded");
   PluginRecord& plugin = **it;
-  int64_t live = plugin.live_objects.load(std::memory_order_acquire);
-  LOOM_CHECK(live == 0, "plugin-host", "cannot unload plugin '", name, "': ", live,
-             " storage(s) allocated by its devices are still alive (release every tensor on "
-             "its devices first)");
+  // Check, stop new allocations, then check again: a storage created between the first
+  // check and the allocators' removal is caught by the second.
+  auto refuse_if_alive = [&] {
+    int64_t live = plugin.live_objects.load(std::memory_order_acquire);
+    LOOM_CHECK(live == 0, "plugin-host", "cannot unload plugin '", name, "': ", live,
+               " storage(s) allocated by its devices are still alive (release every tensor on "
+               "its devices first)");
+  };
+  refuse_if_alive();
+  Impl::remove_allocators(plugin);
+  try {
+    refuse_if_alive();
+  } catch (const Error&) {
+    Impl::restore_allocators(plugin);
+    throw;
+  }
   // No new call can reach the plugin once its registrations are gone and readers
   // have left (Note [Plugin lifetime]); only then may it shut down.
   Impl::undo_registrations(plugin);

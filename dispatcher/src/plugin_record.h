@@ -38,6 +38,8 @@ class PluginDeviceAllocator final : public Allocator {
   std::string owner() const override;
   void on_storage_created() override;
   void on_storage_destroyed() override;
+  // The device interface's device_count, or -1 when it has none or it fails.
+  int32_t device_count() const;
 
  private:
   PluginRecord* plugin_;

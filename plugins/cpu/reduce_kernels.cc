@@ -20,10 +20,10 @@ sdk::Tensor sum(const sdk::Tensor& self, std::optional<LoomDType> dtype) {
                                           ? in
                                           : LOOM_DTYPE_INT64);
   sdk::Tensor out = sdk::empty({}, out_type);
-  auto store = [&](double v) {
+  auto store = [&](auto v) {
     switch (out_type) {
       case LOOM_DTYPE_FLOAT32: *out.data<float>() = static_cast<float>(v); break;
-      case LOOM_DTYPE_FLOAT64: *out.data<double>() = v; break;
+      case LOOM_DTYPE_FLOAT64: *out.data<double>() = static_cast<double>(v); break;
       case LOOM_DTYPE_INT64: *out.data<int64_t>() = static_cast<int64_t>(v); break;
       default:
         throw sdk::Error(std::string("[sum] output dtype ") + dtype_name(out_type) +
@@ -33,8 +33,8 @@ sdk::Tensor sum(const sdk::Tensor& self, std::optional<LoomDType> dtype) {
   switch (in) {
     case LOOM_DTYPE_FLOAT32: store(sum_all<float, double>(self)); break;
     case LOOM_DTYPE_FLOAT64: store(sum_all<double, double>(self)); break;
-    case LOOM_DTYPE_INT32: store(static_cast<double>(sum_all<int32_t, int64_t>(self))); break;
-    case LOOM_DTYPE_INT64: store(static_cast<double>(sum_all<int64_t, int64_t>(self))); break;
+    case LOOM_DTYPE_INT32: store(sum_all<int32_t, int64_t>(self)); break;
+    case LOOM_DTYPE_INT64: store(sum_all<int64_t, int64_t>(self)); break;
     default:
       throw sdk::Error(std::string("[sum] dtype ") + dtype_name(in) +
                            " is not supported by the cpu plugin yet",

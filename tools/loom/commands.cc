@@ -18,7 +18,12 @@ int list_plugins() {
   std::printf("%-16s %-9s %-5s %-18s %5s %8s %10s  %s\n", "plugin", "version", "abi", "devices",
               "ops", "kernels", "fallbacks", "file");
   for (const auto& p : plugins) {
-    std::string devices = p.device_types.empty() ? "-" : absl::StrJoin(p.device_types, ",");
+    std::vector<std::string> device_list;
+    for (size_t i = 0; i < p.device_types.size(); ++i) {
+      int32_t n = i < p.device_counts.size() ? p.device_counts[i] : -1;
+      device_list.push_back(n < 0 ? p.device_types[i] : p.device_types[i] + " x" + std::to_string(n));
+    }
+    std::string devices = device_list.empty() ? "-" : absl::StrJoin(device_list, ",");
     std::printf("%-16s %-9s %u.%-3u %-18s %5d %8d %10d  %s\n", p.name.c_str(), p.version.c_str(),
                 p.abi_major, p.abi_minor, devices.c_str(), p.ops_defined, p.kernels, p.fallbacks,
                 p.file.c_str());

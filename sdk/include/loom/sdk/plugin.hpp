@@ -95,6 +95,13 @@ class Registrar {
   size_t num_options_;
 };
 
+// The lowest host ABI minor version a plugin accepts. Conservative by default (the
+// SDK's own minor); a plugin that checks LOOM_SDK_HOST_HAS() before using newer host
+// services may define it lower before including this header to load into older hosts.
+#ifndef LOOM_PLUGIN_REQUIRED_ABI_MINOR
+#define LOOM_PLUGIN_REQUIRED_ABI_MINOR LOOM_ABI_VERSION_MINOR
+#endif
+
 using InitFn = void (*)(Registrar&);
 using ShutdownFn = void (*)();
 
@@ -150,7 +157,7 @@ inline LoomError* plugin_entry(const LoomHostApi* host_api, const LoomPluginApi*
   d.shutdown = shutdown_fn;
   d.api.struct_size = sizeof(LoomPluginApi);
   d.api.abi_major = LOOM_ABI_VERSION_MAJOR;
-  d.api.abi_minor = LOOM_ABI_VERSION_MINOR;
+  d.api.abi_minor = LOOM_PLUGIN_REQUIRED_ABI_MINOR;
   d.api.name = name;
   d.api.version = version;
   d.api.initialize = &initialize;
