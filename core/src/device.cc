@@ -6,16 +6,16 @@
 #include <charconv>
 #include <mutex>
 
-#include "loom/core/str_cat.h"
 #include "loom/core/error.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 
 struct DeviceTypeRegistry::Impl {
   mutable std::mutex mutex;
-  std::array<std::string, kMaxDeviceTypes> names;  // guarded by mutex
+  std::array<std::string, kMaxDeviceTypes> names;              // guarded by mutex
   std::array<std::atomic<uint8_t>, kMaxDeviceTypes> backends;  // Undefined when free
-  int next = 2;  // guarded by mutex
+  int next = 2;                                                // guarded by mutex
 };
 
 DeviceTypeRegistry& DeviceTypeRegistry::instance() {
@@ -46,8 +46,7 @@ DeviceType DeviceTypeRegistry::register_type(std::string_view name, DispatchKey 
              "' must be served by a backend key, found ", dispatch_key_name(backend));
   std::lock_guard<std::mutex> lock(impl_->mutex);
   for (int i = 0; i < impl_->next; ++i) {
-    LOOM_CHECK(impl_->names[i] != name, "device", "device type '", name,
-               "' is already registered");
+    LOOM_CHECK(impl_->names[i] != name, "device", "device type '", name, "' is already registered");
   }
   LOOM_CHECK(impl_->next < kMaxDeviceTypes, "device", "cannot register device type '", name,
              "': all ", kMaxDeviceTypes, " device type ids are used");
@@ -58,8 +57,7 @@ DeviceType DeviceTypeRegistry::register_type(std::string_view name, DispatchKey 
 }
 
 void DeviceTypeRegistry::unregister_type(DeviceType type) {
-  LOOM_CHECK(type >= 2 && type < kMaxDeviceTypes, "device", "cannot unregister device type ",
-             type);
+  LOOM_CHECK(type >= 2 && type < kMaxDeviceTypes, "device", "cannot unregister device type ", type);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   // The id is retired, not reused: tensors or handles may still mention it in errors.
   impl_->names[type] = str_cat(impl_->names[type], " (unregistered)");

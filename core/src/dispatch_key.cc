@@ -5,8 +5,8 @@
 #include <mutex>
 #include <vector>
 
-#include "loom/core/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 namespace {
@@ -29,20 +29,34 @@ void set_vendor_backend_name(int vendor_index, std::string name) {
 
 std::string dispatch_key_name(DispatchKey k) {
   switch (k) {
-    case DispatchKey::CPU: return "CPU";
-    case DispatchKey::CUDA: return "CUDA";
-    case DispatchKey::HIP: return "HIP";
-    case DispatchKey::Meta: return "Meta";
-    case DispatchKey::Dense: return "Dense";
-    case DispatchKey::Quantized: return "Quantized";
-    case DispatchKey::Autograd: return "Autograd";
-    case DispatchKey::Autocast: return "Autocast";
-    case DispatchKey::Profiler: return "Profiler";
-    case DispatchKey::Tracer: return "Tracer";
-    case DispatchKey::CompositeExplicit: return "CompositeExplicit";
-    case DispatchKey::CompositeImplicit: return "CompositeImplicit";
-    case DispatchKey::Undefined: return "Undefined";
-    default: break;
+    case DispatchKey::CPU:
+      return "CPU";
+    case DispatchKey::CUDA:
+      return "CUDA";
+    case DispatchKey::HIP:
+      return "HIP";
+    case DispatchKey::Meta:
+      return "Meta";
+    case DispatchKey::Dense:
+      return "Dense";
+    case DispatchKey::Quantized:
+      return "Quantized";
+    case DispatchKey::Autograd:
+      return "Autograd";
+    case DispatchKey::Autocast:
+      return "Autocast";
+    case DispatchKey::Profiler:
+      return "Profiler";
+    case DispatchKey::Tracer:
+      return "Tracer";
+    case DispatchKey::CompositeExplicit:
+      return "CompositeExplicit";
+    case DispatchKey::CompositeImplicit:
+      return "CompositeImplicit";
+    case DispatchKey::Undefined:
+      return "Undefined";
+    default:
+      break;
   }
   int raw = static_cast<int>(k);
   int vendor = raw - static_cast<int>(DispatchKey::Vendor0);

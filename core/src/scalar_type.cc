@@ -29,12 +29,18 @@ constexpr std::array<ScalarTypeInfo, kNumScalarTypes> kInfo = {{
     {"qint32", 4},
 }};
 
-const ScalarTypeInfo& info(ScalarType t) { return kInfo[static_cast<size_t>(t)]; }
+const ScalarTypeInfo& info(ScalarType t) {
+  return kInfo[static_cast<size_t>(t)];
+}
 
 }  // namespace
 
-size_t element_size(ScalarType t) { return info(t).size; }
-std::string_view scalar_type_name(ScalarType t) { return info(t).name; }
+size_t element_size(ScalarType t) {
+  return info(t).size;
+}
+std::string_view scalar_type_name(ScalarType t) {
+  return info(t).name;
+}
 
 bool is_floating_point(ScalarType t) {
   return t == ScalarType::Float16 || t == ScalarType::BFloat16 || t == ScalarType::Float32 ||
@@ -69,7 +75,7 @@ ScalarType parse_scalar_type(std::string_view name) {
     ScalarType type;
   };
   static constexpr Alias kAliases[] = {
-      {"float", ScalarType::Float32}, {"f32", ScalarType::Float32},
+      {"float", ScalarType::Float32},  {"f32", ScalarType::Float32},
       {"double", ScalarType::Float64}, {"f64", ScalarType::Float64},
       {"half", ScalarType::Float16},   {"f16", ScalarType::Float16},
       {"bf16", ScalarType::BFloat16},  {"long", ScalarType::Int64},
@@ -84,8 +90,8 @@ ScalarType parse_scalar_type(std::string_view name) {
 }
 
 ScalarType scalar_type_from_int(int64_t value, std::string_view component) {
-  LOOM_CHECK(value >= 0 && value < kNumScalarTypes, std::string(component),
-             "dtype code ", value, " is out of range (expected 0..", kNumScalarTypes - 1, ")");
+  LOOM_CHECK(value >= 0 && value < kNumScalarTypes, std::string(component), "dtype code ", value,
+             " is out of range (expected 0..", kNumScalarTypes - 1, ")");
   return static_cast<ScalarType>(value);
 }
 

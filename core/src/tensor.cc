@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "loom/core/str_cat.h"
 #include "loom/core/error.h"
+#include "loom/core/str_cat.h"
 #include "loom/core/type_promotion.h"
 
 namespace loom {
@@ -105,8 +105,8 @@ size_t bytes_through(int64_t last, ScalarType dtype, const char* op) {
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
   int64_t n = std::max<int64_t>(ndim, 1);  // 0-d tensors accept dim 0 and -1
-  LOOM_CHECK(dim >= -n && dim < n, std::string(op), "dim ", dim, " is out of range for a tensor of ",
-             ndim, " dims (expected ", -n, "..", n - 1, ")");
+  LOOM_CHECK(dim >= -n && dim < n, std::string(op), "dim ", dim,
+             " is out of range for a tensor of ", ndim, " dims (expected ", -n, "..", n - 1, ")");
   return dim < 0 ? dim + n : dim;
 }
 
@@ -155,9 +155,8 @@ int64_t Tensor::stride(int64_t d) const {
 
 std::string Tensor::describe() const {
   if (!defined()) return "Tensor(undefined)";
-  return str_cat("Tensor(sizes=", shape_to_string(sizes()),
-                      ", dtype=", scalar_type_name(dtype()), ", device=", device().to_string(),
-                      ")");
+  return str_cat("Tensor(sizes=", shape_to_string(sizes()), ", dtype=", scalar_type_name(dtype()),
+                 ", device=", device().to_string(), ")");
 }
 
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides,
@@ -169,15 +168,14 @@ Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides,
   int64_t numel = checked_numel(sizes, "as_strided");
   if (numel > 0) {
     int64_t last = last_element_index(sizes, strides, offset, "as_strided");
-    int64_t capacity =
-        static_cast<int64_t>(impl_->storage()->nbytes() / element_size(dtype()));
+    int64_t capacity = static_cast<int64_t>(impl_->storage()->nbytes() / element_size(dtype()));
     LOOM_CHECK(last < capacity, "as_strided", "view of sizes ", shape_to_string(sizes),
-               ", strides ", shape_to_string(strides), " at offset ", offset,
-               " needs element ", last, " but the storage holds ", capacity, " elements");
+               ", strides ", shape_to_string(strides), " at offset ", offset, " needs element ",
+               last, " but the storage holds ", capacity, " elements");
   }
-  return Tensor(Ref<TensorImpl>::adopt(new TensorImpl(
-      impl_->storage(), DimVector(sizes.begin(), sizes.end()),
-      DimVector(strides.begin(), strides.end()), offset, dtype())));
+  return Tensor(Ref<TensorImpl>::adopt(
+      new TensorImpl(impl_->storage(), DimVector(sizes.begin(), sizes.end()),
+                     DimVector(strides.begin(), strides.end()), offset, dtype())));
 }
 
 std::optional<Tensor> Tensor::reshape_as_view(IntArrayRef sizes) const {
@@ -281,8 +279,8 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   LOOM_CHECK(dim() > 0, "select", "cannot select on a 0-dim tensor");
   d = wrap_dim(d, dim(), "select");
   int64_t len = sizes()[d];
-  LOOM_CHECK(index >= -len && index < len, "select", "index ", index,
-             " is out of range for dim ", d, " of size ", len);
+  LOOM_CHECK(index >= -len && index < len, "select", "index ", index, " is out of range for dim ",
+             d, " of size ", len);
   if (index < 0) index += len;
   DimVector new_sizes(sizes().begin(), sizes().end());
   DimVector new_strides(strides().begin(), strides().end());

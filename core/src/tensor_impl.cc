@@ -37,9 +37,8 @@ int ExtensionSlots::claim(std::string_view name) {
   for (size_t i = 0; i < names.size(); ++i) {
     if (names[i] == name) return static_cast<int>(i);
   }
-  LOOM_CHECK(names.size() < kMaxExtensionSlots, "tensor",
-             "cannot claim extension slot '", name, "': all ", kMaxExtensionSlots,
-             " slots are taken (", absl::StrJoin(names, ", "), ")");
+  LOOM_CHECK(names.size() < kMaxExtensionSlots, "tensor", "cannot claim extension slot '", name,
+             "': all ", kMaxExtensionSlots, " slots are taken (", absl::StrJoin(names, ", "), ")");
   names.emplace_back(name);
   return static_cast<int>(names.size() - 1);
 }

@@ -80,8 +80,8 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b, std::string_view op) {
     int64_t da = i < ndim - a.size() ? 1 : a[i - (ndim - a.size())];
     int64_t db = i < ndim - b.size() ? 1 : b[i - (ndim - b.size())];
     LOOM_CHECK(da == db || da == 1 || db == 1, std::string(op), "shapes ", shape_to_string(a),
-               " and ", shape_to_string(b), " cannot be broadcast (dim ", i, ": ", da, " vs ",
-               db, ")");
+               " and ", shape_to_string(b), " cannot be broadcast (dim ", i, ": ", da, " vs ", db,
+               ")");
     out[i] = da == 1 ? db : da;
   }
   return out;

@@ -44,13 +44,20 @@ const Registrant* app_registrant() {
 
 std::string_view entry_source_name(EntrySource source) {
   switch (source) {
-    case EntrySource::Kernel: return "kernel";
-    case EntrySource::CompositeExplicit: return "composite explicit";
-    case EntrySource::Decomposition: return "decomposition";
-    case EntrySource::Fallback: return "fallback";
-    case EntrySource::Fallthrough: return "fallthrough";
-    case EntrySource::Missing: return "missing";
-    case EntrySource::Undefined: return "undefined op";
+    case EntrySource::Kernel:
+      return "kernel";
+    case EntrySource::CompositeExplicit:
+      return "composite explicit";
+    case EntrySource::Decomposition:
+      return "decomposition";
+    case EntrySource::Fallback:
+      return "fallback";
+    case EntrySource::Fallthrough:
+      return "fallthrough";
+    case EntrySource::Missing:
+      return "missing";
+    case EntrySource::Undefined:
+      return "undefined op";
   }
   return "?";
 }
@@ -63,7 +70,9 @@ OperatorEntry::OperatorEntry(std::string n) : name(std::move(n)) {
   for (auto& e : table) e.store(&undefined_slot, std::memory_order_relaxed);
 }
 
-const std::string& OperatorHandle::name() const { return entry_->name; }
+const std::string& OperatorHandle::name() const {
+  return entry_->name;
+}
 
 bool OperatorHandle::is_defined() const {
   return entry_->signature.load(std::memory_order_acquire) != nullptr;
@@ -227,12 +236,11 @@ std::vector<OperatorHandle> Dispatcher::defined_operators() const {
   return out;
 }
 
-Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key,
-                                         KernelFunction kernel, const Registrant* owner,
-                                         std::string debug) {
+Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key, KernelFunction kernel,
+                                         const Registrant* owner, std::string debug) {
   LOOM_CHECK(op.valid(), "dispatcher", "register_kernel got an invalid operator handle");
-  LOOM_CHECK(is_runtime_key(key) || is_alias_key(key), "dispatcher", "cannot register a kernel of '",
-             op.name(), "' for key ", dispatch_key_name(key),
+  LOOM_CHECK(is_runtime_key(key) || is_alias_key(key), "dispatcher",
+             "cannot register a kernel of '", op.name(), "' for key ", dispatch_key_name(key),
              " (expected a backend, functionality or composite key)");
   LOOM_CHECK(kernel.fn != nullptr, "dispatcher", "null kernel function for '", op.name(),
              "' on key ", dispatch_key_name(key));
@@ -354,11 +362,18 @@ Dispatcher::Counts Dispatcher::counts_for(const Registrant* owner) const {
   for (const auto& [id, record] : impl_->records) {
     if (record->owner != owner) continue;
     switch (record->kind) {
-      case RegistrationRecord::Kind::Definition: ++counts.ops_defined; break;
-      case RegistrationRecord::Kind::Kernel: ++counts.kernels; break;
+      case RegistrationRecord::Kind::Definition:
+        ++counts.ops_defined;
+        break;
+      case RegistrationRecord::Kind::Kernel:
+        ++counts.kernels;
+        break;
       case RegistrationRecord::Kind::Fallback:
-      case RegistrationRecord::Kind::Fallthrough: ++counts.fallbacks; break;
-      case RegistrationRecord::Kind::Backend: break;
+      case RegistrationRecord::Kind::Fallthrough:
+        ++counts.fallbacks;
+        break;
+      case RegistrationRecord::Kind::Backend:
+        break;
     }
   }
   return counts;
@@ -462,7 +477,7 @@ std::string Dispatcher::Impl::keys_with_kernels(const OperatorEntry& e) const {
   std::string out;
   for (int i = 0; i < kNumRegistrationKeys; ++i) {
     if (e.kernels[i].empty()) continue;
-    DispatchKey key = i < kNumRuntimeKeys ? runtime_key_at(i)
+    DispatchKey key = i < kNumRuntimeKeys    ? runtime_key_at(i)
                       : i == kNumRuntimeKeys ? DispatchKey::CompositeExplicit
                                              : DispatchKey::CompositeImplicit;
     out += (out.empty() ? "" : ", ") + dispatch_key_name(key);

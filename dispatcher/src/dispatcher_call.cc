@@ -19,24 +19,35 @@ thread_local LocalDispatchKeySet tls_local_keys = {};
 
 namespace {
 
-constexpr uint16_t tag_bit(LoomValueTag t) { return static_cast<uint16_t>(1u << t); }
+constexpr uint16_t tag_bit(LoomValueTag t) {
+  return static_cast<uint16_t>(1u << t);
+}
 
 uint16_t accepted_tags(const SchemaType& type) {
   using K = SchemaType::Kind;
   switch (type.kind) {
-    case K::Tensor: return tag_bit(LOOM_VALUE_TENSOR);
-    case K::Int: return tag_bit(LOOM_VALUE_INT);
-    case K::Float: return tag_bit(LOOM_VALUE_DOUBLE) | tag_bit(LOOM_VALUE_INT);
-    case K::Bool: return tag_bit(LOOM_VALUE_BOOL);
-    case K::Str: return tag_bit(LOOM_VALUE_STRING);
+    case K::Tensor:
+      return tag_bit(LOOM_VALUE_TENSOR);
+    case K::Int:
+      return tag_bit(LOOM_VALUE_INT);
+    case K::Float:
+      return tag_bit(LOOM_VALUE_DOUBLE) | tag_bit(LOOM_VALUE_INT);
+    case K::Bool:
+      return tag_bit(LOOM_VALUE_BOOL);
+    case K::Str:
+      return tag_bit(LOOM_VALUE_STRING);
     case K::Scalar:
       return tag_bit(LOOM_VALUE_INT) | tag_bit(LOOM_VALUE_DOUBLE) | tag_bit(LOOM_VALUE_BOOL);
-    case K::ScalarType: return tag_bit(LOOM_VALUE_DTYPE);
-    case K::Device: return tag_bit(LOOM_VALUE_DEVICE);
+    case K::ScalarType:
+      return tag_bit(LOOM_VALUE_DTYPE);
+    case K::Device:
+      return tag_bit(LOOM_VALUE_DEVICE);
     case K::Generator:
     case K::Layout:
-    case K::MemoryFormat: return tag_bit(LOOM_VALUE_INT) | tag_bit(LOOM_VALUE_NONE);
-    case K::Optional: return accepted_tags(*type.elem) | tag_bit(LOOM_VALUE_NONE);
+    case K::MemoryFormat:
+      return tag_bit(LOOM_VALUE_INT) | tag_bit(LOOM_VALUE_NONE);
+    case K::Optional:
+      return accepted_tags(*type.elem) | tag_bit(LOOM_VALUE_NONE);
     case K::List: {
       const SchemaType& elem = type.elem->kind == K::Optional ? *type.elem->elem : *type.elem;
       switch (elem.kind) {
@@ -45,10 +56,14 @@ uint16_t accepted_tags(const SchemaType& type) {
           if (type.fixed_size) tags |= tag_bit(LOOM_VALUE_INT);  // int[2] accepts 3
           return tags;
         }
-        case K::Float: return tag_bit(LOOM_VALUE_DOUBLE_LIST);
-        case K::Bool: return tag_bit(LOOM_VALUE_BOOL_LIST);
-        case K::Tensor: return tag_bit(LOOM_VALUE_TENSOR_LIST);
-        default: return 0xFFFF;  // lists of other types are not checked
+        case K::Float:
+          return tag_bit(LOOM_VALUE_DOUBLE_LIST);
+        case K::Bool:
+          return tag_bit(LOOM_VALUE_BOOL_LIST);
+        case K::Tensor:
+          return tag_bit(LOOM_VALUE_TENSOR_LIST);
+        default:
+          return 0xFFFF;  // lists of other types are not checked
       }
     }
   }
@@ -57,19 +72,32 @@ uint16_t accepted_tags(const SchemaType& type) {
 
 std::string_view tag_name(uint32_t tag) {
   switch (tag) {
-    case LOOM_VALUE_NONE: return "None";
-    case LOOM_VALUE_TENSOR: return "Tensor";
-    case LOOM_VALUE_INT: return "int";
-    case LOOM_VALUE_DOUBLE: return "float";
-    case LOOM_VALUE_BOOL: return "bool";
-    case LOOM_VALUE_STRING: return "str";
-    case LOOM_VALUE_DTYPE: return "ScalarType";
-    case LOOM_VALUE_DEVICE: return "Device";
-    case LOOM_VALUE_INT_LIST: return "int[]";
-    case LOOM_VALUE_DOUBLE_LIST: return "float[]";
-    case LOOM_VALUE_BOOL_LIST: return "bool[]";
-    case LOOM_VALUE_TENSOR_LIST: return "Tensor[]";
-    default: return "an invalid value";
+    case LOOM_VALUE_NONE:
+      return "None";
+    case LOOM_VALUE_TENSOR:
+      return "Tensor";
+    case LOOM_VALUE_INT:
+      return "int";
+    case LOOM_VALUE_DOUBLE:
+      return "float";
+    case LOOM_VALUE_BOOL:
+      return "bool";
+    case LOOM_VALUE_STRING:
+      return "str";
+    case LOOM_VALUE_DTYPE:
+      return "ScalarType";
+    case LOOM_VALUE_DEVICE:
+      return "Device";
+    case LOOM_VALUE_INT_LIST:
+      return "int[]";
+    case LOOM_VALUE_DOUBLE_LIST:
+      return "float[]";
+    case LOOM_VALUE_BOOL_LIST:
+      return "bool[]";
+    case LOOM_VALUE_TENSOR_LIST:
+      return "Tensor[]";
+    default:
+      return "an invalid value";
   }
 }
 
@@ -78,10 +106,12 @@ void host_error_destroy(LoomError* e) {
   delete e;
 }
 
-const TensorImpl* as_impl(const LoomTensor* t) { return reinterpret_cast<const TensorImpl*>(t); }
+const TensorImpl* as_impl(const LoomTensor* t) {
+  return reinterpret_cast<const TensorImpl*>(t);
+}
 
-[[noreturn]] void bad_arguments(const OperatorEntry& e, const Signature* sig,
-                                const LoomValue* args, size_t num_args, size_t num_returns) {
+[[noreturn]] void bad_arguments(const OperatorEntry& e, const Signature* sig, const LoomValue* args,
+                                size_t num_args, size_t num_returns) {
   LOOM_CHECK(sig != nullptr, e.name, "operator is not defined (no loaded plugin defines it)");
   const FunctionSchema& s = sig->schema;
   LOOM_CHECK(num_args == s.arguments.size(), e.name, "expected ", s.arguments.size(),
@@ -148,9 +178,8 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
   return message;
 }
 
-[[noreturn]] void raise_kernel_error(LoomError* err, const OperatorEntry& e,
-                                     const KernelSlot& slot, DispatchKey key,
-                                     LoomValue* returns, size_t num_returns) {
+[[noreturn]] void raise_kernel_error(LoomError* err, const OperatorEntry& e, const KernelSlot& slot,
+                                     DispatchKey key, LoomValue* returns, size_t num_returns) {
   for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
   std::string message = (err->struct_size != 0 && err->message != nullptr)
                             ? std::string(err->message)
@@ -193,11 +222,17 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
   }
   const KernelSlot* slot = e.table[runtime_index(key)].load(std::memory_order_acquire);
   for (size_t i = 0; i < num_returns; ++i) returns[i].tag = LOOM_VALUE_NONE;
-  LoomKernelCall call{sizeof(LoomKernelCall), reinterpret_cast<const LoomOperator*>(&e),
-                      keys.after(key).raw(),  key_to_abi(key), args, num_args, returns,
+  LoomKernelCall call{sizeof(LoomKernelCall),
+                      reinterpret_cast<const LoomOperator*>(&e),
+                      keys.after(key).raw(),
+                      key_to_abi(key),
+                      args,
+                      num_args,
+                      returns,
                       num_returns};
   LoomError* err = slot->kernel.fn(slot->kernel.ctx, &call);
-  if (err != nullptr) [[unlikely]] raise_kernel_error(err, e, *slot, key, returns, num_returns);
+  if (err != nullptr) [[unlikely]]
+    raise_kernel_error(err, e, *slot, key, returns, num_returns);
   for (size_t i = 0; i < num_returns; ++i) {
     if (!(sig->accepted_return_tags[i] & (1u << returns[i].tag)) ||
         (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) [[unlikely]] {
@@ -235,10 +270,10 @@ LoomError* missing_kernel(void* ctx, const LoomKernelCall* call) {
       have += str_cat(have.empty() ? "" : ", ", dispatch_key_name(row.key));
     }
   }
-  return make_host_error(
-      LOOM_STATUS_UNIMPLEMENTED,
-      str_cat("no kernel for dispatch key ", key, "; keys with kernels: ",
-              have.empty() ? "none" : have, " (is the plugin for ", key, " loaded?)"));
+  return make_host_error(LOOM_STATUS_UNIMPLEMENTED,
+                         str_cat("no kernel for dispatch key ", key,
+                                 "; keys with kernels: ", have.empty() ? "none" : have,
+                                 " (is the plugin for ", key, " loaded?)"));
 }
 
 LoomError* undefined_kernel(void* ctx, const LoomKernelCall* call) {
@@ -277,8 +312,8 @@ DispatchKeySet Dispatcher::compute_key_set(OperatorHandle op, const LoomValue* a
   return (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
 }
 
-void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
-                      LoomValue* returns, size_t num_returns) const {
+void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args, LoomValue* returns,
+                      size_t num_returns) const {
   const OperatorEntry& e = *op.entry();
   ReadSection section;
   const Signature* sig = check_arguments(e, args, num_args, num_returns);

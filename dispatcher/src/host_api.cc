@@ -48,23 +48,35 @@ LoomRegistration* to_abi_registration(uint64_t id) {
   return reinterpret_cast<LoomRegistration*>(static_cast<uintptr_t>(id));
 }
 
-TensorImpl* as_impl(LoomTensor* t) { return reinterpret_cast<TensorImpl*>(t); }
+TensorImpl* as_impl(LoomTensor* t) {
+  return reinterpret_cast<TensorImpl*>(t);
+}
 
 DLDataType dl_dtype(ScalarType t) {
   switch (t) {
-    case ScalarType::Bool: return {6 /* kDLBool in DLPack >= 0.8 */, 8, 1};
+    case ScalarType::Bool:
+      return {6 /* kDLBool in DLPack >= 0.8 */, 8, 1};
     case ScalarType::UInt8:
-    case ScalarType::QUInt8: return {kDLUInt, 8, 1};
+    case ScalarType::QUInt8:
+      return {kDLUInt, 8, 1};
     case ScalarType::Int8:
-    case ScalarType::QInt8: return {kDLInt, 8, 1};
-    case ScalarType::Int16: return {kDLInt, 16, 1};
+    case ScalarType::QInt8:
+      return {kDLInt, 8, 1};
+    case ScalarType::Int16:
+      return {kDLInt, 16, 1};
     case ScalarType::Int32:
-    case ScalarType::QInt32: return {kDLInt, 32, 1};
-    case ScalarType::Int64: return {kDLInt, 64, 1};
-    case ScalarType::Float16: return {kDLFloat, 16, 1};
-    case ScalarType::BFloat16: return {kDLBfloat, 16, 1};
-    case ScalarType::Float32: return {kDLFloat, 32, 1};
-    case ScalarType::Float64: return {kDLFloat, 64, 1};
+    case ScalarType::QInt32:
+      return {kDLInt, 32, 1};
+    case ScalarType::Int64:
+      return {kDLInt, 64, 1};
+    case ScalarType::Float16:
+      return {kDLFloat, 16, 1};
+    case ScalarType::BFloat16:
+      return {kDLBfloat, 16, 1};
+    case ScalarType::Float32:
+      return {kDLFloat, 32, 1};
+    case ScalarType::Float64:
+      return {kDLFloat, 64, 1};
   }
   return {kDLOpaqueHandle, 8, 1};
 }
@@ -72,10 +84,14 @@ DLDataType dl_dtype(ScalarType t) {
 DLDevice dl_device(Device d) {
   int32_t index = d.index < 0 ? 0 : d.index;
   switch (DeviceTypeRegistry::instance().backend(d.type)) {
-    case DispatchKey::CPU: return {kDLCPU, index};
-    case DispatchKey::CUDA: return {kDLCUDA, index};
-    case DispatchKey::HIP: return {kDLROCM, index};
-    default: return {kDLExtDev, index};
+    case DispatchKey::CPU:
+      return {kDLCPU, index};
+    case DispatchKey::CUDA:
+      return {kDLCUDA, index};
+    case DispatchKey::HIP:
+      return {kDLROCM, index};
+    default:
+      return {kDLExtDev, index};
   }
 }
 
@@ -202,8 +218,8 @@ LoomError* find_device_type(const char* name, int16_t* out_type) {
 
 // --- tensors ---
 
-LoomError* tensor_empty(const int64_t* sizes, const int64_t* strides, int32_t ndim,
-                        int32_t dtype, LoomDevice device, LoomTensor** out) {
+LoomError* tensor_empty(const int64_t* sizes, const int64_t* strides, int32_t ndim, int32_t dtype,
+                        LoomDevice device, LoomTensor** out) {
   return guarded([&] {
     LOOM_CHECK(out != nullptr, "host", "tensor_empty: out is null");
     LOOM_CHECK(ndim >= 0 && ndim <= 64 && (ndim == 0 || sizes != nullptr), "host",
@@ -274,7 +290,9 @@ void value_release(LoomValue* value) {
   if (value != nullptr) release_value(*value);
 }
 
-void* list_allocate(size_t nbytes) { return std::malloc(nbytes == 0 ? 1 : nbytes); }
+void* list_allocate(size_t nbytes) {
+  return std::malloc(nbytes == 0 ? 1 : nbytes);
+}
 
 // --- capabilities ---
 
@@ -344,8 +362,8 @@ const LoomHostApi* host_api() {
 
 void* PluginDeviceAllocator::allocate(size_t nbytes, Device device) {
   void* ptr = nullptr;
-  LoomError* err = device_->allocate(device_->ctx, device.index < 0 ? 0 : device.index, nbytes,
-                                     &ptr);
+  LoomError* err =
+      device_->allocate(device_->ctx, device.index < 0 ? 0 : device.index, nbytes, &ptr);
   if (err != nullptr) {
     std::string message = err->message != nullptr ? err->message : "";
     if (err->destroy != nullptr) err->destroy(err);

@@ -63,8 +63,8 @@ class OperatorEntry {
   // --- guarded by the dispatcher's mutex ---
   RegistrationRecord* definition = nullptr;
   std::array<std::vector<RegistrationRecord*>, kNumRegistrationKeys> kernels;  // newest last
-  KernelSlot missing_slot;    // ctx = this
-  KernelSlot undefined_slot;  // ctx = this
+  KernelSlot missing_slot;                                                     // ctx = this
+  KernelSlot undefined_slot;                                                   // ctx = this
 };
 
 }  // namespace loom::dispatch

@@ -74,8 +74,8 @@ struct PluginHost::Impl {
   static void restore_allocators(PluginRecord& plugin) {
     std::lock_guard<std::mutex> lock(plugin.mutex);
     for (size_t i = 0; i < plugin.device_types.size(); ++i) {
-      plugin.allocator_registrations.push_back(AllocatorRegistry::instance().add(
-          plugin.device_types[i], plugin.allocators[i].get()));
+      plugin.allocator_registrations.push_back(
+          AllocatorRegistry::instance().add(plugin.device_types[i], plugin.allocators[i].get()));
     }
   }
 
@@ -105,7 +105,8 @@ struct PluginHost::Impl {
     info.live_objects = p.live_objects.load(std::memory_order_acquire);
     std::lock_guard<std::mutex> lock(p.mutex);
     info.device_types = p.device_type_names;
-    for (const auto& allocator : p.allocators) info.device_counts.push_back(allocator->device_count());
+    for (const auto& allocator : p.allocators)
+      info.device_counts.push_back(allocator->device_count());
     info.backends = p.backends;
     info.attributes = p.attributes;
     info.capabilities = p.capabilities;
@@ -127,8 +128,8 @@ PluginInfo PluginHost::load(const std::string& file,
   std::string shown = path.string();
   LOOM_CHECK(std::filesystem::exists(path, ec), "plugin-host", "cannot load plugin file '", shown,
              "': the file does not exist");
-  LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "plugin-host",
-             "cannot load plugin file '", shown, "': expected a regular file");
+  LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "plugin-host", "cannot load plugin file '",
+             shown, "': expected a regular file");
   path = std::filesystem::canonical(path, ec);
   shown = path.string();
 
@@ -141,11 +142,12 @@ PluginInfo PluginHost::load(const std::string& file,
   try {
     boost::dll::library_info inspect{boost::dll::fs::path(shown)};
     std::vector<std::string> symbols = inspect.symbols();
-    bool has_entry = std::find(symbols.begin(), symbols.end(), LOOM_PLUGIN_ENTRY_SYMBOL) !=
-                     symbols.end();
-    LOOM_CHECK(has_entry, "plugin-host", "plugin file '", shown, "' does not export the entry symbol '",
-               LOOM_PLUGIN_ENTRY_SYMBOL, "' (expected a loom plugin built with the loom SDK; found ",
-               symbols.size(), " exported symbols, none of them the entry)");
+    bool has_entry =
+        std::find(symbols.begin(), symbols.end(), LOOM_PLUGIN_ENTRY_SYMBOL) != symbols.end();
+    LOOM_CHECK(has_entry, "plugin-host", "plugin file '", shown,
+               "' does not export the entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL,
+               "' (expected a loom plugin built with the loom SDK; found ", symbols.size(),
+               " exported symbols, none of them the entry)");
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -166,8 +168,8 @@ PluginInfo PluginHost::load(const std::string& file,
       LOOM_PLUGIN_ENTRY_SYMBOL);
   const LoomPluginApi* api = nullptr;
   if (LoomError* err = entry(host_api(), &api)) {
-    fail("plugin-host", "plugin file '", shown, "' rejected this host (ABI ", LOOM_ABI_VERSION_MAJOR,
-         ".", LOOM_ABI_VERSION_MINOR, "): ", take_error_message(err));
+    fail("plugin-host", "plugin file '", shown, "' rejected this host (ABI ",
+         LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR, "): ", take_error_message(err));
   }
 
   // 3. Check the plugin's table.
@@ -175,8 +177,8 @@ PluginInfo PluginHost::load(const std::string& file,
              "': the entry returned no plugin table and no error");
   LOOM_CHECK(api->struct_size != 0, "plugin-host", "plugin file '", shown,
              "': the plugin table has struct_size 0 (expected sizeof(LoomPluginApi) as built)");
-  LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, abi_minor), "plugin-host", "plugin file '",
-             shown, "': the plugin table is too small (", api->struct_size,
+  LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, abi_minor), "plugin-host", "plugin file '", shown,
+             "': the plugin table is too small (", api->struct_size,
              " bytes) to hold its ABI version");
   LOOM_CHECK(api->abi_major == LOOM_ABI_VERSION_MAJOR, "plugin-host", "plugin file '", shown,
              "' was built for loom ABI ", api->abi_major, ".", api->abi_minor,

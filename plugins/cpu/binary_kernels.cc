@@ -29,10 +29,18 @@ sdk::Tensor binary(const char* name, const sdk::Tensor& a, const sdk::Tensor& b,
   std::vector<int64_t> shape = broadcast_shape(shapes, name);
   sdk::Tensor out = sdk::empty(shape, a.dtype(), a.device());
   switch (a.dtype()) {
-    case LOOM_DTYPE_FLOAT32: binary_loop<float>(shape, out, a, b, make_op.template operator()<float>()); break;
-    case LOOM_DTYPE_FLOAT64: binary_loop<double>(shape, out, a, b, make_op.template operator()<double>()); break;
-    case LOOM_DTYPE_INT32: binary_loop<int32_t>(shape, out, a, b, make_op.template operator()<int32_t>()); break;
-    case LOOM_DTYPE_INT64: binary_loop<int64_t>(shape, out, a, b, make_op.template operator()<int64_t>()); break;
+    case LOOM_DTYPE_FLOAT32:
+      binary_loop<float>(shape, out, a, b, make_op.template operator()<float>());
+      break;
+    case LOOM_DTYPE_FLOAT64:
+      binary_loop<double>(shape, out, a, b, make_op.template operator()<double>());
+      break;
+    case LOOM_DTYPE_INT32:
+      binary_loop<int32_t>(shape, out, a, b, make_op.template operator()<int32_t>());
+      break;
+    case LOOM_DTYPE_INT64:
+      binary_loop<int64_t>(shape, out, a, b, make_op.template operator()<int64_t>());
+      break;
     default:
       throw sdk::Error(std::string("[") + name + "] dtype " + dtype_name(a.dtype()) +
                            " is not supported by the cpu plugin yet (expected float32, float64, "
@@ -50,7 +58,8 @@ sdk::Tensor add(const sdk::Tensor& a, const sdk::Tensor& b, sdk::Scalar alpha) {
 }
 
 sdk::Tensor mul(const sdk::Tensor& a, const sdk::Tensor& b) {
-  return binary("mul", a, b, []<typename T>() { return [](T x, T y) { return static_cast<T>(x * y); }; });
+  return binary("mul", a, b,
+                []<typename T>() { return [](T x, T y) { return static_cast<T>(x * y); }; });
 }
 
 }  // namespace
@@ -81,9 +90,9 @@ std::string shape_string(std::span<const int64_t> shape) {
 }
 
 const char* dtype_name(LoomDType t) {
-  static const char* kNames[] = {"bool",     "uint8",   "int8",    "int16", "int32",
-                                 "int64",    "float16", "bfloat16", "float32", "float64",
-                                 "qint8",    "quint8",  "qint32"};
+  static const char* kNames[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                 "int64", "float16", "bfloat16", "float32", "float64",
+                                 "qint8", "quint8",  "qint32"};
   return t >= 0 && t < LOOM_DTYPE_COUNT ? kNames[t] : "invalid";
 }
 

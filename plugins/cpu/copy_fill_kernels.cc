@@ -8,14 +8,30 @@ namespace {
 template <typename Body>
 void with_dtype(LoomDType t, const char* op, Body&& body) {
   switch (t) {
-    case LOOM_DTYPE_FLOAT32: body(float{}); break;
-    case LOOM_DTYPE_FLOAT64: body(double{}); break;
-    case LOOM_DTYPE_INT32: body(int32_t{}); break;
-    case LOOM_DTYPE_INT64: body(int64_t{}); break;
-    case LOOM_DTYPE_UINT8: body(uint8_t{}); break;
-    case LOOM_DTYPE_INT8: body(int8_t{}); break;
-    case LOOM_DTYPE_INT16: body(int16_t{}); break;
-    case LOOM_DTYPE_BOOL: body(bool{}); break;
+    case LOOM_DTYPE_FLOAT32:
+      body(float{});
+      break;
+    case LOOM_DTYPE_FLOAT64:
+      body(double{});
+      break;
+    case LOOM_DTYPE_INT32:
+      body(int32_t{});
+      break;
+    case LOOM_DTYPE_INT64:
+      body(int64_t{});
+      break;
+    case LOOM_DTYPE_UINT8:
+      body(uint8_t{});
+      break;
+    case LOOM_DTYPE_INT8:
+      body(int8_t{});
+      break;
+    case LOOM_DTYPE_INT16:
+      body(int16_t{});
+      break;
+    case LOOM_DTYPE_BOOL:
+      body(bool{});
+      break;
     default:
       throw sdk::Error(std::string("[") + op + "] dtype " + dtype_name(t) +
                            " is not supported by the cpu plugin yet",
@@ -27,7 +43,8 @@ sdk::Tensor fill_(const sdk::Tensor& self, sdk::Scalar value) {
   with_dtype(self.dtype(), "fill_", [&]<typename T>(T) {
     T v = value.is_floating_point() ? static_cast<T>(value.d) : static_cast<T>(value.i);
     const sdk::Tensor* operands[1] = {&self};
-    for_each_element(self.sizes(), operands, [&](char* const* p) { *reinterpret_cast<T*>(p[0]) = v; });
+    for_each_element(self.sizes(), operands,
+                     [&](char* const* p) { *reinterpret_cast<T*>(p[0]) = v; });
   });
   return self;
 }

@@ -60,10 +60,9 @@ TEST(DispatchKeySet, RuntimeIndexRoundTripsForEveryRuntimeKey) {
 }
 
 TEST(AbiKeys, EveryKeyRoundTripsAndUnknownIdsError) {
-  for (uint32_t abi : {LOOM_KEY_CPU, LOOM_KEY_CUDA, LOOM_KEY_HIP, LOOM_KEY_META,
-                       LOOM_KEY_QUANTIZED, LOOM_KEY_AUTOGRAD, LOOM_KEY_AUTOCAST,
-                       LOOM_KEY_PROFILER, LOOM_KEY_TRACER, LOOM_KEY_COMPOSITE_EXPLICIT,
-                       LOOM_KEY_COMPOSITE_IMPLICIT}) {
+  for (uint32_t abi : {LOOM_KEY_CPU, LOOM_KEY_CUDA, LOOM_KEY_HIP, LOOM_KEY_META, LOOM_KEY_QUANTIZED,
+                       LOOM_KEY_AUTOGRAD, LOOM_KEY_AUTOCAST, LOOM_KEY_PROFILER, LOOM_KEY_TRACER,
+                       LOOM_KEY_COMPOSITE_EXPLICIT, LOOM_KEY_COMPOSITE_IMPLICIT}) {
     EXPECT_EQ(dispatch::key_to_abi(dispatch::key_from_abi(abi)), abi);
   }
   for (uint32_t v = 0; v < LOOM_MAX_VENDOR_BACKENDS; ++v) {

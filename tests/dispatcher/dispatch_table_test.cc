@@ -39,7 +39,8 @@ TEST(DispatchTable, MissingKernelErrorNamesOpKeyAndKeysWithKernels) {
   Tensor t = cpu_tensor({2});
   expect_error([&] { call_int(d.op, t); }, "tt::missing",
                {"no kernel for dispatch key CPU", "keys with kernels: none"});
-  Registration meta = Dispatcher::instance().register_kernel(d.op, DispatchKey::Meta, id_kernel(kCpu));
+  Registration meta =
+      Dispatcher::instance().register_kernel(d.op, DispatchKey::Meta, id_kernel(kCpu));
   expect_error([&] { call_int(d.op, t); }, "tt::missing", {"keys with kernels: Meta"});
 }
 
@@ -50,10 +51,12 @@ TEST(DispatchTable, PrecedenceKernelThenExplicitThenImplicitThenFallback) {
   Registration fallback = disp.register_fallback(DispatchKey::CPU, id_kernel(kFallback));
   EXPECT_EQ(call_int(d.op, t), kFallback);
   EXPECT_EQ(source_of(d.op, DispatchKey::CPU), EntrySource::Fallback);
-  Registration implicit = disp.register_kernel(d.op, DispatchKey::CompositeImplicit, id_kernel(kImplicit));
+  Registration implicit =
+      disp.register_kernel(d.op, DispatchKey::CompositeImplicit, id_kernel(kImplicit));
   EXPECT_EQ(call_int(d.op, t), kImplicit);
   EXPECT_EQ(source_of(d.op, DispatchKey::CPU), EntrySource::Decomposition);
-  Registration explicit_k = disp.register_kernel(d.op, DispatchKey::CompositeExplicit, id_kernel(kExplicit));
+  Registration explicit_k =
+      disp.register_kernel(d.op, DispatchKey::CompositeExplicit, id_kernel(kExplicit));
   EXPECT_EQ(call_int(d.op, t), kExplicit);
   EXPECT_EQ(source_of(d.op, DispatchKey::CPU), EntrySource::CompositeExplicit);
   Registration cpu = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu));
@@ -108,7 +111,8 @@ TEST(DispatchTable, FunctionalityKeysFallThroughUnlessTheyHaveKernels) {
 TEST(DispatchTable, DecompositionServesAutogradOnlyWithoutBackendKernels) {
   Dispatcher& disp = Dispatcher::instance();
   DefinedOp d("tt::decomp(Tensor self) -> int");
-  Registration implicit = disp.register_kernel(d.op, DispatchKey::CompositeImplicit, id_kernel(kImplicit));
+  Registration implicit =
+      disp.register_kernel(d.op, DispatchKey::CompositeImplicit, id_kernel(kImplicit));
   EXPECT_EQ(source_of(d.op, DispatchKey::Autograd), EntrySource::Decomposition);
   Registration cpu = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu));
   EXPECT_EQ(source_of(d.op, DispatchKey::Autograd), EntrySource::Fallthrough);
@@ -187,7 +191,7 @@ TEST(DispatchTable, ArgumentChecksRejectWrongArityTagsAndNullTensors) {
   Registration cpu = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu));
   Tensor t = cpu_tensor({1});
   LoomValue ret[1];
-  LoomValue ok[] = {dispatch::box(t), dispatch::box(int64_t{1}), dispatch::box(int64_t{2}),
+  LoomValue ok[] = {dispatch::box(t),    dispatch::box(int64_t{1}), dispatch::box(int64_t{2}),
                     dispatch::box(true), dispatch::box(int64_t{3}), dispatch::none()};
   disp.call(d.op, ok, 6, ret, 1);  // float accepts int; int[2] accepts one int; None for Tensor?
   EXPECT_EQ(ret[0].u.i, kCpu);
@@ -195,21 +199,23 @@ TEST(DispatchTable, ArgumentChecksRejectWrongArityTagsAndNullTensors) {
                {"expected 6 arguments but got 5"});
   expect_error([&] { disp.call(d.op, ok, 6, ret, 0); }, "tt::args", {"room for 1 returns"});
   LoomValue bad[] = {dispatch::box(int64_t{1}), dispatch::box(int64_t{1}),
-                     dispatch::box(int64_t{2}), dispatch::box(true), dispatch::box(int64_t{3}),
-                     dispatch::none()};
+                     dispatch::box(int64_t{2}), dispatch::box(true),
+                     dispatch::box(int64_t{3}), dispatch::none()};
   expect_error([&] { disp.call(d.op, bad, 6, ret, 1); }, "tt::args",
                {"argument 0 'self' expected Tensor but got int"});
-  LoomValue null_tensor[] = {dispatch::box(t), dispatch::box(int64_t{1}), dispatch::box(2.0),
+  LoomValue null_tensor[] = {dispatch::box(t),   dispatch::box(int64_t{1}), dispatch::box(2.0),
                              dispatch::box(1.5), dispatch::box(int64_t{3}), dispatch::none()};
   null_tensor[0].u.tensor = nullptr;
   expect_error([&] { disp.call(d.op, null_tensor, 6, ret, 1); }, "tt::args", {"null tensor"});
-  LoomValue wrong_bool[] = {dispatch::box(t), dispatch::box(true), dispatch::box(2.0),
+  LoomValue wrong_bool[] = {dispatch::box(t),   dispatch::box(true),       dispatch::box(2.0),
                             dispatch::box(1.5), dispatch::box(int64_t{3}), dispatch::none()};
   expect_error([&] { disp.call(d.op, wrong_bool, 6, ret, 1); }, "tt::args",
                {"argument 1 'n' expected int but got bool"});
 }
 
-LoomError* returns_none(void*, const LoomKernelCall*) { return nullptr; }
+LoomError* returns_none(void*, const LoomKernelCall*) {
+  return nullptr;
+}
 std::atomic<int> g_errors_destroyed{0};
 LoomError* returns_error(void*, const LoomKernelCall*) {
   static char message[] = "[kerr] the value must be even";
@@ -241,7 +247,8 @@ TEST(DispatchTable, UndefinedOpsErrorAndKernelsMayPrecedeTheDefinition) {
   Registration cpu = disp.register_kernel(op, DispatchKey::CPU, id_kernel(kCpu));
   Tensor t = cpu_tensor({1});
   expect_error([&] { call_int(op, t); }, "tt::late", {"not defined"});
-  expect_error([&] { disp.find_defined("tt::late"); }, "dispatcher", {"unknown operator 'tt::late'"});
+  expect_error([&] { disp.find_defined("tt::late"); }, "dispatcher",
+               {"unknown operator 'tt::late'"});
   {
     DefinedOp d("tt::late(Tensor self) -> int");
     EXPECT_EQ(d.op.entry(), op.entry());
@@ -254,7 +261,8 @@ TEST(DispatchTable, DuplicateDefinitionNamesBothOwners) {
   DefinedOp d("tt::dup(Tensor self) -> int");
   dispatch::Registrant other{"other_plugin", "/x/libloom_plugin_other_plugin.so"};
   expect_error([&] { Dispatcher::instance().define("tt::dup(Tensor self) -> int", &other); },
-               "dispatcher", {"'tt::dup' is already defined by app", "other_plugin cannot define it"});
+               "dispatcher",
+               {"'tt::dup' is already defined by app", "other_plugin cannot define it"});
   expect_error([&] { Dispatcher::instance().define("tt::bad(Tensr self) -> int"); }, "schema",
                {"column"});
 }
@@ -319,7 +327,8 @@ TEST(DispatchTable, AtLeastEightVendorSlotsThenAClearError) {
 TEST(DispatchTable, TableDumpShowsProviderAndDebugName) {
   Dispatcher& disp = Dispatcher::instance();
   DefinedOp d("tt::dump(Tensor self) -> int");
-  Registration cpu = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu), nullptr, "my_cpu_kernel");
+  Registration cpu =
+      disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu), nullptr, "my_cpu_kernel");
   bool found = false;
   for (const auto& row : disp.dump_table(d.op)) {
     if (row.key == DispatchKey::CPU) {

@@ -32,7 +32,9 @@ inline LoomError* run_body(void* ctx, const LoomKernelCall* call) {
   (*static_cast<KernelBody*>(ctx))(call);
   return nullptr;
 }
-inline dispatch::KernelFunction body_kernel(KernelBody& body) { return {&run_body, &body}; }
+inline dispatch::KernelFunction body_kernel(KernelBody& body) {
+  return {&run_body, &body};
+}
 
 inline Tensor cpu_tensor(std::initializer_list<int64_t> sizes,
                          ScalarType dtype = ScalarType::Float32) {
@@ -59,7 +61,8 @@ void expect_error(F&& f, const std::string& prefix, std::initializer_list<std::s
     std::string message = e.what();
     EXPECT_EQ(message.rfind("[" + prefix + "] ", 0), 0u) << message;
     for (const std::string& part : parts) {
-      EXPECT_NE(message.find(part), std::string::npos) << "missing '" << part << "' in: " << message;
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "missing '" << part << "' in: " << message;
     }
   }
 }

@@ -43,8 +43,7 @@ TEST(Stress, CallsDuringPluginLoadUnloadSeeOnlyCurrentKernels) {
   for (int i = 0; i < 3; ++i) readers.emplace_back(reader);
 
   // A second writer churns app registrations on another op at the same time.
-  dispatch::Registration def =
-      Dispatcher::instance().define("stress::churn(Tensor self) -> int");
+  dispatch::Registration def = Dispatcher::instance().define("stress::churn(Tensor self) -> int");
   std::thread churner([&] {
     dispatch::OperatorHandle churn = Dispatcher::instance().find_defined("stress::churn");
     const int64_t id = 42;

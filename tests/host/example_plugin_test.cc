@@ -53,11 +53,13 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
     EXPECT_EQ(host_c.data<float>()[2], 4.0f);
     // Its kernels check their inputs and name the op.
     Tensor dev_d = empty(std::vector<int64_t>{3}, ScalarType::Float64, npu);
-    expect_error([&] { call_tensor("loom::mul.Tensor", {dispatch::box(dev_a), dispatch::box(dev_d)}); },
-                 "loom::mul.Tensor", {"must be float32 on npu_sim", "plugin 'npu_sim'"});
+    expect_error(
+        [&] {
+          call_tensor("loom::mul.Tensor", {dispatch::box(dev_a), dispatch::box(dev_d)});
+        },
+        "loom::mul.Tensor", {"must be float32 on npu_sim", "plugin 'npu_sim'"});
     expect_error([] { parse_device("npu_sim:x"); }, "device", {"invalid device"});
-    expect_error([&] { PluginHost::instance().unload("npu_sim"); }, "plugin-host",
-                 {"still alive"});
+    expect_error([&] { PluginHost::instance().unload("npu_sim"); }, "plugin-host", {"still alive"});
   }
   PluginHost::instance().unload("npu_sim");
   expect_error([] { parse_device("npu_sim:0"); }, "device", {"unknown device type 'npu_sim'"});

@@ -18,11 +18,13 @@ using dispatch::Dispatcher;
 using dispatch::PluginHost;
 
 const std::string kDir = LOOM_TEST_PLUGIN_DIR;
-std::string plugin_file(const std::string& name) { return kDir + "/libloom_plugin_" + name + ".so"; }
+std::string plugin_file(const std::string& name) {
+  return kDir + "/libloom_plugin_" + name + ".so";
+}
 
 TEST(PluginLoading, MissingFile) {
-  expect_error([] { PluginHost::instance().load(kDir + "/libloom_plugin_nope.so"); },
-               "plugin-host", {"libloom_plugin_nope.so", "does not exist"});
+  expect_error([] { PluginHost::instance().load(kDir + "/libloom_plugin_nope.so"); }, "plugin-host",
+               {"libloom_plugin_nope.so", "does not exist"});
 }
 
 TEST(PluginLoading, NotASharedLibrary) {
@@ -60,14 +62,14 @@ TEST(PluginLoading, InitFailureCarriesThePluginMessageAndUndoesRegistrations) {
 }
 
 TEST(PluginLoading, DuplicateOpDefinitionFailsInitAndUndoesRegistrations) {
-  expect_error([] { PluginHost::instance().load(plugin_file("test_duplicate_op")); },
-               "plugin-host",
+  expect_error([] { PluginHost::instance().load(plugin_file("test_duplicate_op")); }, "plugin-host",
                {"failed to initialise", "'loom::add.Tensor' is already defined by core",
                 "test_duplicate_op cannot define it again"});
   auto fine = Dispatcher::instance().find("test_duplicate_op::fine");
   EXPECT_TRUE(!fine || !fine->is_defined());
-  EXPECT_EQ(Dispatcher::instance().defined_by(Dispatcher::instance().find_defined("loom::add.Tensor")),
-            "core");
+  EXPECT_EQ(
+      Dispatcher::instance().defined_by(Dispatcher::instance().find_defined("loom::add.Tensor")),
+      "core");
 }
 
 TEST(PluginLoading, PluginInfoReportsWhatThePluginRegistered) {
@@ -153,11 +155,12 @@ TEST(PluginLoading, UnloadIsRefusedWhileItsTensorsLiveAndSucceedsAfter) {
 }
 
 TEST(PluginLoading, ManifestRequiredFailureStopsOptionalFailureIsSkipped) {
-  std::string text =
-      "search_dirs: \"" + kDir + "\"\n"
-      "plugins { name: \"test_ops\" }\n"
-      "plugins { name: \"test_init_fails\" optional: true }\n"
-      "plugins { path: \"" + kDir + "/libloom_plugin_missing.so\" optional: true }\n";
+  std::string text = "search_dirs: \"" + kDir +
+                     "\"\n"
+                     "plugins { name: \"test_ops\" }\n"
+                     "plugins { name: \"test_init_fails\" optional: true }\n"
+                     "plugins { path: \"" +
+                     kDir + "/libloom_plugin_missing.so\" optional: true }\n";
   loom::Runtime runtime = loom::Runtime::load(dispatch::parse_manifest(text, "<test>"));
   EXPECT_EQ(runtime.report().loaded, std::vector<std::string>{"test_ops"});
   ASSERT_EQ(runtime.report().skipped.size(), 2u);
@@ -166,9 +169,10 @@ TEST(PluginLoading, ManifestRequiredFailureStopsOptionalFailureIsSkipped) {
   EXPECT_NE(runtime.report().skipped[1].second.find("does not exist"), std::string::npos);
 
   std::string required = "search_dirs: \"" + kDir + "\"\nplugins { name: \"test_abi_major\" }\n";
-  expect_error([&] { loom::Runtime::load(dispatch::parse_manifest(required, "deploy.textproto")); },
-               "plugin-host",
-               {"required plugin 'test_abi_major'", "deploy.textproto", "major version must match"});
+  expect_error(
+      [&] { loom::Runtime::load(dispatch::parse_manifest(required, "deploy.textproto")); },
+      "plugin-host",
+      {"required plugin 'test_abi_major'", "deploy.textproto", "major version must match"});
 }
 
 TEST(PluginLoading, DefaultManifestLoadsTheCpuPluginThroughLoomPluginPath) {

@@ -12,7 +12,9 @@ static LoomError* initialize(LoomPluginContext* plugin, const LoomKeyValue* opti
   return NULL;
 }
 
-static LoomError* shutdown(void) { return NULL; }
+static LoomError* shutdown(void) {
+  return NULL;
+}
 
 static const LoomPluginApi kApi = {
 #ifdef TEST_ZERO_SIZE
@@ -20,7 +22,12 @@ static const LoomPluginApi kApi = {
 #else
     sizeof(LoomPluginApi),
 #endif
-    TEST_ABI_MAJOR, TEST_ABI_MINOR, "test_abi_version", "0.0.1", initialize, shutdown};
+    TEST_ABI_MAJOR,
+    TEST_ABI_MINOR,
+    "test_abi_version",
+    "0.0.1",
+    initialize,
+    shutdown};
 
 LOOM_PLUGIN_EXPORT LoomError* loom_plugin_entry(const LoomHostApi* host,
                                                 const LoomPluginApi** out_api) {

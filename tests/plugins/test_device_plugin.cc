@@ -13,10 +13,13 @@ LoomError* device_count(void*, int32_t* out) {
 
 LoomError* allocate(void*, int32_t, size_t nbytes, void** out) {
   *out = std::malloc(nbytes == 0 ? 1 : nbytes);
-  return *out ? nullptr : loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "testdev: out of memory");
+  return *out ? nullptr
+              : loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "testdev: out of memory");
 }
 
-void deallocate(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
+void deallocate(void*, int32_t, void* ptr, size_t) {
+  std::free(ptr);
+}
 
 const LoomDeviceInterface kDevice = [] {
   LoomDeviceInterface d{};
@@ -28,7 +31,8 @@ const LoomDeviceInterface kDevice = [] {
 }();
 
 loom::sdk::Tensor fill_(const loom::sdk::Tensor& self, loom::sdk::Scalar value) {
-  if (self.dtype() != LOOM_DTYPE_FLOAT32) throw loom::sdk::Error("[fill_] testdev supports float32 only");
+  if (self.dtype() != LOOM_DTYPE_FLOAT32)
+    throw loom::sdk::Error("[fill_] testdev supports float32 only");
   float* p = self.data<float>();
   for (int64_t i = 0; i < self.numel(); ++i) p[i] = static_cast<float>(value.to_double());
   return self;

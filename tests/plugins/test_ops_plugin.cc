@@ -10,9 +10,13 @@ std::atomic<int64_t> g_tracer_calls{0};
 
 void noop(const loom::sdk::Tensor&) {}
 
-int64_t value(const loom::sdk::Tensor&) { return 1; }
+int64_t value(const loom::sdk::Tensor&) {
+  return 1;
+}
 
-int64_t tracer_calls() { return g_tracer_calls.load(); }
+int64_t tracer_calls() {
+  return g_tracer_calls.load();
+}
 
 // Counts, then hands the call to the next key.
 LoomError* counting_fallback(void*, const LoomKernelCall* call) {

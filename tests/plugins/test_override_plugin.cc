@@ -4,9 +4,13 @@
 
 namespace {
 
-int64_t value(const loom::sdk::Tensor&) { return 2; }
+int64_t value(const loom::sdk::Tensor&) {
+  return 2;
+}
 
-void init(loom::sdk::Registrar& r) { r.impl<&value>("test::value", LOOM_KEY_CPU); }
+void init(loom::sdk::Registrar& r) {
+  r.impl<&value>("test::value", LOOM_KEY_CPU);
+}
 
 }  // namespace
 

@@ -11,11 +11,14 @@ loom::sdk::Tensor throws_exception(const loom::sdk::Tensor&) {
 }
 
 LoomError* returns_error(void*, const LoomKernelCall*) {
-  return loom::sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT,
-                               "[test_throwing::returns_error] expected a positive value, found -1");
+  return loom::sdk::make_error(
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "[test_throwing::returns_error] expected a positive value, found -1");
 }
 
-LoomError* returns_nothing(void*, const LoomKernelCall*) { return nullptr; }
+LoomError* returns_nothing(void*, const LoomKernelCall*) {
+  return nullptr;
+}
 
 void init(loom::sdk::Registrar& r) {
   r.def("test_throwing::throws(Tensor self) -> Tensor");

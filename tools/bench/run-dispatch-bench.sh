@@ -9,3 +9,12 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build --target dispatch_bench loom_test_plugins cpu
 ci/build-sdk-example.sh "$PWD" "$PWD/build" >/dev/null
 build/bin/dispatch_bench --benchmark_min_time=0.5 "$@"
+# The libtorch peer, in the same run, when Debian's libtorch-dev is installed.
+if [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ]; then
+  cmake -S . -B build -DLOOM_BENCH_LIBTORCH=ON >/dev/null
+  cmake --build build --target libtorch_peer_bench
+  build/bin/libtorch_peer_bench --benchmark_min_time=0.5 "$@"
+  cmake -S . -B build -DLOOM_BENCH_LIBTORCH=OFF >/dev/null
+else
+  echo "libtorch peer skipped: apt-get install libtorch-dev to compare in the same run"
+fi

@@ -21,7 +21,8 @@ int list_plugins() {
     std::vector<std::string> device_list;
     for (size_t i = 0; i < p.device_types.size(); ++i) {
       int32_t n = i < p.device_counts.size() ? p.device_counts[i] : -1;
-      device_list.push_back(n < 0 ? p.device_types[i] : p.device_types[i] + " x" + std::to_string(n));
+      device_list.push_back(n < 0 ? p.device_types[i]
+                                  : p.device_types[i] + " x" + std::to_string(n));
     }
     std::string devices = device_list.empty() ? "-" : absl::StrJoin(device_list, ",");
     std::printf("%-16s %-9s %u.%-3u %-18s %5d %8d %10d  %s\n", p.name.c_str(), p.version.c_str(),

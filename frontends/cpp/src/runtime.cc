@@ -8,7 +8,9 @@ Runtime Runtime::load(const dispatch::DeploymentManifest& manifest) {
   return Runtime(manifest, std::move(report));
 }
 
-Runtime Runtime::load_default() { return load(dispatch::default_manifest()); }
+Runtime Runtime::load_default() {
+  return load(dispatch::default_manifest());
+}
 
 Runtime Runtime::load_file(const std::string& manifest_path) {
   return load(dispatch::load_manifest_file(manifest_path));

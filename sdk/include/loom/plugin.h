@@ -49,8 +49,8 @@ extern "C" {
 #endif
 
 /* True when `ptr` (a struct starting with struct_size) is large enough to hold `field`. */
-#define LOOM_HAS_FIELD(ptr, type, field)                    \
-  ((ptr) != NULL && (ptr)->struct_size != 0 &&              \
+#define LOOM_HAS_FIELD(ptr, type, field)       \
+  ((ptr) != NULL && (ptr)->struct_size != 0 && \
    (ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
 
 /* ------------------------------------------------------------------------------------
@@ -101,11 +101,7 @@ typedef enum LoomDType {
 
 /* Device types known without any plugin. Others are assigned at run time by
  * register_device_type and are >= LOOM_DEVICE_FIRST_DYNAMIC. */
-enum {
-  LOOM_DEVICE_CPU = 0,
-  LOOM_DEVICE_META = 1,
-  LOOM_DEVICE_FIRST_DYNAMIC = 2
-};
+enum { LOOM_DEVICE_CPU = 0, LOOM_DEVICE_META = 1, LOOM_DEVICE_FIRST_DYNAMIC = 2 };
 
 typedef struct LoomDevice {
   int16_t type;  /* a device type id */
@@ -150,10 +146,10 @@ typedef struct LoomTensor LoomTensor;
 typedef struct LoomTensorView {
   size_t struct_size;
   DLTensor dl;
-  int32_t dtype;            /* LoomDType; authoritative (DLPack has no quantized types) */
-  LoomDevice device;        /* loom device (dl.device is the DLPack equivalent) */
+  int32_t dtype;     /* LoomDType; authoritative (DLPack has no quantized types) */
+  LoomDevice device; /* loom device (dl.device is the DLPack equivalent) */
   int64_t numel;
-  int32_t is_contiguous;    /* row-major contiguous */
+  int32_t is_contiguous; /* row-major contiguous */
 } LoomTensorView;
 
 /* ------------------------------------------------------------------------------------
@@ -162,13 +158,13 @@ typedef struct LoomTensorView {
 
 typedef enum LoomValueTag {
   LOOM_VALUE_NONE = 0,
-  LOOM_VALUE_TENSOR = 1, /* u.tensor */
-  LOOM_VALUE_INT = 2,    /* u.i */
-  LOOM_VALUE_DOUBLE = 3, /* u.d */
-  LOOM_VALUE_BOOL = 4,   /* u.i (0 or 1) */
-  LOOM_VALUE_STRING = 5, /* u.str, NUL-terminated, `length` bytes before the NUL */
-  LOOM_VALUE_DTYPE = 6,  /* u.i is a LoomDType */
-  LOOM_VALUE_DEVICE = 7, /* u.device */
+  LOOM_VALUE_TENSOR = 1,      /* u.tensor */
+  LOOM_VALUE_INT = 2,         /* u.i */
+  LOOM_VALUE_DOUBLE = 3,      /* u.d */
+  LOOM_VALUE_BOOL = 4,        /* u.i (0 or 1) */
+  LOOM_VALUE_STRING = 5,      /* u.str, NUL-terminated, `length` bytes before the NUL */
+  LOOM_VALUE_DTYPE = 6,       /* u.i is a LoomDType */
+  LOOM_VALUE_DEVICE = 7,      /* u.device */
   LOOM_VALUE_INT_LIST = 8,    /* u.ints[length] */
   LOOM_VALUE_DOUBLE_LIST = 9, /* u.doubles[length] */
   LOOM_VALUE_BOOL_LIST = 10,  /* u.bools[length] */
@@ -200,8 +196,8 @@ typedef struct LoomValue {
  * ---------------------------------------------------------------------------------- */
 
 /* Opaque handles owned by the host. */
-typedef struct LoomOperator LoomOperator;         /* lives as long as the host */
-typedef struct LoomRegistration LoomRegistration; /* see deregister */
+typedef struct LoomOperator LoomOperator;           /* lives as long as the host */
+typedef struct LoomRegistration LoomRegistration;   /* see deregister */
 typedef struct LoomPluginContext LoomPluginContext; /* the host's record of one plugin */
 
 typedef struct LoomKernelCall {
@@ -293,9 +289,8 @@ typedef struct LoomHostApi {
                                 uint32_t dispatch_key, LoomKernelFn fn, void* ctx,
                                 LoomRegistration** out_registration);
   /* A kernel for every op reaching `dispatch_key` that has no kernel of its own. */
-  LoomError* (*register_fallback)(LoomPluginContext* plugin, uint32_t dispatch_key,
-                                  LoomKernelFn fn, void* ctx,
-                                  LoomRegistration** out_registration);
+  LoomError* (*register_fallback)(LoomPluginContext* plugin, uint32_t dispatch_key, LoomKernelFn fn,
+                                  void* ctx, LoomRegistration** out_registration);
   /* Marks `dispatch_key` as skipped for every op (a functionality key not used). */
   LoomError* (*register_fallthrough)(LoomPluginContext* plugin, uint32_t dispatch_key,
                                      LoomRegistration** out_registration);
@@ -349,8 +344,8 @@ typedef struct LoomHostApi {
 
 typedef struct LoomPluginApi {
   size_t struct_size;
-  uint32_t abi_major; /* LOOM_ABI_VERSION_MAJOR the plugin was built with */
-  uint32_t abi_minor; /* the lowest host minor version it needs */
+  uint32_t abi_major;  /* LOOM_ABI_VERSION_MAJOR the plugin was built with */
+  uint32_t abi_minor;  /* the lowest host minor version it needs */
   const char* name;    /* static, [a-z0-9_]+ */
   const char* version; /* static, the plugin's own version */
   /* Registers everything. `plugin` identifies this plugin in host calls and is static

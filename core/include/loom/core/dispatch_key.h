@@ -45,7 +45,9 @@ inline constexpr int kLastFunctionalityBit = static_cast<int>(DispatchKey::Trace
 // Backends 0..15, then Quantized..Tracer.
 inline constexpr int kNumRuntimeKeys = kNumBackends + (kLastFunctionalityBit - 16);
 
-constexpr bool is_backend_key(DispatchKey k) { return static_cast<int>(k) < kNumBackends; }
+constexpr bool is_backend_key(DispatchKey k) {
+  return static_cast<int>(k) < kNumBackends;
+}
 constexpr bool is_functionality_key(DispatchKey k) {
   return static_cast<int>(k) > static_cast<int>(DispatchKey::Dense) &&
          static_cast<int>(k) <= kLastFunctionalityBit;
@@ -85,9 +87,15 @@ class DispatchKeySet {
   constexpr bool has(DispatchKey k) const { return (raw_ & bit(k)) != 0; }
   constexpr DispatchKeySet add(DispatchKey k) const { return DispatchKeySet(raw_ | bit(k)); }
   constexpr DispatchKeySet remove(DispatchKey k) const { return DispatchKeySet(raw_ & ~bit(k)); }
-  constexpr DispatchKeySet operator|(DispatchKeySet o) const { return DispatchKeySet(raw_ | o.raw_); }
-  constexpr DispatchKeySet operator&(DispatchKeySet o) const { return DispatchKeySet(raw_ & o.raw_); }
-  constexpr DispatchKeySet operator-(DispatchKeySet o) const { return DispatchKeySet(raw_ & ~o.raw_); }
+  constexpr DispatchKeySet operator|(DispatchKeySet o) const {
+    return DispatchKeySet(raw_ | o.raw_);
+  }
+  constexpr DispatchKeySet operator&(DispatchKeySet o) const {
+    return DispatchKeySet(raw_ & o.raw_);
+  }
+  constexpr DispatchKeySet operator-(DispatchKeySet o) const {
+    return DispatchKeySet(raw_ & ~o.raw_);
+  }
   constexpr bool operator==(const DispatchKeySet&) const = default;
 
   constexpr uint64_t backend_bits() const { return raw_ & kBackendMask; }

@@ -10,7 +10,6 @@
 
 namespace loom {
 
-
 // Note [Error messages]
 // ~~~~~~~~~~~~~~~~~~~~~
 // Every user-facing error starts with the op or component in brackets, then says what
@@ -37,9 +36,9 @@ template <typename... Args>
 
 // LOOM_CHECK(cond, "component", detail...): throws loom::Error when cond is false. The
 // detail pieces are only formatted on failure.
-#define LOOM_CHECK(cond, component, ...)          \
-  do {                                            \
-    if (!(cond)) [[unlikely]] {                   \
-      ::loom::fail((component), __VA_ARGS__);     \
-    }                                             \
+#define LOOM_CHECK(cond, component, ...)      \
+  do {                                        \
+    if (!(cond)) [[unlikely]] {               \
+      ::loom::fail((component), __VA_ARGS__); \
+    }                                         \
   } while (false)

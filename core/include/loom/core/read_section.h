@@ -38,7 +38,8 @@ class ReadSection {
  public:
   ReadSection() {
     ReaderRecord* r = detail::tls_reader_record;
-    if (r == nullptr) [[unlikely]] r = detail::register_reader_thread();
+    if (r == nullptr) [[unlikely]]
+      r = detail::register_reader_thread();
     record_ = r;
     uint32_t d = r->depth.load(std::memory_order_relaxed);
     r->depth.store(d + 1, std::memory_order_relaxed);

@@ -14,11 +14,12 @@ class Scalar {
   enum class Kind : uint8_t { Bool, Int, Float };
 
   Scalar() : Scalar(int64_t{0}) {}
-  template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   Scalar(T v) : kind_(Kind::Int), i_(static_cast<int64_t>(v)) {}  // NOLINT
   template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
   Scalar(T v) : kind_(Kind::Float), d_(static_cast<double>(v)) {}  // NOLINT
-  Scalar(bool v) : kind_(Kind::Bool), i_(v) {}  // NOLINT
+  Scalar(bool v) : kind_(Kind::Bool), i_(v) {}                     // NOLINT
 
   Kind kind() const { return kind_; }
   bool is_bool() const { return kind_ == Kind::Bool; }

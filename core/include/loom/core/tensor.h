@@ -54,7 +54,7 @@ class Tensor {
   std::optional<Tensor> reshape_as_view(IntArrayRef sizes) const;
   Tensor permute(IntArrayRef dims) const;
   Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor t() const;  // 2-D transpose; 0-D and 1-D return themselves
+  Tensor t() const;                        // 2-D transpose; 0-D and 1-D return themselves
   Tensor expand(IntArrayRef sizes) const;  // -1 keeps a size
   Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
                int64_t step = 1) const;

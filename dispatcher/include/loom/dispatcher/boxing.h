@@ -22,7 +22,9 @@ inline LoomValue box(int64_t i) {
   v.u.i = i;
   return v;
 }
-inline LoomValue box(int i) { return box(static_cast<int64_t>(i)); }
+inline LoomValue box(int i) {
+  return box(static_cast<int64_t>(i));
+}
 inline LoomValue box(double d) {
   LoomValue v{LOOM_VALUE_DOUBLE, 0, {}};
   v.u.d = d;
@@ -60,7 +62,9 @@ inline LoomValue box(IntArrayRef list) {
   v.u.ints = list.data();
   return v;
 }
-inline LoomValue none() { return LoomValue{LOOM_VALUE_NONE, 0, {}}; }
+inline LoomValue none() {
+  return LoomValue{LOOM_VALUE_NONE, 0, {}};
+}
 
 // Takes the owned tensor out of a returned value.
 inline Tensor unbox_tensor(LoomValue& v, std::string_view op) {

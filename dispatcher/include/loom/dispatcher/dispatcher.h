@@ -144,11 +144,10 @@ class Dispatcher {
   void call(OperatorHandle op, const LoomValue* args, size_t num_args, LoomValue* returns,
             size_t num_returns) const;
   // Call with an explicit key set (what a kernel got in LoomKernelCall::key_set).
-  void redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args,
-                  size_t num_args, LoomValue* returns, size_t num_returns) const;
+  void redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args, size_t num_args,
+                  LoomValue* returns, size_t num_returns) const;
   // The key set a call with these arguments would dispatch on.
-  DispatchKeySet compute_key_set(OperatorHandle op, const LoomValue* args,
-                                 size_t num_args) const;
+  DispatchKeySet compute_key_set(OperatorHandle op, const LoomValue* args, size_t num_args) const;
 
   // --- introspection ---
   std::vector<TableRow> dump_table(OperatorHandle op) const;

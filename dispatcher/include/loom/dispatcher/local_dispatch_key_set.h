@@ -16,13 +16,14 @@ namespace detail {
 extern thread_local LocalDispatchKeySet tls_local_keys __attribute__((tls_model("initial-exec")));
 }  // namespace detail
 
-inline LocalDispatchKeySet local_dispatch_key_set() { return detail::tls_local_keys; }
+inline LocalDispatchKeySet local_dispatch_key_set() {
+  return detail::tls_local_keys;
+}
 
 // Adds keys to every dispatch on this thread while alive (e.g. Profiler, Tracer).
 class IncludeDispatchKeyGuard {
  public:
-  explicit IncludeDispatchKeyGuard(DispatchKeySet keys)
-      : saved_(detail::tls_local_keys.included) {
+  explicit IncludeDispatchKeyGuard(DispatchKeySet keys) : saved_(detail::tls_local_keys.included) {
     detail::tls_local_keys.included |= keys.raw();
   }
   ~IncludeDispatchKeyGuard() { detail::tls_local_keys.included = saved_; }
@@ -37,8 +38,7 @@ class IncludeDispatchKeyGuard {
 // the autograd kernel, "no_grad").
 class ExcludeDispatchKeyGuard {
  public:
-  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys)
-      : saved_(detail::tls_local_keys.excluded) {
+  explicit ExcludeDispatchKeyGuard(DispatchKeySet keys) : saved_(detail::tls_local_keys.excluded) {
     detail::tls_local_keys.excluded |= keys.raw();
   }
   ~ExcludeDispatchKeyGuard() { detail::tls_local_keys.excluded = saved_; }

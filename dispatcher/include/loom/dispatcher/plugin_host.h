@@ -20,7 +20,7 @@ struct PluginInfo {
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
   std::vector<std::string> device_types;  // registered by the plugin
-  std::vector<int32_t> device_counts;      // devices of each type (-1: the plugin cannot tell)
+  std::vector<int32_t> device_counts;     // devices of each type (-1: the plugin cannot tell)
   std::vector<std::string> backends;      // backend slots it registered
   int ops_defined = 0;
   int kernels = 0;

@@ -36,9 +36,9 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out) {
   if (index < 0 || index >= kDeviceCount) return bad_index(index);
   *out = std::malloc(nbytes == 0 ? 1 : nbytes);
   if (*out == nullptr) {
-    return loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                                 "[npu_sim] out of memory allocating " + std::to_string(nbytes) +
-                                     " bytes");
+    return loom::sdk::make_error(
+        LOOM_STATUS_RESOURCE_EXHAUSTED,
+        "[npu_sim] out of memory allocating " + std::to_string(nbytes) + " bytes");
   }
   g_bytes.fetch_add(static_cast<int64_t>(nbytes));
   return nullptr;
@@ -58,7 +58,9 @@ LoomError* stream_destroy(void*, int32_t, void* stream) {
   delete static_cast<int*>(stream);
   return nullptr;
 }
-LoomError* nothing_pending(void*, int32_t, void*) { return nullptr; }
+LoomError* nothing_pending(void*, int32_t, void*) {
+  return nullptr;
+}
 LoomError* event_create(void*, int32_t, void** out) {
   *out = new int(0);
   return nullptr;
@@ -71,8 +73,12 @@ LoomError* event_record(void*, int32_t, void* event, void*) {
   ++*static_cast<int*>(event);
   return nullptr;
 }
-LoomError* event_wait(void*, int32_t, void*, void*) { return nullptr; }
-LoomError* device_synchronize(void*, int32_t) { return nullptr; }
+LoomError* event_wait(void*, int32_t, void*, void*) {
+  return nullptr;
+}
+LoomError* device_synchronize(void*, int32_t) {
+  return nullptr;
+}
 
 LoomError* copy(void*, int32_t, LoomCopyKind, void* dst, const void* src, size_t nbytes, void*) {
   std::memcpy(dst, src, nbytes);
@@ -101,7 +107,11 @@ const LoomDeviceInterface kInterface = [] {
 
 }  // namespace
 
-const LoomDeviceInterface& device_interface() { return kInterface; }
-int64_t bytes_in_use() { return g_bytes.load(); }
+const LoomDeviceInterface& device_interface() {
+  return kInterface;
+}
+int64_t bytes_in_use() {
+  return g_bytes.load();
+}
 
 }  // namespace npu_sim

@@ -78,8 +78,8 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
   size_t nbytes = static_cast<size_t>(self.numel()) * (self.view().dl.dtype.bits / 8);
   const LoomDeviceInterface& d = device_interface();
   int32_t index = to_device ? self.device().index : src.device().index;
-  loom::sdk::check(d.copy(d.ctx, index < 0 ? 0 : index, kind, self.data(), src.data(), nbytes,
-                          nullptr));
+  loom::sdk::check(
+      d.copy(d.ctx, index < 0 ? 0 : index, kind, self.data(), src.data(), nbytes, nullptr));
   return self;
 }
 
@@ -91,8 +91,8 @@ void register_kernels(loom::sdk::Registrar& r, uint32_t key, int16_t device_type
   r.impl<&mul>("loom::mul.Tensor", key);
   r.impl<&fill_>("loom::fill_.Scalar", key);
   r.impl<&copy_>("loom::copy_", key);
-  for (const char* op : {"loom::add.Tensor", "loom::mul.Tensor", "loom::fill_.Scalar",
-                         "loom::copy_"}) {
+  for (const char* op :
+       {"loom::add.Tensor", "loom::mul.Tensor", "loom::fill_.Scalar", "loom::copy_"}) {
     r.capability(op, key, {LOOM_DTYPE_FLOAT32});
   }
 }

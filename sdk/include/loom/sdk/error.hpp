@@ -48,7 +48,8 @@ inline LoomError* make_error(int32_t code, std::string_view message) noexcept {
 
 // Throws the host's error as loom::sdk::Error (after destroying it).
 inline void check(LoomError* err) {
-  if (err == nullptr) [[likely]] return;
+  if (err == nullptr) [[likely]]
+    return;
   std::string message = err->message != nullptr ? err->message : "(no message)";
   int32_t code = err->code;
   if (err->destroy != nullptr) err->destroy(err);

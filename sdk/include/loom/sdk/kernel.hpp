@@ -45,8 +45,8 @@ class DispatchContext {
   const LoomKernelCall& call() const { return *call_; }
   // Calls the next kernel in line with the same arguments; fills the call's returns.
   void redispatch() const {
-    check(host().redispatch(call_->op, call_->key_set, call_->args, call_->num_args,
-                            call_->returns, call_->num_returns));
+    check(host().redispatch(call_->op, call_->key_set, call_->args, call_->num_args, call_->returns,
+                            call_->num_returns));
   }
 
  private:

@@ -59,9 +59,7 @@ class Tensor {
   }
   int64_t dim() const { return view().dl.ndim; }
   std::span<const int64_t> sizes() const { return {view().dl.shape, size_t(view().dl.ndim)}; }
-  std::span<const int64_t> strides() const {
-    return {view().dl.strides, size_t(view().dl.ndim)};
-  }
+  std::span<const int64_t> strides() const { return {view().dl.strides, size_t(view().dl.ndim)}; }
   int64_t size(int64_t d) const { return view().dl.shape[d < 0 ? d + dim() : d]; }
   int64_t numel() const { return view().numel; }
   LoomDType dtype() const { return static_cast<LoomDType>(view().dtype); }
