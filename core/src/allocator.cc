@@ -131,8 +131,13 @@ bool AllocatorRegistry::has_observers() const {
 }
 
 void AllocatorRegistry::notify(const AllocationEvent& event) const {
-  std::lock_guard<std::mutex> lock(impl_->observers_mutex);
-  for (const auto& [id, observer] : impl_->observers) observer(event);
+  std::vector<AllocationObserver> observers;
+  {
+    // Called outside the lock, so an observer may itself allocate or (un)register.
+    std::lock_guard<std::mutex> lock(impl_->observers_mutex);
+    for (const auto& [id, observer] : impl_->observers) observers.push_back(observer);
+  }
+  for (const AllocationObserver& observer : observers) observer(event);
 }
 
 }  // namespace loom

@@ -59,6 +59,7 @@ DeviceType DeviceTypeRegistry::register_type(std::string_view name, DispatchKey 
 void DeviceTypeRegistry::unregister_type(DeviceType type) {
   LOOM_CHECK(type >= 2 && type < kMaxDeviceTypes, "device", "cannot unregister device type ", type);
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  LOOM_CHECK(is_registered(type), "device", "device type ", type, " is not registered");
   // The id is retired, not reused: tensors or handles may still mention it in errors.
   impl_->names[type] = str_cat(impl_->names[type], " (unregistered)");
   impl_->backends[type].store(static_cast<uint8_t>(DispatchKey::Undefined),

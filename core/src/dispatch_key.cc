@@ -23,6 +23,7 @@ std::array<std::string, kNumVendorBackends>& vendor_names() {
 }  // namespace
 
 void set_vendor_backend_name(int vendor_index, std::string name) {
+  if (vendor_index < 0 || vendor_index >= kNumVendorBackends) return;
   std::lock_guard<std::mutex> lock(vendor_names_mutex());
   vendor_names()[vendor_index] = std::move(name);
 }

@@ -113,7 +113,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
   LOOM_CHECK(sizes.size() == strides.size(), "empty_strided", "sizes ", shape_to_string(sizes),
              " and strides ", shape_to_string(strides), " differ in length");
-  int64_t numel = checked_numel(sizes, "empty");
+  int64_t numel = checked_numel(sizes, "empty_strided");
   // Bytes needed: one past the furthest element.
   size_t nbytes = numel == 0 ? 0
                              : bytes_through(last_element_index(sizes, strides, 0, "empty_strided"),
@@ -125,12 +125,15 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
 }
 
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
+  checked_numel(sizes, "empty");  // before the strides, which would overflow with it
   DimVector strides = contiguous_strides(sizes);
   return empty_strided(sizes, strides, dtype, device);
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                  Device device, void (*deleter)(void* ctx, void* data), void* ctx) {
+  LOOM_CHECK(DeviceTypeRegistry::instance().is_registered(device.type), "from_blob", "device type ",
+             device.type, " is not registered");
   LOOM_CHECK(sizes.size() == strides.size(), "from_blob", "sizes ", shape_to_string(sizes),
              " and strides ", shape_to_string(strides), " differ in length");
   int64_t numel = checked_numel(sizes, "from_blob");
@@ -213,7 +216,11 @@ Tensor Tensor::permute(IntArrayRef dims) const {
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   int64_t n = dim();
-  if (n == 0) return *this;
+  if (n == 0) {
+    wrap_dim(dim0, 0, "transpose");
+    wrap_dim(dim1, 0, "transpose");
+    return *this;
+  }
   int64_t a = wrap_dim(dim0, n, "transpose"), b = wrap_dim(dim1, n, "transpose");
   DimVector new_sizes(sizes().begin(), sizes().end());
   DimVector new_strides(strides().begin(), strides().end());
@@ -239,6 +246,8 @@ Tensor Tensor::expand(IntArrayRef target) const {
                  shape_to_string(target));
       resolved[i] = sizes()[i - lead];
     }
+    LOOM_CHECK(resolved[i] >= 0, "expand", "invalid size ", target[i], " at dim ", i, " in ",
+               shape_to_string(target), " (expected -1 or a non-negative size)");
   }
   DimVector strides = broadcast_strides(sizes(), this->strides(), resolved, "expand");
   return as_strided(resolved, strides);

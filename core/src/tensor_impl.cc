@@ -87,7 +87,11 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   int64_t running = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = running;
-    running *= std::max<int64_t>(sizes[i], 1);
+    // Zero-size tensors still get strides, so this can overflow where the numel cannot.
+    if (i > 0) {
+      LOOM_CHECK(!__builtin_mul_overflow(running, std::max<int64_t>(sizes[i], 1), &running),
+                 "tensor", "sizes [", absl::StrJoin(sizes, ", "), "] overflow the strides");
+    }
   }
   return strides;
 }
