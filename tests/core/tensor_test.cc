@@ -15,6 +15,7 @@
 #include "loom/core/allocator.h"
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
+#include "loom_error_assertions.h"
 
 namespace loom {
 namespace {
@@ -22,37 +23,6 @@ namespace {
 using Shape = std::vector<int64_t>;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
-
-// Succeeds when `fn` throws a loom::Error whose message starts with "[component] " and
-// contains `substring`.
-template <typename Fn>
-::testing::AssertionResult ThrowsLoomError(Fn&& fn, const std::string& component,
-                                           const std::string& substring) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    const std::string prefix = "[" + component + "] ";
-    if (what.rfind(prefix, 0) != 0) {
-      return ::testing::AssertionFailure()
-             << "message \"" << what << "\" does not start with \"" << prefix << "\"";
-    }
-    if (e.component() != component) {
-      return ::testing::AssertionFailure() << "component() is \"" << e.component() << "\"";
-    }
-    if (what.find(substring) == std::string::npos) {
-      return ::testing::AssertionFailure()
-             << "message \"" << what << "\" does not contain \"" << substring << "\"";
-    }
-    return ::testing::AssertionSuccess();
-  } catch (const std::exception& e) {
-    return ::testing::AssertionFailure() << "threw a non-loom exception: " << e.what();
-  }
-  return ::testing::AssertionFailure() << "did not throw";
-}
-
-#define EXPECT_LOOM_ERROR(stmt, component, substring) \
-  EXPECT_TRUE(ThrowsLoomError([&] { (void)(stmt); }, component, substring))
 
 Shape ToVec(IntArrayRef r) {
   return Shape(r.begin(), r.end());
