@@ -8,8 +8,12 @@ namespace {
 
 void noop(const at::Tensor&) {}
 
-TORCH_LIBRARY(loom_bench, m) { m.def("noop(Tensor self) -> ()"); }
-TORCH_LIBRARY_IMPL(loom_bench, CPU, m) { m.impl("noop", &noop); }
+TORCH_LIBRARY(loom_bench, m) {
+  m.def("noop(Tensor self) -> ()");
+}
+TORCH_LIBRARY_IMPL(loom_bench, CPU, m) {
+  m.impl("noop", &noop);
+}
 
 void BM_TorchNoopBoxedDispatch(benchmark::State& state) {
   auto op = c10::Dispatcher::singleton().findSchemaOrThrow("loom_bench::noop", "");
