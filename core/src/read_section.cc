@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "loom/core/error.h"
+
 namespace loom {
 namespace detail {
 
@@ -64,6 +66,9 @@ ReaderRecord* register_reader_thread() {
 }  // namespace detail
 
 void synchronize_readers() {
+  LOOM_CHECK(!in_read_section(), "read-section",
+             "cannot wait for other op calls from inside an op call (expected a caller outside "
+             "any kernel, e.g. not a kernel that unloads a plugin or removes an allocator)");
   static std::mutex writers;
   std::lock_guard<std::mutex> lock(writers);
   if (detail::g_have_membarrier) {
@@ -71,10 +76,8 @@ void synchronize_readers() {
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);
   }
-  ReaderRecord* self = detail::tls_reader_record;
   for (ReaderRecord* r = detail::g_records.load(std::memory_order_acquire); r != nullptr;
        r = r->next) {
-    if (r == self) continue;
     if (r->depth.load(std::memory_order_acquire) == 0) continue;
     uint64_t exits = r->exits.load(std::memory_order_acquire);
     while (r->depth.load(std::memory_order_acquire) != 0 &&

@@ -279,7 +279,7 @@ Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
   d = wrap_dim(d, dim(), "narrow");
   int64_t len = sizes()[d];
   if (start < 0) start += len;
-  LOOM_CHECK(start >= 0 && length >= 0 && start + length <= len, "narrow", "start ", start,
+  LOOM_CHECK(start >= 0 && length >= 0 && length <= len - start, "narrow", "start ", start,
              " + length ", length, " exceeds dim ", d, " of size ", len);
   return slice(d, start, start + length, 1);
 }

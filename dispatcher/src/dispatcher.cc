@@ -67,6 +67,8 @@ OperatorEntry::OperatorEntry(std::string n) : name(std::move(n)) {
   missing_slot.debug = "missing";
   undefined_slot.kernel = {&undefined_kernel, this};
   undefined_slot.debug = "undefined";
+  fallthrough_slot.kernel = {&fallthrough_kernel, this};
+  fallthrough_slot.debug = "fallthrough";
   for (auto& e : table) e.store(&undefined_slot, std::memory_order_relaxed);
 }
 
@@ -148,7 +150,7 @@ void Dispatcher::Impl::recompute(OperatorEntry& e) {
     Resolution r = resolve(e, i);
     if (r.source == EntrySource::Fallthrough) {
       fallthrough |= uint64_t{1} << static_cast<int>(runtime_key_at(i));
-      e.table[i].store(&e.missing_slot, std::memory_order_release);
+      e.table[i].store(&e.fallthrough_slot, std::memory_order_release);
     } else {
       e.table[i].store(r.slot, std::memory_order_release);
     }
@@ -183,10 +185,11 @@ Registration Dispatcher::define(std::string_view schema_text, const Registrant* 
   auto signature = std::make_unique<Signature>(make_signature(std::move(schema)));
   std::string name = signature->schema.name.qualified();
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_open(owner);
   OperatorEntry& e = impl_->entry_for(name);
   if (e.definition != nullptr) {
     const Signature* existing = e.signature.load(std::memory_order_relaxed);
-    fail("dispatcher", "operator '", name, "' is already defined by ", e.definition->owner->name,
+    fail_with(ErrorCode::AlreadyExists, "dispatcher", "operator '", name, "' is already defined by ", e.definition->owner->name,
          e.definition->owner->file.empty() ? "" : str_cat(" (", e.definition->owner->file, ")"),
          " as '", existing->schema_text, "'; ", owner->name, " cannot define it again",
          owner->file.empty() ? "" : str_cat(" (", owner->file, ")"));
@@ -195,9 +198,10 @@ Registration Dispatcher::define(std::string_view schema_text, const Registrant* 
   record->kind = RegistrationRecord::Kind::Definition;
   record->op = &e;
   record->owner = owner;
-  e.definition = record.get();
-  e.signature.store(signature.release(), std::memory_order_release);
+  RegistrationRecord* raw = record.get();
   uint64_t id = impl_->add_record(std::move(record));
+  e.definition = raw;
+  e.signature.store(signature.release(), std::memory_order_release);
   impl_->recompute(e);
   if (out_op != nullptr) *out_op = OperatorHandle(&e);
   return Registration(id);
@@ -218,8 +222,10 @@ std::optional<OperatorHandle> Dispatcher::find(std::string_view qualified_name) 
 
 OperatorHandle Dispatcher::find_defined(std::string_view qualified_name) const {
   std::optional<OperatorHandle> op = find(qualified_name);
-  LOOM_CHECK(op && op->is_defined(), "dispatcher", "unknown operator '", qualified_name,
-             "' (no loaded plugin defines it; `loom ops` lists the defined ones)");
+  if (!op || !op->is_defined()) {
+    fail_with(ErrorCode::NotFound, "dispatcher", "unknown operator '", qualified_name,
+              "' (no loaded plugin defines it; `loom ops` lists the defined ones)");
+  }
   return *op;
 }
 
@@ -246,6 +252,7 @@ Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key, Ker
              "' on key ", dispatch_key_name(key));
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_open(owner);
   auto record = std::make_unique<RegistrationRecord>();
   record->kind = RegistrationRecord::Kind::Kernel;
   record->op = op.entry();
@@ -253,8 +260,9 @@ Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key, Ker
   record->owner = owner;
   record->slot = std::make_unique<KernelSlot>(
       KernelSlot{kernel, owner, debug.empty() ? op.name() : std::move(debug), key});
-  op.entry()->kernels[registration_index(key)].push_back(record.get());
-  uint64_t id = impl_->add_record(std::move(record));
+  RegistrationRecord* raw = record.get();
+  uint64_t id = impl_->add_record(std::move(record));  // first: it may throw bad_alloc
+  op.entry()->kernels[registration_index(key)].push_back(raw);
   impl_->recompute(*op.entry());
   return Registration(id);
 }
@@ -267,14 +275,16 @@ Registration Dispatcher::register_fallback(DispatchKey key, KernelFunction kerne
              dispatch_key_name(key));
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_open(owner);
   auto record = std::make_unique<RegistrationRecord>();
   record->kind = RegistrationRecord::Kind::Fallback;
   record->key = key;
   record->owner = owner;
   record->slot = std::make_unique<KernelSlot>(KernelSlot{
       kernel, owner, debug.empty() ? str_cat(dispatch_key_name(key), " fallback") : debug, key});
-  impl_->fallbacks[runtime_index(key)].push_back(record.get());
+  RegistrationRecord* raw = record.get();
   uint64_t id = impl_->add_record(std::move(record));
+  impl_->fallbacks[runtime_index(key)].push_back(raw);
   impl_->recompute_all();
   return Registration(id);
 }
@@ -284,12 +294,14 @@ Registration Dispatcher::register_fallthrough(DispatchKey key, const Registrant*
              dispatch_key_name(key), " (only functionality keys can be skipped)");
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_open(owner);
   auto record = std::make_unique<RegistrationRecord>();
   record->kind = RegistrationRecord::Kind::Fallthrough;
   record->key = key;
   record->owner = owner;
-  impl_->fallbacks[runtime_index(key)].push_back(record.get());
+  RegistrationRecord* raw = record.get();
   uint64_t id = impl_->add_record(std::move(record));
+  impl_->fallbacks[runtime_index(key)].push_back(raw);
   impl_->recompute_all();
   return Registration(id);
 }
@@ -328,21 +340,51 @@ std::unique_ptr<RegistrationRecord> Dispatcher::Impl::unlink(uint64_t id) {
   return record;
 }
 
+void Dispatcher::Impl::check_open(const Registrant* owner) const {
+  if (owner->closing) {
+    fail_with(ErrorCode::FailedPrecondition, "dispatcher", "'", owner->name,
+              "' is being unloaded; it cannot register anything more");
+  }
+}
+
+// Note [Freeing what readers may hold]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// An unlinked kernel slot may still be in use by a caller that loaded it from the table
+// just before, so it is freed only after synchronize_readers(). A thread that is itself
+// inside an op call (a kernel removing a registration, maybe its own) cannot wait: two
+// such threads would wait for each other, and its own frames may still use the slot. It
+// moves the records to a graveyard instead, which the next deregistration made outside
+// any op call frees after its grace period.
+void Dispatcher::Impl::reclaim(std::vector<std::unique_ptr<RegistrationRecord>> removed) {
+  if (in_read_section()) {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& r : removed) graveyard.push_back(std::move(r));
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& r : graveyard) removed.push_back(std::move(r));
+    graveyard.clear();
+  }
+  if (!removed.empty()) synchronize_readers();
+}
+
 void Dispatcher::deregister(uint64_t registration_id) {
-  std::unique_ptr<RegistrationRecord> record;
-  std::vector<std::unique_ptr<const Signature>> signatures;
+  std::vector<std::unique_ptr<RegistrationRecord>> removed;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
-    record = impl_->unlink(registration_id);
-    signatures.swap(impl_->retired_signatures);
+    if (auto record = impl_->unlink(registration_id)) removed.push_back(std::move(record));
   }
-  if (record == nullptr) return;
-  synchronize_readers();  // no caller still holds the slot or signature
+  impl_->reclaim(std::move(removed));
+}
+
+void Dispatcher::close_registrant(const Registrant* owner) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  owner->closing = true;
 }
 
 void Dispatcher::deregister_all(const Registrant* owner) {
   std::vector<std::unique_ptr<RegistrationRecord>> removed;
-  std::vector<std::unique_ptr<const Signature>> signatures;
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     std::vector<uint64_t> ids;
@@ -350,10 +392,10 @@ void Dispatcher::deregister_all(const Registrant* owner) {
       if (record->owner == owner) ids.push_back(id);
     }
     std::sort(ids.rbegin(), ids.rend());  // newest first, like handles going out of scope
+    removed.reserve(ids.size());
     for (uint64_t id : ids) removed.push_back(impl_->unlink(id));
-    signatures.swap(impl_->retired_signatures);
   }
-  synchronize_readers();
+  impl_->reclaim(std::move(removed));
 }
 
 Dispatcher::Counts Dispatcher::counts_for(const Registrant* owner) const {
@@ -383,6 +425,7 @@ DispatchKey Dispatcher::register_backend(std::string_view name, const Registrant
                                          uint64_t* out_registration_id) {
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_open(owner);
   DispatchKey key = impl_->acquire_backend(name);
   auto record = std::make_unique<RegistrationRecord>();
   record->kind = RegistrationRecord::Kind::Backend;

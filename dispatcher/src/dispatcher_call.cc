@@ -51,11 +51,7 @@ uint16_t accepted_tags(const SchemaType& type) {
     case K::List: {
       const SchemaType& elem = type.elem->kind == K::Optional ? *type.elem->elem : *type.elem;
       switch (elem.kind) {
-        case K::Int: {
-          uint16_t tags = tag_bit(LOOM_VALUE_INT_LIST);
-          if (type.fixed_size) tags |= tag_bit(LOOM_VALUE_INT);  // int[2] accepts 3
-          return tags;
-        }
+        case K::Int: return tag_bit(LOOM_VALUE_INT_LIST);  // callers expand int[2]=3
         case K::Float:
           return tag_bit(LOOM_VALUE_DOUBLE_LIST);
         case K::Bool:
@@ -181,24 +177,27 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
 [[noreturn]] void raise_kernel_error(LoomError* err, const OperatorEntry& e, const KernelSlot& slot,
                                      DispatchKey key, LoomValue* returns, size_t num_returns) {
   for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
-  std::string message = (err->struct_size != 0 && err->message != nullptr)
-                            ? std::string(err->message)
-                            : std::string("(the kernel returned an error with no message)");
-  if (err->destroy != nullptr) err->destroy(err);
+  auto [code, message] = take_error(err);
   std::string detail(strip_own_prefix(message, e.name));
   if (slot.owner != nullptr) {
-    detail += str_cat(" (", slot.registered_key == key ? "kernel" : "kernel registered", " for ",
-                      dispatch_key_name(key), " from ", slot.owner->name == "app" ? "" : "plugin ",
-                      "'", slot.owner->name, "')");
+    bool is_plugin = slot.owner != app_registrant() && slot.owner != core_registrant();
+    std::string from = str_cat(is_plugin ? "plugin '" : "'", slot.owner->name, "'");
+    if (slot.registered_key == key) {
+      detail += str_cat(" (kernel for ", dispatch_key_name(key), " from ", from, ")");
+    } else {
+      detail += str_cat(" (", dispatch_key_name(slot.registered_key), " kernel used for ",
+                        dispatch_key_name(key), ", from ", from, ")");
+    }
   }
-  throw Error(e.name, detail);
+  throw Error(e.name, detail, code);
 }
 
 [[noreturn]] void bad_returns(const OperatorEntry& e, const Signature& sig, const KernelSlot& slot,
                               LoomValue* returns, size_t num_returns) {
   std::string detail;
   for (size_t i = 0; i < num_returns; ++i) {
-    if (!(sig.accepted_return_tags[i] & (1u << returns[i].tag)) ||
+    if (returns[i].tag > LOOM_VALUE_TENSOR_LIST ||
+        !(sig.accepted_return_tags[i] & (1u << returns[i].tag)) ||
         (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) {
       detail = str_cat("kernel '", slot.debug, "' from ",
                        slot.owner ? slot.owner->name : "the dispatcher", " returned ",
@@ -208,13 +207,13 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
     }
   }
   for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
-  throw Error(e.name, detail);
+  throw Error(e.name, detail, ErrorCode::Internal);
 }
 
 inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySet keys,
                      const LoomValue* args, size_t num_args, LoomValue* returns,
                      size_t num_returns) {
-  keys = keys - DispatchKeySet(e.fallthrough_keys.load(std::memory_order_relaxed));
+  keys = keys.valid() - DispatchKeySet(e.fallthrough_keys.load(std::memory_order_acquire));
   DispatchKey key = keys.highest_priority();
   if (key == DispatchKey::Undefined) [[unlikely]] {
     fail(e.name, "nothing to dispatch to: the key set ", keys.to_string(),
@@ -234,7 +233,8 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
   if (err != nullptr) [[unlikely]]
     raise_kernel_error(err, e, *slot, key, returns, num_returns);
   for (size_t i = 0; i < num_returns; ++i) {
-    if (!(sig->accepted_return_tags[i] & (1u << returns[i].tag)) ||
+    if (returns[i].tag > LOOM_VALUE_TENSOR_LIST ||
+        !(sig->accepted_return_tags[i] & (1u << returns[i].tag)) ||
         (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) [[unlikely]] {
       bad_returns(e, *sig, *slot, returns, num_returns);
     }
@@ -252,6 +252,20 @@ Signature make_signature(FunctionSchema schema) {
   }
   sig.schema = std::move(schema);
   return sig;
+}
+
+TakenError take_error(LoomError* err) {
+  TakenError taken{ErrorCode::Internal, "(an error object with no message)"};
+  if (err == nullptr) return taken;
+  if (LOOM_HAS_FIELD(err, LoomError, code) && err->code > 0 &&
+      err->code <= static_cast<int32_t>(ErrorCode::VersionMismatch)) {
+    taken.code = static_cast<ErrorCode>(err->code);
+  }
+  if (LOOM_HAS_FIELD(err, LoomError, message) && err->message != nullptr) {
+    taken.message = err->message;
+  }
+  if (LOOM_HAS_FIELD(err, LoomError, destroy) && err->destroy != nullptr) err->destroy(err);
+  return taken;
 }
 
 LoomError* make_host_error(int32_t code, std::string message) {
@@ -274,6 +288,20 @@ LoomError* missing_kernel(void* ctx, const LoomKernelCall* call) {
                          str_cat("no kernel for dispatch key ", key,
                                  "; keys with kernels: ", have.empty() ? "none" : have,
                                  " (is the plugin for ", key, " loaded?)"));
+}
+
+// A skipped functionality key: passes the call on to the keys below. The fallthrough
+// mask normally keeps such keys from being selected at all; this covers a caller that
+// read the mask just before a registration change (Note [Dispatch table precedence]).
+LoomError* fallthrough_kernel(void* ctx, const LoomKernelCall* call) {
+  try {
+    Dispatcher::instance().redispatch(OperatorHandle(static_cast<OperatorEntry*>(ctx)),
+                                      DispatchKeySet(call->key_set), call->args, call->num_args,
+                                      call->returns, call->num_returns);
+    return nullptr;
+  } catch (const Error& e) {
+    return make_host_error(static_cast<int32_t>(e.code()), e.what());
+  }
 }
 
 LoomError* undefined_kernel(void* ctx, const LoomKernelCall* call) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "loom/core/error.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "operator_entry.h"
 
@@ -30,7 +31,11 @@ struct Dispatcher::Impl {
   absl::flat_hash_map<uint64_t, std::unique_ptr<RegistrationRecord>> records;
   std::array<std::vector<RegistrationRecord*>, kNumRuntimeKeys> fallbacks;  // newest last
   std::array<VendorSlot, kNumVendorBackends> vendor_slots;
+  // Signatures of undefined ops are never freed: op_schema() hands out their text.
   std::vector<std::unique_ptr<const Signature>> retired_signatures;
+  // Records unlinked by a thread inside an op call, freed by the next deregistration
+  // made outside any (after its grace period).
+  std::vector<std::unique_ptr<RegistrationRecord>> graveyard;
   uint64_t next_id = 1;
 
   Resolution resolve(const OperatorEntry& e, int index) const;
@@ -43,16 +48,28 @@ struct Dispatcher::Impl {
   DispatchKey acquire_backend(std::string_view name);
   void release_backend(const std::string& name);
   std::string keys_with_kernels(const OperatorEntry& e) const;
+  void check_open(const Registrant* owner) const;
+  // Frees `removed` after a grace period, or defers it when called inside an op call.
+  void reclaim(std::vector<std::unique_ptr<RegistrationRecord>> removed);
 };
 
 // The dispatcher's own error kernels; ctx is the OperatorEntry.
 LoomError* missing_kernel(void* ctx, const LoomKernelCall* call);
 LoomError* undefined_kernel(void* ctx, const LoomKernelCall* call);
+LoomError* fallthrough_kernel(void* ctx, const LoomKernelCall* call);
 
 // Argument/return tag masks from a schema.
 Signature make_signature(FunctionSchema schema);
 
 // A host-side error object for the ABI (destroyed by err->destroy).
 LoomError* make_host_error(int32_t code, std::string message);
+
+// Copies what an error object from a plugin says, checking each field against its
+// struct_size, and destroys it. Unknown codes become Internal.
+struct TakenError {
+  ErrorCode code;
+  std::string message;
+};
+TakenError take_error(LoomError* err);
 
 }  // namespace loom::dispatch

@@ -1,6 +1,7 @@
 // The host services of the plugin ABI (LoomHostApi): each function checks its inputs,
 // forwards to the dispatcher, core or plugin record, and turns any loom::Error into a
 // LoomError so no exception crosses the boundary.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -21,11 +22,13 @@ LoomError* guarded(F&& body) {
     body();
     return nullptr;
   } catch (const Error& e) {
-    return make_host_error(LOOM_STATUS_INVALID_ARGUMENT, e.what());
+    return make_host_error(static_cast<int32_t>(e.code()), e.what());
   } catch (const std::bad_alloc&) {
     return make_host_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "[host] out of memory");
   } catch (const std::exception& e) {
     return make_host_error(LOOM_STATUS_INTERNAL, str_cat("[host] ", e.what()));
+  } catch (...) {
+    return make_host_error(LOOM_STATUS_INTERNAL, "[host] unknown exception");
   }
 }
 
@@ -174,6 +177,17 @@ LoomError* register_backend(LoomPluginContext* ctx, const char* name, uint32_t* 
   return guarded([&] {
     PluginRecord& plugin = plugin_of(ctx, "register_backend");
     check_string(name, "register_backend", "name");
+    {
+      // Idempotent per plugin and name: a second call returns the same key.
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      if (std::find(plugin.backends.begin(), plugin.backends.end(), name) !=
+          plugin.backends.end()) {
+        if (out_key != nullptr) {
+          *out_key = key_to_abi(*Dispatcher::instance().find_backend(name));
+        }
+        return;
+      }
+    }
     DispatchKey key = Dispatcher::instance().register_backend(name, &plugin.registrant);
     {
       std::lock_guard<std::mutex> lock(plugin.mutex);
@@ -196,10 +210,18 @@ LoomError* register_device_type(LoomPluginContext* ctx, const char* name, uint32
                "'): the device interface must provide allocate and deallocate (struct_size ",
                device->struct_size, ")");
     DispatchKey backend = key_from_abi(backend_key);
-    DeviceType type = DeviceTypeRegistry::instance().register_type(name, backend);
+    std::lock_guard<std::mutex> lock(plugin.mutex);  // unload cannot start meanwhile
+    if (plugin.closing) {
+      fail_with(ErrorCode::FailedPrecondition, "host", "register_device_type('", name,
+                "'): plugin '", plugin.registrant.name, "' is being unloaded");
+    }
     auto allocator = std::make_unique<PluginDeviceAllocator>(&plugin, device, name);
+    plugin.device_types.reserve(plugin.device_types.size() + 1);
+    plugin.device_type_names.reserve(plugin.device_type_names.size() + 1);
+    plugin.allocators.reserve(plugin.allocators.size() + 1);
+    plugin.allocator_registrations.reserve(plugin.allocator_registrations.size() + 1);
+    DeviceType type = DeviceTypeRegistry::instance().register_type(name, backend);
     uint64_t reg = AllocatorRegistry::instance().add(type, allocator.get());
-    std::lock_guard<std::mutex> lock(plugin.mutex);
     plugin.device_types.push_back(type);
     plugin.device_type_names.emplace_back(name);
     plugin.allocators.push_back(std::move(allocator));
@@ -321,7 +343,11 @@ LoomError* set_attribute(LoomPluginContext* ctx, const char* key, const char* va
 }
 
 LoomError* error_create(int32_t code, const char* message) {
-  return make_host_error(code, message == nullptr ? "" : message);
+  try {
+    return make_host_error(code, message == nullptr ? "" : message);
+  } catch (...) {
+    return nullptr;  // out of memory: nothing better to return
+  }
 }
 
 }  // namespace
@@ -365,11 +391,13 @@ void* PluginDeviceAllocator::allocate(size_t nbytes, Device device) {
   LoomError* err =
       device_->allocate(device_->ctx, device.index < 0 ? 0 : device.index, nbytes, &ptr);
   if (err != nullptr) {
-    std::string message = err->message != nullptr ? err->message : "";
-    if (err->destroy != nullptr) err->destroy(err);
-    fail("allocator", "plugin '", plugin_->registrant.name, "' failed to allocate ", nbytes,
-         " bytes on ", device.to_string(), ": ", message);
+    std::string message = take_error(err).message;
+    fail_with(ErrorCode::ResourceExhausted, "allocator", "plugin '", plugin_->registrant.name,
+              "' failed to allocate ", nbytes, " bytes on ", device.to_string(), ": ", message);
   }
+  LOOM_CHECK(ptr != nullptr || nbytes == 0, "allocator", "plugin '", plugin_->registrant.name,
+             "' returned a null pointer and no error for ", nbytes, " bytes on ",
+             device.to_string());
   return ptr;
 }
 
@@ -388,7 +416,7 @@ int32_t PluginDeviceAllocator::device_count() const {
   }
   int32_t count = -1;
   if (LoomError* err = device_->device_count(device_->ctx, &count)) {
-    if (err->destroy != nullptr) err->destroy(err);
+    take_error(err);
     return -1;
   }
   return count;

@@ -63,8 +63,10 @@ class OperatorEntry {
   // --- guarded by the dispatcher's mutex ---
   RegistrationRecord* definition = nullptr;
   std::array<std::vector<RegistrationRecord*>, kNumRegistrationKeys> kernels;  // newest last
-  KernelSlot missing_slot;                                                     // ctx = this
-  KernelSlot undefined_slot;                                                   // ctx = this
+  // The dispatcher's own kernels for this op; ctx = this.
+  KernelSlot missing_slot;
+  KernelSlot undefined_slot;
+  KernelSlot fallthrough_slot;
 };
 
 }  // namespace loom::dispatch

@@ -5,38 +5,37 @@
 #include <filesystem>
 #include <mutex>
 
-#include <boost/dll/library_info.hpp>
 #include <boost/dll/shared_library.hpp>
 
 #include "loom/core/device.h"
 #include "loom/core/error.h"
+#include "dispatcher_internal.h"
+#include "elf_inspection.h"
 #include "plugin_record.h"
 
 namespace loom::dispatch {
 
 // Note [Plugin loading sequence]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// 1. The file must exist and be an ELF shared object exporting LOOM_PLUGIN_ENTRY_SYMBOL;
-//    both are checked by reading the file (boost::dll::library_info) before anything
-//    of it runs, so a wrong file never executes its constructors.
-// 2. dlopen (RTLD_NOW | RTLD_LOCAL: unresolved symbols fail here, plugins do not see
-//    each other's symbols), then call the entry with the host services table.
+// 1. The file must exist and be an ELF shared object exporting LOOM_PLUGIN_ENTRY_SYMBOL
+//    in its dynamic symbol table (kept by stripped libraries); both are checked by
+//    reading the file (elf_inspection.h) before anything of it runs, so a wrong file
+//    never executes its constructors.
+// 2. dlopen through Boost.DLL (RTLD_NOW | RTLD_LOCAL: unresolved symbols fail here,
+//    plugins do not see each other's symbols), then call the entry with the host
+//    services table.
 // 3. The returned LoomPluginApi is checked: struct_size, ABI major equal to ours, ABI
 //    minor not newer than ours, a valid name not already loaded.
 // 4. initialize() registers everything through the host services. If it fails, every
 //    registration it made is removed and the library is closed.
-// Every failure is a loom::Error("plugin-host") naming the plugin file.
+// Every failure is a loom::Error("plugin-host") naming the plugin file. Loading and
+// unloading are refused from inside an op call, and run under an operation mutex that
+// is separate from the one guarding the plugin list, so kernels can still list plugins
+// while another thread waits for them to finish.
 
 namespace {
 
-std::string take_error_message(LoomError* err) {
-  std::string message = "(no message)";
-  if (err != nullptr) {
-    if (err->struct_size != 0 && err->message != nullptr) message = err->message;
-    if (err->destroy != nullptr) err->destroy(err);
-  }
-  return message;
-}
+std::string take_error_message(LoomError* err) { return take_error(err).message; }
 
 bool valid_plugin_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
@@ -48,7 +47,10 @@ bool valid_plugin_name(std::string_view name) {
 }  // namespace
 
 struct PluginHost::Impl {
-  mutable std::mutex mutex;  // guards plugins; held for a whole load or unload
+  // Serialises loads and unloads; held across plugin code and grace periods.
+  std::mutex operation_mutex;
+  // Guards the lists only, briefly: kernels may list plugins while another thread loads.
+  mutable std::mutex mutex;
   std::vector<std::unique_ptr<PluginRecord>> plugins;
   // Plugins whose init failed after creating objects that are still alive.
   std::vector<std::unique_ptr<PluginRecord>> failed_but_mapped;
@@ -77,6 +79,15 @@ struct PluginHost::Impl {
       plugin.allocator_registrations.push_back(
           AllocatorRegistry::instance().add(plugin.device_types[i], plugin.allocators[i].get()));
     }
+  }
+
+  // Refuses the plugin's later registrations (a kernel of it may still be running).
+  static void close(PluginRecord& plugin) {
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      plugin.closing = true;
+    }
+    Dispatcher::instance().close_registrant(&plugin.registrant);
   }
 
   // Removes everything the plugin registered; waits for readers.
@@ -123,53 +134,56 @@ PluginHost::PluginHost() : impl_(new Impl) {}
 
 PluginInfo PluginHost::load(const std::string& file,
                             const std::vector<std::pair<std::string, std::string>>& options) {
+  LOOM_CHECK(!in_read_section(), "plugin-host", "cannot load plugin file '", file,
+             "' from inside an op call (expected a caller outside any kernel)");
   std::error_code ec;
   std::filesystem::path path = std::filesystem::absolute(file, ec);
   std::string shown = path.string();
-  LOOM_CHECK(std::filesystem::exists(path, ec), "plugin-host", "cannot load plugin file '", shown,
-             "': the file does not exist");
+  if (!std::filesystem::exists(path, ec)) {
+    fail_with(ErrorCode::NotFound, "plugin-host", "cannot load plugin file '", shown,
+              "': the file does not exist");
+  }
   LOOM_CHECK(std::filesystem::is_regular_file(path, ec), "plugin-host", "cannot load plugin file '",
              shown, "': expected a regular file");
   path = std::filesystem::canonical(path, ec);
   shown = path.string();
 
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  for (const auto& p : impl_->plugins) {
-    if (p->registrant.file == shown) return Impl::info(*p);
+  std::lock_guard<std::mutex> operation(impl_->operation_mutex);
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    for (const auto& p : impl_->plugins) {
+      if (p->registrant.file == shown) return Impl::info(*p);
+    }
   }
 
   // 1. Inspect without loading.
-  try {
-    boost::dll::library_info inspect{boost::dll::fs::path(shown)};
-    std::vector<std::string> symbols = inspect.symbols();
-    bool has_entry =
-        std::find(symbols.begin(), symbols.end(), LOOM_PLUGIN_ENTRY_SYMBOL) != symbols.end();
-    LOOM_CHECK(has_entry, "plugin-host", "plugin file '", shown,
-               "' does not export the entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL,
-               "' (expected a loom plugin built with the loom SDK; found ", symbols.size(),
-               " exported symbols, none of them the entry)");
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    fail("plugin-host", "plugin file '", shown,
-         "' is not a shared library (expected an ELF shared object): ", e.what());
+  ElfInspection elf = inspect_shared_object(shown, LOOM_PLUGIN_ENTRY_SYMBOL);
+  LOOM_CHECK(elf.is_64bit_shared, "plugin-host", "plugin file '", shown,
+             "' is not a shared library (expected an ELF shared object; found ", elf.problem, ")");
+  if (!elf.exports_symbol) {
+    fail_with(ErrorCode::NotFound, "plugin-host", "plugin file '", shown,
+              "' does not export the entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL,
+              "' (expected a loom plugin built with the loom SDK; found ", elf.exported_symbols,
+              " exported symbols, none of them the entry)");
   }
 
   // 2. Load and call the entry.
   auto record = std::make_unique<PluginRecord>();
   record->registrant.file = shown;
+  LoomPluginEntryFn entry = nullptr;
   try {
     record->library.load(boost::dll::fs::path(shown),
                          boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    entry = record->library.get<LoomError*(const LoomHostApi*, const LoomPluginApi**)>(
+        LOOM_PLUGIN_ENTRY_SYMBOL);
   } catch (const std::exception& e) {
     fail("plugin-host", "cannot load plugin file '", shown, "': ", e.what());
   }
-  auto entry = record->library.get<LoomError*(const LoomHostApi*, const LoomPluginApi**)>(
-      LOOM_PLUGIN_ENTRY_SYMBOL);
   const LoomPluginApi* api = nullptr;
   if (LoomError* err = entry(host_api(), &api)) {
-    fail("plugin-host", "plugin file '", shown, "' rejected this host (ABI ",
-         LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR, "): ", take_error_message(err));
+    fail_with(ErrorCode::VersionMismatch, "plugin-host", "plugin file '", shown,
+              "' rejected this host (ABI ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
+              "): ", take_error_message(err));
   }
 
   // 3. Check the plugin's table.
@@ -180,14 +194,18 @@ PluginInfo PluginHost::load(const std::string& file,
   LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, abi_minor), "plugin-host", "plugin file '", shown,
              "': the plugin table is too small (", api->struct_size,
              " bytes) to hold its ABI version");
-  LOOM_CHECK(api->abi_major == LOOM_ABI_VERSION_MAJOR, "plugin-host", "plugin file '", shown,
-             "' was built for loom ABI ", api->abi_major, ".", api->abi_minor,
-             " but this host provides ABI ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
-             " (the major version must match; rebuild the plugin against this SDK)");
-  LOOM_CHECK(api->abi_minor <= LOOM_ABI_VERSION_MINOR, "plugin-host", "plugin file '", shown,
-             "' needs loom ABI ", api->abi_major, ".", api->abi_minor,
-             " but this host provides only ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
-             " (host minor version too old; upgrade loom)");
+  if (api->abi_major != LOOM_ABI_VERSION_MAJOR) {
+    fail_with(ErrorCode::VersionMismatch, "plugin-host", "plugin file '", shown,
+              "' was built for loom ABI ", api->abi_major, ".", api->abi_minor,
+              " but this host provides ABI ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
+              " (the major version must match; rebuild the plugin against this SDK)");
+  }
+  if (api->abi_minor > LOOM_ABI_VERSION_MINOR) {
+    fail_with(ErrorCode::VersionMismatch, "plugin-host", "plugin file '", shown,
+              "' needs loom ABI ", api->abi_major, ".", api->abi_minor,
+              " but this host provides only ", LOOM_ABI_VERSION_MAJOR, ".",
+              LOOM_ABI_VERSION_MINOR, " (host minor version too old; upgrade loom)");
+  }
   LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, shutdown) && api->initialize != nullptr &&
                  api->name != nullptr,
              "plugin-host", "plugin file '", shown,
@@ -195,9 +213,14 @@ PluginInfo PluginHost::load(const std::string& file,
   std::string name = api->name;
   LOOM_CHECK(valid_plugin_name(name), "plugin-host", "plugin file '", shown, "': invalid name '",
              name, "' (expected [a-z0-9_]+, at most 64 characters)");
-  if (PluginRecord* existing = impl_->find_by_name(name)) {
-    fail("plugin-host", "plugin file '", shown, "': a plugin named '", name,
-         "' is already loaded from '", existing->registrant.file, "'");
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    if (PluginRecord* existing = impl_->find_by_name(name)) {
+      fail_with(ErrorCode::AlreadyExists, "plugin-host", "plugin file '", shown,
+                "': a plugin named '", name, "' is already loaded from '",
+                existing->registrant.file, "'");
+    }
+    impl_->plugins.reserve(impl_->plugins.size() + 1);  // the push_back below cannot throw
   }
   record->api = api;
   record->registrant.name = name;
@@ -205,19 +228,24 @@ PluginInfo PluginHost::load(const std::string& file,
   record->abi_major = api->abi_major;
   record->abi_minor = api->abi_minor;
 
-  // 4. Initialise; on failure undo whatever it registered.
+  // 4. Initialise; on failure undo whatever it registered. Only operation_mutex is
+  // held: kernels of other plugins may list plugins meanwhile.
   std::vector<LoomKeyValue> kv;
   kv.reserve(options.size());
   for (const auto& [k, v] : options) kv.push_back({k.c_str(), v.c_str()});
   if (LoomError* err = api->initialize(record->context(), kv.data(), kv.size())) {
     std::string message = take_error_message(err);
+    Impl::close(*record);
     Impl::undo_registrations(*record);
     if (record->live_objects.load(std::memory_order_acquire) != 0) {
       // Storages from its allocator outlive the failed init: keep the code mapped.
+      std::lock_guard<std::mutex> lock(impl_->mutex);
       impl_->failed_but_mapped.push_back(std::move(record));
     }
-    fail("plugin-host", "plugin '", name, "' (", shown, ") failed to initialise: ", message);
+    fail_with(ErrorCode::FailedPrecondition, "plugin-host", "plugin '", name, "' (", shown,
+              ") failed to initialise: ", message);
   }
+  std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->plugins.push_back(std::move(record));
   return Impl::info(*impl_->plugins.back());
 }
@@ -243,19 +271,29 @@ LoadReport PluginHost::load_manifest(const DeploymentManifest& manifest) {
 }
 
 void PluginHost::unload(const std::string& name) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto it = std::find_if(impl_->plugins.begin(), impl_->plugins.end(),
-                         [&](const auto& p) { return p->registrant.name == name; });
-  LOOM_CHECK(it != impl_->plugins.end(), "plugin-host", "cannot unload plugin '", name,
-             "': no plugin of that name is loaded");
-  PluginRecord& plugin = **it;
+  LOOM_CHECK(!in_read_section(), "plugin-host", "cannot unload plugin '", name,
+             "' from inside an op call (its code may be running on this very stack)");
+  std::lock_guard<std::mutex> operation(impl_->operation_mutex);
+  PluginRecord* found = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    found = impl_->find_by_name(name);
+  }
+  if (found == nullptr) {
+    fail_with(ErrorCode::NotFound, "plugin-host", "cannot unload plugin '", name,
+              "': no plugin of that name is loaded");
+  }
+  PluginRecord& plugin = *found;
   // Check, stop new allocations, then check again: a storage created between the first
   // check and the allocators' removal is caught by the second.
   auto refuse_if_alive = [&] {
     int64_t live = plugin.live_objects.load(std::memory_order_acquire);
-    LOOM_CHECK(live == 0, "plugin-host", "cannot unload plugin '", name, "': ", live,
-               " storage(s) allocated by its devices are still alive (release every tensor on "
-               "its devices first)");
+    if (live != 0) {
+      fail_with(ErrorCode::FailedPrecondition, "plugin-host", "cannot unload plugin '", name,
+                "': ", live,
+                " storage(s) allocated by its devices are still alive (release every tensor on "
+                "its devices first)");
+    }
   };
   refuse_if_alive();
   Impl::remove_allocators(plugin);
@@ -265,15 +303,23 @@ void PluginHost::unload(const std::string& name) {
     Impl::restore_allocators(plugin);
     throw;
   }
-  // No new call can reach the plugin once its registrations are gone and readers
-  // have left (Note [Plugin lifetime]); only then may it shut down.
+  // From here on the plugin can register nothing new (a kernel of it still running
+  // could try), and once its registrations are gone and readers have left, no call
+  // can reach it (Note [Plugin lifetime]); only then may it shut down.
+  Impl::close(plugin);
   Impl::undo_registrations(plugin);
   std::string shutdown_error;
   if (LOOM_HAS_FIELD(plugin.api, LoomPluginApi, shutdown) && plugin.api->shutdown != nullptr) {
     if (LoomError* err = plugin.api->shutdown()) shutdown_error = take_error_message(err);
   }
-  std::unique_ptr<PluginRecord> record = std::move(*it);
-  impl_->plugins.erase(it);
+  std::unique_ptr<PluginRecord> record;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mutex);
+    auto it = std::find_if(impl_->plugins.begin(), impl_->plugins.end(),
+                           [&](const auto& p) { return p.get() == &plugin; });
+    record = std::move(*it);
+    impl_->plugins.erase(it);
+  }
   record.reset();  // closes the library
   LOOM_CHECK(shutdown_error.empty(), "plugin-host", "plugin '", name,
              "' was unloaded but its shutdown reported: ", shutdown_error);

@@ -57,6 +57,7 @@ struct PluginRecord {
   std::atomic<int64_t> live_objects{0};
 
   std::mutex mutex;  // guards the fields below (plugins may register from any thread)
+  bool closing = false;  // unloading: no new device types
   std::vector<int16_t> device_types;
   std::vector<std::string> device_type_names;
   std::vector<std::string> backends;

@@ -191,26 +191,32 @@ TEST(DispatchTable, ArgumentChecksRejectWrongArityTagsAndNullTensors) {
   Registration cpu = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu));
   Tensor t = cpu_tensor({1});
   LoomValue ret[1];
+  const int64_t k[] = {3, 4};
   LoomValue ok[] = {dispatch::box(t),    dispatch::box(int64_t{1}), dispatch::box(int64_t{2}),
-                    dispatch::box(true), dispatch::box(int64_t{3}), dispatch::none()};
-  disp.call(d.op, ok, 6, ret, 1);  // float accepts int; int[2] accepts one int; None for Tensor?
+                    dispatch::box(true), dispatch::box(IntArrayRef(k)), dispatch::none()};
+  disp.call(d.op, ok, 6, ret, 1);  // float accepts int; None for Tensor?
   EXPECT_EQ(ret[0].u.i, kCpu);
   expect_error([&] { disp.call(d.op, ok, 5, ret, 1); }, "tt::args",
                {"expected 6 arguments but got 5"});
   expect_error([&] { disp.call(d.op, ok, 6, ret, 0); }, "tt::args", {"room for 1 returns"});
   LoomValue bad[] = {dispatch::box(int64_t{1}), dispatch::box(int64_t{1}),
                      dispatch::box(int64_t{2}), dispatch::box(true),
-                     dispatch::box(int64_t{3}), dispatch::none()};
+                     dispatch::box(IntArrayRef(k)), dispatch::none()};
   expect_error([&] { disp.call(d.op, bad, 6, ret, 1); }, "tt::args",
                {"argument 0 'self' expected Tensor but got int"});
   LoomValue null_tensor[] = {dispatch::box(t),   dispatch::box(int64_t{1}), dispatch::box(2.0),
-                             dispatch::box(1.5), dispatch::box(int64_t{3}), dispatch::none()};
+                             dispatch::box(1.5), dispatch::box(IntArrayRef(k)), dispatch::none()};
   null_tensor[0].u.tensor = nullptr;
   expect_error([&] { disp.call(d.op, null_tensor, 6, ret, 1); }, "tt::args", {"null tensor"});
   LoomValue wrong_bool[] = {dispatch::box(t),   dispatch::box(true),       dispatch::box(2.0),
-                            dispatch::box(1.5), dispatch::box(int64_t{3}), dispatch::none()};
+                            dispatch::box(1.5), dispatch::box(IntArrayRef(k)), dispatch::none()};
   expect_error([&] { disp.call(d.op, wrong_bool, 6, ret, 1); }, "tt::args",
                {"argument 1 'n' expected int but got bool"});
+  // A boxed int[2] is a list: the typed frontend expands a single int.
+  LoomValue single_int[] = {dispatch::box(t), dispatch::box(int64_t{1}), dispatch::box(2.0),
+                            dispatch::box(1.5), dispatch::box(int64_t{3}), dispatch::none()};
+  expect_error([&] { disp.call(d.op, single_int, 6, ret, 1); }, "tt::args",
+               {"argument 4 'k' expected int[2] but got int"});
 }
 
 LoomError* returns_none(void*, const LoomKernelCall*) {
@@ -341,6 +347,64 @@ TEST(DispatchTable, TableDumpShowsProviderAndDebugName) {
   EXPECT_TRUE(found);
   EXPECT_EQ(disp.defined_by(d.op), "app");
   EXPECT_EQ(disp.defined_by(disp.find_defined("loom::add.Tensor")), "core");
+}
+
+}  // namespace
+}  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// Kernels that remove registrations (their own included) while running: the removal is
+// deferred, nothing they still use is freed under them, and two threads doing it at
+// once do not wait for each other.
+TEST(DispatchTable, KernelsMayDeregisterThemselvesConcurrently) {
+  Dispatcher& disp = Dispatcher::instance();
+  DefinedOp d("tt::selfdereg(Tensor self) -> int");
+  const int64_t kBase = 100;
+  Registration base = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kBase));
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> ran{0};
+    std::vector<Registration> mine(2);
+    KernelBody bodies[2];
+    for (int i = 0; i < 2; ++i) {
+      bodies[i] = [&, i](const LoomKernelCall* call) {
+        ++ran;
+        mine[i].reset();  // removes this very kernel while it runs
+        call->returns[0].tag = LOOM_VALUE_INT;
+        call->returns[0].u.i = i;
+      };
+    }
+    DefinedOp per_round("tt::selfdereg_r" + std::to_string(round) + "(Tensor self) -> int");
+    Registration k0 = disp.register_kernel(per_round.op, DispatchKey::CPU, body_kernel(bodies[0]));
+    DefinedOp other("tt::selfdereg_s" + std::to_string(round) + "(Tensor self) -> int");
+    Registration k1 = disp.register_kernel(other.op, DispatchKey::CPU, body_kernel(bodies[1]));
+    mine[0] = std::move(k0);
+    mine[1] = std::move(k1);
+    Tensor t = cpu_tensor({1});
+    std::thread a([&] { EXPECT_EQ(call_int(per_round.op, t), 0); });
+    std::thread b([&] { EXPECT_EQ(call_int(other.op, t), 1); });
+    a.join();
+    b.join();
+    EXPECT_EQ(ran.load(), 2);
+    expect_error([&] { call_int(per_round.op, t); }, per_round.op.name(), {"no kernel"});
+  }
+  EXPECT_EQ(call_int(d.op, cpu_tensor({1})), kBase);
+}
+
+TEST(DispatchTable, KeySetsFromOutsideAreMaskedToValidKeys) {
+  Dispatcher& disp = Dispatcher::instance();
+  DefinedOp d("tt::masked(Tensor self) -> int");
+  Registration cpu = disp.register_kernel(d.op, DispatchKey::CPU, id_kernel(kCpu));
+  Tensor t = cpu_tensor({1});
+  LoomValue args[] = {dispatch::box(t)};
+  LoomValue ret[1];
+  // Bit 40 names no runtime key: it must not index past the table.
+  disp.redispatch(d.op, DispatchKeySet::for_backend(DispatchKey::CPU) | DispatchKeySet(uint64_t{1} << 40),
+                  args, 1, ret, 1);
+  EXPECT_EQ(ret[0].u.i, kCpu);
+  dispatch::IncludeDispatchKeyGuard alias(DispatchKeySet(uint64_t{1} << 41));
+  EXPECT_EQ(call_int(d.op, t), kCpu);
 }
 
 }  // namespace

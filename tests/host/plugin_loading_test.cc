@@ -175,6 +175,31 @@ TEST(PluginLoading, ManifestRequiredFailureStopsOptionalFailureIsSkipped) {
       {"required plugin 'test_abi_major'", "deploy.textproto", "major version must match"});
 }
 
+TEST(PluginLoading, StrippedPluginsLoad) {
+  dispatch::PluginInfo info = PluginHost::instance().load(kDir + "/stripped/libloom_plugin_test_ops.so");
+  EXPECT_EQ(info.name, "test_ops");
+  EXPECT_EQ(info.kernels, 3);
+}
+
+TEST(PluginLoading, LoadAndUnloadAreRefusedFromInsideAnOpCall) {
+  Dispatcher& d = Dispatcher::instance();
+  dispatch::Registration def = d.define("tt_host::loads_plugin(Tensor self) -> int");
+  auto op = d.find_defined("tt_host::loads_plugin");
+  KernelBody body = [](const LoomKernelCall* call) {
+    PluginHost::instance().load(plugin_file("test_ops"));
+  };
+  dispatch::Registration k = d.register_kernel(op, DispatchKey::CPU, body_kernel(body));
+  expect_error([&] { call_int(op, cpu_tensor({1})); }, "plugin-host", {"from inside an op call"});
+  EXPECT_FALSE(PluginHost::instance().is_loaded("test_ops"));
+  PluginHost::instance().load(plugin_file("test_ops"));
+  KernelBody unload_body = [](const LoomKernelCall* call) {
+    PluginHost::instance().unload("test_ops");
+  };
+  dispatch::Registration k2 = d.register_kernel(op, DispatchKey::CPU, body_kernel(unload_body));
+  expect_error([&] { call_int(op, cpu_tensor({1})); }, "plugin-host", {"from inside an op call"});
+  EXPECT_TRUE(PluginHost::instance().is_loaded("test_ops"));
+}
+
 TEST(PluginLoading, DefaultManifestLoadsTheCpuPluginThroughLoomPluginPath) {
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
   loom::Runtime runtime = loom::Runtime::load_default();

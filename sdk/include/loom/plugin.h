@@ -173,8 +173,9 @@ typedef enum LoomValueTag {
 
 /* 16 bytes. Arguments are borrowed by the kernel for the duration of the call (tensors,
  * strings and list arrays included). Returns written by a kernel are owned by the caller:
- * a returned tensor carries one reference; a returned list array must be allocated with
- * LoomHostApi::list_allocate. */
+ * a returned tensor carries one reference; a returned list array or string must be
+ * allocated with LoomHostApi::list_allocate (the receiver frees it with value_release).
+ * A fixed-size list argument (int[2]) is always a list of that length. */
 typedef struct LoomValue {
   uint32_t tag;    /* LoomValueTag */
   uint32_t length; /* element count for lists and strings */
@@ -282,7 +283,7 @@ typedef struct LoomHostApi {
   /* Finds "ns::name" or "ns::name.overload". out_op is NULL when not found (no error). */
   LoomError* (*find_op)(const char* qualified_name, const LoomOperator** out_op);
   const char* (*op_name)(const LoomOperator* op);   /* static; "ns::name.overload" */
-  const char* (*op_schema)(const LoomOperator* op); /* valid until the op is redefined */
+  const char* (*op_schema)(const LoomOperator* op); /* static: valid for the process */
 
   /* --- registration; out_registration may be NULL (the plugin keeps it until unload) --- */
   LoomError* (*register_kernel)(LoomPluginContext* plugin, const LoomOperator* op,

@@ -123,6 +123,11 @@ class DispatchKeySet {
 
   std::string to_string() const;  // "[Autograd, Dense, CPU]"
 
+  // Only the bits of runtime keys and Dense: what a key set from outside (a plugin's
+  // opaque key set, a guard, a tensor) is masked to before dispatch.
+  static constexpr uint64_t kValidBits = (uint64_t{1} << (kLastFunctionalityBit + 1)) - 1;
+  constexpr DispatchKeySet valid() const { return DispatchKeySet(raw_ & kValidBits); }
+
  private:
   static constexpr uint64_t bit(DispatchKey k) { return uint64_t{1} << static_cast<int>(k); }
   static constexpr uint64_t kBackendMask = (uint64_t{1} << kNumBackends) - 1;

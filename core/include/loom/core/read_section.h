@@ -19,8 +19,9 @@ namespace loom {
 // makes every reader's depth visible, and the writer waits until each thread that was
 // inside a section has left it once. After that no reader can hold an old pointer, so
 // the writer may free kernel slots or dlclose a plugin. A thread inside a section that
-// itself writes (a kernel that unregisters something) is not waited for, so it never
-// waits for itself; such a thread must not free what it is running.
+// itself writes (a kernel that unregisters something) must not wait: the dispatcher
+// defers freeing what it unlinked to the next writer outside any section, and the
+// plugin host refuses to load or unload from inside an op call.
 struct alignas(64) ReaderRecord {
   std::atomic<uint32_t> depth{0};
   std::atomic<uint64_t> exits{0};  // times depth returned to zero
@@ -64,8 +65,16 @@ class ReadSection {
   ReaderRecord* record_;
 };
 
-// Waits until every thread that was inside a ReadSection when this was called (other
-// than the calling thread) has left it. Must not be called while holding a lock that a
+// True when the calling thread is inside a ReadSection (e.g. running a kernel).
+inline bool in_read_section() {
+  ReaderRecord* r = detail::tls_reader_record;
+  return r != nullptr && r->depth.load(std::memory_order_relaxed) > 0;
+}
+
+// Waits until every thread that was inside a ReadSection when this was called has left
+// it. Throws loom::Error when the calling thread is itself inside one (two such waiters
+// would wait for each other): code running inside an op call defers what it frees
+// instead (see Dispatcher::deregister). Must not be called while holding a lock that a
 // reader may need to make progress.
 void synchronize_readers();
 

@@ -62,7 +62,8 @@ class TensorImpl final : public RefCounted {
   // Replaces a slot's value, destroying the previous one.
   void set_extension(int slot, void* value, void (*destroy)(void*));
 
-  // Extra key bits (e.g. Autograd when a tensor requires grad).
+  // Extra key bits (e.g. Autograd when a tensor requires grad). Not synchronised: set
+  // them before the tensor is shared with other threads.
   void add_key(DispatchKey k) { key_set_ = key_set_.add(k); }
   void remove_key(DispatchKey k) { key_set_ = key_set_.remove(k); }
 

@@ -24,6 +24,9 @@ namespace loom::dispatch {
 struct Registrant {
   std::string name;
   std::string file;
+  // Set by Dispatcher::close_registrant when a plugin starts unloading: its new
+  // registrations are refused from then on. Guarded by the dispatcher's mutex.
+  mutable bool closing = false;
 };
 const Registrant* app_registrant();
 const Registrant* core_registrant();  // owner of the standard op library
@@ -119,6 +122,8 @@ class Dispatcher {
                                  const Registrant* owner = nullptr, std::string debug = "");
   Registration register_fallthrough(DispatchKey key, const Registrant* owner = nullptr);
   void deregister(uint64_t registration_id);
+  // Refuses every later registration by `owner` (a plugin about to unload).
+  void close_registrant(const Registrant* owner);
   // Removes every registration `owner` made (plugin unload). Waits for readers.
   void deregister_all(const Registrant* owner);
   // Counts of what `owner` registered.

@@ -43,11 +43,16 @@ class DispatchContext {
   uint32_t dispatch_key() const { return call_->dispatch_key; }
   uint64_t key_set() const { return call_->key_set; }
   const LoomKernelCall& call() const { return *call_; }
-  // Calls the next kernel in line with the same arguments; fills the call's returns.
+  // For boxed kernels (fallbacks): calls the next kernel in line with the same
+  // arguments, writing straight into this call's returns.
   void redispatch() const {
     check(host().redispatch(call_->op, call_->key_set, call_->args, call_->num_args, call_->returns,
                             call_->num_returns));
   }
+  // For typed kernels: calls the next kernel with the same arguments and returns its
+  // result as R (void, Tensor, int64_t, double, bool or a std::tuple of them), owning it.
+  template <typename R>
+  R redispatch_as() const;
 
  private:
   const LoomKernelCall* call_;
@@ -131,7 +136,6 @@ struct ArgCast<LoomDevice> {
 template <>
 struct ArgCast<std::span<const int64_t>> {
   static std::span<const int64_t> from(const LoomValue& v) {
-    if (v.tag == LOOM_VALUE_INT) return {&v.u.i, 1};  // int[N] given as one int
     if (v.tag != LOOM_VALUE_INT_LIST) wrong_tag(v, "int[]");
     return {v.u.ints, v.length};
   }
@@ -251,6 +255,68 @@ decltype(auto) invoke_unboxed(const LoomKernelCall* call, std::index_sequence<I.
 }
 
 }  // namespace detail
+
+namespace detail {
+
+template <typename T>
+struct RetFrom {
+  static T from(LoomValue& v) { return ArgCast<T>::from(v); }
+};
+template <>
+struct RetFrom<Tensor> {
+  static Tensor from(LoomValue& v) {
+    if (v.tag != LOOM_VALUE_TENSOR) throw Error("[sdk] redispatch returned no tensor");
+    v.tag = LOOM_VALUE_NONE;
+    return Tensor::adopt(v.u.tensor);
+  }
+};
+
+// Releases whatever the values still own when a conversion throws half-way.
+struct ReturnsGuard {
+  LoomValue* values;
+  size_t count;
+  ~ReturnsGuard() {
+    for (size_t i = 0; i < count; ++i) {
+      if (values[i].tag != LOOM_VALUE_NONE) host().value_release(&values[i]);
+    }
+  }
+};
+
+template <typename R>
+struct TypedRedispatch {
+  static R run(const LoomKernelCall& call) {
+    LoomValue out[1] = {};
+    check(host().redispatch(call.op, call.key_set, call.args, call.num_args, out, 1));
+    ReturnsGuard guard{out, 1};
+    return RetFrom<R>::from(out[0]);
+  }
+};
+template <>
+struct TypedRedispatch<void> {
+  static void run(const LoomKernelCall& call) {
+    check(host().redispatch(call.op, call.key_set, call.args, call.num_args, nullptr, 0));
+  }
+};
+template <typename... Ts>
+struct TypedRedispatch<std::tuple<Ts...>> {
+  static std::tuple<Ts...> run(const LoomKernelCall& call) {
+    LoomValue out[sizeof...(Ts)] = {};
+    check(host().redispatch(call.op, call.key_set, call.args, call.num_args, out, sizeof...(Ts)));
+    ReturnsGuard guard{out, sizeof...(Ts)};
+    return unpack(out, std::index_sequence_for<Ts...>{});
+  }
+  template <size_t... I>
+  static std::tuple<Ts...> unpack(LoomValue* out, std::index_sequence<I...>) {
+    return std::tuple<Ts...>(RetFrom<Ts>::from(out[I])...);
+  }
+};
+
+}  // namespace detail
+
+template <typename R>
+R DispatchContext::redispatch_as() const {
+  return detail::TypedRedispatch<R>::run(*call_);
+}
 
 // The boxed kernel for a typed function Fn (a function pointer constant).
 template <auto Fn>

@@ -145,11 +145,13 @@ inline LoomError* plugin_entry(const LoomHostApi* host_api, const LoomPluginApi*
     return make_error(LOOM_STATUS_VERSION_MISMATCH, "[sdk] the host API table is too small");
   }
   if (host_api->abi_major != LOOM_ABI_VERSION_MAJOR) {
-    return make_error(LOOM_STATUS_VERSION_MISMATCH,
-                      std::string("[sdk] plugin '") + name + "' is built for loom ABI " +
-                          std::to_string(LOOM_ABI_VERSION_MAJOR) + ".x but the host provides " +
-                          std::to_string(host_api->abi_major) + "." +
-                          std::to_string(host_api->abi_minor));
+    return catch_all([&] {
+      throw Error(std::string("[sdk] plugin '") + name + "' is built for loom ABI " +
+                      std::to_string(LOOM_ABI_VERSION_MAJOR) + ".x but the host provides " +
+                      std::to_string(host_api->abi_major) + "." +
+                      std::to_string(host_api->abi_minor),
+                  LOOM_STATUS_VERSION_MISMATCH);
+    });
   }
   plugin_state().host = host_api;
   PluginDescriptor& d = descriptor();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "loom/plugin.h"
@@ -24,11 +25,15 @@ class Tensor {
   Tensor(const Tensor& o) : handle_(o.handle_), owned_(o.handle_ != nullptr) {
     if (handle_) host().tensor_retain(handle_);
   }
+  // Moving a borrowed handle takes a reference, so a moved-to Tensor can be kept past the
+  // call (moving an argument into a cache stays safe). The source becomes undefined.
   Tensor(Tensor&& o) noexcept
       : handle_(std::exchange(o.handle_, nullptr)),
-        owned_(std::exchange(o.owned_, false)),
+        owned_(handle_ != nullptr),
         view_(o.view_),
-        has_view_(o.has_view_) {}
+        has_view_(std::exchange(o.has_view_, false)) {
+    if (handle_ != nullptr && !std::exchange(o.owned_, false)) host().tensor_retain(handle_);
+  }
   Tensor& operator=(Tensor o) noexcept {
     std::swap(handle_, o.handle_);
     std::swap(owned_, o.owned_);
@@ -60,7 +65,15 @@ class Tensor {
   int64_t dim() const { return view().dl.ndim; }
   std::span<const int64_t> sizes() const { return {view().dl.shape, size_t(view().dl.ndim)}; }
   std::span<const int64_t> strides() const { return {view().dl.strides, size_t(view().dl.ndim)}; }
-  int64_t size(int64_t d) const { return view().dl.shape[d < 0 ? d + dim() : d]; }
+  // Size of dim d (negative counts from the end); throws when d is out of range.
+  int64_t size(int64_t d) const {
+    int64_t n = dim();
+    if (d < -n || d >= n) {
+      throw Error("[sdk] dim " + std::to_string(d) + " is out of range for a tensor of " +
+                  std::to_string(n) + " dims");
+    }
+    return view().dl.shape[d < 0 ? d + n : d];
+  }
   int64_t numel() const { return view().numel; }
   LoomDType dtype() const { return static_cast<LoomDType>(view().dtype); }
   LoomDevice device() const { return view().device; }
