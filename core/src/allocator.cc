@@ -26,6 +26,14 @@ class AlignedHostAllocator final : public Allocator {
   std::string owner() const override { return "core"; }
 };
 
+// Meta tensors have shapes and dtypes but no memory: shape rules run on them.
+class MetaAllocator final : public Allocator {
+ public:
+  void* allocate(size_t, Device) override { return nullptr; }
+  void deallocate(void*, size_t, Device) override {}
+  std::string owner() const override { return "core (meta: no memory)"; }
+};
+
 struct Registration {
   uint64_t id;
   DeviceType type;
@@ -65,6 +73,8 @@ AllocatorRegistry& AllocatorRegistry::instance() {
 
 AllocatorRegistry::AllocatorRegistry() : impl_(new Impl) {
   add(kCPU, &cpu_allocator());
+  static MetaAllocator* meta = new MetaAllocator();
+  add(kMeta, meta);
 }
 
 uint64_t AllocatorRegistry::add(DeviceType type, Allocator* allocator) {

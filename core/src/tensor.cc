@@ -162,8 +162,9 @@ std::string Tensor::describe() const {
                  ", device=", device().to_string(), ")");
 }
 
-Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides,
+Tensor Tensor::as_strided(IntList size_list, IntList stride_list,
                           std::optional<int64_t> storage_offset) const {
+  IntArrayRef sizes = size_list, strides = stride_list;
   LOOM_CHECK(sizes.size() == strides.size(), "as_strided", "sizes ", shape_to_string(sizes),
              " and strides ", shape_to_string(strides), " differ in length");
   int64_t offset = storage_offset.value_or(impl_->storage_offset());
@@ -181,14 +182,16 @@ Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides,
                      DimVector(strides.begin(), strides.end()), offset, dtype())));
 }
 
-std::optional<Tensor> Tensor::reshape_as_view(IntArrayRef sizes) const {
+std::optional<Tensor> Tensor::reshape_as_view(IntList size_list) const {
+  IntArrayRef sizes = size_list;
   DimVector shape = infer_size(sizes, numel(), "reshape");
   std::optional<DimVector> strides = view_strides(this->sizes(), this->strides(), shape, numel());
   if (!strides) return std::nullopt;
   return as_strided(shape, *strides);
 }
 
-Tensor Tensor::view(IntArrayRef sizes) const {
+Tensor Tensor::view(IntList size_list) const {
+  IntArrayRef sizes = size_list;
   DimVector shape = infer_size(sizes, numel(), "view");
   std::optional<DimVector> strides = view_strides(this->sizes(), this->strides(), shape, numel());
   LOOM_CHECK(strides.has_value(), "view", "cannot view a tensor of sizes ",
@@ -197,7 +200,8 @@ Tensor Tensor::view(IntArrayRef sizes) const {
   return as_strided(shape, *strides);
 }
 
-Tensor Tensor::permute(IntArrayRef dims) const {
+Tensor Tensor::permute(IntList dim_list) const {
+  IntArrayRef dims = dim_list;
   int64_t n = dim();
   LOOM_CHECK(static_cast<int64_t>(dims.size()) == n, "permute", "expected ", n,
              " dims for a tensor of sizes ", shape_to_string(sizes()), ", found ",
@@ -234,7 +238,8 @@ Tensor Tensor::t() const {
   return dim() < 2 ? *this : transpose(0, 1);
 }
 
-Tensor Tensor::expand(IntArrayRef target) const {
+Tensor Tensor::expand(IntList target_list) const {
+  IntArrayRef target = target_list;
   LOOM_CHECK(target.size() >= sizes().size(), "expand", "cannot expand sizes ",
              shape_to_string(sizes()), " to ", shape_to_string(target),
              " (the target has fewer dims)");

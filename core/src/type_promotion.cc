@@ -64,9 +64,21 @@ ScalarType result_type(std::span<const PromotionOperand> operands, std::string_v
     LOOM_CHECK(!is_quantized(o.dtype), std::string(op), "quantized operand of type ",
                scalar_type_name(o.dtype), " cannot take part in type promotion");
     ScalarType& t = tier[static_cast<int>(o.tier)];
-    t = promote_skip_undefined(t, o.dtype);
+    ScalarType dtype = o.dtype;
+    if (o.tier == PromotionOperand::Tier::Scalar) {
+      dtype = is_floating_point(dtype)    ? ScalarType::Float32
+              : dtype == ScalarType::Bool ? ScalarType::Bool
+                                          : ScalarType::Int64;
+    }
+    t = promote_skip_undefined(t, dtype);
   }
   return combine_tiers(tier[0], combine_tiers(tier[1], tier[2]));
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating_point(from) && is_integral(to, /*include_bool=*/true)) return false;
+  if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
+  return true;
 }
 
 std::string shape_to_string(IntArrayRef sizes) {

@@ -11,6 +11,7 @@
 #include "loom/core/error.h"
 #include "loom/core/op_library.h"
 #include "operator_entry.h"
+#include "structured_ops.h"
 
 namespace loom::dispatch {
 
@@ -107,7 +108,7 @@ const Registrant* core_registrant() {
 Dispatcher& Dispatcher::instance() {
   static Dispatcher* dispatcher = [] {
     auto* d = new Dispatcher();  // never destroyed: plugins may outlive main
-    for (const OpDefinition& op : standard_ops()) d->define(op.schema, core_registrant()).release();
+    define_standard_ops(*d);
     return d;
   }();
   return *dispatcher;
@@ -189,10 +190,12 @@ Registration Dispatcher::define(std::string_view schema_text, const Registrant* 
   OperatorEntry& e = impl_->entry_for(name);
   if (e.definition != nullptr) {
     const Signature* existing = e.signature.load(std::memory_order_relaxed);
-    fail_with(ErrorCode::AlreadyExists, "dispatcher", "operator '", name, "' is already defined by ", e.definition->owner->name,
-         e.definition->owner->file.empty() ? "" : str_cat(" (", e.definition->owner->file, ")"),
-         " as '", existing->schema_text, "'; ", owner->name, " cannot define it again",
-         owner->file.empty() ? "" : str_cat(" (", owner->file, ")"));
+    fail_with(
+        ErrorCode::AlreadyExists, "dispatcher", "operator '", name, "' is already defined by ",
+        e.definition->owner->name,
+        e.definition->owner->file.empty() ? "" : str_cat(" (", e.definition->owner->file, ")"),
+        " as '", existing->schema_text, "'; ", owner->name, " cannot define it again",
+        owner->file.empty() ? "" : str_cat(" (", owner->file, ")"));
   }
   auto record = std::make_unique<RegistrationRecord>();
   record->kind = RegistrationRecord::Kind::Definition;

@@ -10,6 +10,7 @@
 #include "loom/core/tensor_impl.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "operator_entry.h"
+#include "structured_ops.h"
 
 namespace loom::dispatch {
 
@@ -51,7 +52,8 @@ uint16_t accepted_tags(const SchemaType& type) {
     case K::List: {
       const SchemaType& elem = type.elem->kind == K::Optional ? *type.elem->elem : *type.elem;
       switch (elem.kind) {
-        case K::Int: return tag_bit(LOOM_VALUE_INT_LIST);  // callers expand int[2]=3
+        case K::Int:
+          return tag_bit(LOOM_VALUE_INT_LIST);  // callers expand int[2]=3
         case K::Float:
           return tag_bit(LOOM_VALUE_DOUBLE_LIST);
         case K::Bool:
@@ -161,16 +163,22 @@ inline DispatchKeySet keys_of_arguments(const LoomValue* args, size_t num_args) 
   return DispatchKeySet(keys);
 }
 
-// Strips a leading "[name] " the kernel already put on its message when it names this op.
+// "add" for "loom::add_.Tensor", "loom::add.out", "add": the op family's base name.
+std::string_view family_name(std::string_view name) {
+  if (size_t sep = name.find("::"); sep != std::string_view::npos) name = name.substr(sep + 2);
+  if (size_t dot = name.find('.'); dot != std::string_view::npos) name = name.substr(0, dot);
+  if (!name.empty() && name.back() == '_') name.remove_suffix(1);
+  return name;
+}
+
+// Strips a leading "[name] " the kernel already put on its message when it names this
+// op or another variant of its family (a structured op's out= kernel).
 std::string_view strip_own_prefix(std::string_view message, const std::string& op_name) {
   if (message.size() < 3 || message[0] != '[') return message;
   size_t close = message.find("] ");
   if (close == std::string_view::npos) return message;
   std::string_view inside = message.substr(1, close - 1);
-  std::string_view base = op_name;
-  if (size_t sep = base.find("::"); sep != std::string_view::npos) base = base.substr(sep + 2);
-  if (size_t dot = base.find('.'); dot != std::string_view::npos) base = base.substr(0, dot);
-  if (inside == op_name || inside == base) return message.substr(close + 2);
+  if (family_name(inside) == family_name(op_name)) return message.substr(close + 2);
   return message;
 }
 
@@ -179,7 +187,8 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
   for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
   auto [code, message] = take_error(err);
   std::string detail(strip_own_prefix(message, e.name));
-  if (slot.owner != nullptr) {
+  // The core's own kernels (structured composites) only forward what they called.
+  if (slot.owner != nullptr && slot.owner != core_registrant()) {
     bool is_plugin = slot.owner != app_registrant() && slot.owner != core_registrant();
     std::string from = str_cat(is_plugin ? "plugin '" : "'", slot.owner->name, "'");
     if (slot.registered_key == key) {
@@ -210,6 +219,34 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
   throw Error(e.name, detail, ErrorCode::Internal);
 }
 
+}  // namespace
+
+void invoke_kernel(const OperatorEntry& e, const Signature* sig, const KernelSlot& slot,
+                   DispatchKey key, DispatchKeySet keys, const LoomValue* args, size_t num_args,
+                   LoomValue* returns, size_t num_returns) {
+  for (size_t i = 0; i < num_returns; ++i) returns[i].tag = LOOM_VALUE_NONE;
+  LoomKernelCall call{sizeof(LoomKernelCall),
+                      reinterpret_cast<const LoomOperator*>(&e),
+                      keys.after(key).raw(),
+                      key_to_abi(key),
+                      args,
+                      num_args,
+                      returns,
+                      num_returns};
+  LoomError* err = slot.kernel.fn(slot.kernel.ctx, &call);
+  if (err != nullptr) [[unlikely]]
+    raise_kernel_error(err, e, slot, key, returns, num_returns);
+  for (size_t i = 0; i < num_returns; ++i) {
+    if (returns[i].tag > LOOM_VALUE_TENSOR_LIST ||
+        !(sig->accepted_return_tags[i] & (1u << returns[i].tag)) ||
+        (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) [[unlikely]] {
+      bad_returns(e, *sig, slot, returns, num_returns);
+    }
+  }
+}
+
+namespace {
+
 inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySet keys,
                      const LoomValue* args, size_t num_args, LoomValue* returns,
                      size_t num_returns) {
@@ -220,25 +257,13 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
          " has no backend kernel left (a kernel redispatched below its backend?)");
   }
   const KernelSlot* slot = e.table[runtime_index(key)].load(std::memory_order_acquire);
-  for (size_t i = 0; i < num_returns; ++i) returns[i].tag = LOOM_VALUE_NONE;
-  LoomKernelCall call{sizeof(LoomKernelCall),
-                      reinterpret_cast<const LoomOperator*>(&e),
-                      keys.after(key).raw(),
-                      key_to_abi(key),
-                      args,
-                      num_args,
-                      returns,
-                      num_returns};
-  LoomError* err = slot->kernel.fn(slot->kernel.ctx, &call);
-  if (err != nullptr) [[unlikely]]
-    raise_kernel_error(err, e, *slot, key, returns, num_returns);
-  for (size_t i = 0; i < num_returns; ++i) {
-    if (returns[i].tag > LOOM_VALUE_TENSOR_LIST ||
-        !(sig->accepted_return_tags[i] & (1u << returns[i].tag)) ||
-        (returns[i].tag == LOOM_VALUE_TENSOR && returns[i].u.tensor == nullptr)) [[unlikely]] {
-      bad_returns(e, *sig, *slot, returns, num_returns);
-    }
+  const StructuredInfo* structured = e.structured;
+  if (structured != nullptr && structured->variant == StructuredVariant::Out && is_backend_key(key))
+      [[unlikely]] {
+    call_structured_out(e, *structured, *slot, key, keys, args, num_args, returns, num_returns);
+    return;
   }
+  invoke_kernel(e, sig, *slot, key, keys, args, num_args, returns, num_returns);
 }
 
 }  // namespace

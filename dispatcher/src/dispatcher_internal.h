@@ -58,6 +58,12 @@ LoomError* missing_kernel(void* ctx, const LoomKernelCall* call);
 LoomError* undefined_kernel(void* ctx, const LoomKernelCall* call);
 LoomError* fallthrough_kernel(void* ctx, const LoomKernelCall* call);
 
+// Calls one kernel with arguments already checked: presets the returns, turns a
+// returned error into loom::Error and checks the returned tags.
+void invoke_kernel(const OperatorEntry& e, const Signature* sig, const KernelSlot& slot,
+                   DispatchKey key, DispatchKeySet keys, const LoomValue* args, size_t num_args,
+                   LoomValue* returns, size_t num_returns);
+
 // Argument/return tag masks from a schema.
 Signature make_signature(FunctionSchema schema);
 

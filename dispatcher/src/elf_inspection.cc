@@ -34,8 +34,8 @@ ElfInspection inspect_shared_object(const std::string& path, const std::string& 
   Elf64_Ehdr header;
   std::memcpy(&header, bytes.data(), sizeof(header));
   if (header.e_type != ET_DYN) {
-    result.problem = "an ELF file that is not a shared object (e_type " +
-                     std::to_string(header.e_type) + ")";
+    result.problem =
+        "an ELF file that is not a shared object (e_type " + std::to_string(header.e_type) + ")";
     return result;
   }
   result.is_64bit_shared = true;
@@ -45,8 +45,7 @@ ElfInspection inspect_shared_object(const std::string& path, const std::string& 
     return result;
   }
   std::vector<Elf64_Shdr> sections(header.e_shnum);
-  std::memcpy(sections.data(), bytes.data() + header.e_shoff,
-              sections.size() * sizeof(Elf64_Shdr));
+  std::memcpy(sections.data(), bytes.data() + header.e_shoff, sections.size() * sizeof(Elf64_Shdr));
   for (const Elf64_Shdr& section : sections) {
     if (section.sh_type != SHT_DYNSYM || section.sh_link >= sections.size()) continue;
     const Elf64_Shdr& strings = sections[section.sh_link];
@@ -62,7 +61,8 @@ ElfInspection inspect_shared_object(const std::string& path, const std::string& 
       ++result.exported_symbols;
       const char* name = bytes.data() + strings.sh_offset + sym.st_name;
       size_t max_len = strings.sh_size - sym.st_name;
-      if (strnlen(name, max_len) == symbol.size() && std::memcmp(name, symbol.data(), symbol.size()) == 0) {
+      if (strnlen(name, max_len) == symbol.size() &&
+          std::memcmp(name, symbol.data(), symbol.size()) == 0) {
         result.exports_symbol = true;
       }
     }

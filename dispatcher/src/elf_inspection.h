@@ -9,11 +9,11 @@ namespace loom::dispatch {
 
 struct ElfInspection {
   bool readable = false;
-  bool is_elf = false;             // ELF magic present
-  bool is_64bit_shared = false;    // ELFCLASS64, ET_DYN, for this machine
-  bool exports_symbol = false;     // the symbol is defined in .dynsym
-  size_t exported_symbols = 0;     // defined dynamic symbols
-  std::string problem;             // what was wrong, for messages
+  bool is_elf = false;           // ELF magic present
+  bool is_64bit_shared = false;  // ELFCLASS64, ET_DYN, for this machine
+  bool exports_symbol = false;   // the symbol is defined in .dynsym
+  size_t exported_symbols = 0;   // defined dynamic symbols
+  std::string problem;           // what was wrong, for messages
 };
 
 // Looks for a defined, exported `symbol` in the dynamic symbol table (.dynsym), which

@@ -10,6 +10,7 @@
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
 #include "loom/dispatcher/abi_keys.h"
+#include "loom/dispatcher/dlpack_conversion.h"
 #include "plugin_record.h"
 
 namespace loom::dispatch {
@@ -53,49 +54,6 @@ LoomRegistration* to_abi_registration(uint64_t id) {
 
 TensorImpl* as_impl(LoomTensor* t) {
   return reinterpret_cast<TensorImpl*>(t);
-}
-
-DLDataType dl_dtype(ScalarType t) {
-  switch (t) {
-    case ScalarType::Bool:
-      return {6 /* kDLBool in DLPack >= 0.8 */, 8, 1};
-    case ScalarType::UInt8:
-    case ScalarType::QUInt8:
-      return {kDLUInt, 8, 1};
-    case ScalarType::Int8:
-    case ScalarType::QInt8:
-      return {kDLInt, 8, 1};
-    case ScalarType::Int16:
-      return {kDLInt, 16, 1};
-    case ScalarType::Int32:
-    case ScalarType::QInt32:
-      return {kDLInt, 32, 1};
-    case ScalarType::Int64:
-      return {kDLInt, 64, 1};
-    case ScalarType::Float16:
-      return {kDLFloat, 16, 1};
-    case ScalarType::BFloat16:
-      return {kDLBfloat, 16, 1};
-    case ScalarType::Float32:
-      return {kDLFloat, 32, 1};
-    case ScalarType::Float64:
-      return {kDLFloat, 64, 1};
-  }
-  return {kDLOpaqueHandle, 8, 1};
-}
-
-DLDevice dl_device(Device d) {
-  int32_t index = d.index < 0 ? 0 : d.index;
-  switch (DeviceTypeRegistry::instance().backend(d.type)) {
-    case DispatchKey::CPU:
-      return {kDLCPU, index};
-    case DispatchKey::CUDA:
-      return {kDLCUDA, index};
-    case DispatchKey::HIP:
-      return {kDLROCM, index};
-    default:
-      return {kDLExtDev, index};
-  }
 }
 
 // --- operators ---
@@ -274,9 +232,9 @@ LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
   LoomTensorView v;
   v.struct_size = sizeof(LoomTensorView);
   v.dl.data = impl->storage()->data();
-  v.dl.device = dl_device(impl->device());
+  v.dl.device = to_dl_device(impl->device());
   v.dl.ndim = static_cast<int32_t>(impl->dim());
-  v.dl.dtype = dl_dtype(impl->dtype());
+  v.dl.dtype = to_dl_dtype(impl->dtype());
   v.dl.shape = const_cast<int64_t*>(impl->sizes_data());
   v.dl.strides = const_cast<int64_t*>(impl->strides_data());
   v.dl.byte_offset = impl->storage_offset() * element_size(impl->dtype());

@@ -7,10 +7,10 @@
 
 #include <boost/dll/shared_library.hpp>
 
-#include "loom/core/device.h"
-#include "loom/core/error.h"
 #include "dispatcher_internal.h"
 #include "elf_inspection.h"
+#include "loom/core/device.h"
+#include "loom/core/error.h"
 #include "plugin_record.h"
 
 namespace loom::dispatch {
@@ -35,7 +35,9 @@ namespace loom::dispatch {
 
 namespace {
 
-std::string take_error_message(LoomError* err) { return take_error(err).message; }
+std::string take_error_message(LoomError* err) {
+  return take_error(err).message;
+}
 
 bool valid_plugin_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
@@ -203,8 +205,8 @@ PluginInfo PluginHost::load(const std::string& file,
   if (api->abi_minor > LOOM_ABI_VERSION_MINOR) {
     fail_with(ErrorCode::VersionMismatch, "plugin-host", "plugin file '", shown,
               "' needs loom ABI ", api->abi_major, ".", api->abi_minor,
-              " but this host provides only ", LOOM_ABI_VERSION_MAJOR, ".",
-              LOOM_ABI_VERSION_MINOR, " (host minor version too old; upgrade loom)");
+              " but this host provides only ", LOOM_ABI_VERSION_MAJOR, ".", LOOM_ABI_VERSION_MINOR,
+              " (host minor version too old; upgrade loom)");
   }
   LOOM_CHECK(LOOM_HAS_FIELD(api, LoomPluginApi, shutdown) && api->initialize != nullptr &&
                  api->name != nullptr,

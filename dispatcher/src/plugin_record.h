@@ -56,7 +56,7 @@ struct PluginRecord {
   uint32_t abi_minor = 0;
   std::atomic<int64_t> live_objects{0};
 
-  std::mutex mutex;  // guards the fields below (plugins may register from any thread)
+  std::mutex mutex;      // guards the fields below (plugins may register from any thread)
   bool closing = false;  // unloading: no new device types
   std::vector<int16_t> device_types;
   std::vector<std::string> device_type_names;

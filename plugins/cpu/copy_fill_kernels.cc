@@ -1,5 +1,7 @@
 // fill_ and copy_ on CPU tensors (strided, broadcast source, dtype conversion).
+#include "elementwise_loop.h"
 #include "kernels.h"
+#include "scalar_types.h"
 #include "strided_loop.h"
 
 namespace loom::cpu {
@@ -7,36 +9,7 @@ namespace {
 
 template <typename Body>
 void with_dtype(LoomDType t, const char* op, Body&& body) {
-  switch (t) {
-    case LOOM_DTYPE_FLOAT32:
-      body(float{});
-      break;
-    case LOOM_DTYPE_FLOAT64:
-      body(double{});
-      break;
-    case LOOM_DTYPE_INT32:
-      body(int32_t{});
-      break;
-    case LOOM_DTYPE_INT64:
-      body(int64_t{});
-      break;
-    case LOOM_DTYPE_UINT8:
-      body(uint8_t{});
-      break;
-    case LOOM_DTYPE_INT8:
-      body(int8_t{});
-      break;
-    case LOOM_DTYPE_INT16:
-      body(int16_t{});
-      break;
-    case LOOM_DTYPE_BOOL:
-      body(bool{});
-      break;
-    default:
-      throw sdk::Error(std::string("[") + op + "] dtype " + dtype_name(t) +
-                           " is not supported by the cpu plugin yet",
-                       LOOM_STATUS_UNIMPLEMENTED);
-  }
+  dispatch_all_types(t, op, body);
 }
 
 sdk::Tensor fill_(const sdk::Tensor& self, sdk::Scalar value) {
@@ -62,6 +35,12 @@ sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_bl
   }
   with_dtype(self.dtype(), "copy_", [&]<typename D>(D) {
     with_dtype(src.dtype(), "copy_", [&]<typename S>(S) {
+      if (std::equal(src.sizes().begin(), src.sizes().end(), self.sizes().begin(),
+                     self.sizes().end())) {  // the common case: the fast elementwise loop
+        map_elements<D, S>(
+            self, [](S x) { return static_cast<D>(x); }, src);
+        return;
+      }
       const sdk::Tensor* operands[2] = {&self, &src};
       for_each_element(shape, operands, [&](char* const* p) {
         *reinterpret_cast<D*>(p[0]) = static_cast<D>(*reinterpret_cast<const S*>(p[1]));

@@ -6,6 +6,7 @@ namespace loom::cpu {
 namespace {
 
 void init(sdk::Registrar& r) {
+  register_unary_kernels(r);
   register_binary_kernels(r);
   register_copy_fill_kernels(r);
   register_reduce_kernels(r);

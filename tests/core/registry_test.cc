@@ -226,12 +226,13 @@ TEST(AllocatorRegistry, CoreRegistersTheCpuAllocator) {
   EXPECT_EQ(Allocators().find(kMaxDeviceTypes), nullptr);
 }
 
-TEST(AllocatorRegistry, MetaHasNoAllocator) {
-  EXPECT_EQ(Allocators().find(kMeta), nullptr);
-  EXPECT_LOOM_ERROR(Allocators().get(kMeta), "allocator",
-                    "no allocator is registered for device type 'meta'");
-  EXPECT_LOOM_ERROR(empty(Shape{2, 3}, ScalarType::Float32, Device{kMeta, -1}), "allocator",
-                    "no allocator is registered for device type 'meta'");
+TEST(AllocatorRegistry, MetaTensorsHaveShapesButNoMemory) {
+  ASSERT_NE(Allocators().find(kMeta), nullptr);
+  Tensor t = empty(Shape{2, 3}, ScalarType::Float32, Device{kMeta, -1});
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.device(), (Device{kMeta, -1}));
+  EXPECT_EQ(t.impl()->storage()->data(), nullptr);
+  EXPECT_EQ(t.t().sizes()[0], 3);  // views work without memory
 }
 
 TEST(AllocatorRegistry, NewDeviceTypeWithoutAllocatorCannotAllocate) {
@@ -364,9 +365,10 @@ TEST(AllocatorRegistry, AddRejectsBadArguments) {
   EXPECT_LOOM_ERROR(Allocators().add(-1, &a), "allocator", "device type -1 is out of range");
   EXPECT_LOOM_ERROR(Allocators().add(kMaxDeviceTypes, &a), "allocator",
                     "device type 64 is out of range");
+  Allocator* meta_before = Allocators().find(kMeta);
   EXPECT_LOOM_ERROR(Allocators().add(kMeta, nullptr), "allocator",
                     "null allocator for device type 1");
-  EXPECT_EQ(Allocators().find(kMeta), nullptr);
+  EXPECT_EQ(Allocators().find(kMeta), meta_before);  // a rejected add changes nothing
 }
 
 TEST(AllocatorRegistry, UnregisteredDeviceTypeRejectsTensorsWithoutLeaking) {

@@ -192,28 +192,28 @@ TEST(DispatchTable, ArgumentChecksRejectWrongArityTagsAndNullTensors) {
   Tensor t = cpu_tensor({1});
   LoomValue ret[1];
   const int64_t k[] = {3, 4};
-  LoomValue ok[] = {dispatch::box(t),    dispatch::box(int64_t{1}), dispatch::box(int64_t{2}),
+  LoomValue ok[] = {dispatch::box(t),    dispatch::box(int64_t{1}),     dispatch::box(int64_t{2}),
                     dispatch::box(true), dispatch::box(IntArrayRef(k)), dispatch::none()};
   disp.call(d.op, ok, 6, ret, 1);  // float accepts int; None for Tensor?
   EXPECT_EQ(ret[0].u.i, kCpu);
   expect_error([&] { disp.call(d.op, ok, 5, ret, 1); }, "tt::args",
                {"expected 6 arguments but got 5"});
   expect_error([&] { disp.call(d.op, ok, 6, ret, 0); }, "tt::args", {"room for 1 returns"});
-  LoomValue bad[] = {dispatch::box(int64_t{1}), dispatch::box(int64_t{1}),
-                     dispatch::box(int64_t{2}), dispatch::box(true),
+  LoomValue bad[] = {dispatch::box(int64_t{1}),     dispatch::box(int64_t{1}),
+                     dispatch::box(int64_t{2}),     dispatch::box(true),
                      dispatch::box(IntArrayRef(k)), dispatch::none()};
   expect_error([&] { disp.call(d.op, bad, 6, ret, 1); }, "tt::args",
                {"argument 0 'self' expected Tensor but got int"});
-  LoomValue null_tensor[] = {dispatch::box(t),   dispatch::box(int64_t{1}), dispatch::box(2.0),
+  LoomValue null_tensor[] = {dispatch::box(t),   dispatch::box(int64_t{1}),     dispatch::box(2.0),
                              dispatch::box(1.5), dispatch::box(IntArrayRef(k)), dispatch::none()};
   null_tensor[0].u.tensor = nullptr;
   expect_error([&] { disp.call(d.op, null_tensor, 6, ret, 1); }, "tt::args", {"null tensor"});
-  LoomValue wrong_bool[] = {dispatch::box(t),   dispatch::box(true),       dispatch::box(2.0),
+  LoomValue wrong_bool[] = {dispatch::box(t),   dispatch::box(true),           dispatch::box(2.0),
                             dispatch::box(1.5), dispatch::box(IntArrayRef(k)), dispatch::none()};
   expect_error([&] { disp.call(d.op, wrong_bool, 6, ret, 1); }, "tt::args",
                {"argument 1 'n' expected int but got bool"});
   // A boxed int[2] is a list: the typed frontend expands a single int.
-  LoomValue single_int[] = {dispatch::box(t), dispatch::box(int64_t{1}), dispatch::box(2.0),
+  LoomValue single_int[] = {dispatch::box(t),   dispatch::box(int64_t{1}), dispatch::box(2.0),
                             dispatch::box(1.5), dispatch::box(int64_t{3}), dispatch::none()};
   expect_error([&] { disp.call(d.op, single_int, 6, ret, 1); }, "tt::args",
                {"argument 4 'k' expected int[2] but got int"});
@@ -400,7 +400,8 @@ TEST(DispatchTable, KeySetsFromOutsideAreMaskedToValidKeys) {
   LoomValue args[] = {dispatch::box(t)};
   LoomValue ret[1];
   // Bit 40 names no runtime key: it must not index past the table.
-  disp.redispatch(d.op, DispatchKeySet::for_backend(DispatchKey::CPU) | DispatchKeySet(uint64_t{1} << 40),
+  disp.redispatch(d.op,
+                  DispatchKeySet::for_backend(DispatchKey::CPU) | DispatchKeySet(uint64_t{1} << 40),
                   args, 1, ret, 1);
   EXPECT_EQ(ret[0].u.i, kCpu);
   dispatch::IncludeDispatchKeyGuard alias(DispatchKeySet(uint64_t{1} << 41));

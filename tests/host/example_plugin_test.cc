@@ -32,8 +32,7 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
   EXPECT_EQ(info.backends, std::vector<std::string>{"npu_sim"});
   EXPECT_EQ(info.attributes.at("driver_version"), "sim-7.1");
   EXPECT_EQ(info.kernels, 4);
-  EXPECT_EQ(info.capabilities.at("loom::add.Tensor").at("npu_sim"),
-            uint64_t{1} << LOOM_DTYPE_FLOAT32);
+  EXPECT_EQ(info.capabilities.at("loom::add.out").at("npu_sim"), uint64_t{1} << LOOM_DTYPE_FLOAT32);
 
   Device npu = parse_device("npu_sim:1");
   std::vector<int64_t> shape{3};
@@ -57,7 +56,16 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
         [&] {
           call_tensor("loom::mul.Tensor", {dispatch::box(dev_a), dispatch::box(dev_d)});
         },
-        "loom::mul.Tensor", {"must be float32 on npu_sim", "plugin 'npu_sim'"});
+        "loom::mul.Tensor", {"npu_sim copies contiguous tensors of equal dtype"});
+    // Broadcasting on the device: the core hands the kernel stride-0 views.
+    Tensor dev_row = empty(std::vector<int64_t>{2, 3}, ScalarType::Float32, npu);
+    call_tensor("loom::fill_.Scalar", {dispatch::box(dev_row), dispatch::box(1.0)});
+    Tensor dev_sum = call_tensor(
+        "loom::add.Tensor", {dispatch::box(dev_row), dispatch::box(dev_a), dispatch::box(1.0)});
+    Tensor host_sum = empty(std::vector<int64_t>{2, 3}, ScalarType::Float32);
+    call_tensor("loom::copy_",
+                {dispatch::box(host_sum), dispatch::box(dev_sum), dispatch::box(false)});
+    EXPECT_EQ(host_sum.data<float>()[5], 4.0f);  // 1 + host_a[2] (= 3)
     expect_error([] { parse_device("npu_sim:x"); }, "device", {"invalid device"});
     expect_error([&] { PluginHost::instance().unload("npu_sim"); }, "plugin-host", {"still alive"});
   }

@@ -176,7 +176,8 @@ TEST(PluginLoading, ManifestRequiredFailureStopsOptionalFailureIsSkipped) {
 }
 
 TEST(PluginLoading, StrippedPluginsLoad) {
-  dispatch::PluginInfo info = PluginHost::instance().load(kDir + "/stripped/libloom_plugin_test_ops.so");
+  dispatch::PluginInfo info =
+      PluginHost::instance().load(kDir + "/stripped/libloom_plugin_test_ops.so");
   EXPECT_EQ(info.name, "test_ops");
   EXPECT_EQ(info.kernels, 3);
 }

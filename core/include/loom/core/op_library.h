@@ -1,6 +1,7 @@
-// The standard op library: one declarative entry per operator (schema and tags). The
-// dispatcher defines every entry at start-up, owned by "core"; backends only register
-// kernels for them. Issue #3 grows this table into the full op set with shape rules.
+// The standard op library: one declarative entry per operator (schema, tags, output
+// rule), read from ops.def. The dispatcher defines every entry at start-up, owned by
+// "core", and derives the in-place and out= variants of structured ops; backends only
+// register kernels.
 #pragma once
 
 #include <span>
@@ -8,9 +9,18 @@
 
 namespace loom {
 
+// How the core computes a structured op's output (Note [Structured ops]).
+enum class OutputRule : uint8_t {
+  None,           // not structured: the kernel allocates and checks
+  Promoted,       // dtype = promotion of the tensor operands
+  PromotedFloat,  // promoted; integer and bool results become float32
+  Bool,           // computed in the promoted dtype, result bool
+};
+
 struct OpDefinition {
   std::string_view schema;  // PyTorch grammar
   std::string_view tags;    // comma-separated: pointwise, reduction, inplace, core, ...
+  OutputRule output = OutputRule::None;
 };
 
 std::span<const OpDefinition> standard_ops();

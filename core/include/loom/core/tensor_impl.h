@@ -62,6 +62,11 @@ class TensorImpl final : public RefCounted {
   // Replaces a slot's value, destroying the previous one.
   void set_extension(int slot, void* value, void (*destroy)(void*));
 
+  // A 0-dim tensor made from a C++ number (`t + 2.0`): in type promotion it counts as
+  // a scalar, not a tensor (Note [Type promotion]).
+  bool is_wrapped_number() const { return is_wrapped_number_; }
+  void set_wrapped_number(bool wrapped) { is_wrapped_number_ = wrapped; }
+
   // Extra key bits (e.g. Autograd when a tensor requires grad). Not synchronised: set
   // them before the tensor is shared with other threads.
   void add_key(DispatchKey k) { key_set_ = key_set_.add(k); }
@@ -82,6 +87,7 @@ class TensorImpl final : public RefCounted {
   int64_t numel_;
   ScalarType dtype_;
   bool is_contiguous_;
+  bool is_wrapped_number_ = false;
   DispatchKeySet key_set_;
   std::unique_ptr<std::array<Extension, kMaxExtensionSlots>> extensions_;
 };

@@ -26,7 +26,13 @@ struct PromotionOperand {
   enum class Tier : uint8_t { Dimensioned, ZeroDim, Scalar } tier;
 };
 // Throws when operands is empty or includes a quantized type. `op` names the caller.
+// Scalar-tier operands count by category: a floating scalar as float32, an integer one
+// as int64, a bool as bool, whatever their own dtype.
 ScalarType result_type(std::span<const PromotionOperand> operands, std::string_view op);
+
+// Whether a value of type `from` may be written to an output of type `to` (PyTorch's
+// rule: no floating to integral, nothing but bool to bool).
+bool can_cast(ScalarType from, ScalarType to);
 
 // Broadcast shape of a and b (trailing dims aligned, size 1 stretches). Throws
 // "[op] shapes [2, 3] and [4] cannot be broadcast (dim 1: 3 vs 4)".

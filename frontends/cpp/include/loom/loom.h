@@ -1,4 +1,5 @@
-// The one header an app includes: tensors, the runtime, and boxed op calls.
+// The one header an app includes: tensors, the runtime, the typed op functions and
+// Tensor methods generated from the op library, operators, factories, printing, DLPack.
 #pragma once
 
 #include "loom/core/error.h"
@@ -7,4 +8,9 @@
 #include "loom/core/type_promotion.h"
 #include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/dispatcher.h"
+#include "loom/dlpack.h"
+#include "loom/factories.h"
+#include "loom/generated/ops.h"
+#include "loom/operators.h"
 #include "loom/runtime.h"
+#include "loom/tensor_io.h"

@@ -1,0 +1,287 @@
+// Structured ops: variant derivation, the core's functional / in-place kernels, Meta
+// kernels, and the preparation of backend out= calls.
+#include "structured_ops.h"
+
+#include <optional>
+
+#include "absl/container/inlined_vector.h"
+#include "dispatcher_internal.h"
+#include "loom/core/error.h"
+#include "loom/core/tensor.h"
+#include "loom/core/type_promotion.h"
+#include "loom/dispatcher/abi_keys.h"
+#include "loom/dispatcher/boxing.h"
+#include "operator_entry.h"
+#include "structured_schemas.h"
+
+namespace loom::dispatch {
+
+// Note [Structured ops]
+// ~~~~~~~~~~~~~~~~~~~~~
+// A structured op is declared once in ops.def in its functional form with an output rule
+// (Promoted, PromotedFloat, Bool). From it the dispatcher defines three ops:
+//   loom::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+//   loom::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+//   loom::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+// Backends implement only the out= variant. The functional and in-place variants get
+// CompositeExplicit kernels from the core that compute the output's shape (broadcast)
+// and dtype (type promotion, the rule), allocate it or check `self`, and call out=.
+// Whenever an out= op reaches a backend key, however it was called, the dispatcher
+// first checks `out` (shape, dtype castable, device) and brings every tensor input to
+// out's shape (an expand view) and the compute dtype (a copy_), and gives the kernel an
+// out of the result dtype (a temporary, copied back, when `out` has another dtype). So a
+// backend kernel only ever sees tensors of one shape, one dtype (bool out for Bool
+// rules) and one device, with arbitrary strides (0 on broadcast dims): it writes math,
+// not bookkeeping. On the meta device the core's no-op kernels make every structured op
+// run only its shape rule.
+
+namespace {
+
+using TensorList = absl::InlinedVector<Tensor, 6>;
+
+const TensorImpl* impl_of(const LoomValue& v) {
+  return reinterpret_cast<const TensorImpl*>(v.u.tensor);
+}
+
+Tensor borrow(const LoomValue& v) {
+  return Tensor::borrow(reinterpret_cast<TensorImpl*>(const_cast<LoomTensor*>(v.u.tensor)));
+}
+
+OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
+  OutputMeta meta;
+  absl::InlinedVector<PromotionOperand, 4> operands;
+  // The device: that of the first input that is not a 0-dim CPU tensor (those may go
+  // with tensors on any device, as in PyTorch), else CPU.
+  std::optional<Device> device;
+  bool first = true;
+  for (int index : info.inputs) {
+    const TensorImpl* t = impl_of(args[index]);
+    meta.shape = first ? DimVector(t->sizes().begin(), t->sizes().end())
+                       : broadcast_shapes(meta.shape, t->sizes(), op);
+    first = false;
+    if (!(t->dim() == 0 && t->device().type == kCPU)) {
+      if (!device) {
+        device = t->device();
+      } else if (!(t->device() == *device)) {
+        fail(op, "expected all tensors on one device, found ", device->to_string(), " and ",
+             t->device().to_string());
+      }
+    }
+    PromotionOperand::Tier tier = t->is_wrapped_number() ? PromotionOperand::Tier::Scalar
+                                  : t->dim() == 0        ? PromotionOperand::Tier::ZeroDim
+                                                         : PromotionOperand::Tier::Dimensioned;
+    operands.push_back({t->dtype(), tier});
+  }
+  meta.device = device.value_or(Device{kCPU, -1});
+  meta.compute = result_type(operands, op);
+  if (info.rule == OutputRule::PromotedFloat && !is_floating_point(meta.compute)) {
+    meta.compute = ScalarType::Float32;
+  }
+  meta.result = info.rule == OutputRule::Bool ? ScalarType::Bool : meta.compute;
+  return meta;
+}
+
+// Runs the family's out= kernel for the key this composite kernel was selected for, with
+// args[0..n) followed by `out`. The composite already runs at that backend key (it is a
+// CompositeExplicit kernel), so the out= table entry for the same key is the kernel a
+// call from the top would reach; skipping the second dispatch is what keeps small ops
+// cheap. Other keys (none today) go through the dispatcher.
+Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tensor& out,
+                const OutputMeta* meta) {
+  absl::InlinedVector<LoomValue, 8> out_args(call->args, call->args + info.num_inputs_and_scalars);
+  out_args.push_back(box(out));
+  LoomValue ret[1];
+  DispatchKey key = key_from_abi(call->dispatch_key);
+  const OperatorEntry& op = *info.out_op;
+  if (is_backend_key(key)) {
+    const KernelSlot* slot = op.table[runtime_index(key)].load(std::memory_order_acquire);
+    call_structured_out(op, *op.structured, *slot, key, DispatchKeySet::for_backend(key),
+                        out_args.data(), out_args.size(), ret, 1, meta);
+  } else {
+    Dispatcher::instance().call(OperatorHandle(info.out_op), out_args.data(), out_args.size(), ret,
+                                1);
+  }
+  return unbox_tensor(ret[0], op.name);
+}
+
+LoomError* functional_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto* e = static_cast<const OperatorEntry*>(ctx);
+  try {
+    const StructuredInfo& info = *e->structured;
+    OutputMeta meta = compute_meta(e->name, info, call->args);
+    Tensor out = empty(meta.shape, meta.result, meta.device);
+    Tensor result = call_out(info, call, out, &meta);
+    call->returns[0] = box(result);
+    result.release();  // the return owns the reference
+    return nullptr;
+  } catch (const Error& err) {
+    return make_host_error(static_cast<int32_t>(err.code()), err.what());
+  }
+}
+
+LoomError* inplace_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto* e = static_cast<const OperatorEntry*>(ctx);
+  try {
+    const StructuredInfo& info = *e->structured;
+    Tensor self = borrow(call->args[0]);
+    Tensor result = call_out(info, call, self, nullptr);  // out= checks shape and dtype
+    call->returns[0] = box(result);
+    result.release();
+    return nullptr;
+  } catch (const Error& err) {
+    return make_host_error(static_cast<int32_t>(err.code()), err.what());
+  }
+}
+
+// Meta tensors have no memory: the shape rule ran in call_structured_out already.
+LoomError* meta_out_kernel(void*, const LoomKernelCall* call) {
+  const LoomValue& out = call->args[call->num_args - 1];
+  reinterpret_cast<TensorImpl*>(out.u.tensor)->retain();
+  call->returns[0] = out;
+  return nullptr;
+}
+
+LoomError* meta_returns_self(void*, const LoomKernelCall* call) {
+  reinterpret_cast<TensorImpl*>(call->args[0].u.tensor)->retain();
+  call->returns[0] = call->args[0];
+  return nullptr;
+}
+
+OperatorEntry* define_variant(Dispatcher& d, const FunctionSchema& schema, StructuredInfo info) {
+  OperatorHandle op = d.get_or_create(schema.name.qualified());
+  op.entry()->structured = new StructuredInfo(std::move(info));  // lives as long as the op
+  d.define(schema.to_string(), core_registrant()).release();
+  return op.entry();
+}
+
+}  // namespace
+
+void define_standard_ops(Dispatcher& d) {
+  for (const OpDefinition& def : standard_ops()) {
+    if (def.output == OutputRule::None) {
+      OperatorHandle op;
+      d.define(def.schema, core_registrant(), &op).release();
+      if (op.name() == "loom::fill_.Scalar" || op.name() == "loom::copy_") {
+        d.register_kernel(op, DispatchKey::Meta, {&meta_returns_self, nullptr}, core_registrant(),
+                          "meta no-op")
+            .release();
+      }
+      continue;
+    }
+    FunctionSchema functional = parse_schema(def.schema);
+    LOOM_CHECK(functional.returns.size() == 1 &&
+                   functional.returns[0].type.kind == SchemaType::Kind::Tensor,
+               "op-library", "structured op '", def.schema, "' must return one Tensor");
+    StructuredInfo info{StructuredVariant::Out,
+                        def.output,
+                        functional.name.name,
+                        nullptr,
+                        {},
+                        static_cast<int>(functional.arguments.size())};
+    for (size_t i = 0; i < functional.arguments.size(); ++i) {
+      if (functional.arguments[i].type.kind == SchemaType::Kind::Tensor) {
+        info.inputs.push_back(static_cast<int>(i));
+      }
+    }
+    LOOM_CHECK(!info.inputs.empty(), "op-library", "structured op '", def.schema,
+               "' has no Tensor input");
+    OperatorEntry* out = define_variant(d, out_schema(functional), info);
+    info.out_op = out;
+    const_cast<StructuredInfo*>(out->structured)->out_op = out;
+    d.register_kernel(OperatorHandle(out), DispatchKey::Meta, {&meta_out_kernel, nullptr},
+                      core_registrant(), "meta shape rule")
+        .release();
+
+    info.variant = StructuredVariant::Functional;
+    OperatorEntry* f = define_variant(d, functional, info);
+    d.register_kernel(OperatorHandle(f), DispatchKey::CompositeExplicit, {&functional_kernel, f},
+                      core_registrant(), "structured functional")
+        .release();
+
+    if (has_inplace_variant(functional, def.output)) {
+      info.variant = StructuredVariant::Inplace;
+      OperatorEntry* in = define_variant(d, inplace_schema(functional), info);
+      d.register_kernel(OperatorHandle(in), DispatchKey::CompositeExplicit, {&inplace_kernel, in},
+                        core_registrant(), "structured in-place")
+          .release();
+    }
+  }
+}
+
+void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, const KernelSlot& slot,
+                         DispatchKey key, DispatchKeySet keys, const LoomValue* args,
+                         size_t num_args, LoomValue* returns, size_t num_returns,
+                         const OutputMeta* known_meta) {
+  const std::string& op = e.name;
+  Tensor out = borrow(args[num_args - 1]);
+  OutputMeta meta = known_meta != nullptr ? *known_meta : compute_meta(op, info, args);
+  if (!(out.device() == meta.device)) {
+    fail(op, "expected out on ", meta.device.to_string(), " like the inputs, found ",
+         out.device().to_string());
+  }
+  if (!std::equal(out.sizes().begin(), out.sizes().end(), meta.shape.begin(), meta.shape.end())) {
+    fail(op, "out has shape ", shape_to_string(out.sizes()), " but the result has shape ",
+         shape_to_string(meta.shape));
+  }
+  if (!can_cast(meta.result, out.dtype())) {
+    fail(op, "result type ", scalar_type_name(meta.result), " can't be cast to the out dtype ",
+         scalar_type_name(out.dtype()));
+  }
+  // Common case first: everything already matches the kernel contract.
+  bool ready = out.dtype() == meta.result;
+  for (size_t i = 0; ready && i < info.inputs.size(); ++i) {
+    const TensorImpl* t = impl_of(args[info.inputs[i]]);
+    ready = t->dtype() == meta.compute && t->device() == meta.device &&
+            std::equal(t->sizes().begin(), t->sizes().end(), meta.shape.begin(), meta.shape.end());
+  }
+  const Signature* sig = e.signature.load(std::memory_order_acquire);
+  if (ready) {
+    invoke_kernel(e, sig, slot, key, keys, args, num_args, returns, num_returns);
+    return;
+  }
+  Dispatcher& d = Dispatcher::instance();
+  static const OperatorHandle copy = d.find_defined("loom::copy_");  // a core op: immortal
+  auto copy_into = [&](const Tensor& dst, const Tensor& src) {
+    LoomValue copy_args[] = {box(dst), box(src), box(false)};
+    LoomValue ret[1];
+    d.call(copy, copy_args, 3, ret, 1);
+    release_value(ret[0]);
+  };
+  // Bring the inputs to the kernel contract; `keep` holds the temporaries alive.
+  TensorList keep;
+  absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
+  for (int index : info.inputs) {
+    Tensor t = borrow(args[index]);
+    if (!(t.device() == meta.device)) {  // a 0-dim CPU tensor used with another device
+      Tensor moved = empty(t.sizes(), t.dtype(), meta.device);
+      copy_into(moved, t);
+      t = moved;
+    }
+    if (!std::equal(t.sizes().begin(), t.sizes().end(), meta.shape.begin(), meta.shape.end())) {
+      t = t.expand(meta.shape);
+    }
+    if (t.dtype() != meta.compute) {
+      Tensor cast = empty(meta.shape, meta.compute, meta.device);
+      copy_into(cast, t);
+      t = cast;
+    }
+    if (t.impl() != impl_of(args[index])) {
+      kernel_args[index] = box(t);
+      keep.push_back(std::move(t));
+    }
+  }
+  Tensor kernel_out = out;
+  if (out.dtype() != meta.result) {
+    kernel_out = empty(meta.shape, meta.result, meta.device);
+    kernel_args[num_args - 1] = box(kernel_out);
+  }
+  invoke_kernel(e, sig, slot, key, keys, kernel_args.data(), num_args, returns, num_returns);
+  if (kernel_out.impl() != out.impl()) {
+    release_value(returns[0]);
+    copy_into(out, kernel_out);
+    returns[0] = box(out);
+    out.impl()->retain();
+  }
+}
+
+}  // namespace loom::dispatch

@@ -1,0 +1,54 @@
+// Structured ops (Note [Structured ops]): deriving the in-place and out= variants of a
+// standard op, the core's kernels for the functional and in-place variants, and the
+// step that prepares a backend's out= kernel call.
+#pragma once
+
+#include <string>
+
+#include <vector>
+#include "loom/core/device.h"
+#include "loom/core/scalar_type.h"
+#include "loom/core/tensor_impl.h"
+
+#include "loom/core/op_library.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/plugin.h"
+
+namespace loom::dispatch {
+
+class OperatorEntry;
+struct KernelSlot;
+
+enum class StructuredVariant : uint8_t { Functional, Inplace, Out };
+
+// Immutable once the op is defined; OperatorEntry::structured points at it.
+struct StructuredInfo {
+  StructuredVariant variant;
+  OutputRule rule;
+  std::string base_name;       // "add", for messages
+  OperatorEntry* out_op;       // the out= variant of the family
+  std::vector<int> inputs;     // indices of the Tensor inputs (out= excluded)
+  int num_inputs_and_scalars;  // arguments of the functional variant
+};
+
+// The output a structured op computes (shape rule + output rule).
+struct OutputMeta {
+  DimVector shape;
+  ScalarType compute;  // dtype the inputs are brought to
+  ScalarType result;   // dtype the kernel writes
+  Device device;
+};
+
+// Defines the standard op library: every entry, and for structured entries their
+// in-place and out= variants with the core's composite kernels and Meta kernels.
+void define_standard_ops(Dispatcher& dispatcher);
+
+// Runs a backend's out= kernel after checking `out` and bringing every tensor input to
+// the output's shape and compute dtype (the kernel contract). Called by dispatch() when
+// a structured out= op reaches a backend key.
+void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, const KernelSlot& slot,
+                         DispatchKey key, DispatchKeySet keys, const LoomValue* args,
+                         size_t num_args, LoomValue* returns, size_t num_returns,
+                         const OutputMeta* known_meta = nullptr);
+
+}  // namespace loom::dispatch

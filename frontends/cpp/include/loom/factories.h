@@ -1,0 +1,48 @@
+// Tensor factories of the C++ API: zeros, ones, full, tensors from values, *_like, and
+// the wrapped scalars that C++ numbers become in operators.
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "loom/core/int_list.h"
+#include "loom/core/scalar.h"
+#include "loom/core/tensor.h"
+
+namespace loom {
+
+// Where and how a new tensor lives: `TensorOptions().dtype(ScalarType::Int64)`.
+struct TensorOptions {
+  ScalarType dtype_ = ScalarType::Float32;
+  Device device_ = Device{};
+  TensorOptions dtype(ScalarType t) const {
+    TensorOptions o = *this;
+    o.dtype_ = t;
+    return o;
+  }
+  TensorOptions device(Device d) const {
+    TensorOptions o = *this;
+    o.device_ = d;
+    return o;
+  }
+};
+
+Tensor empty(IntList sizes, TensorOptions options = {});
+Tensor zeros(IntList sizes, TensorOptions options = {});
+Tensor ones(IntList sizes, TensorOptions options = {});
+Tensor full(IntList sizes, const Scalar& value, TensorOptions options = {});
+Tensor empty_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, const Scalar& value);
+// A 0-dim tensor holding `value` (dtype: bool, int64 or float32 by the value's kind).
+Tensor scalar_tensor(const Scalar& value, TensorOptions options);
+// A 1-D CPU tensor of the values: float32 for floating values, int64 for integers.
+Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
+Tensor tensor(std::initializer_list<int64_t> values);
+Tensor tensor(std::initializer_list<int> values);
+// The 0-dim CPU tensor a C++ number becomes in `t + 2.0`: flagged as a wrapped number,
+// so type promotion counts it as a scalar.
+Tensor wrapped_scalar(const Scalar& value);
+
+}  // namespace loom

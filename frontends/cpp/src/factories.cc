@@ -1,0 +1,85 @@
+// Tensor factories: allocation through the core, filling through the fill_ op (so every
+// device's plugin fills its own memory).
+#include "loom/factories.h"
+
+#include "loom/generated/ops.h"
+
+namespace loom {
+
+Tensor empty(IntList sizes, TensorOptions options) {
+  return empty(sizes.span(), options.dtype_, options.device_);
+}
+
+Tensor full(IntList sizes, const Scalar& value, TensorOptions options) {
+  Tensor t = empty(sizes, options);
+  if (t.numel() > 0) fill_(t, value);
+  return t;
+}
+
+Tensor zeros(IntList sizes, TensorOptions options) {
+  return full(sizes, 0, options);
+}
+Tensor ones(IntList sizes, TensorOptions options) {
+  return full(sizes, 1, options);
+}
+
+Tensor empty_like(const Tensor& t) {
+  return empty(t.sizes(), t.dtype(), t.device());
+}
+Tensor full_like(const Tensor& t, const Scalar& value) {
+  Tensor out = empty_like(t);
+  if (out.numel() > 0) fill_(out, value);
+  return out;
+}
+Tensor zeros_like(const Tensor& t) {
+  return full_like(t, 0);
+}
+Tensor ones_like(const Tensor& t) {
+  return full_like(t, 1);
+}
+
+Tensor scalar_tensor(const Scalar& value, TensorOptions options) {
+  return full({}, value, options);
+}
+
+Tensor tensor(std::initializer_list<double> values, TensorOptions options) {
+  int64_t n = static_cast<int64_t>(values.size());
+  Tensor host = empty(IntArrayRef(&n, 1), ScalarType::Float64);
+  std::copy(values.begin(), values.end(), host.data<double>());
+  if (options.dtype_ == ScalarType::Float64 && options.device_.type == kCPU) return host;
+  Tensor out = empty(IntArrayRef(&n, 1), options.dtype_, options.device_);
+  copy_(out, host);
+  return out;
+}
+
+Tensor tensor(std::initializer_list<int64_t> values) {
+  int64_t n = static_cast<int64_t>(values.size());
+  Tensor t = empty(IntArrayRef(&n, 1), ScalarType::Int64);
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return t;
+}
+
+Tensor tensor(std::initializer_list<int> values) {
+  int64_t n = static_cast<int64_t>(values.size());
+  Tensor t = empty(IntArrayRef(&n, 1), ScalarType::Int64);
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return t;
+}
+
+Tensor wrapped_scalar(const Scalar& value) {
+  Tensor t;
+  if (value.is_floating_point()) {
+    t = empty(IntArrayRef(), ScalarType::Float64);
+    *t.data<double>() = value.to_double();
+  } else if (value.is_bool()) {
+    t = empty(IntArrayRef(), ScalarType::Bool);
+    *t.data<bool>() = value.to_bool();
+  } else {
+    t = empty(IntArrayRef(), ScalarType::Int64);
+    *t.data<int64_t>() = value.to_int();
+  }
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+}  // namespace loom
