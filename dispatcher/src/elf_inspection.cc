@@ -5,62 +5,74 @@
 
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <vector>
 
 namespace loom::dispatch {
 
+namespace {
+
+// Reads `size` bytes at `offset`; false when the file is shorter.
+bool read_at(std::ifstream& in, uint64_t offset, void* out, size_t size, uint64_t file_size) {
+  if (offset > file_size || size > file_size - offset) return false;
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(static_cast<char*>(out), static_cast<std::streamsize>(size));
+  return static_cast<bool>(in);
+}
+
+}  // namespace
+
+// Reads only the ELF header, the section headers and the dynamic symbol and string
+// tables: plugin files can be hundreds of MB (debug information).
 ElfInspection inspect_shared_object(const std::string& path, const std::string& symbol) {
   ElfInspection result;
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) {
     result.problem = "the file cannot be read";
     return result;
   }
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t file_size = static_cast<uint64_t>(in.tellg());
   result.readable = true;
-  auto fits = [&](size_t offset, size_t size) {
-    return offset <= bytes.size() && size <= bytes.size() - offset;
-  };
-  if (!fits(0, EI_NIDENT) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) {
+  unsigned char ident[EI_NIDENT];
+  if (!read_at(in, 0, ident, sizeof(ident), file_size) ||
+      std::memcmp(ident, ELFMAG, SELFMAG) != 0) {
     result.problem = "no ELF header";
     return result;
   }
   result.is_elf = true;
-  if (bytes[EI_CLASS] != ELFCLASS64 || !fits(0, sizeof(Elf64_Ehdr))) {
+  Elf64_Ehdr header;
+  if (ident[EI_CLASS] != ELFCLASS64 || !read_at(in, 0, &header, sizeof(header), file_size)) {
     result.problem = "not a 64-bit ELF file";
     return result;
   }
-  Elf64_Ehdr header;
-  std::memcpy(&header, bytes.data(), sizeof(header));
   if (header.e_type != ET_DYN) {
     result.problem =
         "an ELF file that is not a shared object (e_type " + std::to_string(header.e_type) + ")";
     return result;
   }
   result.is_64bit_shared = true;
+  std::vector<Elf64_Shdr> sections(header.e_shnum);
   if (header.e_shentsize != sizeof(Elf64_Shdr) ||
-      !fits(header.e_shoff, size_t{header.e_shnum} * sizeof(Elf64_Shdr))) {
+      !read_at(in, header.e_shoff, sections.data(), sections.size() * sizeof(Elf64_Shdr),
+               file_size)) {
     result.problem = "its section headers are missing or truncated";
     return result;
   }
-  std::vector<Elf64_Shdr> sections(header.e_shnum);
-  std::memcpy(sections.data(), bytes.data() + header.e_shoff, sections.size() * sizeof(Elf64_Shdr));
   for (const Elf64_Shdr& section : sections) {
     if (section.sh_type != SHT_DYNSYM || section.sh_link >= sections.size()) continue;
-    const Elf64_Shdr& strings = sections[section.sh_link];
-    if (!fits(section.sh_offset, section.sh_size) || !fits(strings.sh_offset, strings.sh_size)) {
+    const Elf64_Shdr& strings_header = sections[section.sh_link];
+    std::vector<Elf64_Sym> symbols(section.sh_size / sizeof(Elf64_Sym));
+    std::vector<char> strings(strings_header.sh_size);
+    if (!read_at(in, section.sh_offset, symbols.data(), symbols.size() * sizeof(Elf64_Sym),
+                 file_size) ||
+        !read_at(in, strings_header.sh_offset, strings.data(), strings.size(), file_size)) {
       result.problem = "its dynamic symbol table is truncated";
       return result;
     }
-    size_t count = section.sh_size / sizeof(Elf64_Sym);
-    for (size_t i = 0; i < count; ++i) {
-      Elf64_Sym sym;
-      std::memcpy(&sym, bytes.data() + section.sh_offset + i * sizeof(Elf64_Sym), sizeof(sym));
-      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strings.sh_size) continue;
+    for (const Elf64_Sym& sym : symbols) {
+      if (sym.st_shndx == SHN_UNDEF || sym.st_name >= strings.size()) continue;
       ++result.exported_symbols;
-      const char* name = bytes.data() + strings.sh_offset + sym.st_name;
-      size_t max_len = strings.sh_size - sym.st_name;
+      const char* name = strings.data() + sym.st_name;
+      size_t max_len = strings.size() - sym.st_name;
       if (strnlen(name, max_len) == symbol.size() &&
           std::memcmp(name, symbol.data(), symbol.size()) == 0) {
         result.exports_symbol = true;
