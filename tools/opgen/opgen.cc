@@ -53,16 +53,25 @@ std::string rule_name(OutputRule r) {
   return "?";
 }
 
-std::string cpp_type(const SchemaType& t) {
-  switch (t.kind) {
-    case Kind::Tensor:
-      return "const Tensor&";
+// The C++ value type of a scalar schema type, or empty for other kinds.
+std::string value_type(Kind kind) {
+  switch (kind) {
     case Kind::Int:
       return "int64_t";
     case Kind::Float:
       return "double";
     case Kind::Bool:
       return "bool";
+    default:
+      return "";
+  }
+}
+
+std::string cpp_type(const SchemaType& t) {
+  if (std::string v = value_type(t.kind); !v.empty()) return v;
+  switch (t.kind) {
+    case Kind::Tensor:
+      return "const Tensor&";
     case Kind::Str:
       return "const std::string&";
     case Kind::Scalar:
@@ -133,19 +142,11 @@ std::string cpp_default(const Argument& a) {
 std::string cpp_return(const FunctionSchema& s) {
   if (s.returns.empty()) return "void";
   auto one = [](const SchemaType& t) -> std::string {
-    switch (t.kind) {
-      case Kind::Tensor:
-        return "Tensor";
-      case Kind::Int:
-        return "int64_t";
-      case Kind::Float:
-        return "double";
-      case Kind::Bool:
-        return "bool";
-      default:
-        fail("opgen", "no C++ return type for ", t.to_string());
-    }
+    if (t.kind == Kind::Tensor) return "Tensor";
+    if (std::string v = value_type(t.kind); !v.empty()) return v;
+    fail("opgen", "no C++ return type for ", t.to_string());
   };
+
   if (s.returns.size() == 1) return one(s.returns[0].type);
   std::string out = "std::tuple<";
   for (size_t i = 0; i < s.returns.size(); ++i) out += (i ? ", " : "") + one(s.returns[i].type);
