@@ -82,17 +82,12 @@ std::string cpp_type(const SchemaType& t) {
       return "Device";
     case Kind::Optional: {
       const SchemaType& e = *t.elem;
+      if (std::string v = value_type(e.kind); !v.empty()) return "std::optional<" + v + ">";
       switch (e.kind) {
         case Kind::Tensor:
           return "const std::optional<Tensor>&";
         case Kind::Scalar:
           return "const std::optional<Scalar>&";
-        case Kind::Int:
-          return "std::optional<int64_t>";
-        case Kind::Float:
-          return "std::optional<double>";
-        case Kind::Bool:
-          return "std::optional<bool>";
         case Kind::ScalarType:
           return "std::optional<ScalarType>";
         case Kind::Device:
