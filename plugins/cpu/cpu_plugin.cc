@@ -10,6 +10,7 @@ void init(sdk::Registrar& r) {
   register_binary_kernels(r);
   register_copy_fill_kernels(r);
   register_reduce_kernels(r);
+  register_random_kernels(r);
   r.attribute("isa", "generic");
 }
 
