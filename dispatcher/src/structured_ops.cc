@@ -220,7 +220,9 @@ void define_standard_ops(Dispatcher& d) {
     if (def.output == OutputRule::None) {
       OperatorHandle op;
       d.define(def.schema, core_registrant(), &op).release();
-      if (op.name() == "loom::fill_.Scalar" || op.name() == "loom::copy_") {
+      const bool random_fill = def.tags.find("random") != std::string_view::npos &&
+                               def.tags.find("inplace") != std::string_view::npos;
+      if (op.name() == "loom::fill_.Scalar" || op.name() == "loom::copy_" || random_fill) {
         d.register_kernel(op, DispatchKey::Meta, {&meta_returns_self, nullptr}, core_registrant(),
                           "meta no-op")
             .release();
