@@ -11,6 +11,7 @@ void init(sdk::Registrar& r) {
   register_copy_fill_kernels(r);
   register_reduce_kernels(r);
   register_scan_kernels(r);
+  register_ternary_kernels(r);
   register_random_kernels(r);
   r.attribute("isa", "generic");
 }
