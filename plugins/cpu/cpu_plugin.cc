@@ -12,6 +12,7 @@ void init(sdk::Registrar& r) {
   register_reduce_kernels(r);
   register_scan_kernels(r);
   register_ternary_kernels(r);
+  register_creation_kernels(r);
   register_random_kernels(r);
   r.attribute("isa", "generic");
 }

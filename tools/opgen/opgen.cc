@@ -216,7 +216,11 @@ std::vector<Variant> all_variants() {
       out.push_back(std::move(v));
     };
     std::string base = functional.name.name;
-    add(functional, base, false);
+    // An op declared in its out= form (`arange.start_out`) gets libtorch's `arange_out(out, ...)`.
+    const std::string& overload = functional.name.overload;
+    const bool out_form =
+        overload == "out" || (overload.size() > 4 && overload.ends_with("_out"));
+    add(functional, out_form ? base + "_out" : base, out_form);
     if (def.output != OutputRule::None) {
       if (dispatch::has_inplace_variant(functional, def.output, def.tags)) {
         add(dispatch::inplace_schema(functional), base + "_", false);

@@ -82,6 +82,10 @@ struct DecompArg<OptionalIntList> {
     return DecompArg<IntList>::from(v);
   }
 };
+template <>
+struct DecompArg<Device> {
+  static Device from(const LoomValue& v) { return Device{v.u.device.type, v.u.device.index}; }
+};
 template <typename T>
 struct DecompArg<std::optional<T>> {
   static std::optional<T> from(const LoomValue& v) {
