@@ -12,6 +12,9 @@ void init(sdk::Registrar& r) {
   register_reduce_kernels(r);
   register_scan_kernels(r);
   register_random_kernels(r);
+  register_matmul_kernels(r);
+  register_conv_kernels(r);
+  register_pool_kernels(r);
   r.attribute("isa", "generic");
 }
 
