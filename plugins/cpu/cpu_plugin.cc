@@ -14,6 +14,9 @@ void init(sdk::Registrar& r) {
   register_ternary_kernels(r);
   register_creation_kernels(r);
   register_random_kernels(r);
+  register_matmul_kernels(r);
+  register_conv_kernels(r);
+  register_pool_kernels(r);
   r.attribute("isa", "generic");
 }
 

@@ -14,6 +14,9 @@ void register_scan_kernels(sdk::Registrar& r);
 void register_ternary_kernels(sdk::Registrar& r);
 void register_creation_kernels(sdk::Registrar& r);
 void register_random_kernels(sdk::Registrar& r);
+void register_matmul_kernels(sdk::Registrar& r);
+void register_conv_kernels(sdk::Registrar& r);
+void register_pool_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {

@@ -147,6 +147,8 @@ constexpr LoomKernelFn decomposition() {
 // The decompositions of each op family (one file each under decompositions/).
 std::span<const DecompositionEntry> reduction_decompositions();
 std::span<const DecompositionEntry> tensor_decompositions();
+std::span<const DecompositionEntry> linalg_decompositions();
+std::span<const DecompositionEntry> conv_pool_decompositions();
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);
