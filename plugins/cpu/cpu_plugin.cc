@@ -12,6 +12,9 @@ void init(sdk::Registrar& r) {
   register_reduce_kernels(r);
   register_scan_kernels(r);
   register_random_kernels(r);
+  register_shape_kernels(r);
+  register_indexing_kernels(r);
+  register_sort_kernels(r);
   r.attribute("isa", "generic");
 }
 

@@ -12,6 +12,9 @@ void register_copy_fill_kernels(sdk::Registrar& r);
 void register_reduce_kernels(sdk::Registrar& r);
 void register_scan_kernels(sdk::Registrar& r);
 void register_random_kernels(sdk::Registrar& r);
+void register_shape_kernels(sdk::Registrar& r);
+void register_indexing_kernels(sdk::Registrar& r);
+void register_sort_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {
