@@ -144,8 +144,8 @@ std::vector<std::vector<int64_t>> nonzero_indices(const sdk::Tensor& self, const
 sdk::Tensor nonzero(const sdk::Tensor& self) {
   std::vector<std::vector<int64_t>> found = nonzero_indices(self, "nonzero");
   const int64_t ndim = self.dim();
-  sdk::Tensor out = sdk::empty({static_cast<int64_t>(found.size()), ndim}, LOOM_DTYPE_INT64,
-                               self.device());
+  sdk::Tensor out =
+      sdk::empty({static_cast<int64_t>(found.size()), ndim}, LOOM_DTYPE_INT64, self.device());
   int64_t* p = out.data<int64_t>();
   for (const auto& index : found) {
     for (int64_t d = 0; d < ndim; ++d) *p++ = index[static_cast<size_t>(d)];
@@ -201,13 +201,12 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
       throw sdk::Error(std::string("[") + op + "] expected int64 or bool index tensors, found " +
                        dtype_name(t.dtype()) + " for index " + std::to_string(i));
     }
-    entries.push_back(Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
-                            read_indices(t, op)});
+    entries.push_back(
+        Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), read_indices(t, op)});
   }
   if (static_cast<int64_t>(entries.size()) > self.dim()) {
     throw sdk::Error(std::string("[") + op + "] too many indices for a tensor of " +
-                     std::to_string(self.dim()) + " dims: found " +
-                     std::to_string(entries.size()));
+                     std::to_string(self.dim()) + " dims: found " + std::to_string(entries.size()));
   }
   entries.resize(static_cast<size_t>(self.dim()));
   // The broadcast shape of the indices, and where the indexed dims go.
@@ -224,7 +223,8 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
     return out;
   }
   std::vector<int64_t> bshape = broadcast_shape(shapes, op);
-  const bool adjacent = indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  const bool adjacent =
+      indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
   const int64_t insert_at = adjacent ? indexed.front() : 0;
   // Output dims: (source dim or -1 for a broadcast dim, broadcast position).
   std::vector<int64_t> out_shape, source_dim;

@@ -67,7 +67,8 @@ sdk::Tensor roll_out(const sdk::Tensor& self, std::span<const int64_t> shifts,
     return out;
   }
   std::vector<int64_t> shift(sizes.size(), 0);
-  for (size_t i = 0; i < dims.size(); ++i) shift[wrap_dim(dims[i], self.dim(), "roll")] += shifts[i];
+  for (size_t i = 0; i < dims.size(); ++i)
+    shift[wrap_dim(dims[i], self.dim(), "roll")] += shifts[i];
   copy_mapped(self, out, [&](const int64_t* index, int64_t* src) {
     for (size_t d = 0; d < sizes.size(); ++d) src[d] = rolled(index[d], shift[d], sizes[d]);
   });

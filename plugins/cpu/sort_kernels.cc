@@ -71,8 +71,8 @@ void sort_lines(const sdk::Tensor& self, int64_t dim, int64_t k, bool descending
   });
 }
 
-std::tuple<sdk::Tensor, sdk::Tensor> sort_out(const sdk::Tensor& self, int64_t dim,
-                                              bool descending, const sdk::Tensor& values,
+std::tuple<sdk::Tensor, sdk::Tensor> sort_out(const sdk::Tensor& self, int64_t dim, bool descending,
+                                              const sdk::Tensor& values,
                                               const sdk::Tensor& indices) {
   const int64_t d = wrap_dim(dim, self.dim(), "sort");
   sort_lines(self, d, sizes_at_least_1d(self)[d], descending, values, indices, "sort");
@@ -85,8 +85,8 @@ std::tuple<sdk::Tensor, sdk::Tensor> topk_out(const sdk::Tensor& self, int64_t k
   const int64_t d = wrap_dim(dim, self.dim(), "topk");
   const int64_t size = sizes_at_least_1d(self)[d];
   if (k < 0 || k > size) {
-    throw sdk::Error("[topk] expected k in [0, " + std::to_string(size) + "], found k = " +
-                     std::to_string(k));
+    throw sdk::Error("[topk] expected k in [0, " + std::to_string(size) +
+                     "], found k = " + std::to_string(k));
   }
   // Always sorted (sorted=False allows any order, so sorted order is valid too).
   sort_lines(self, d, k, largest, values, indices, "topk");

@@ -17,8 +17,8 @@ Tensor longs(const Values& v, const Shape& s) {
 }
 
 TEST_F(ShapeIndexing, CatAlongDimsWithPromotionAndLegacyEmpty) {
-  for (ScalarType t : {ScalarType::Float32, ScalarType::Bool, ScalarType::Int8,
-                       ScalarType::Float16, ScalarType::BFloat16, ScalarType::Float64}) {
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Bool, ScalarType::Int8, ScalarType::Float16,
+                       ScalarType::BFloat16, ScalarType::Float64}) {
     Tensor a = make({1, 0, 1, 1}, {2, 2}, t);
     Tensor b = make({0, 1}, {2, 1}, t);
     Tensor c = cat({a, b}, -1);
@@ -44,8 +44,11 @@ TEST_F(ShapeIndexing, StackInsertsANewDim) {
   Tensor s = stack({a, b}, -1);
   EXPECT_EQ(shape(s), (Shape{2, 2}));
   EXPECT_EQ(values(s), (Values{1, 3, 2, 4}));
-  expect_error([&] { stack({a, make({1, 2, 3}, {3})}); }, "loom::stack",
-               "expected tensors of shape [2] like tensor 0, found [3] in tensor 1");
+  expect_error(
+      [&] {
+        stack({a, make({1, 2, 3}, {3})});
+      },
+      "loom::stack", "expected tensors of shape [2] like tensor 0, found [3] in tensor 1");
 }
 
 TEST_F(ShapeIndexing, SplitChunkFlattenReshapeAreViewsWhenPossible) {
@@ -70,7 +73,11 @@ TEST_F(ShapeIndexing, SplitChunkFlattenReshapeAreViewsWhenPossible) {
   // transposed: no view exists, reshape copies
   Tensor t = reshape(make(k23, {2, 3}).t(), {6});
   EXPECT_EQ(values(t), (Values{1, 4, 2, 5, 3, 6}));
-  expect_error([&] { reshape(y, {3, -1}); }, "reshape", "is invalid for a tensor of 8 elements");
+  expect_error(
+      [&] {
+        reshape(y, {3, -1});
+      },
+      "loom::reshape", "is invalid for a tensor of 8 elements");
   expect_error([&] { split(x, 0); }, "loom::split.Tensor", "expected a positive split_size");
   expect_error([&] { chunk(x, 0); }, "loom::chunk", "expected a positive number of chunks");
   expect_error([&] { flatten(y, 2, 1); }, "loom::flatten.using_ints", "start_dim 2");
@@ -125,8 +132,7 @@ TEST_F(ShapeIndexing, SortIsStableWithNaNLargest) {
   auto [mv, mi] = sort(m, 0);
   EXPECT_EQ(values(mv), (Values{1, 0, 4, 2, 5, 6}));
   EXPECT_EQ(values(mi), (Values{1, 2, 2, 0, 0, 1}));
-  EXPECT_EQ(values(argsort(make({0, 1, 0}, {3}, ScalarType::Bool), -1, true)),
-            (Values{1, 0, 2}));
+  EXPECT_EQ(values(argsort(make({0, 1, 0}, {3}, ScalarType::Bool), -1, true)), (Values{1, 0, 2}));
   EXPECT_EQ(shape(std::get<0>(sort(empty({0, 4}), 1))), (Shape{0, 4}));
 }
 
@@ -213,26 +219,44 @@ TEST_F(ShapeIndexing, MetaDeviceRunsOnlyTheShapeRule) {
 
 TEST_F(ShapeIndexing, BadInputsGetErrorsNamingTheOp) {
   Tensor x = make(k23, {2, 3});
-  expect_error([&] { cat({make({1}, {1, 1, 1}), x, make({1, 2}, {1, 2})}); }, "loom::cat",
-               "expected tensors with 3 dims like tensor 0, found tensor 1 with 2 dims");
-  expect_error([&] { cat({x, make({1, 2}, {1, 2})}); }, "loom::cat",
-               "expected size 3 in dim 1 like tensor 0, found size 2 in tensor 1");
+  expect_error(
+      [&] {
+        cat({make({1}, {1, 1, 1}), x, make({1, 2}, {1, 2})});
+      },
+      "loom::cat", "expected tensors with 3 dims like tensor 0, found tensor 1 with 2 dims");
+  expect_error(
+      [&] {
+        cat({x, make({1, 2}, {1, 2})});
+      },
+      "loom::cat", "expected size 3 in dim 1 like tensor 0, found size 2 in tensor 1");
   expect_error([&] { cat({x, x}, 2); }, "loom::cat", "dim 2 is out of range");
   expect_error([&] { cat(std::vector<Tensor>{}); }, "loom::cat", "non-empty list");
   expect_error([&] { index_select(x, 1, longs({3}, {1})); }, "loom::index_select",
                "index 3 is out of range for dim 1 of size 3");
   expect_error([&] { index_select(x, 0, make({0}, {1})); }, "loom::index_select",
                "expected an int64 or int32 index tensor, found float32");
-  expect_error([&] { gather(x, 0, longs({0, 5}, {1, 2})); }, "loom::gather",
-               "index 5 is out of range for dim 0 of size 2");
-  expect_error([&] { gather(x, 0, make({0}, {1, 1}, ScalarType::Int32)); }, "loom::gather",
-               "expected an int64 index tensor, found int32");
+  expect_error(
+      [&] {
+        gather(x, 0, longs({0, 5}, {1, 2}));
+      },
+      "loom::gather", "index 5 is out of range for dim 0 of size 2");
+  expect_error(
+      [&] {
+        gather(x, 0, make({0}, {1, 1}, ScalarType::Int32));
+      },
+      "loom::gather", "expected an int64 index tensor, found int32");
   expect_error([&] { gather(x, 0, longs({0}, {1})); }, "loom::gather",
                "expected an index with 2 dims like self, found 1 dims");
-  expect_error([&] { scatter(x, 1, longs({-1}, {1, 1}), 1.0); }, "loom::scatter.value",
-               "index -1 is out of range for dim 1 of size 3");
-  expect_error([&] { scatter_add(x, 0, longs({0}, {1, 1}), make({1}, {1, 1}, ScalarType::Int32)); },
-               "loom::scatter_add", "expected src of self's dtype float32, found int32");
+  expect_error(
+      [&] {
+        scatter(x, 1, longs({-1}, {1, 1}), 1.0);
+      },
+      "loom::scatter.value", "index -1 is out of range for dim 1 of size 3");
+  expect_error(
+      [&] {
+        scatter_add(x, 0, longs({0}, {1, 1}), make({1}, {1, 1}, ScalarType::Int32));
+      },
+      "loom::scatter_add", "expected src of self's dtype float32, found int32");
   expect_error([&] { sort(x, 2); }, "loom::sort", "dim 2 is out of range");
 }
 

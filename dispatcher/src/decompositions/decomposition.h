@@ -115,9 +115,11 @@ inline void box_return(LoomValue& out, const Tensor& t) {
 }
 // A `Tensor[]` return: an array from malloc (the receiver frees it), one reference each.
 inline void box_return(LoomValue& out, std::vector<Tensor>&& list) {
-  auto** items = static_cast<LoomTensor**>(std::malloc(list.empty() ? 1 : list.size() * sizeof(LoomTensor*)));
+  auto** items =
+      static_cast<LoomTensor**>(std::malloc(list.empty() ? 1 : list.size() * sizeof(LoomTensor*)));
   LOOM_CHECK(items != nullptr, "loom", "out of memory returning a tensor list");
-  for (size_t i = 0; i < list.size(); ++i) items[i] = reinterpret_cast<LoomTensor*>(list[i].release());
+  for (size_t i = 0; i < list.size(); ++i)
+    items[i] = reinterpret_cast<LoomTensor*>(list[i].release());
   out.tag = LOOM_VALUE_TENSOR_LIST;
   out.length = static_cast<uint32_t>(list.size());
   out.u.tensors = items;

@@ -13,8 +13,8 @@ Tensor stack_tensors(const std::vector<Tensor>& tensors, int64_t dim) {
   for (size_t i = 1; i < tensors.size(); ++i) {
     if (!std::equal(first.sizes().begin(), first.sizes().end(), tensors[i].sizes().begin(),
                     tensors[i].sizes().end())) {
-      fail(op, "expected tensors of shape ", shape_to_string(first.sizes()), " like tensor 0, found ",
-           shape_to_string(tensors[i].sizes()), " in tensor ", i);
+      fail(op, "expected tensors of shape ", shape_to_string(first.sizes()),
+           " like tensor 0, found ", shape_to_string(tensors[i].sizes()), " in tensor ", i);
     }
   }
   const int64_t d = wrap_dim(dim, first.dim() + 1, op);

@@ -200,13 +200,14 @@ void roll(const ShapeArgs& args, OutputMetas& out) {
   std::span<const int64_t> dims = args.ints(2);
   if (dims.empty()) {
     if (shifts.size() != 1) {
-      args.fail("expected one shift when no dims are given (the flattened tensor is rolled), "
-                "found ",
-                shifts.size());
+      args.fail(
+          "expected one shift when no dims are given (the flattened tensor is rolled), "
+          "found ",
+          shifts.size());
     }
   } else if (shifts.size() != dims.size()) {
-    args.fail("expected as many shifts as dims, found ", shifts.size(), " shifts and ",
-              dims.size(), " dims");
+    args.fail("expected as many shifts as dims, found ", shifts.size(), " shifts and ", dims.size(),
+              " dims");
   }
   for (int64_t d : dims) args.wrap_dim(d, self.dim());
   out.push_back(like_self(self));
