@@ -17,6 +17,9 @@ void init(sdk::Registrar& r) {
   register_matmul_kernels(r);
   register_conv_kernels(r);
   register_pool_kernels(r);
+  register_shape_kernels(r);
+  register_indexing_kernels(r);
+  register_sort_kernels(r);
   r.attribute("isa", "generic");
 }
 

@@ -17,6 +17,9 @@ void register_random_kernels(sdk::Registrar& r);
 void register_matmul_kernels(sdk::Registrar& r);
 void register_conv_kernels(sdk::Registrar& r);
 void register_pool_kernels(sdk::Registrar& r);
+void register_shape_kernels(sdk::Registrar& r);
+void register_indexing_kernels(sdk::Registrar& r);
+void register_sort_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {
