@@ -12,6 +12,10 @@ void init(sdk::Registrar& r) {
   register_reduce_kernels(r);
   register_scan_kernels(r);
   register_random_kernels(r);
+  register_softmax_kernels(r);
+  register_normalization_kernels(r);
+  register_loss_kernels(r);
+  register_embedding_kernels(r);
   r.attribute("isa", "generic");
 }
 

@@ -12,6 +12,10 @@ void register_copy_fill_kernels(sdk::Registrar& r);
 void register_reduce_kernels(sdk::Registrar& r);
 void register_scan_kernels(sdk::Registrar& r);
 void register_random_kernels(sdk::Registrar& r);
+void register_softmax_kernels(sdk::Registrar& r);
+void register_normalization_kernels(sdk::Registrar& r);
+void register_loss_kernels(sdk::Registrar& r);
+void register_embedding_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {

@@ -143,6 +143,7 @@ constexpr LoomKernelFn decomposition() {
 // The decompositions of each op family (one file each under decompositions/).
 std::span<const DecompositionEntry> reduction_decompositions();
 std::span<const DecompositionEntry> tensor_decompositions();
+std::span<const DecompositionEntry> nn_decompositions();
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);
