@@ -64,7 +64,8 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
       const Acc mean = sum / static_cast<Acc>(width);
       Acc squares = 0;
       for (Acc v : row) squares += (v - mean) * (v - mean);
-      const Acc rstd = Acc(1) / std::sqrt(squares / static_cast<Acc>(width) + static_cast<Acc>(eps));
+      const Acc rstd =
+          Acc(1) / std::sqrt(squares / static_cast<Acc>(width) + static_cast<Acc>(eps));
       T* y = dst + o * width;
       for (int64_t j = 0; j < width; ++j) {
         Acc v = (row[j] - mean) * rstd;

@@ -13,7 +13,7 @@ namespace {
 // ~~~~~~~~~~~~~~~~~~~~~
 // Each line along `dim` is gathered into a buffer in the compute type (float, double for
 // a float64 result), its max m subtracted before exp: softmax = exp(x - m) / sum, and
-// log_softmax = x - m - log(sum), so no exp overflows. As in PyTorch, a line whose max is
+// log_softmax = (x - m) - log(sum), so no exp overflows. As in PyTorch, a line whose max is
 // infinite (all -inf, or a +inf) gives NaN, and a NaN anywhere in a line makes it NaN.
 template <bool IsLog>
 sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDType>,
@@ -43,8 +43,8 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
         for (Acc v : line) sum += std::exp(v - max);
         Out* row = dst + (o / inner) * inner * length + (o % inner);
         if constexpr (IsLog) {
-          const Acc shift = max + std::log(sum);
-          for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] - shift);
+          const Acc log_sum = std::log(sum);
+          for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
         } else {
           const Acc scale = Acc(1) / sum;
           for (int64_t i = 0; i < length; ++i) {

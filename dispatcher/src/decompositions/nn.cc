@@ -117,8 +117,8 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   Tensor var = loom::var(input, dims, Scalar(int64_t{0}));
   if (running_mean) {
     Tensor keep = wrapped_number(1.0 - momentum), take = wrapped_number(momentum);
-    loom::copy_(*running_mean,
-                loom::add(loom::mul(*running_mean, keep), loom::mul(cast(mean, running_mean->dtype()), take)));
+    loom::copy_(*running_mean, loom::add(loom::mul(*running_mean, keep),
+                                         loom::mul(cast(mean, running_mean->dtype()), take)));
     double unbias = static_cast<double>(per_channel) / static_cast<double>(per_channel - 1);
     Tensor unbiased = loom::mul(cast(var, running_var->dtype()), wrapped_number(unbias));
     loom::copy_(*running_var, loom::add(loom::mul(*running_var, keep), loom::mul(unbiased, take)));
@@ -144,7 +144,8 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   int64_t group_size = channels / num_groups;
   for (int64_t d = 2; d < input.dim(); ++d) group_size *= input.size(d);
   Tensor rows = loom::contiguous(input).view({batch, num_groups, group_size});
-  Tensor y = layer_norm(rows, {group_size}, std::nullopt, std::nullopt, eps).view(input.sizes());
+  const std::optional<Tensor> no_affine;
+  Tensor y = loom::layer_norm(rows, {group_size}, no_affine, no_affine, eps).view(input.sizes());
   if (weight) y = loom::mul(y, channel_view(*weight, input.dim()));
   if (bias) y = loom::add(y, channel_view(*bias, input.dim()));
   return cast(y, input.dtype());
