@@ -20,6 +20,10 @@ void init(sdk::Registrar& r) {
   register_shape_kernels(r);
   register_indexing_kernels(r);
   register_sort_kernels(r);
+  register_softmax_kernels(r);
+  register_normalization_kernels(r);
+  register_loss_kernels(r);
+  register_embedding_kernels(r);
   r.attribute("isa", "generic");
 }
 

@@ -20,6 +20,10 @@ void register_pool_kernels(sdk::Registrar& r);
 void register_shape_kernels(sdk::Registrar& r);
 void register_indexing_kernels(sdk::Registrar& r);
 void register_sort_kernels(sdk::Registrar& r);
+void register_softmax_kernels(sdk::Registrar& r);
+void register_normalization_kernels(sdk::Registrar& r);
+void register_loss_kernels(sdk::Registrar& r);
+void register_embedding_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {

@@ -176,6 +176,7 @@ std::span<const DecompositionEntry> tensor_decompositions();
 std::span<const DecompositionEntry> linalg_decompositions();
 std::span<const DecompositionEntry> conv_pool_decompositions();
 std::span<const DecompositionEntry> shape_decompositions();
+std::span<const DecompositionEntry> nn_decompositions();
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);

@@ -27,6 +27,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              linalg_decompositions(),
              conv_pool_decompositions(),
              shape_decompositions(),
+             nn_decompositions(),
          }) {
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }

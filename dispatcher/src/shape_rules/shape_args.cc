@@ -130,6 +130,7 @@ ShapeRule find_shape_rule(std::string_view op) {
              linalg_shape_rules(),
              conv_pool_shape_rules(),
              shape_indexing_shape_rules(),
+             nn_shape_rules(),
          }) {
       for (const ShapeRuleEntry& e : family) map->emplace(e.op, e.rule);
     }
