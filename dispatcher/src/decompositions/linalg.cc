@@ -8,12 +8,6 @@
 namespace loom::dispatch {
 namespace {
 
-// `t` with `sizes`: a view when the strides allow, a contiguous copy otherwise.
-Tensor reshape(const Tensor& t, IntList sizes) {
-  if (std::optional<Tensor> v = t.reshape_as_view(sizes)) return *v;
-  return loom::contiguous(t).view(sizes);
-}
-
 // The broadcast of two batch shapes.
 DimVector broadcast_batch(IntArrayRef a, IntArrayRef b, IntArrayRef self, IntArrayRef other) {
   size_t n = std::max(a.size(), b.size());
@@ -60,10 +54,10 @@ Tensor matmul_decomposition(const Tensor& self, const Tensor& other) {
       fail("loom::matmul", "expected other with ", k, " rows (self is ",
            shape_to_string(self.sizes()), "), found ", shape_to_string(other.sizes()));
     }
-    Tensor rows = reshape(self, {-1, k});
+    Tensor rows = loom::reshape(self, {-1, k});
     DimVector shape(self.sizes().begin(), self.sizes().end() - 1);
     if (db == 2) shape.push_back(b.size(1));
-    return reshape(loom::mm(rows, b), shape);
+    return loom::reshape(loom::mm(rows, b), shape);
   }
   Tensor a = da == 1 ? self.unsqueeze(0) : self;
   Tensor b = db == 1 ? other.unsqueeze(1) : other;
@@ -78,12 +72,12 @@ Tensor matmul_decomposition(const Tensor& self, const Tensor& other) {
   DimVector a_shape = batch, b_shape = batch;
   a_shape.insert(a_shape.end(), {n, k});
   b_shape.insert(b_shape.end(), {k, p});
-  Tensor a3 = reshape(a.expand(a_shape), {batches, n, k});
-  Tensor b3 = reshape(b.expand(b_shape), {batches, k, p});
+  Tensor a3 = loom::reshape(a.expand(a_shape), {batches, n, k});
+  Tensor b3 = loom::reshape(b.expand(b_shape), {batches, k, p});
   DimVector shape = batch;
   if (da > 1) shape.push_back(n);
   if (db > 1) shape.push_back(p);
-  return reshape(loom::bmm(a3, b3), shape);
+  return loom::reshape(loom::bmm(a3, b3), shape);
 }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
