@@ -7,14 +7,10 @@
 
 #include "decomposition.h"
 
+#include "loom/core/type_promotion.h"
+
 namespace loom::dispatch {
 namespace {
-
-std::string shape_text(IntArrayRef sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
 
 // A 0-dim int64 CPU tensor flagged as a wrapped number.
 Tensor wrapped_integer(int64_t value) {
@@ -49,7 +45,7 @@ void check_channels(const std::optional<Tensor>& t, const char* name, int64_t ch
                     const char* op) {
   if (t && (t->dim() != 1 || t->numel() != channels)) {
     fail(op, "expected ", name, " of shape [", channels, "] (one per channel), found ",
-         shape_text(t->sizes()));
+         shape_to_string(t->sizes()));
   }
 }
 
@@ -107,7 +103,7 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   const int64_t per_channel = input.numel() / channels;
   if (per_channel <= 1) {
     fail(op, "expected more than 1 value per channel when training, found an input of shape ",
-         shape_text(input.sizes()));
+         shape_to_string(input.sizes()));
   }
   DimVector dims;
   for (int64_t d = 0; d < input.dim(); ++d) {
@@ -172,7 +168,7 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
   const int64_t classes = self.size(class_dim);
   if (weight && (weight->dim() != 1 || weight->numel() != classes)) {
     fail(op, "expected a weight of shape [", classes, "] (one per class), found ",
-         shape_text(weight->sizes()));
+         shape_to_string(weight->sizes()));
   }
   Tensor logp = loom::log_softmax(self, class_dim);
   auto class_weighted = [&](const Tensor& t) {
@@ -183,8 +179,8 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
 
   if (is_floating_point(target.dtype())) {
     if (!std::ranges::equal(target.sizes(), self.sizes())) {
-      fail(op, "expected class probabilities of the input's shape ", shape_text(self.sizes()),
-           ", found ", shape_text(target.sizes()));
+      fail(op, "expected class probabilities of the input's shape ", shape_to_string(self.sizes()),
+           ", found ", shape_to_string(target.sizes()));
     }
     if (ignore_index != -100) {
       fail(op, "expected no ignore_index with class probabilities, found ", ignore_index);
@@ -230,8 +226,8 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
   const char* op = "loom::binary_cross_entropy_with_logits";
   check_reduction(reduction, op);
   if (!std::ranges::equal(target.sizes(), self.sizes())) {
-    fail(op, "expected a target of the input's shape ", shape_text(self.sizes()), ", found ",
-         shape_text(target.sizes()));
+    fail(op, "expected a target of the input's shape ", shape_to_string(self.sizes()), ", found ",
+         shape_to_string(target.sizes()));
   }
   Tensor one = wrapped_number(1.0);
   Tensor log_one_plus_exp_neg =

@@ -4,14 +4,10 @@
 
 #include "shape_rule.h"
 
+#include "loom/core/type_promotion.h"
+
 namespace loom::dispatch {
 namespace {
-
-std::string shape_text(IntArrayRef sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
-}
 
 DimVector sizes_of(const TensorImpl& t) {
   return DimVector(t.sizes().begin(), t.sizes().end());
@@ -53,13 +49,14 @@ void native_layer_norm(const ShapeArgs& args, OutputMetas& out) {
   bool fits = ndim >= k;
   for (int64_t i = 0; fits && i < k; ++i) fits = sizes[ndim - k + i] == normalized[i];
   if (!fits) {
-    args.fail("normalized_shape ", shape_text(normalized), " does not match the trailing dims of ",
-              "an input of shape ", shape_text(sizes));
+    args.fail("normalized_shape ", shape_to_string(normalized),
+              " does not match the trailing dims of ", "an input of shape ",
+              shape_to_string(sizes));
   }
   for (auto [t, name] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
     if (t != nullptr && !std::ranges::equal(t->sizes(), normalized)) {
-      args.fail("expected ", name, " of shape ", shape_text(normalized), ", found ",
-                shape_text(t->sizes()));
+      args.fail("expected ", name, " of shape ", shape_to_string(normalized), ", found ",
+                shape_to_string(t->sizes()));
     }
   }
   Device device = args.common_device({&input, weight, bias});
@@ -104,12 +101,13 @@ void nll_loss(const ShapeArgs& args, OutputMetas& out) {
   DimVector target_shape = sizes_of(self);
   target_shape.erase(target_shape.begin() + class_dim);
   if (!std::ranges::equal(target.sizes(), target_shape)) {
-    args.fail("expected a target of shape ", shape_text(target_shape), " for an input of shape ",
-              shape_text(self.sizes()), ", found ", shape_text(target.sizes()));
+    args.fail("expected a target of shape ", shape_to_string(target_shape),
+              " for an input of shape ", shape_to_string(self.sizes()), ", found ",
+              shape_to_string(target.sizes()));
   }
   if (weight != nullptr && (weight->dim() != 1 || weight->sizes()[0] != classes)) {
     args.fail("expected a weight of shape [", classes, "] (one per class), found ",
-              shape_text(weight->sizes()));
+              shape_to_string(weight->sizes()));
   }
   Device device = args.common_device({&self, &target, weight});
   if (reduction == 0) {
