@@ -16,6 +16,8 @@ namespace loom::cpu {
 namespace {
 
 constexpr int kMaxThreads = 1024;
+// Pieces per thread a region's range is cut into (parallel.h's Note).
+constexpr int64_t kPiecesPerThread = 4;
 
 // LOOM_NUM_THREADS as a thread count; 0 when unset or empty.
 int threads_from_environment() {
@@ -70,22 +72,26 @@ void parallel_for_region(int64_t begin, int64_t end, int64_t grain, ChunkFn fn) 
     return;
   }
   adopt_pool_size_on_this_thread();
+  grain = std::max<int64_t>(grain, 1);
   const int64_t n = end - begin;
-  const int64_t useful = (n + std::max<int64_t>(grain, 1) - 1) / std::max<int64_t>(grain, 1);
+  const int64_t useful = (n + grain - 1) / grain;
   const int team = static_cast<int>(std::min<int64_t>(num_threads(), useful));
+  const int64_t pieces = std::min<int64_t>(useful, int64_t{team} * kPiecesPerThread);
+  const int64_t piece = (n + pieces - 1) / pieces;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
   std::exception_ptr error;
 #pragma omp parallel num_threads(team)
   {
-    const int64_t threads = omp_get_num_threads();
-    const int64_t chunk = (n + threads - 1) / threads;
-    const int64_t chunk_begin = begin + std::min(n, omp_get_thread_num() * chunk);
-    const int64_t chunk_end = std::min(end, chunk_begin + chunk);
-    if (chunk_begin < chunk_end) {
+    for (;;) {
+      const int64_t start = next.fetch_add(piece, std::memory_order_relaxed);
+      if (start >= n || failed.load(std::memory_order_relaxed)) break;
       try {
-        fn(chunk_begin, chunk_end);
+        fn(begin + start, begin + std::min(n, start + piece));
       } catch (...) {
 #pragma omp critical(loom_cpu_parallel_for_error)
         if (!error) error = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
       }
     }
   }

@@ -18,10 +18,15 @@
 //
 // parallel_for runs fn(begin, end) inline, opening no region at all, when the range is
 // at most `grain` elements, when the pool has one thread, or when it is called from
-// inside a parallel region (regions never nest). Otherwise it splits the range into one
-// contiguous chunk per thread (static, equal sizes), min(threads, ceil(n / grain))
-// threads. An exception thrown by fn on a worker is caught there and rethrown on the caller after
-// the region (an exception may not leave an OpenMP region).
+// inside a parallel region (regions never nest). Otherwise it opens a region of
+// min(threads, ceil(n / grain)) threads and cuts the range into kPiecesPerThread pieces
+// per thread (no smaller than the grain), which the threads take in turn from an atomic
+// counter: on a machine shared with other work a thread the OS preempts holds the op up
+// by at most one piece, not by a whole static share. Which thread runs which piece varies
+// from call to call, so fn must not make results depend on it (the sum fixes its own
+// chunking: Note [Deterministic sum]). An exception thrown by fn on a worker is caught
+// there (no further pieces start) and rethrown on the caller after the region: an
+// exception may not leave an OpenMP region.
 //
 // libgomp keeps one team of workers per application thread that starts regions; the
 // workers outlive the plugin (libgomp is pinned with RTLD_NODELETE at init so unloading
