@@ -8,6 +8,7 @@
 #include "dispatcher_internal.h"
 #include "loom/core/device.h"
 #include "loom/core/error.h"
+#include "loom/core/generator.h"
 #include "loom/core/tensor.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/dlpack_conversion.h"
@@ -308,6 +309,21 @@ LoomError* error_create(int32_t code, const char* message) {
   }
 }
 
+// --- random numbers ---
+
+LoomError* generator_reserve(LoomDevice device, uint64_t count, uint64_t* out_seed,
+                             uint64_t* out_offset) {
+  return guarded([&] {
+    LOOM_CHECK(out_seed != nullptr && out_offset != nullptr, "host",
+               "generator_reserve: out_seed or out_offset is null");
+    LOOM_CHECK(DeviceTypeRegistry::instance().is_registered(device.type), "host",
+               "generator_reserve: device type ", device.type, " is not registered");
+    PhiloxState reserved = default_generator(device.type).reserve(count);
+    *out_seed = reserved.seed;
+    *out_offset = reserved.offset;
+  });
+}
+
 }  // namespace
 
 const LoomHostApi* host_api() {
@@ -338,6 +354,7 @@ const LoomHostApi* host_api() {
       .declare_capability = &declare_capability,
       .set_attribute = &set_attribute,
       .error_create = &error_create,
+      .generator_reserve = &generator_reserve,
   };
   return &api;
 }

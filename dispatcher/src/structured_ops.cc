@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/inlined_vector.h"
+#include "decompositions/decomposition.h"
 #include "dispatcher_internal.h"
 #include "loom/core/error.h"
 #include "loom/core/tensor.h"
@@ -86,28 +87,80 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
 // CompositeExplicit kernel), so the out= table entry for the same key is the kernel a
 // call from the top would reach; skipping the second dispatch is what keeps small ops
 // cheap. Other keys (none today) go through the dispatcher.
-Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tensor& out,
-                const OutputMeta* meta) {
+void call_out(const StructuredInfo& info, const LoomKernelCall* call, const TensorList& outs,
+              const OutputMeta* meta, LoomValue* ret) {
   absl::InlinedVector<LoomValue, 8> out_args(call->args, call->args + info.num_inputs_and_scalars);
-  out_args.push_back(box(out));
-  LoomValue ret[1];
+  for (const Tensor& out : outs) out_args.push_back(box(out));
   DispatchKey key = key_from_abi(call->dispatch_key);
   const OperatorEntry& op = *info.out_op;
   if (is_backend_key(key)) {
     const KernelSlot* slot = op.table[runtime_index(key)].load(std::memory_order_acquire);
     call_structured_out(op, *op.structured, *slot, key, DispatchKeySet::for_backend(key),
-                        out_args.data(), out_args.size(), ret, 1, meta);
+                        out_args.data(), out_args.size(), ret, outs.size(), meta);
   } else {
     Dispatcher::instance().call(OperatorHandle(info.out_op), out_args.data(), out_args.size(), ret,
-                                1);
+                                outs.size());
   }
-  return unbox_tensor(ret[0], op.name);
+}
+
+Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tensor& out,
+                const OutputMeta* meta) {
+  LoomValue ret[1];
+  call_out(info, call, TensorList{out}, meta, ret);
+  return unbox_tensor(ret[0], info.out_op->name);
+}
+
+OutputMetas shaped_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
+  OutputMetas metas;
+  info.shape_rule(ShapeArgs(op, args, info.num_inputs_and_scalars), metas);
+  LOOM_CHECK(metas.size() == static_cast<size_t>(info.num_outputs), "op-library", "shape rule of ",
+             op, " gave ", metas.size(), " outputs, expected ", info.num_outputs);
+  return metas;
+}
+
+// Shaped functional variant: allocate every output from the rule, call out=.
+void shaped_functional(const OperatorEntry& e, const StructuredInfo& info,
+                       const LoomKernelCall* call) {
+  OutputMetas metas = shaped_meta(e.name, info, call->args);
+  TensorList outs;
+  for (const OutputMeta& m : metas) outs.push_back(empty(m.shape, m.result, m.device));
+  LoomValue ret[8];
+  call_out(info, call, outs, nullptr, ret);
+  for (size_t i = 0; i < outs.size(); ++i) call->returns[i] = ret[i];
+}
+
+// Shaped in-place variant: compute into a temporary, then copy into self (kernels may
+// read inputs after writing outputs, so self is never the kernel's out).
+Tensor shaped_inplace(const OperatorEntry& e, const StructuredInfo& info,
+                      const LoomKernelCall* call) {
+  Tensor self = borrow(call->args[0]);
+  OutputMetas metas = shaped_meta(e.name, info, call->args);
+  const OutputMeta& m = metas[0];
+  if (!std::equal(self.sizes().begin(), self.sizes().end(), m.shape.begin(), m.shape.end())) {
+    fail(e.name, "the result has shape ", shape_to_string(m.shape), " but self has shape ",
+         shape_to_string(self.sizes()));
+  }
+  if (!can_cast(m.result, self.dtype())) {
+    fail(e.name, "result type ", scalar_type_name(m.result), " can't be cast to self's dtype ",
+         scalar_type_name(self.dtype()));
+  }
+  Tensor temp = call_out(info, call, empty(m.shape, m.result, m.device), nullptr);
+  static const OperatorHandle copy = Dispatcher::instance().find_defined("loom::copy_");
+  LoomValue copy_args[] = {box(self), box(temp), box(false)};
+  LoomValue ret[1];
+  Dispatcher::instance().call(copy, copy_args, 3, ret, 1);
+  release_value(ret[0]);
+  return self;
 }
 
 LoomError* functional_kernel(void* ctx, const LoomKernelCall* call) {
   const auto* e = static_cast<const OperatorEntry*>(ctx);
   try {
     const StructuredInfo& info = *e->structured;
+    if (info.rule == OutputRule::Shaped) {
+      shaped_functional(*e, info, call);
+      return nullptr;
+    }
     OutputMeta meta = compute_meta(e->name, info, call->args);
     Tensor out = empty(meta.shape, meta.result, meta.device);
     Tensor result = call_out(info, call, out, &meta);
@@ -124,7 +177,9 @@ LoomError* inplace_kernel(void* ctx, const LoomKernelCall* call) {
   try {
     const StructuredInfo& info = *e->structured;
     Tensor self = borrow(call->args[0]);
-    Tensor result = call_out(info, call, self, nullptr);  // out= checks shape and dtype
+    Tensor result = info.rule == OutputRule::Shaped
+                        ? shaped_inplace(*e, info, call)
+                        : call_out(info, call, self, nullptr);  // out= checks shape and dtype
     call->returns[0] = box(result);
     result.release();
     return nullptr;
@@ -134,10 +189,14 @@ LoomError* inplace_kernel(void* ctx, const LoomKernelCall* call) {
 }
 
 // Meta tensors have no memory: the shape rule ran in call_structured_out already.
-LoomError* meta_out_kernel(void*, const LoomKernelCall* call) {
-  const LoomValue& out = call->args[call->num_args - 1];
-  reinterpret_cast<TensorImpl*>(out.u.tensor)->retain();
-  call->returns[0] = out;
+LoomError* meta_out_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto* e = static_cast<const OperatorEntry*>(ctx);
+  size_t n = static_cast<size_t>(e->structured->num_outputs);
+  for (size_t i = 0; i < n; ++i) {
+    const LoomValue& out = call->args[call->num_args - n + i];
+    reinterpret_cast<TensorImpl*>(out.u.tensor)->retain();
+    call->returns[i] = out;
+  }
   return nullptr;
 }
 
@@ -161,34 +220,56 @@ void define_standard_ops(Dispatcher& d) {
     if (def.output == OutputRule::None) {
       OperatorHandle op;
       d.define(def.schema, core_registrant(), &op).release();
-      if (op.name() == "loom::fill_.Scalar" || op.name() == "loom::copy_") {
+      const bool random_fill = def.tags.find("random") != std::string_view::npos &&
+                               def.tags.find("inplace") != std::string_view::npos;
+      if (op.name() == "loom::fill_.Scalar" || op.name() == "loom::copy_" || random_fill) {
         d.register_kernel(op, DispatchKey::Meta, {&meta_returns_self, nullptr}, core_registrant(),
                           "meta no-op")
+            .release();
+      }
+      if (has_tag(def.tags, "decomposition")) {
+        LoomKernelFn kernel = find_decomposition(op.name());
+        LOOM_CHECK(kernel != nullptr, "op-library", "op '", op.name(),
+                   "' is tagged decomposition but has none in dispatcher/src/decompositions/");
+        d.register_kernel(op, DispatchKey::CompositeImplicit, {kernel, nullptr}, core_registrant(),
+                          "decomposition")
             .release();
       }
       continue;
     }
     FunctionSchema functional = parse_schema(def.schema);
-    LOOM_CHECK(functional.returns.size() == 1 &&
-                   functional.returns[0].type.kind == SchemaType::Kind::Tensor,
-               "op-library", "structured op '", def.schema, "' must return one Tensor");
+    const bool shaped = def.output == OutputRule::Shaped;
+    for (const Argument& r : functional.returns) {
+      LOOM_CHECK(
+          r.type.kind == SchemaType::Kind::Tensor && (shaped || functional.returns.size() == 1),
+          "op-library", "structured op '", def.schema,
+          "' must return one Tensor (or Tensors, for rule Shaped)");
+    }
     StructuredInfo info{StructuredVariant::Out,
                         def.output,
                         functional.name.name,
                         nullptr,
                         {},
-                        static_cast<int>(functional.arguments.size())};
+                        static_cast<int>(functional.arguments.size()),
+                        static_cast<int>(functional.returns.size()),
+                        nullptr};
     for (size_t i = 0; i < functional.arguments.size(); ++i) {
       if (functional.arguments[i].type.kind == SchemaType::Kind::Tensor) {
         info.inputs.push_back(static_cast<int>(i));
       }
     }
-    LOOM_CHECK(!info.inputs.empty(), "op-library", "structured op '", def.schema,
-               "' has no Tensor input");
+    if (shaped) {
+      info.shape_rule = find_shape_rule(functional.name.qualified());
+      LOOM_CHECK(info.shape_rule != nullptr, "op-library", "Shaped op '",
+                 functional.name.qualified(), "' has no rule in dispatcher/src/shape_rules/");
+    } else {
+      LOOM_CHECK(!info.inputs.empty(), "op-library", "structured op '", def.schema,
+                 "' has no Tensor input");
+    }
     OperatorEntry* out = define_variant(d, out_schema(functional), info);
     info.out_op = out;
     const_cast<StructuredInfo*>(out->structured)->out_op = out;
-    d.register_kernel(OperatorHandle(out), DispatchKey::Meta, {&meta_out_kernel, nullptr},
+    d.register_kernel(OperatorHandle(out), DispatchKey::Meta, {&meta_out_kernel, out},
                       core_registrant(), "meta shape rule")
         .release();
 
@@ -198,7 +279,7 @@ void define_standard_ops(Dispatcher& d) {
                       core_registrant(), "structured functional")
         .release();
 
-    if (has_inplace_variant(functional, def.output)) {
+    if (has_inplace_variant(functional, def.output, def.tags)) {
       info.variant = StructuredVariant::Inplace;
       OperatorEntry* in = define_variant(d, inplace_schema(functional), info);
       d.register_kernel(OperatorHandle(in), DispatchKey::CompositeExplicit, {&inplace_kernel, in},
@@ -208,10 +289,66 @@ void define_standard_ops(Dispatcher& d) {
   }
 }
 
+namespace {
+
+// Checks a Shaped op's outputs against its rule and runs the kernel, through contiguous
+// temporaries of the rule's dtype where a caller's out is strided or of another dtype.
+void call_shaped_out(const OperatorEntry& e, const StructuredInfo& info, const KernelSlot& slot,
+                     DispatchKey key, DispatchKeySet keys, const LoomValue* args, size_t num_args,
+                     LoomValue* returns, size_t num_returns) {
+  OutputMetas metas = shaped_meta(e.name, info, args);
+  const size_t first_out = num_args - metas.size();
+  absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
+  TensorList temps(metas.size());
+  bool ready = true;
+  for (size_t i = 0; i < metas.size(); ++i) {
+    const OutputMeta& m = metas[i];
+    Tensor out = borrow(args[first_out + i]);
+    if (!(out.device() == m.device)) {
+      fail(e.name, "expected output ", i, " on ", m.device.to_string(), " like the inputs, found ",
+           out.device().to_string());
+    }
+    if (!std::equal(out.sizes().begin(), out.sizes().end(), m.shape.begin(), m.shape.end())) {
+      fail(e.name, "output ", i, " has shape ", shape_to_string(out.sizes()),
+           " but the result has shape ", shape_to_string(m.shape));
+    }
+    if (!can_cast(m.result, out.dtype())) {
+      fail(e.name, "result type ", scalar_type_name(m.result),
+           " can't be cast to the dtype of output ", i, ", ", scalar_type_name(out.dtype()));
+    }
+    if (out.dtype() != m.result || !out.is_contiguous()) {
+      temps[i] = empty(m.shape, m.result, m.device);
+      kernel_args[first_out + i] = box(temps[i]);
+      ready = false;
+    }
+  }
+  const Signature* sig = e.signature.load(std::memory_order_acquire);
+  invoke_kernel(e, sig, slot, key, keys, kernel_args.data(), num_args, returns, num_returns);
+  if (ready) return;
+  static const OperatorHandle copy = Dispatcher::instance().find_defined("loom::copy_");
+  for (size_t i = 0; i < metas.size(); ++i) {
+    if (!temps[i].defined()) continue;
+    Tensor out = borrow(args[first_out + i]);
+    LoomValue copy_args[] = {box(out), box(temps[i]), box(false)};
+    LoomValue ret[1];
+    Dispatcher::instance().call(copy, copy_args, 3, ret, 1);
+    release_value(ret[0]);
+    release_value(returns[i]);
+    returns[i] = box(out);
+    out.impl()->retain();
+  }
+}
+
+}  // namespace
+
 void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, const KernelSlot& slot,
                          DispatchKey key, DispatchKeySet keys, const LoomValue* args,
                          size_t num_args, LoomValue* returns, size_t num_returns,
                          const OutputMeta* known_meta) {
+  if (info.rule == OutputRule::Shaped) {
+    call_shaped_out(e, info, slot, key, keys, args, num_args, returns, num_returns);
+    return;
+  }
   const std::string& op = e.name;
   Tensor out = borrow(args[num_args - 1]);
   OutputMeta meta = known_meta != nullptr ? *known_meta : compute_meta(op, info, args);

@@ -4,15 +4,12 @@
 #pragma once
 
 #include <string>
-
 #include <vector>
-#include "loom/core/device.h"
-#include "loom/core/scalar_type.h"
-#include "loom/core/tensor_impl.h"
 
 #include "loom/core/op_library.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/plugin.h"
+#include "shape_rules/shape_rule.h"
 
 namespace loom::dispatch {
 
@@ -25,18 +22,12 @@ enum class StructuredVariant : uint8_t { Functional, Inplace, Out };
 struct StructuredInfo {
   StructuredVariant variant;
   OutputRule rule;
-  std::string base_name;       // "add", for messages
-  OperatorEntry* out_op;       // the out= variant of the family
-  std::vector<int> inputs;     // indices of the Tensor inputs (out= excluded)
-  int num_inputs_and_scalars;  // arguments of the functional variant
-};
-
-// The output a structured op computes (shape rule + output rule).
-struct OutputMeta {
-  DimVector shape;
-  ScalarType compute;  // dtype the inputs are brought to
-  ScalarType result;   // dtype the kernel writes
-  Device device;
+  std::string base_name;           // "add", for messages
+  OperatorEntry* out_op;           // the out= variant of the family
+  std::vector<int> inputs;         // indices of the Tensor inputs (out= excluded)
+  int num_inputs_and_scalars;      // arguments of the functional variant
+  int num_outputs = 1;             // out= arguments (the last ones of the out= variant)
+  ShapeRule shape_rule = nullptr;  // rule Shaped only
 };
 
 // Defines the standard op library: every entry, and for structured entries their

@@ -14,6 +14,8 @@ void init(sdk::Registrar& r) {
   register_binary_kernels(r);
   register_copy_fill_kernels(r);
   register_reduce_kernels(r);
+  register_scan_kernels(r);
+  register_random_kernels(r);
 }
 
 }  // namespace

@@ -10,6 +10,8 @@ void register_unary_kernels(sdk::Registrar& r);
 void register_binary_kernels(sdk::Registrar& r);
 void register_copy_fill_kernels(sdk::Registrar& r);
 void register_reduce_kernels(sdk::Registrar& r);
+void register_scan_kernels(sdk::Registrar& r);
+void register_random_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {

@@ -56,6 +56,13 @@ Tensor sum_of(const Tensor& t) {
   return call("loom::sum", {box(t), dispatch::none()});
 }
 
+// sum over one dim
+Tensor sum_over(const Tensor& t, int64_t dim) {
+  const int64_t dims[] = {dim};
+  return call("loom::sum.dim_IntList",
+              {box(t), box(IntArrayRef(dims, 1)), box(false), dispatch::none()});
+}
+
 void copy_into(const Tensor& dst, const Tensor& src) {
   call("loom::copy_", {box(dst), box(src), box(false)});
 }
@@ -229,6 +236,18 @@ TEST_F(CpuParallel, LargeSums) {
   double want_rows = 0;
   for (double v : values(every_third_row)) want_rows += v;
   EXPECT_NEAR(values(sum_of(every_third_row))[0], want_rows, std::abs(want_rows) * 1e-6 + 1e-3);
+  // over one dim: many short outputs (split by output) and a few long ones (chunked)
+  Values col_want(kCols, 0.0);
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < kCols; ++j) col_want[j] += o.xv[i * kCols + j];
+  }
+  expect_values(sum_over(o.x, 0), col_want, "sum over dim 0");
+  const int64_t length = kRows * kCols / 3;  // 7 chunks of the plugin's reductions
+  Tensor long_rows =
+      make(ScalarType::Float32, {3, length}, Values(o.xv.begin(), o.xv.begin() + 3 * length));
+  Values row_want(3, 0.0);
+  for (int64_t i = 0; i < 3 * length; ++i) row_want[i / length] += o.xv[i];
+  expect_values(sum_over(long_rows, 1), row_want, "sum of long rows");
   // integers: exact
   const int64_t n = kRows * kCols;
   Values iv;
@@ -293,6 +312,11 @@ std::string workload_results() {
       sum_of(xd),
       sum_of(wide),
       sum_of(wide.t()),
+      sum_over(wide, 0),
+      sum_over(make(ScalarType::Float64, {3, kRows * kCols / 3},
+                    Values(wide_values.begin(), wide_values.begin() + kRows * kCols / 3 * 3)),
+               1),
+      sum_over(wide.t(), 1),
       sum_of(xi),
   };
   std::string bytes;

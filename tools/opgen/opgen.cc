@@ -47,6 +47,8 @@ std::string rule_name(OutputRule r) {
       return "promoted";
     case OutputRule::PromotedFloat:
       return "promoted, float";
+    case OutputRule::Shaped:
+      return "shape rule";
     case OutputRule::Bool:
       return "bool";
   }
@@ -94,13 +96,16 @@ std::string cpp_type(const SchemaType& t) {
           return "std::optional<Device>";
         case Kind::Str:
           return "const std::optional<std::string>&";
+        case Kind::List:
+          if (e.elem->kind == Kind::Int) return "const OptionalIntList&";
+          break;
         default:
           break;
       }
       break;
     }
     case Kind::List:
-      if (t.elem->kind == Kind::Int) return "IntList";
+      if (t.elem->kind == Kind::Int) return "const IntList&";
       if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
       break;
     default:
@@ -148,12 +153,13 @@ std::string cpp_return(const FunctionSchema& s) {
   return out + ">";
 }
 
-// Parameters in C++ order: out= first (like libtorch's *_out), then the rest.
+// Parameters in C++ order: the out= arguments first (like libtorch's *_out), then the rest.
 std::vector<const Argument*> cpp_order(const Variant& v) {
   std::vector<const Argument*> order;
   const auto& args = v.schema.arguments;
-  if (v.is_out) order.push_back(&args.back());
-  for (size_t i = 0; i + (v.is_out ? 1 : 0) < args.size(); ++i) order.push_back(&args[i]);
+  const size_t outs = v.is_out ? v.schema.returns.size() : 0;
+  for (size_t i = args.size() - outs; i < args.size(); ++i) order.push_back(&args[i]);
+  for (size_t i = 0; i + outs < args.size(); ++i) order.push_back(&args[i]);
   return order;
 }
 
@@ -212,7 +218,7 @@ std::vector<Variant> all_variants() {
     std::string base = functional.name.name;
     add(functional, base, false);
     if (def.output != OutputRule::None) {
-      if (dispatch::has_inplace_variant(functional, def.output)) {
+      if (dispatch::has_inplace_variant(functional, def.output, def.tags)) {
         add(dispatch::inplace_schema(functional), base + "_", false);
       }
       add(dispatch::out_schema(functional), base + "_out", true);

@@ -37,7 +37,11 @@ extern "C" {
 #endif
 
 #define LOOM_ABI_VERSION_MAJOR 1
-#define LOOM_ABI_VERSION_MINOR 0
+/* Minor history (a plugin that uses a service of minor N needs a host with minor >= N;
+ * check LOOM_HAS_FIELD(host, LoomHostApi, field) before using it on an older host):
+ *   1.0  the initial ABI
+ *   1.1  LoomHostApi::generator_reserve (random numbers) */
+#define LOOM_ABI_VERSION_MINOR 1
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -337,6 +341,18 @@ typedef struct LoomHostApi {
 
   /* --- errors created by the host for plugins that have no allocator of their own --- */
   LoomError* (*error_create)(int32_t code, const char* message);
+
+  /* ---------------------------- ABI 1.1 ---------------------------------------------
+   * Absent from 1.0 hosts: test LOOM_HAS_FIELD(host, LoomHostApi, generator_reserve). */
+
+  /* --- random numbers (Note [Random stream layout] in loom/sdk/philox.hpp) --- */
+  /* Reserves `count` Philox counters from the default generator of device.type (one
+   * generator per device type; device.index is ignored): writes the generator's seed and
+   * current offset, then advances the offset by `count`, atomically, so concurrent
+   * callers get disjoint counter ranges. A kernel reserves once per call, one counter per
+   * element, and element i uses counter *out_offset + i. */
+  LoomError* (*generator_reserve)(LoomDevice device, uint64_t count, uint64_t* out_seed,
+                                  uint64_t* out_offset);
 } LoomHostApi;
 
 /* ------------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-// IntList: a borrowed list of int64 that binds to braces, vectors, arrays and spans, for
-// `int[]` parameters of the typed op API (`t.sum_to({0, 1})`).
+// IntList: a borrowed list of int64 that binds to braces, vectors, arrays, spans and a
+// single int, for `int[]` parameters of the typed op API (`t.sum({0, 1})`, `t.sum(1)`);
+// OptionalIntList for `int[]?` parameters (also binds std::nullopt).
 #pragma once
 
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -24,14 +26,48 @@ class IntList {
     { c.size() } -> std::convertible_to<size_t>;
   }
   IntList(const C& values) : values_(values.data(), values.size()) {}  // NOLINT
+  // One int, as `int[1]` parameters accept (held inline).
+  IntList(int64_t value) : single_(value), is_single_(true) {}  // NOLINT
+  IntList(int value) : IntList(static_cast<int64_t>(value)) {}  // NOLINT
+  IntList(const IntList& o) : values_(o.values_), single_(o.single_), is_single_(o.is_single_) {}
+  IntList& operator=(const IntList& o) {
+    values_ = o.values_;
+    single_ = o.single_;
+    is_single_ = o.is_single_;
+    return *this;
+  }
 
-  std::span<const int64_t> span() const { return values_; }
-  operator std::span<const int64_t>() const { return values_; }  // NOLINT
-  const int64_t* data() const { return values_.data(); }
-  size_t size() const { return values_.size(); }
+  std::span<const int64_t> span() const {
+    return is_single_ ? std::span<const int64_t>(&single_, 1) : values_;
+  }
+  operator std::span<const int64_t>() const { return span(); }  // NOLINT
+  const int64_t* data() const { return span().data(); }
+  size_t size() const { return span().size(); }
 
  private:
   std::span<const int64_t> values_;
+  int64_t single_ = 0;
+  bool is_single_ = false;
+};
+
+// An `int[]?` parameter: a list, or None (`std::nullopt`, the default).
+class OptionalIntList {
+ public:
+  OptionalIntList() = default;
+  OptionalIntList(std::nullopt_t) {}  // NOLINT
+  OptionalIntList(std::initializer_list<int64_t> values) : list_(values), has_value_(true) {}
+  template <typename T>
+  requires std::constructible_from<IntList, const T&> OptionalIntList(const T& values)
+      : list_(values), has_value_(true) {}  // NOLINT
+
+  bool has_value() const { return has_value_; }
+  explicit operator bool() const { return has_value_; }
+  const IntList& operator*() const { return list_; }
+  const IntList* operator->() const { return &list_; }
+
+ private:
+  IntList list_;
+  bool has_value_ = false;
 };
 
 }  // namespace loom

@@ -15,11 +15,14 @@ enum class OutputRule : uint8_t {
   Promoted,       // dtype = promotion of the tensor operands
   PromotedFloat,  // promoted; integer and bool results become float32
   Bool,           // computed in the promoted dtype, result bool
+  Shaped,         // the op's shape rule (dispatcher/src/shape_rules/) gives each output's
+                  // shape and dtype; inputs reach the kernel unchanged
 };
 
 struct OpDefinition {
   std::string_view schema;  // PyTorch grammar
   std::string_view tags;    // comma-separated: pointwise, reduction, inplace, core, ...
+                            // ("inplace_variant" asks a Shaped op for its `name_` form)
   OutputRule output = OutputRule::None;
 };
 

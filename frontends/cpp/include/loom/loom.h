@@ -1,5 +1,6 @@
 // The one header an app includes: tensors, the runtime, the typed op functions and
-// Tensor methods generated from the op library, operators, factories, printing, DLPack.
+// Tensor methods generated from the op library, operators, factories, random tensors,
+// printing, DLPack.
 #pragma once
 
 #include "loom/core/error.h"
@@ -12,5 +13,6 @@
 #include "loom/factories.h"
 #include "loom/generated/ops.h"
 #include "loom/operators.h"
+#include "loom/random.h"
 #include "loom/runtime.h"
 #include "loom/tensor_io.h"

@@ -59,8 +59,11 @@ inline LoomValue box_arg(ArgBuffer&, ScalarType v) {
 inline LoomValue box_arg(ArgBuffer&, Device v) {
   return dispatch::box(v);
 }
-inline LoomValue box_arg(ArgBuffer&, IntList v) {
+inline LoomValue box_arg(ArgBuffer&, const IntList& v) {
   return dispatch::box(v.span());
+}
+inline LoomValue box_arg(ArgBuffer&, const OptionalIntList& v) {
+  return v ? dispatch::box(v->span()) : dispatch::none();
 }
 template <typename T>
 LoomValue box_arg(ArgBuffer& b, const std::optional<T>& v) {

@@ -1,0 +1,127 @@
+// Iteration for the CPU reductions and scans: splits an input's dims into the kept and
+// the reduced ones, walks every output element's reduced elements through strides, and
+// converts accumulators to any output dtype.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "loom/sdk/plugin.hpp"
+#include "scalar_types.h"
+
+namespace loom::cpu {
+
+// Which dims of `self` a reduction combines and how to walk them (element strides).
+struct ReductionPlan {
+  std::vector<int64_t> kept_sizes, kept_strides;
+  std::vector<int64_t> reduced_sizes, reduced_strides;
+  int64_t out_numel = 1;
+  int64_t reduced_numel = 1;
+};
+
+// `dims` empty means every dim. Dims were checked by the op's shape rule; they are
+// wrapped again here because a kernel may be called directly with negative dims.
+ReductionPlan plan_reduction(const sdk::Tensor& self, std::span<const int64_t> dims);
+
+// Calls fn(out_index, visit) for every output element in row-major order of the kept
+// dims; visit(f) calls f(value) for each of that output's reduced elements.
+template <typename T, typename Fn>
+void for_each_reduction(const ReductionPlan& plan, const T* base, Fn&& fn) {
+  const size_t kept = plan.kept_sizes.size();
+  const size_t reduced = plan.reduced_sizes.size();
+  std::vector<int64_t> out_index(kept, 0);
+  std::vector<int64_t> red_index(reduced, 0);
+  const int64_t inner_size = reduced ? plan.reduced_sizes[reduced - 1] : 1;
+  const int64_t inner_stride = reduced ? plan.reduced_strides[reduced - 1] : 0;
+  const int64_t outer_count = inner_size ? plan.reduced_numel / inner_size : 0;
+  for (int64_t o = 0; o < plan.out_numel; ++o) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < kept; ++d) offset += out_index[d] * plan.kept_strides[d];
+    const T* first = base + offset;
+    auto visit = [&](auto&& f) {
+      std::fill(red_index.begin(), red_index.end(), 0);
+      for (int64_t r = 0; r < outer_count; ++r) {
+        int64_t roff = 0;
+        for (size_t d = 0; d + 1 < reduced; ++d) roff += red_index[d] * plan.reduced_strides[d];
+        const T* p = first + roff;
+        for (int64_t i = 0; i < inner_size; ++i) f(p[i * inner_stride]);
+        for (size_t d = reduced > 1 ? reduced - 1 : 0; d-- > 0;) {
+          if (++red_index[d] < plan.reduced_sizes[d]) break;
+          red_index[d] = 0;
+        }
+      }
+    };
+    fn(o, visit);
+    for (size_t d = kept; d-- > 0;) {
+      if (++out_index[d] < plan.kept_sizes[d]) break;
+      out_index[d] = 0;
+    }
+  }
+}
+
+// Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
+// order for_each_reduction visits them (row-major over the reduced dims): lets a
+// reduction cut one output's elements into chunks (Note [Deterministic sum]).
+template <typename T, typename F>
+void for_each_reduced_in_range(const ReductionPlan& plan, const T* base, int64_t o, int64_t begin,
+                               int64_t end, F&& f) {
+  if (begin >= end) return;
+  const size_t kept = plan.kept_sizes.size();
+  const size_t reduced = plan.reduced_sizes.size();
+  int64_t offset = 0;
+  for (size_t d = kept; d-- > 0;) {
+    offset += o % plan.kept_sizes[d] * plan.kept_strides[d];
+    o /= plan.kept_sizes[d];
+  }
+  if (reduced == 0) {  // a single element per output
+    f(base[offset]);
+    return;
+  }
+  const int64_t inner_size = plan.reduced_sizes[reduced - 1];
+  const int64_t inner_stride = plan.reduced_strides[reduced - 1];
+  std::vector<int64_t> index(reduced - 1, 0);  // the outer reduced dims of `begin`
+  int64_t rest = begin / inner_size;
+  for (size_t d = reduced - 1; d-- > 0;) {
+    index[d] = rest % plan.reduced_sizes[d];
+    rest /= plan.reduced_sizes[d];
+  }
+  int64_t i = begin % inner_size;
+  for (int64_t left = end - begin; left > 0;) {
+    int64_t row = offset;
+    for (size_t d = 0; d + 1 < reduced; ++d) row += index[d] * plan.reduced_strides[d];
+    const T* p = base + row;
+    const int64_t stop = std::min(inner_size, i + left);
+    left -= stop - i;
+    for (; i < stop; ++i) f(p[i * inner_stride]);
+    i = 0;
+    for (size_t d = reduced - 1; d-- > 0;) {
+      if (++index[d] < plan.reduced_sizes[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// Writes accumulators to a contiguous output of any dtype (with C++ conversion rules).
+template <typename Acc>
+void store_values(const sdk::Tensor& out, const std::vector<Acc>& values, const char* op) {
+  dispatch_all_types(out.dtype(), op, [&](auto tag) {
+    using Out = decltype(tag);
+    Out* dst = out.data<Out>();
+    for (size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<Out, bool>) {
+        dst[i] = values[i] != Acc(0);
+      } else if constexpr (is_reduced_float_v<Out>) {
+        dst[i] = Out(static_cast<float>(values[i]));
+      } else {
+        dst[i] = static_cast<Out>(values[i]);
+      }
+    }
+  });
+}
+
+// Wrapped dims of an `int[]` argument of a kernel.
+std::vector<int64_t> wrap_dims(std::span<const int64_t> dims, int64_t ndim, const char* op);
+
+}  // namespace loom::cpu

@@ -1,0 +1,203 @@
+// Reductions and scans through the typed API, against hand-computed values: dims lists,
+// keepdim, dtype, strided / zero-size / 0-dim inputs, NaN propagation, the out= and
+// in-place variants, the meta device, and errors.
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class Reductions : public OpsTest {};
+
+const Values k23 = {1, 2, 3, 4, 5, 6};  // [[1, 2, 3], [4, 5, 6]]
+
+TEST_F(Reductions, SumOverDimsWithKeepdimAndNegativeDims) {
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16,
+                       ScalarType::BFloat16, ScalarType::Int32}) {
+    Tensor x = make(k23, {2, 3}, t);
+    EXPECT_EQ(values(sum(x, {0})), (Values{5, 7, 9})) << scalar_type_name(t);
+    EXPECT_EQ(values(sum(x, {-1})), (Values{6, 15}));
+    EXPECT_EQ(shape(sum(x, {1}, true)), (Shape{2, 1}));
+    EXPECT_EQ(values(sum(x, {0, 1})), (Values{21}));
+    EXPECT_EQ(shape(sum(x, {0, 1}, true)), (Shape{1, 1}));
+    EXPECT_EQ(values(x.sum()), (Values{21}));
+    EXPECT_EQ(x.sum().dim(), 0);
+  }
+}
+
+TEST_F(Reductions, SumDtypes) {
+  EXPECT_EQ(sum(make(k23, {2, 3}, ScalarType::Int8)).dtype(), ScalarType::Int64);
+  EXPECT_EQ(sum(make({1, 0, 1}, {3}, ScalarType::Bool)).item<int64_t>(), 2);
+  EXPECT_EQ(sum(make(k23, {2, 3}, ScalarType::Float16)).dtype(), ScalarType::Float16);
+  Tensor as_double = sum(make(k23, {2, 3}, ScalarType::Int32), {1}, false, ScalarType::Float64);
+  EXPECT_EQ(as_double.dtype(), ScalarType::Float64);
+  EXPECT_EQ(values(as_double), (Values{6, 15}));
+  // int8 sums accumulate in int64: no overflow at 127
+  EXPECT_EQ(sum(make({100, 100, 100}, {3}, ScalarType::Int8)).item<int64_t>(), 300);
+}
+
+TEST_F(Reductions, StridedZeroSizeAndZeroDimInputs) {
+  Tensor x = make(k23, {2, 3}).t();  // [[1, 4], [2, 5], [3, 6]], transposed strides
+  EXPECT_EQ(values(sum(x, {1})), (Values{5, 7, 9}));
+  EXPECT_EQ(values(amax(x, {0})), (Values{3, 6}));
+  Tensor e = empty({0, 3});
+  EXPECT_EQ(values(sum(e, {0})), (Values{0, 0, 0}));
+  EXPECT_EQ(values(prod(e, 0)), (Values{1, 1, 1}));
+  EXPECT_EQ(shape(sum(e, {1})), (Shape{0}));
+  Tensor s = make({4}, {});
+  EXPECT_EQ(values(sum(s, {0})), (Values{4}));
+  EXPECT_EQ(values(amax(s)), (Values{4}));
+}
+
+TEST_F(Reductions, ProdMeanAndFullReductions) {
+  Tensor x = make(k23, {2, 3});
+  EXPECT_EQ(values(prod(x, 1)), (Values{6, 120}));
+  EXPECT_EQ(values(prod(x)), (Values{720}));
+  EXPECT_EQ(prod(make(k23, {2, 3}, ScalarType::Int16)).dtype(), ScalarType::Int64);
+  expect_close(values(mean(x, {1})), {2, 5});
+  expect_close(values(x.mean()), {3.5});
+  expect_close(values(mean(make(k23, {2, 3}, ScalarType::BFloat16), {0})), {2.5, 3.5, 4.5});
+  EXPECT_TRUE(std::isnan(mean(empty({0})).item<double>()));
+  EXPECT_EQ(values(x.max()), (Values{6}));
+  EXPECT_EQ(values(x.min()), (Values{1}));
+}
+
+TEST_F(Reductions, ExtremaPropagateNaNAndReturnFirstIndices) {
+  Tensor x = make({3, 1, 3, std::nan(""), 2, 0}, {2, 3});
+  expect_close(values(amax(x, {1})), {3, std::nan("")});
+  expect_close(values(amin(x, {1})), {1, std::nan("")});
+  auto [v, i] = max(x, 1);
+  expect_close(values(v), {3, std::nan("")});
+  EXPECT_EQ(values(i), (Values{0, 0}));  // first occurrence of 3; the NaN's index
+  auto [mv, mi] = min(make({5, 2, 2, 7}, {4}, ScalarType::Int64), 0, true);
+  EXPECT_EQ(values(mv), (Values{2}));
+  EXPECT_EQ(values(mi), (Values{1}));
+  EXPECT_EQ(shape(mi), (Shape{1}));
+  EXPECT_EQ(mi.dtype(), ScalarType::Int64);
+}
+
+TEST_F(Reductions, ArgmaxArgmin) {
+  Tensor x = make({1, 9, 3, 7, 2, 8}, {2, 3});
+  EXPECT_EQ(values(argmax(x)), (Values{1}));
+  EXPECT_EQ(values(argmin(x)), (Values{0}));
+  EXPECT_EQ(values(argmax(x, 0)), (Values{1, 0, 1}));
+  EXPECT_EQ(values(argmin(x, 1, true)), (Values{0, 1}));
+  EXPECT_EQ(shape(argmax(x, std::nullopt, true)), (Shape{1, 1}));
+  EXPECT_EQ(argmax(x).dtype(), ScalarType::Int64);
+}
+
+TEST_F(Reductions, VarStdWithCorrection) {
+  Tensor x = make({1, 2, 3, 4, 2, 4, 6, 8}, {2, 4});
+  expect_close(values(var(x, IntList{1})), {5.0 / 3, 20.0 / 3});
+  expect_close(values(var(x, IntList{1}, 0)), {1.25, 5.0});
+  expect_close(values(std(x, IntList{1})), {std::sqrt(5.0 / 3), std::sqrt(20.0 / 3)});
+  expect_close(values(var(x)), {(150 - 8 * 3.75 * 3.75) / 7});
+  auto [v, m] = var_mean(x, IntList{0}, std::nullopt, true);
+  expect_close(values(v), {0.5, 2, 4.5, 8});
+  expect_close(values(m), {1.5, 3, 4.5, 6});
+  EXPECT_EQ(shape(m), (Shape{1, 4}));
+  // one element with correction 1: division by zero gives NaN (0/0)
+  EXPECT_TRUE(std::isnan(var(make({3}, {1})).item<double>()));
+  expect_close(values(var(make({1, 2, 3, 4}, {4}, ScalarType::Float64))), {5.0 / 3}, 1e-12);
+}
+
+TEST_F(Reductions, Norms) {
+  Tensor x = make({3, -4, 0, 1}, {2, 2});
+  expect_close(values(norm(x)), {std::sqrt(26.0)});
+  expect_close(values(norm(x, 1, {1})), {7, 1});
+  expect_close(values(norm(x, INFINITY, {1})), {4, 1});
+  expect_close(values(norm(x, 3, {0})), {std::cbrt(27.0), std::cbrt(65.0)});
+  expect_close(values(norm(x, 0, {1})), {2, 1});
+}
+
+TEST_F(Reductions, LogSumExpIsStable) {
+  Tensor x = make({1000, 1000, -INFINITY, -INFINITY, 0, std::log(3.0)}, {3, 2});
+  expect_close(values(logsumexp(x, {1})), {1000 + std::log(2.0), -INFINITY, std::log(4.0)});
+  EXPECT_EQ(shape(logsumexp(x, {1}, true)), (Shape{3, 1}));
+  expect_close(values(logsumexp(make(k23, {2, 3}, ScalarType::Int64), {0})),
+               {std::log(std::exp(1) + std::exp(4)), std::log(std::exp(2) + std::exp(5)),
+                std::log(std::exp(3) + std::exp(6))},
+               1e-5);
+}
+
+TEST_F(Reductions, AnyAll) {
+  Tensor x = make({0, 1, 0, 0, 2, 3}, {2, 3}, ScalarType::Int32);
+  EXPECT_EQ(values(any(x, IntList{1})), (Values{1, 1}));
+  EXPECT_EQ(values(all(x, IntList{1})), (Values{0, 0}));
+  EXPECT_EQ(values(all(x, IntList{0})), (Values{0, 1, 0}));
+  EXPECT_EQ(any(x).dtype(), ScalarType::Bool);
+  EXPECT_EQ(values(all(empty({0}))), (Values{1}));
+  EXPECT_EQ(values(any(make({std::nan("")}, {1}))), (Values{1}));
+}
+
+TEST_F(Reductions, CumsumCumprod) {
+  Tensor x = make(k23, {2, 3});
+  EXPECT_EQ(values(cumsum(x, 1)), (Values{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(values(cumsum(x, 0)), (Values{1, 2, 3, 5, 7, 9}));
+  EXPECT_EQ(values(cumprod(x, -1)), (Values{1, 2, 6, 4, 20, 120}));
+  EXPECT_EQ(values(cumsum(x.t(), 0)), (Values{1, 4, 3, 9, 6, 15}));  // strided input
+  Tensor i = make(k23, {2, 3}, ScalarType::Int8);
+  EXPECT_EQ(cumsum(i, 1).dtype(), ScalarType::Int64);
+  EXPECT_EQ(cumsum(i, 1, ScalarType::Float32).dtype(), ScalarType::Float32);
+  Tensor inplace = make(k23, {2, 3});
+  inplace.cumsum_(1);
+  EXPECT_EQ(values(inplace), (Values{1, 3, 6, 4, 9, 15}));
+  EXPECT_EQ(shape(cumsum(empty({0, 2}), 0)), (Shape{0, 2}));
+}
+
+TEST_F(Reductions, OutVariantsAndCasting) {
+  Tensor x = make(k23, {2, 3});
+  Tensor out = empty({3}, TensorOptions().dtype(ScalarType::Float64));
+  Tensor r = sum_out(out, x, {0});
+  EXPECT_EQ(r.impl(), out.impl());
+  EXPECT_EQ(values(out), (Values{5, 7, 9}));
+  // a strided out is written through a temporary
+  Tensor wide = zeros({3, 2});
+  sum_out(wide.select(1, 1), x, {0});
+  EXPECT_EQ(values(wide), (Values{0, 5, 0, 7, 0, 9}));
+  Tensor values_out = empty({2}),
+         indices_out = empty({2}, TensorOptions().dtype(ScalarType::Int64));
+  max_out(values_out, indices_out, x, 1);
+  EXPECT_EQ(values(values_out), (Values{3, 6}));
+  EXPECT_EQ(values(indices_out), (Values{2, 2}));
+}
+
+TEST_F(Reductions, MetaDeviceRunsOnlyTheShapeRule) {
+  Tensor m = empty({4, 5, 6}, TensorOptions().device(Device{kMeta, -1}));
+  EXPECT_EQ(shape(sum(m, {0, 2}, true)), (Shape{1, 5, 1}));
+  auto [v, i] = max(m, 1);
+  EXPECT_EQ(shape(i), (Shape{4, 6}));
+  EXPECT_EQ(i.dtype(), ScalarType::Int64);
+  EXPECT_EQ(shape(mean(m, {-1})), (Shape{4, 5}));
+  EXPECT_EQ(shape(argmax(m)), (Shape{}));
+}
+
+TEST_F(Reductions, BadInputsGetErrorsNamingTheOp) {
+  Tensor x = make(k23, {2, 3});
+  expect_error([&] { sum(x, {2}); }, "loom::sum.dim_IntList", "dim 2 is out of range");
+  expect_error([&] { sum(x, {1, -1}); }, "loom::sum.dim_IntList", "appears more than once");
+  expect_error([&] { amax(empty({0, 2}), {0}); }, "loom::amax", "non-empty dim 0");
+  expect_error([&] { max(empty({0})); }, "loom::max", "non-empty input");
+  expect_error(
+      [&] {
+        var(make(k23, {2, 3}, ScalarType::Int64));
+      },
+      "loom::var.correction", "expected a floating point input, found int64");
+  expect_error(
+      [&] {
+        mean(make(k23, {2, 3}, ScalarType::Int64));
+      },
+      "loom::mean", "expected a floating point input or dtype, found int64");
+  expect_error([&] { sum_out(empty({2}), x, {0}); }, "loom::sum.dim_IntList_out",
+               "output 0 has shape [2] but the result has shape [3]");
+  expect_error([&] { sum_out(empty({3}, TensorOptions().dtype(ScalarType::Int64)), x, {0}); },
+               "loom::sum.dim_IntList_out", "can't be cast");
+  expect_error([&] { cumsum(x, 3); }, "loom::cumsum", "dim 3 is out of range");
+  expect_error(
+      [&] {
+        make(k23, {2, 3}, ScalarType::Int32).cumsum_(1, ScalarType::Float32);
+      },
+      "loom::cumsum_", "can't be cast to self's dtype int32");
+}
+
+}  // namespace
+}  // namespace loom::testing
