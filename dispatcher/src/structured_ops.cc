@@ -48,6 +48,19 @@ Tensor borrow(const LoomValue& v) {
   return Tensor::borrow(reinterpret_cast<TensorImpl*>(const_cast<LoomTensor*>(v.u.tensor)));
 }
 
+// Note [Masks and modes]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Two pointwise shapes need more than "promote every tensor": a tensor argument named
+// `condition` or `mask` (where, masked_fill) must be bool, broadcasts with the others and
+// takes no part in type promotion; and `div.Tensor_mode`'s result is a true (floating)
+// division when its `rounding_mode` is None but keeps integer dtypes when it is "trunc"
+// or "floor". Both are read off the schema when the op is defined, so ops.def stays
+// declarative and kernels still see one compute dtype (bool for masks).
+
+bool is_mask(const StructuredInfo& info, int index) {
+  return (info.mask_inputs >> index) & 1u;
+}
+
 OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
   OutputMeta meta;
   absl::InlinedVector<PromotionOperand, 4> operands;
@@ -68,6 +81,12 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
              t->device().to_string());
       }
     }
+    if (is_mask(info, index)) {
+      if (t->dtype() != ScalarType::Bool) {
+        fail(op, "expected a bool mask, found ", scalar_type_name(t->dtype()));
+      }
+      continue;
+    }
     PromotionOperand::Tier tier = t->is_wrapped_number() ? PromotionOperand::Tier::Scalar
                                   : t->dim() == 0        ? PromotionOperand::Tier::ZeroDim
                                                          : PromotionOperand::Tier::Dimensioned;
@@ -75,7 +94,10 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
   }
   meta.device = device.value_or(Device{kCPU, -1});
   meta.compute = result_type(operands, op);
-  if (info.rule == OutputRule::PromotedFloat && !is_floating_point(meta.compute)) {
+  const bool true_division =
+      info.rounding_mode >= 0 && args[info.rounding_mode].tag == LOOM_VALUE_NONE;
+  if ((info.rule == OutputRule::PromotedFloat || true_division) &&
+      !is_floating_point(meta.compute)) {
     meta.compute = ScalarType::Float32;
   }
   meta.result = info.rule == OutputRule::Bool ? ScalarType::Bool : meta.compute;
@@ -254,9 +276,14 @@ void define_standard_ops(Dispatcher& d) {
                         static_cast<int>(functional.returns.size()),
                         nullptr};
     for (size_t i = 0; i < functional.arguments.size(); ++i) {
-      if (functional.arguments[i].type.kind == SchemaType::Kind::Tensor) {
+      const Argument& a = functional.arguments[i];
+      if (a.type.kind == SchemaType::Kind::Tensor) {
         info.inputs.push_back(static_cast<int>(i));
+        if (!shaped && (a.name == "condition" || a.name == "mask")) {
+          info.mask_inputs |= uint64_t{1} << i;
+        }
       }
+      if (a.name == "rounding_mode") info.rounding_mode = static_cast<int>(i);
     }
     if (shaped) {
       info.shape_rule = find_shape_rule(functional.name.qualified());
@@ -368,7 +395,8 @@ void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, con
   bool ready = out.dtype() == meta.result;
   for (size_t i = 0; ready && i < info.inputs.size(); ++i) {
     const TensorImpl* t = impl_of(args[info.inputs[i]]);
-    ready = t->dtype() == meta.compute && t->device() == meta.device &&
+    ready = t->dtype() == (is_mask(info, info.inputs[i]) ? ScalarType::Bool : meta.compute) &&
+            t->device() == meta.device &&
             std::equal(t->sizes().begin(), t->sizes().end(), meta.shape.begin(), meta.shape.end());
   }
   const Signature* sig = e.signature.load(std::memory_order_acquire);
@@ -397,8 +425,9 @@ void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, con
     if (!std::equal(t.sizes().begin(), t.sizes().end(), meta.shape.begin(), meta.shape.end())) {
       t = t.expand(meta.shape);
     }
-    if (t.dtype() != meta.compute) {
-      Tensor cast = empty(meta.shape, meta.compute, meta.device);
+    ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;
+    if (t.dtype() != target) {
+      Tensor cast = empty(meta.shape, target, meta.device);
       copy_into(cast, t);
       t = cast;
     }

@@ -28,6 +28,8 @@ struct StructuredInfo {
   int num_inputs_and_scalars;      // arguments of the functional variant
   int num_outputs = 1;             // out= arguments (the last ones of the out= variant)
   ShapeRule shape_rule = nullptr;  // rule Shaped only
+  uint64_t mask_inputs = 0;        // bit i: argument i is a bool mask (Note [Masks and modes])
+  int rounding_mode = -1;          // index of a `str? rounding_mode` argument, or -1
 };
 
 // Defines the standard op library: every entry, and for structured entries their

@@ -15,7 +15,19 @@ void init(sdk::Registrar& r) {
   register_copy_fill_kernels(r);
   register_reduce_kernels(r);
   register_scan_kernels(r);
+  register_ternary_kernels(r);
+  register_creation_kernels(r);
   register_random_kernels(r);
+  register_matmul_kernels(r);
+  register_conv_kernels(r);
+  register_pool_kernels(r);
+  register_shape_kernels(r);
+  register_indexing_kernels(r);
+  register_sort_kernels(r);
+  register_softmax_kernels(r);
+  register_normalization_kernels(r);
+  register_loss_kernels(r);
+  register_embedding_kernels(r);
 }
 
 }  // namespace

@@ -11,7 +11,19 @@ void register_binary_kernels(sdk::Registrar& r);
 void register_copy_fill_kernels(sdk::Registrar& r);
 void register_reduce_kernels(sdk::Registrar& r);
 void register_scan_kernels(sdk::Registrar& r);
+void register_ternary_kernels(sdk::Registrar& r);
+void register_creation_kernels(sdk::Registrar& r);
 void register_random_kernels(sdk::Registrar& r);
+void register_matmul_kernels(sdk::Registrar& r);
+void register_conv_kernels(sdk::Registrar& r);
+void register_pool_kernels(sdk::Registrar& r);
+void register_shape_kernels(sdk::Registrar& r);
+void register_indexing_kernels(sdk::Registrar& r);
+void register_sort_kernels(sdk::Registrar& r);
+void register_softmax_kernels(sdk::Registrar& r);
+void register_normalization_kernels(sdk::Registrar& r);
+void register_loss_kernels(sdk::Registrar& r);
+void register_embedding_kernels(sdk::Registrar& r);
 
 // The dtype sets the kernels accept (see scalar_types.h's dispatch_* functions).
 enum class DTypeSet {

@@ -1,7 +1,8 @@
 // Element-wise iteration over strided, broadcast tensors for the CPU kernels: the
 // coalesced N-d iteration plan of a loop (StridedLoop) and for_each_run, which walks
 // any range of the plan's linear indices as runs of its innermost dim, so parallel
-// chunks can start and end anywhere. Plus shape and dtype helpers.
+// chunks can start and end anywhere; for_each_element, a serial walk in row-major
+// order. Plus shape and dtype helpers.
 //
 // Nothing here is a template over element types or loop bodies: the plan and the
 // odometer are compiled once (strided_loop.cc), and a kernel only instantiates the
@@ -54,6 +55,46 @@ StridedLoop plan_strided_loop(std::span<const int64_t> shape,
 using RunFn = FunctionRef<void(char* const* ptrs, int64_t n)>;
 void for_each_run(const StridedLoop& loop, char* const* base, int64_t begin, int64_t end,
                   RunFn run);
+
+// Calls body(ptrs) for every element of `shape` in row-major order, on the calling thread,
+// where ptrs[i] points at operand i's element. Operands are broadcast to `shape` (stride
+// 0 on stretched dims). For loops that need that order (gathers into a buffer); loops
+// that do not should use map_elements / map_strided (elementwise_loop.h), which run in
+// parallel.
+template <size_t N, typename Body>
+void for_each_element(std::span<const int64_t> shape, const sdk::Tensor* const (&operands)[N],
+                      Body&& body) {
+  const size_t ndim = shape.size();
+  int64_t numel = 1;
+  for (int64_t s : shape) numel *= s;
+  if (numel == 0) return;
+  // byte strides per operand, aligned to the trailing dims of `shape`
+  std::vector<int64_t> strides(N * ndim, 0);
+  char* base[N];
+  for (size_t i = 0; i < N; ++i) {
+    const sdk::Tensor& t = *operands[i];
+    int64_t item = t.view().dl.dtype.bits / 8;
+    size_t lead = ndim - static_cast<size_t>(t.dim());
+    for (size_t d = 0; d < static_cast<size_t>(t.dim()); ++d) {
+      strides[i * ndim + lead + d] = t.sizes()[d] == 1 ? 0 : t.strides()[d] * item;
+    }
+    base[i] = t.template data<char>();
+  }
+  std::vector<int64_t> index(ndim, 0);
+  char* ptrs[N];
+  for (int64_t n = 0; n < numel; ++n) {
+    for (size_t i = 0; i < N; ++i) {
+      int64_t off = 0;
+      for (size_t d = 0; d < ndim; ++d) off += index[d] * strides[i * ndim + d];
+      ptrs[i] = base[i] + off;
+    }
+    body(ptrs);
+    for (size_t d = ndim; d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
 
 // t's element strides broadcast to `shape` (t's dims aligned with the trailing dims of
 // shape; 0 on size-1 and missing dims).

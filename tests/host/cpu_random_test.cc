@@ -343,7 +343,7 @@ TEST_F(CpuRandom, RandpermIsADeterministicPermutation) {
   // into a strided out, and the edge sizes
   Tensor out = empty({2, 10}, TensorOptions().dtype(ScalarType::Int64)).select(1, 3);
   manual_seed(6);
-  randperm(2, out);
+  randperm_out(out, 2);
   Values two = values(out);
   EXPECT_EQ(std::set<double>(two.begin(), two.end()), (std::set<double>{0, 1}));
   EXPECT_EQ(randperm(0).numel(), 0);
@@ -448,7 +448,7 @@ TEST_F(CpuRandom, BadArgumentsAreReported) {
   EXPECT_LOOM_ERROR(dropout(f, -1.0, false), "loom::dropout", "found p=-1");
   EXPECT_LOOM_ERROR(dropout(i, 0.5, true), "loom::dropout", "dtype int64 is not supported");
   EXPECT_LOOM_ERROR(randperm(-1), "loom::randperm.out", "expected n >= 0, found n=-1");
-  EXPECT_LOOM_ERROR(randperm(5, empty({3}, TensorOptions().dtype(ScalarType::Int64))),
+  EXPECT_LOOM_ERROR(randperm_out(empty({3}, TensorOptions().dtype(ScalarType::Int64)), 5),
                     "loom::randperm.out", "expected out of shape [5], found [3]");
   EXPECT_LOOM_ERROR(randperm(300, TensorOptions().dtype(ScalarType::UInt8)), "loom::randperm.out",
                     "n=300 is too large for uint8 (largest value 255)");

@@ -1,6 +1,7 @@
 // The peer side of dispatch_bench: a boxed call through libtorch's c10 dispatcher to a
-// no-op CPU kernel, a 1-element add, and the 16M-element float32 adds (new result and
-// out=) on 2 intra-op threads, measured the same way.
+// no-op CPU kernel, a 1-element add and the 16M-element float32 adds (new result and
+// out=) on 2 intra-op threads, measured the same way; and the peers of linalg_bench
+// (matmul, conv2d).
 #include <benchmark/benchmark.h>
 #include <torch/library.h>
 #include <torch/torch.h>
@@ -67,6 +68,30 @@ void BM_TorchAddLargeOut(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * 3 * kLargeNumel * int64_t{sizeof(float)});
 }
 BENCHMARK(BM_TorchAddLargeOut)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The peers of linalg_bench: float32 matmul and the 3x3 64->64 conv2d on 8x64x56x56.
+benchmark::Counter gflops(double flop_per_iteration) {
+  return benchmark::Counter(flop_per_iteration * 1e-9,
+                            benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_TorchMm(benchmark::State& state) {
+  at::set_num_threads(2);
+  int64_t n = state.range(0);
+  at::Tensor a = at::rand({n, n}), b = at::rand({n, n}), c = at::empty({n, n});
+  for (auto _ : state) at::mm_out(c, a, b);
+  state.counters["GFLOP/s"] = gflops(2.0 * n * n * n);
+}
+BENCHMARK(BM_TorchMm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_TorchConv2d3x3(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor x = at::rand({8, 64, 56, 56}), w = at::rand({64, 64, 3, 3});
+  at::conv2d(x, w, {}, 1, 1);  // warm-up
+  for (auto _ : state) benchmark::DoNotOptimize(at::conv2d(x, w, {}, 1, 1));
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
+}
+BENCHMARK(BM_TorchConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -107,6 +107,9 @@ std::string cpp_type(const SchemaType& t) {
     case Kind::List:
       if (t.elem->kind == Kind::Int) return "const IntList&";
       if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
+      if (t.elem->kind == Kind::Optional && t.elem->elem->kind == Kind::Tensor) {
+        return "const std::vector<std::optional<Tensor>>&";
+      }
       break;
     default:
       break;
@@ -143,6 +146,7 @@ std::string cpp_return(const FunctionSchema& s) {
   if (s.returns.empty()) return "void";
   auto one = [](const SchemaType& t) -> std::string {
     if (t.kind == Kind::Tensor) return "Tensor";
+    if (t.kind == Kind::List && t.elem->kind == Kind::Tensor) return "std::vector<Tensor>";
     if (std::string v = value_type(t.kind); !v.empty()) return v;
     fail("opgen", "no C++ return type for ", t.to_string());
   };
@@ -216,7 +220,11 @@ std::vector<Variant> all_variants() {
       out.push_back(std::move(v));
     };
     std::string base = functional.name.name;
-    add(functional, base, false);
+    // An op declared in its out= form (`arange.start_out`) gets libtorch's `arange_out(out, ...)`.
+    const std::string& overload = functional.name.overload;
+    const bool out_form =
+        overload == "out" || (overload.size() > 4 && overload.ends_with("_out"));
+    add(functional, out_form ? base + "_out" : base, out_form);
     if (def.output != OutputRule::None) {
       if (dispatch::has_inplace_variant(functional, def.output, def.tags)) {
         add(dispatch::inplace_schema(functional), base + "_", false);

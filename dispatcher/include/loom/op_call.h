@@ -2,6 +2,7 @@
 // handles, boxing of C++ arguments, and unboxing of results.
 #pragma once
 
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -77,11 +78,37 @@ inline LoomValue box_arg(ArgBuffer& b, const std::vector<Tensor>& list) {
   return v;
 }
 
+// A `Tensor?[]` argument: None elements travel as null handles.
+inline LoomValue box_arg(ArgBuffer& b, const std::vector<std::optional<Tensor>>& list) {
+  std::vector<LoomTensor*>& handles = b.tensor_lists.emplace_back();
+  for (const std::optional<Tensor>& t : list) {
+    handles.push_back(t && t->defined() ? reinterpret_cast<LoomTensor*>(t->impl()) : nullptr);
+  }
+  LoomValue v{LOOM_VALUE_TENSOR_LIST, static_cast<uint32_t>(handles.size()), {}};
+  v.u.tensors = handles.data();
+  return v;
+}
+
 template <typename R>
 struct Unbox;
 template <>
 struct Unbox<Tensor> {
   static Tensor take(LoomValue& v, const std::string& op) { return dispatch::unbox_tensor(v, op); }
+};
+// A returned `Tensor[]`: each element carries one reference, the array is the caller's.
+template <>
+struct Unbox<std::vector<Tensor>> {
+  static std::vector<Tensor> take(LoomValue& v, const std::string& op) {
+    LOOM_CHECK(v.tag == LOOM_VALUE_TENSOR_LIST, op, "expected a tensor list return");
+    std::vector<Tensor> out;
+    out.reserve(v.length);
+    for (uint32_t i = 0; i < v.length; ++i) {
+      out.push_back(Tensor::adopt(reinterpret_cast<TensorImpl*>(v.u.tensors[i])));
+    }
+    std::free(const_cast<LoomTensor**>(v.u.tensors));
+    v.tag = LOOM_VALUE_NONE;
+    return out;
+  }
 };
 template <>
 struct Unbox<int64_t> {

@@ -3,6 +3,7 @@
 // Note [Decompositions] in registry.cc says when an op is a decomposition.
 #pragma once
 
+#include <cstdlib>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -82,6 +83,24 @@ struct DecompArg<OptionalIntList> {
     return DecompArg<IntList>::from(v);
   }
 };
+template <>
+struct DecompArg<Device> {
+  static Device from(const LoomValue& v) { return Device{v.u.device.type, v.u.device.index}; }
+};
+template <>
+struct DecompArg<std::vector<std::optional<Tensor>>> {
+  static std::vector<std::optional<Tensor>> from(const LoomValue& v) {
+    std::vector<std::optional<Tensor>> out;
+    for (uint32_t i = 0; i < v.length; ++i) {
+      if (v.u.tensors[i] == nullptr) {
+        out.emplace_back(std::nullopt);
+      } else {
+        out.emplace_back(Tensor::borrow(reinterpret_cast<TensorImpl*>(v.u.tensors[i])));
+      }
+    }
+    return out;
+  }
+};
 template <typename T>
 struct DecompArg<std::optional<T>> {
   static std::optional<T> from(const LoomValue& v) {
@@ -97,6 +116,17 @@ inline void box_return(LoomValue& out, Tensor&& t) {
 inline void box_return(LoomValue& out, const Tensor& t) {
   out = box(t);
   t.impl()->retain();
+}
+// A `Tensor[]` return: an array from malloc (the receiver frees it), one reference each.
+inline void box_return(LoomValue& out, std::vector<Tensor>&& list) {
+  auto** items =
+      static_cast<LoomTensor**>(std::malloc(list.empty() ? 1 : list.size() * sizeof(LoomTensor*)));
+  LOOM_CHECK(items != nullptr, "loom", "out of memory returning a tensor list");
+  for (size_t i = 0; i < list.size(); ++i)
+    items[i] = reinterpret_cast<LoomTensor*>(list[i].release());
+  out.tag = LOOM_VALUE_TENSOR_LIST;
+  out.length = static_cast<uint32_t>(list.size());
+  out.u.tensors = items;
 }
 template <typename... Ts, size_t... I>
 void box_returns(LoomValue* out, std::tuple<Ts...>&& values, std::index_sequence<I...>) {
@@ -143,6 +173,10 @@ constexpr LoomKernelFn decomposition() {
 // The decompositions of each op family (one file each under decompositions/).
 std::span<const DecompositionEntry> reduction_decompositions();
 std::span<const DecompositionEntry> tensor_decompositions();
+std::span<const DecompositionEntry> linalg_decompositions();
+std::span<const DecompositionEntry> conv_pool_decompositions();
+std::span<const DecompositionEntry> shape_decompositions();
+std::span<const DecompositionEntry> nn_decompositions();
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);

@@ -21,7 +21,14 @@ LoomError* decomposition_error(int32_t code, const char* message) {
 LoomKernelFn find_decomposition(std::string_view op) {
   static const auto* table = [] {
     auto* map = new absl::flat_hash_map<std::string_view, LoomKernelFn>();
-    for (auto family : {reduction_decompositions(), tensor_decompositions()}) {
+    for (auto family : {
+             reduction_decompositions(),
+             tensor_decompositions(),
+             linalg_decompositions(),
+             conv_pool_decompositions(),
+             shape_decompositions(),
+             nn_decompositions(),
+         }) {
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }
     return map;

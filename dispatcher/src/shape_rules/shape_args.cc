@@ -125,7 +125,13 @@ Device ShapeArgs::common_device(std::initializer_list<const TensorImpl*> tensors
 ShapeRule find_shape_rule(std::string_view op) {
   static const auto* rules = [] {
     auto* map = new absl::flat_hash_map<std::string_view, ShapeRule>();
-    for (auto family : {reduction_shape_rules()}) {
+    for (auto family : {
+             reduction_shape_rules(),
+             linalg_shape_rules(),
+             conv_pool_shape_rules(),
+             shape_indexing_shape_rules(),
+             nn_shape_rules(),
+         }) {
       for (const ShapeRuleEntry& e : family) map->emplace(e.op, e.rule);
     }
     return map;

@@ -95,6 +95,10 @@ struct ShapeRuleEntry {
 
 // The rules of each op family (one file each under shape_rules/).
 std::span<const ShapeRuleEntry> reduction_shape_rules();
+std::span<const ShapeRuleEntry> linalg_shape_rules();
+std::span<const ShapeRuleEntry> conv_pool_shape_rules();
+std::span<const ShapeRuleEntry> shape_indexing_shape_rules();
+std::span<const ShapeRuleEntry> nn_shape_rules();
 
 // The rule of `op`, or nullptr.
 ShapeRule find_shape_rule(std::string_view op);

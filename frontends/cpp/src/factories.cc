@@ -23,6 +23,43 @@ Tensor ones(IntList sizes, TensorOptions options) {
   return full(sizes, 1, options);
 }
 
+Tensor arange(const Scalar& end, std::optional<TensorOptions> options) {
+  return arange(0, end, 1, options);
+}
+
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
+              std::optional<TensorOptions> options) {
+  const bool integral = !start.is_floating_point() && !end.is_floating_point() &&
+                        !step.is_floating_point();
+  TensorOptions o = options.value_or(
+      TensorOptions().dtype(integral ? ScalarType::Int64 : ScalarType::Float32));
+  const double s = start.to_double(), e = end.to_double(), d = step.to_double();
+  LOOM_CHECK(d != 0, "arange", "step must be nonzero");
+  LOOM_CHECK(std::isfinite(s) && std::isfinite(e), "arange", "expected finite start and end, found ",
+             s, " and ", e);
+  int64_t length = 0;
+  if (integral) {
+    const int64_t span = end.to_int() - start.to_int(), st = step.to_int();
+    length = span / st + (span % st != 0 ? 1 : 0);
+  } else {
+    length = static_cast<int64_t>(std::ceil((e - s) / d));
+  }
+  // A length below zero (bounds and step of opposite signs) reaches the kernel as 0 and
+  // fails there with the op's own message.
+  return arange_out(empty({std::max<int64_t>(length, 0)}, o), start, end, step);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options) {
+  LOOM_CHECK(steps >= 0, "linspace", "number of steps must be non-negative, found ", steps);
+  return linspace_out(empty({steps}, options), start, end, steps);
+}
+
+Tensor eye(int64_t n, std::optional<int64_t> m, TensorOptions options) {
+  const int64_t cols = m.value_or(n);
+  LOOM_CHECK(n >= 0 && cols >= 0, "eye", "expected non-negative sizes, found n=", n, " m=", cols);
+  return eye_out(empty({n, cols}, options), n, cols);
+}
+
 Tensor empty_like(const Tensor& t) {
   return empty(t.sizes(), t.dtype(), t.device());
 }

@@ -29,7 +29,7 @@ Tensor randint(int64_t high, IntList sizes, TensorOptions options) {
 Tensor randperm(int64_t n, TensorOptions options) {
   // A negative n is reported by the op itself, not by the allocation of out.
   int64_t size = n < 0 ? 0 : n;
-  return randperm(n, empty(IntArrayRef(&size, 1), options.dtype_, options.device_));
+  return randperm_out(empty(IntArrayRef(&size, 1), options.dtype_, options.device_), n);
 }
 
 Tensor rand_like(const Tensor& t) {

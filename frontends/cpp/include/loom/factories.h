@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <vector>
 
 #include "loom/core/int_list.h"
@@ -31,6 +32,15 @@ Tensor empty(IntList sizes, TensorOptions options = {});
 Tensor zeros(IntList sizes, TensorOptions options = {});
 Tensor ones(IntList sizes, TensorOptions options = {});
 Tensor full(IntList sizes, const Scalar& value, TensorOptions options = {});
+// [start, end) in steps of `step`. Without a dtype in `options`: int64 when every bound
+// is an integer, else float32 (as torch.arange).
+Tensor arange(const Scalar& end, std::optional<TensorOptions> options = std::nullopt);
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1,
+              std::optional<TensorOptions> options = std::nullopt);
+// `steps` values from start to end inclusive.
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options = {});
+// The n x m identity (m = n when omitted).
+Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, TensorOptions options = {});
 Tensor empty_like(const Tensor& t);
 Tensor zeros_like(const Tensor& t);
 Tensor ones_like(const Tensor& t);

@@ -1,0 +1,90 @@
+// Helpers of the shape and indexing kernels (declared in index_loop.h).
+#include "index_loop.h"
+
+#include "scalar_types.h"
+#include "strided_loop.h"
+
+namespace loom::cpu {
+
+StridedBytes::StridedBytes(const sdk::Tensor& t)
+    : base(t.data<char>()), item(t.view().dl.dtype.bits / 8) {
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    sizes.push_back(t.sizes()[d]);
+    strides.push_back(t.strides()[d] * item);
+  }
+  if (sizes.empty()) {
+    sizes.push_back(1);
+    strides.push_back(0);
+  }
+}
+
+std::vector<int64_t> sizes_at_least_1d(const sdk::Tensor& t) {
+  if (t.dim() == 0) return {1};
+  return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
+}
+
+std::vector<int64_t> read_indices(const sdk::Tensor& index, const char* op) {
+  std::vector<int64_t> out;
+  out.reserve(static_cast<size_t>(index.numel()));
+  StridedBytes s(index);
+  auto read = [&](auto tag) {
+    using I = decltype(tag);
+    for_each_index(s.sizes, [&](const int64_t* i) {
+      I v;
+      std::memcpy(&v, s.at(i), sizeof(I));
+      out.push_back(static_cast<int64_t>(v));
+    });
+  };
+  if (index.dtype() == LOOM_DTYPE_INT64) {
+    read(int64_t{});
+  } else if (index.dtype() == LOOM_DTYPE_INT32) {
+    read(int32_t{});
+  } else {
+    throw sdk::Error(std::string("[") + op + "] expected an int64 index tensor, found " +
+                     dtype_name(index.dtype()));
+  }
+  return out;
+}
+
+int64_t checked_index(int64_t i, int64_t size, int64_t dim, const char* op, bool allow_negative) {
+  if (i >= 0 && i < size) return i;
+  if (allow_negative && i < 0 && i >= -size) return i + size;
+  throw sdk::Error(std::string("[") + op + "] index " + std::to_string(i) +
+                   " is out of range for dim " + std::to_string(dim) + " of size " +
+                   std::to_string(size));
+}
+
+sdk::Tensor converted(const sdk::Tensor& t, LoomDType dtype, const char* op) {
+  if (t.dtype() == dtype) return t;
+  sdk::Tensor out = sdk::empty(t.sizes(), dtype, t.device());
+  const sdk::Tensor* operands[2] = {&out, &t};
+  dispatch_all_types(dtype, op, [&](auto out_tag) {
+    using D = decltype(out_tag);
+    dispatch_all_types(t.dtype(), op, [&](auto in_tag) {
+      using S = decltype(in_tag);
+      for_each_element(t.sizes(), operands, [](char* const* p) {
+        S v;
+        std::memcpy(&v, p[1], sizeof(S));
+        D r;
+        if constexpr (std::is_same_v<D, bool>) {
+          r = static_cast<float>(v) != 0.0f;
+        } else {
+          r = static_cast<D>(v);
+        }
+        std::memcpy(p[0], &r, sizeof(D));
+      });
+    });
+  });
+  return out;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  const int64_t n = std::max<int64_t>(ndim, 1);
+  if (dim < -n || dim >= n) {
+    throw sdk::Error(std::string("[") + op + "] dim " + std::to_string(dim) +
+                     " is out of range for a tensor of " + std::to_string(ndim) + " dims");
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,293 @@
+// Indexing kernels on CPU tensors: index_select, gather, scatter (src, value),
+// scatter_add, nonzero and advanced indexing (index.Tensor). Index tensors are int64
+// (int32 too for index_select); an index out of range is an error naming the op, the
+// index and the size. Outputs of the structured ops arrive allocated and contiguous;
+// nonzero and index.Tensor (data-dependent shapes) allocate their own.
+#include <algorithm>
+
+#include "index_loop.h"
+#include "kernels.h"
+#include "scalar_types.h"
+#include "strided_loop.h"
+
+namespace loom::cpu {
+namespace {
+
+sdk::Tensor index_select_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                             const sdk::Tensor& out) {
+  const int64_t d = wrap_dim(dim, self.dim(), "index_select");
+  const int64_t size = sizes_at_least_1d(self)[d];
+  std::vector<int64_t> indices = read_indices(index, "index_select");
+  for (int64_t& i : indices) i = checked_index(i, size, d, "index_select");
+  const size_t n = sizes_at_least_1d(self).size();
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
+    std::copy(at, at + n, src);
+    src[d] = indices[at[d]];
+  });
+  return out;
+}
+
+sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index, bool,
+                       const sdk::Tensor& out) {
+  const int64_t d = wrap_dim(dim, self.dim(), "gather");
+  const int64_t size = sizes_at_least_1d(self)[d];
+  std::vector<int64_t> indices = read_indices(index, "gather");
+  const size_t n = sizes_at_least_1d(self).size();
+  size_t k = 0;  // out has index's shape: its row-major order is the indices' order
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
+    std::copy(at, at + n, src);
+    src[d] = checked_index(indices[k++], size, d, "gather");
+  });
+  return out;
+}
+
+// Calls write(dst, index_position) for every element of `index`, where dst points at the
+// element of the contiguous `out` (self's shape) that the index addresses.
+template <typename Write>
+void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Tensor& index,
+                             const char* op, Write&& write) {
+  const int64_t d = wrap_dim(dim, out.dim(), op);
+  StridedBytes dst(out);
+  std::vector<int64_t> indices = read_indices(index, op);
+  std::vector<int64_t> target(dst.sizes.size());
+  size_t k = 0;
+  for_each_index(sizes_at_least_1d(index), [&](const int64_t* at) {
+    std::copy(at, at + target.size(), target.begin());
+    target[d] = checked_index(indices[k], dst.sizes[d], d, op);
+    write(dst.at(target.data()), at);
+    ++k;
+  });
+}
+
+void copy_self(const sdk::Tensor& self, const sdk::Tensor& out) {
+  const size_t n = sizes_at_least_1d(self).size();
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) { std::copy(at, at + n, src); });
+}
+
+sdk::Tensor scatter_src_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                            const sdk::Tensor& src, const sdk::Tensor& out) {
+  copy_self(self, out);
+  StridedBytes s(src);
+  for_each_scatter_target(out, dim, index, "scatter", [&](char* dst, const int64_t* at) {
+    std::memcpy(dst, s.at(at), static_cast<size_t>(s.item));
+  });
+  return out;
+}
+
+sdk::Tensor scatter_value_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                              sdk::Scalar value, const sdk::Tensor& out) {
+  copy_self(self, out);
+  dispatch_all_types(out.dtype(), "scatter", [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (std::is_same_v<T, bool>) {
+      v = value.to_double() != 0.0;
+    } else if constexpr (is_integral_v<T>) {
+      v = static_cast<T>(value.to_int());
+    } else {
+      v = static_cast<T>(value.to_double());
+    }
+    for_each_scatter_target(out, dim, index, "scatter",
+                            [&](char* dst, const int64_t*) { std::memcpy(dst, &v, sizeof(T)); });
+  });
+  return out;
+}
+
+sdk::Tensor scatter_add_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                            const sdk::Tensor& src, const sdk::Tensor& out) {
+  copy_self(self, out);
+  StridedBytes s(src);
+  dispatch_all_types(out.dtype(), "scatter_add", [&](auto tag) {
+    using T = decltype(tag);
+    for_each_scatter_target(out, dim, index, "scatter_add", [&](char* dst, const int64_t* at) {
+      T a, b;
+      std::memcpy(&a, dst, sizeof(T));
+      std::memcpy(&b, s.at(at), sizeof(T));
+      T sum;
+      if constexpr (std::is_same_v<T, bool>) {
+        sum = a || b;
+      } else if constexpr (is_integral_v<T>) {
+        sum = static_cast<T>(static_cast<wrap_type<T>>(a) + static_cast<wrap_type<T>>(b));
+      } else {
+        sum = static_cast<T>(static_cast<acc_type<T>>(a) + static_cast<acc_type<T>>(b));
+      }
+      std::memcpy(dst, &sum, sizeof(T));
+    });
+  });
+  return out;
+}
+
+template <typename T>
+bool is_nonzero(T v) {
+  if constexpr (is_reduced_float_v<T>) {
+    return static_cast<float>(v) != 0.0f;
+  } else {
+    return v != T(0);
+  }
+}
+
+// The multi-indices (row-major) of the nonzero elements of `self`.
+std::vector<std::vector<int64_t>> nonzero_indices(const sdk::Tensor& self, const char* op) {
+  std::vector<std::vector<int64_t>> found;
+  StridedBytes s(self);
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    for_each_index(s.sizes, [&](const int64_t* at) {
+      T v;
+      std::memcpy(&v, s.at(at), sizeof(T));
+      if (is_nonzero(v)) found.emplace_back(at, at + s.sizes.size());
+    });
+  });
+  return found;
+}
+
+sdk::Tensor nonzero(const sdk::Tensor& self) {
+  std::vector<std::vector<int64_t>> found = nonzero_indices(self, "nonzero");
+  const int64_t ndim = self.dim();
+  sdk::Tensor out =
+      sdk::empty({static_cast<int64_t>(found.size()), ndim}, LOOM_DTYPE_INT64, self.device());
+  int64_t* p = out.data<int64_t>();
+  for (const auto& index : found) {
+    for (int64_t d = 0; d < ndim; ++d) *p++ = index[static_cast<size_t>(d)];
+  }
+  return out;
+}
+
+// Note [Advanced indexing]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// index.Tensor(self, indices) follows PyTorch: entry i of `indices` indexes dim i of self
+// (None keeps the dim whole). A bool index of k dims stands for the k int64 indices of its
+// nonzero elements and covers k dims of self (its shape must match theirs). The int64
+// indices broadcast together to a shape B. The result's shape is self's with the indexed
+// dims replaced by B: in their place when the indexed dims are adjacent, else B first.
+sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>& raw) {
+  constexpr const char* op = "index.Tensor";
+  // Expand bool masks into int64 index lists; keep per-dim entries (undefined = None).
+  struct Entry {
+    bool defined = false;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> values;  // row-major
+  };
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const sdk::Tensor& t = raw[i];
+    if (!t.defined()) {
+      entries.emplace_back();
+      continue;
+    }
+    if (t.dtype() == LOOM_DTYPE_BOOL || t.dtype() == LOOM_DTYPE_UINT8) {
+      const int64_t first = static_cast<int64_t>(entries.size());
+      if (t.dim() == 0) {
+        throw sdk::Error(std::string("[") + op + "] expected a mask with at least one dim, " +
+                         "found a 0-dim mask for index " + std::to_string(i));
+      }
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        if (first + d >= self.dim() || t.sizes()[d] != self.sizes()[first + d]) {
+          throw sdk::Error(std::string("[") + op + "] the mask of shape " +
+                           shape_string(t.sizes()) + " (index " + std::to_string(i) +
+                           ") does not match self's shape " + shape_string(self.sizes()) +
+                           " from dim " + std::to_string(first));
+        }
+      }
+      std::vector<std::vector<int64_t>> found = nonzero_indices(t, op);
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        Entry e{true, {static_cast<int64_t>(found.size())}, {}};
+        for (const auto& idx : found) e.values.push_back(idx[static_cast<size_t>(d)]);
+        entries.push_back(std::move(e));
+      }
+      continue;
+    }
+    if (t.dtype() != LOOM_DTYPE_INT64) {
+      throw sdk::Error(std::string("[") + op + "] expected int64 or bool index tensors, found " +
+                       dtype_name(t.dtype()) + " for index " + std::to_string(i));
+    }
+    entries.push_back(
+        Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), read_indices(t, op)});
+  }
+  if (static_cast<int64_t>(entries.size()) > self.dim()) {
+    throw sdk::Error(std::string("[") + op + "] too many indices for a tensor of " +
+                     std::to_string(self.dim()) + " dims: found " + std::to_string(entries.size()));
+  }
+  entries.resize(static_cast<size_t>(self.dim()));
+  // The broadcast shape of the indices, and where the indexed dims go.
+  std::vector<std::span<const int64_t>> shapes;
+  std::vector<int64_t> indexed;
+  for (size_t d = 0; d < entries.size(); ++d) {
+    if (!entries[d].defined) continue;
+    shapes.push_back(entries[d].shape);
+    indexed.push_back(static_cast<int64_t>(d));
+  }
+  if (indexed.empty()) {  // only None entries: a copy of self
+    sdk::Tensor out = sdk::empty(self.sizes(), self.dtype(), self.device());
+    copy_self(self, out);
+    return out;
+  }
+  std::vector<int64_t> bshape = broadcast_shape(shapes, op);
+  const bool adjacent =
+      indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  const int64_t insert_at = adjacent ? indexed.front() : 0;
+  // Output dims: (source dim or -1 for a broadcast dim, broadcast position).
+  std::vector<int64_t> out_shape, source_dim;
+  std::vector<int64_t> kept;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (!entries[d].defined) kept.push_back(d);
+  }
+  size_t next_kept = 0;
+  for (int64_t pos = 0; static_cast<size_t>(pos) < kept.size() + bshape.size();) {
+    if (pos == insert_at) {
+      for (int64_t s : bshape) {
+        out_shape.push_back(s);
+        source_dim.push_back(-1);
+      }
+      pos += static_cast<int64_t>(bshape.size());
+      continue;
+    }
+    out_shape.push_back(self.sizes()[kept[next_kept]]);
+    source_dim.push_back(kept[next_kept++]);
+    ++pos;
+  }
+  // Range check every index once, wrapping negatives.
+  for (int64_t d : indexed) {
+    for (int64_t& v : entries[d].values) v = checked_index(v, self.sizes()[d], d, op, true);
+  }
+  sdk::Tensor out = sdk::empty(out_shape, self.dtype(), self.device());
+  // Row-major strides of each index over the broadcast shape (0 on broadcast dims).
+  std::vector<std::vector<int64_t>> bstrides;
+  for (int64_t d : indexed) {
+    const std::vector<int64_t>& s = entries[d].shape;
+    std::vector<int64_t> st(bshape.size(), 0);
+    int64_t stride = 1;
+    for (size_t k = s.size(); k-- > 0;) {
+      const size_t b = bshape.size() - s.size() + k;
+      st[b] = s[k] == 1 ? 0 : stride;
+      stride *= s[k];
+    }
+    bstrides.push_back(std::move(st));
+  }
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
+    const int64_t* b = at + insert_at;  // the broadcast part of the output index
+    for (size_t o = 0; o < out_shape.size(); ++o) {
+      if (source_dim[o] >= 0) src[source_dim[o]] = at[o];
+    }
+    for (size_t k = 0; k < indexed.size(); ++k) {
+      int64_t flat = 0;
+      for (size_t j = 0; j < bshape.size(); ++j) flat += b[j] * bstrides[k][j];
+      src[indexed[k]] = entries[indexed[k]].values[flat];
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_indexing_kernels(sdk::Registrar& r) {
+  register_kernel<&index_select_out>(r, "loom::index_select.out", DTypeSet::All);
+  register_kernel<&gather_out>(r, "loom::gather.out", DTypeSet::All);
+  register_kernel<&scatter_src_out>(r, "loom::scatter.src_out", DTypeSet::All);
+  register_kernel<&scatter_value_out>(r, "loom::scatter.value_out", DTypeSet::All);
+  register_kernel<&scatter_add_out>(r, "loom::scatter_add.out", DTypeSet::All);
+  register_kernel<&nonzero>(r, "loom::nonzero", DTypeSet::All);
+  register_kernel<&index_tensor>(r, "loom::index.Tensor", DTypeSet::All);
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,89 @@
+// native_layer_norm on CPU tensors: output, mean and rstd of each row of the normalized
+// (trailing) dims (the out= kernel of the Shaped op; outputs arrive allocated and
+// contiguous in the input's dtype).
+#include <cmath>
+#include <optional>
+#include <tuple>
+
+#include "kernels.h"
+#include "reduction_loop.h"
+
+namespace loom::cpu {
+namespace {
+
+// The elements of an optional affine parameter in row-major order, as Acc (empty: None).
+template <typename Acc>
+std::vector<Acc> gather(const std::optional<sdk::Tensor>& t, const char* op) {
+  std::vector<Acc> values;
+  if (!t) return values;
+  values.reserve(static_cast<size_t>(t->numel()));
+  ReductionPlan plan = plan_reduction(*t, {});
+  dispatch_floating_types(t->dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    for_each_reduction(plan, t->data<T>(), [&](int64_t, auto&& visit) {
+      visit([&](T v) { values.push_back(static_cast<Acc>(static_cast<acc_type<T>>(v))); });
+    });
+  });
+  return values;
+}
+
+// Note [layer_norm rows]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Each row (one index of the leading dims) is gathered into a buffer in the compute type
+// (float; double for float64), and normalized with its mean and biased variance from two
+// passes (no cancellation): y = (x - mean) * rstd * weight + bias, rstd = 1 / sqrt(var +
+// eps). mean and rstd are stored per row for the backward pass.
+std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
+    const sdk::Tensor& input, std::span<const int64_t> normalized_shape,
+    const std::optional<sdk::Tensor>& weight, const std::optional<sdk::Tensor>& bias, double eps,
+    const sdk::Tensor& out, const sdk::Tensor& mean_out, const sdk::Tensor& rstd_out) {
+  const char* op = "loom::native_layer_norm";
+  const int64_t ndim = input.dim();
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  if (k == 0 || k > ndim) {
+    throw sdk::Error(std::string("[") + op + "] expected 1 to " + std::to_string(ndim) +
+                     " normalized dims, found " + std::to_string(k));
+  }
+  std::vector<int64_t> dims;
+  for (int64_t d = ndim - k; d < ndim; ++d) dims.push_back(d);
+  ReductionPlan plan = plan_reduction(input, dims);
+  const int64_t width = plan.reduced_numel;
+  dispatch_floating_types(input.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    const std::vector<Acc> w = gather<Acc>(weight, op), b = gather<Acc>(bias, op);
+    T* dst = out.data<T>();
+    T* mean_dst = mean_out.data<T>();
+    T* rstd_dst = rstd_out.data<T>();
+    std::vector<Acc> row(static_cast<size_t>(width));
+    for_each_reduction(plan, input.data<T>(), [&](int64_t o, auto&& visit) {
+      size_t i = 0;
+      visit([&](T v) { row[i++] = static_cast<Acc>(v); });
+      Acc sum = 0;
+      for (Acc v : row) sum += v;
+      const Acc mean = sum / static_cast<Acc>(width);
+      Acc squares = 0;
+      for (Acc v : row) squares += (v - mean) * (v - mean);
+      const Acc rstd =
+          Acc(1) / std::sqrt(squares / static_cast<Acc>(width) + static_cast<Acc>(eps));
+      T* y = dst + o * width;
+      for (int64_t j = 0; j < width; ++j) {
+        Acc v = (row[j] - mean) * rstd;
+        if (!w.empty()) v *= w[j];
+        if (!b.empty()) v += b[j];
+        y[j] = T(v);
+      }
+      mean_dst[o] = T(mean);
+      rstd_dst[o] = T(rstd);
+    });
+  });
+  return {out, mean_out, rstd_out};
+}
+
+}  // namespace
+
+void register_normalization_kernels(sdk::Registrar& r) {
+  register_kernel<&native_layer_norm_out>(r, "loom::native_layer_norm.out", DTypeSet::Floating);
+}
+
+}  // namespace loom::cpu

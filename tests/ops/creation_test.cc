@@ -1,0 +1,72 @@
+// Creation and conversion: arange, linspace, eye, clone, contiguous, to (dtype, device).
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class Creation : public OpsTest {};
+
+TEST_F(Creation, ArangeInfersDtypeAndLength) {
+  Tensor a = arange(5);
+  EXPECT_EQ(a.dtype(), ScalarType::Int64);
+  EXPECT_EQ(values(a), (Values{0, 1, 2, 3, 4}));
+  EXPECT_EQ(values(arange(1, 10, 3)), (Values{1, 4, 7}));
+  EXPECT_EQ(values(arange(5, 0, -2)), (Values{5, 3, 1}));
+  Tensor f = arange(0.0, 1.0, 0.25);
+  EXPECT_EQ(f.dtype(), ScalarType::Float32);
+  EXPECT_EQ(values(f), (Values{0, 0.25, 0.5, 0.75}));
+  EXPECT_EQ(arange(3, 3).numel(), 0);
+  EXPECT_EQ(values(arange(4, TensorOptions().dtype(ScalarType::Float16))), (Values{0, 1, 2, 3}));
+}
+
+TEST_F(Creation, LinspaceHitsBothEnds) {
+  EXPECT_EQ(values(linspace(0, 1, 5)), (Values{0, 0.25, 0.5, 0.75, 1}));
+  EXPECT_EQ(values(linspace(-1, 1, 1)), (Values{-1}));
+  EXPECT_EQ(linspace(0, 1, 0).numel(), 0);
+  Tensor d = linspace(0, 0.3, 4, TensorOptions().dtype(ScalarType::Float64));
+  EXPECT_EQ(values(d).back(), 0.3);
+}
+
+TEST_F(Creation, Eye) {
+  EXPECT_EQ(values(eye(2)), (Values{1, 0, 0, 1}));
+  EXPECT_EQ(values(eye(2, 3, TensorOptions().dtype(ScalarType::Int32))),
+            (Values{1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(shape(eye(0, 4)), (Shape{0, 4}));
+}
+
+TEST_F(Creation, CloneContiguousTo) {
+  Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor t = x.t();
+  Tensor c = t.contiguous();
+  EXPECT_TRUE(c.is_contiguous());
+  EXPECT_EQ(values(c), (Values{1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(x.contiguous().impl(), x.impl());  // already contiguous: itself
+  Tensor k = x.clone();
+  EXPECT_NE(k.data_ptr(), x.data_ptr());
+  EXPECT_EQ(values(k), values(x));
+  Tensor d = x.to(ScalarType::Float64);
+  EXPECT_EQ(d.dtype(), ScalarType::Float64);
+  EXPECT_EQ(values(d), values(x));
+  EXPECT_EQ(x.to(ScalarType::Float32).impl(), x.impl());
+  EXPECT_NE(x.to(ScalarType::Float32, false, true).impl(), x.impl());  // copy=true
+  EXPECT_EQ(values(make({1.7, -1.7}, {2}).to(ScalarType::Int32)), (Values{1, -1}));
+  Tensor on_cpu = x.to(Device{kCPU, -1}, ScalarType::Int64);
+  EXPECT_EQ(on_cpu.dtype(), ScalarType::Int64);
+}
+
+TEST_F(Creation, BadInputs) {
+  expect_error([] { arange(0, 1, 0); }, "arange", "step must be nonzero");
+  expect_error([] { arange(0, 5, -1); }, "loom::arange.start_out", "inconsistent signs");
+  expect_error([] { arange_out(empty({2}), 0, 5, 1); }, "loom::arange.start_out",
+               "expected a 1-D out of 5 elements, found shape [2]");
+  expect_error([] { linspace(0, 1, -1); }, "linspace", "must be non-negative");
+  expect_error([] { eye(-1); }, "eye", "non-negative");
+  expect_error(
+      [] {
+        eye_out(empty({2, 2}), 2, 3);
+      },
+      "loom::eye.m_out", "expected out of shape [2, 3]");
+}
+
+}  // namespace
+}  // namespace loom::testing
