@@ -53,14 +53,15 @@ void adopt_pool_size_on_this_thread() {
 }
 
 void configure_threads(sdk::Registrar& r) {
+  // libgomp's parked workers (and its own start-up state) must outlive this plugin's
+  // unload, a failed init included (parallel.h's Note).
+  if (void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) {
+    dlclose(gomp);  // drops the reference just taken; NODELETE stays
+  }
   const int requested = threads_from_environment();
   const int threads = requested > 0 ? requested : std::max(1, omp_get_num_procs());
   detail::g_num_threads.store(threads, std::memory_order_relaxed);
   adopt_pool_size_on_this_thread();
-  // libgomp's parked workers must outlive this plugin's unload (parallel.h's Note).
-  if (void* gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE)) {
-    dlclose(gomp);  // drops the reference just taken; NODELETE stays
-  }
   r.attribute("num_threads", std::to_string(threads).c_str());
 }
 
