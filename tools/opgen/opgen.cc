@@ -222,8 +222,7 @@ std::vector<Variant> all_variants() {
     std::string base = functional.name.name;
     // An op declared in its out= form (`arange.start_out`) gets libtorch's `arange_out(out, ...)`.
     const std::string& overload = functional.name.overload;
-    const bool out_form =
-        overload == "out" || (overload.size() > 4 && overload.ends_with("_out"));
+    const bool out_form = overload == "out" || (overload.size() > 4 && overload.ends_with("_out"));
     add(functional, out_form ? base + "_out" : base, out_form);
     if (def.output != OutputRule::None) {
       if (dispatch::has_inplace_variant(functional, def.output, def.tags)) {

@@ -29,14 +29,14 @@ Tensor arange(const Scalar& end, std::optional<TensorOptions> options) {
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               std::optional<TensorOptions> options) {
-  const bool integral = !start.is_floating_point() && !end.is_floating_point() &&
-                        !step.is_floating_point();
-  TensorOptions o = options.value_or(
-      TensorOptions().dtype(integral ? ScalarType::Int64 : ScalarType::Float32));
+  const bool integral =
+      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  TensorOptions o =
+      options.value_or(TensorOptions().dtype(integral ? ScalarType::Int64 : ScalarType::Float32));
   const double s = start.to_double(), e = end.to_double(), d = step.to_double();
   LOOM_CHECK(d != 0, "arange", "step must be nonzero");
-  LOOM_CHECK(std::isfinite(s) && std::isfinite(e), "arange", "expected finite start and end, found ",
-             s, " and ", e);
+  LOOM_CHECK(std::isfinite(s) && std::isfinite(e), "arange",
+             "expected finite start and end, found ", s, " and ", e);
   int64_t length = 0;
   if (integral) {
     const int64_t span = end.to_int() - start.to_int(), st = step.to_int();
