@@ -4,6 +4,7 @@
 // already have out's shape (stride 0 on broadcast dims) and the compute dtype; out has
 // that dtype too, or bool for comparisons and logical ops. Integer arithmetic wraps
 // (computed in an unsigned type); float16 / bfloat16 compute in float.
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -141,10 +142,10 @@ template <bool Floor>
 Tensor modulo(const char* op, const Tensor& self, const Tensor& other, const Tensor& out) {
   dispatch_numeric_types(out.dtype(), op, [&]<typename T>(T) {
     if constexpr (is_integral_v<T>) {
-      bool by_zero = false;
+      std::atomic<bool> by_zero{false};  // f runs on several threads
       binary_map<T>(self, other, out, [&by_zero](T x, T y) -> T {
         if (y == 0) {
-          by_zero = true;
+          by_zero.store(true, std::memory_order_relaxed);
           return T(0);
         }
         if constexpr (std::is_signed_v<T>) {
@@ -156,7 +157,7 @@ Tensor modulo(const char* op, const Tensor& self, const Tensor& other, const Ten
         }
         return r;
       });
-      if (by_zero) integer_division_by_zero(op);
+      if (by_zero.load()) integer_division_by_zero(op);
     } else {
       using A = acc_type<T>;
       binary_map<T>(self, other, out, [](T x, T y) -> T {
@@ -201,17 +202,18 @@ Tensor pow_out(const Tensor& self, const Tensor& exponent, const Tensor& out) {
     if constexpr (std::is_same_v<T, bool>) {
       binary_map<T>(self, exponent, out, [](bool x, bool y) -> bool { return x || !y; });
     } else if constexpr (is_integral_v<T>) {
-      bool negative = false;
+      std::atomic<bool> negative{false};  // f runs on several threads
       binary_map<T>(self, exponent, out, [&negative](T x, T y) -> T {
         if constexpr (std::is_signed_v<T>) {
           if (y < 0) {
-            negative = true;
+            negative.store(true, std::memory_order_relaxed);
             return T(0);
           }
         }
         return integer_pow(x, y);
       });
-      if (negative) throw sdk::Error("[pow] integers to negative integer powers are not allowed");
+      if (negative.load())
+        throw sdk::Error("[pow] integers to negative integer powers are not allowed");
     } else {
       using A = acc_type<T>;
       binary_map<T>(self, exponent, out, [](T x, T y) -> T {

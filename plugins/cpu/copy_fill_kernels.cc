@@ -1,4 +1,7 @@
-// fill_ and copy_ on CPU tensors (strided, broadcast source, dtype conversion).
+// fill_ and copy_ on CPU tensors (strided, broadcast source, dtype conversion), on the
+// pointwise loops of elementwise_loop.h (parallel, ISA-dispatched).
+#include <array>
+
 #include "elementwise_loop.h"
 #include "kernels.h"
 #include "scalar_types.h"
@@ -14,10 +17,8 @@ void with_dtype(LoomDType t, const char* op, Body&& body) {
 
 sdk::Tensor fill_(const sdk::Tensor& self, sdk::Scalar value) {
   with_dtype(self.dtype(), "fill_", [&]<typename T>(T) {
-    T v = value.is_floating_point() ? static_cast<T>(value.d) : static_cast<T>(value.i);
-    const sdk::Tensor* operands[1] = {&self};
-    for_each_element(self.sizes(), operands,
-                     [&](char* const* p) { *reinterpret_cast<T*>(p[0]) = v; });
+    const T v = value.is_floating_point() ? static_cast<T>(value.d) : static_cast<T>(value.i);
+    map_elements<T>(self, [v]() -> T { return v; });
   });
   return self;
 }
@@ -41,10 +42,10 @@ sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_bl
             self, [](S x) { return static_cast<D>(x); }, src);
         return;
       }
-      const sdk::Tensor* operands[2] = {&self, &src};
-      for_each_element(shape, operands, [&](char* const* p) {
-        *reinterpret_cast<D*>(p[0]) = static_cast<D>(*reinterpret_cast<const S*>(p[1]));
-      });
+      const std::vector<int64_t> src_strides = broadcast_strides(src, shape.size());
+      map_strided<D, S>([](S x) { return static_cast<D>(x); }, shape,
+                        {self.strides().data(), src_strides.data()},
+                        {self.data<char>(), src.data<char>()});
     });
   });
   return self;

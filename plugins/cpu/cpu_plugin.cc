@@ -1,11 +1,15 @@
 // The CPU plugin's entry: registers its kernels and declares its capabilities.
+#include "isa.h"
 #include "kernels.h"
 #include "loom/sdk/plugin.hpp"
+#include "parallel.h"
 
 namespace loom::cpu {
 namespace {
 
 void init(sdk::Registrar& r) {
+  configure_threads(r);  // LOOM_NUM_THREADS (parallel.h)
+  configure_isa(r);      // LOOM_CPU_ISA (isa.h)
   register_unary_kernels(r);
   register_binary_kernels(r);
   register_copy_fill_kernels(r);
@@ -24,7 +28,6 @@ void init(sdk::Registrar& r) {
   register_normalization_kernels(r);
   register_loss_kernels(r);
   register_embedding_kernels(r);
-  r.attribute("isa", "generic");
 }
 
 }  // namespace

@@ -2,26 +2,32 @@
 //   out[i] = f(in0[i], in1[i], ...)
 // over out's shape, where every input already has out's shape (the structured-op
 // contract: broadcast dims have stride 0, any operand may be non-contiguous) and the C++
-// element types given as template arguments.
+// element types given as template arguments. map_strided is the same over raw operands
+// with explicit strides (copy_ from a broadcast source).
 //
-// Two paths:
-//  * all operands contiguous: one flat loop over raw pointers that GCC auto-vectorizes
-//    when f is simple (no function pointers, plain indexing);
-//  * otherwise an N-d walk: size-1 dims dropped, dims ordered by out's strides, adjacent
-//    dims coalesced where every operand allows, and the innermost dim run as a tight
-//    loop (unit-stride and binary scalar-broadcast cases get their own loops).
+// Two paths, both split over the thread pool with parallel_for above kGrainSize
+// elements (parallel.h):
+//  * all operands contiguous: one flat loop over raw pointers, chunked by index;
+//  * otherwise the N-d plan of strided_loop.h (size-1 dims dropped, dims ordered by
+//    out's strides, adjacent dims coalesced), chunked by the plan's linear index, each
+//    chunk walked as runs of the innermost dim (for_each_run).
+// The innermost loops are plain code GCC auto-vectorizes when f is simple; the
+// contiguous and scalar-broadcast ones run in the AVX2 / AVX-512 clone chosen at init
+// (Note [ISA dispatch] in isa.h). f is called concurrently from several threads: it
+// must not write shared state except through atomics.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstdlib>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
-#include <vector>
 
+#include "isa.h"
 #include "loom/sdk/tensor.hpp"
+#include "parallel.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -29,14 +35,42 @@ namespace loom::cpu {
 
 namespace detail {
 
+// The innermost loops, always inlined into run_with_isa's clones. Each copies f so its
+// captures are locals the stores through `out` cannot alias.
+struct ContiguousLoop {
+  template <typename F, typename Out, typename... In>
+  [[gnu::always_inline]] static inline void run(const F& f, int64_t n, Out* out, const In*... in) {
+    const F fn = f;
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(in[i]...);
+  }
+};
+
+// out[i] = f(a[i], b): the second input broadcast along the run.
+struct ScalarSecondLoop {
+  template <typename F, typename Out, typename A, typename B>
+  [[gnu::always_inline]] static inline void run(const F& f, int64_t n, Out* out, const A* a, B b) {
+    const F fn = f;
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(a[i], b);
+  }
+};
+
+// out[i] = f(a, b[i]): the first input broadcast along the run.
+struct ScalarFirstLoop {
+  template <typename F, typename Out, typename A, typename B>
+  [[gnu::always_inline]] static inline void run(const F& f, int64_t n, Out* out, A a, const B* b) {
+    const F fn = f;
+    for (int64_t i = 0; i < n; ++i) out[i] = fn(a, b[i]);
+  }
+};
+
 template <typename Out, typename... In, typename F>
-inline void contiguous_loop(F& f, int64_t n, Out* out, const In*... in) {
-  for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]...);
+inline void contiguous_loop(const F& f, int64_t n, Out* out, const In*... in) {
+  run_with_isa<ContiguousLoop, kIsaCloned<Out, In...>>(f, n, out, in...);
 }
 
 // One run of the innermost dim: n elements, element strides s[0] (out), s[1 + k] (input k).
 template <typename Out, typename... In, typename F, size_t... K>
-inline void inner_loop(F& f, int64_t n, char* const* ptrs, const int64_t* s,
+inline void inner_loop(const F& f, int64_t n, char* const* ptrs, const int64_t* s,
                        std::index_sequence<K...>) {
   Out* out = reinterpret_cast<Out*>(ptrs[0]);
   const int64_t so = s[0];
@@ -47,21 +81,21 @@ inline void inner_loop(F& f, int64_t n, char* const* ptrs, const int64_t* s,
   if constexpr (sizeof...(In) == 2) {
     using A = std::tuple_element_t<0, std::tuple<In...>>;
     using B = std::tuple_element_t<1, std::tuple<In...>>;
+    constexpr bool cloned = kIsaCloned<Out, In...>;
     const A* a = reinterpret_cast<const A*>(ptrs[1]);
     const B* b = reinterpret_cast<const B*>(ptrs[2]);
     if (so == 1 && s[1] == 1 && s[2] == 0) {
-      const B bv = *b;
-      for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], bv);
+      run_with_isa<ScalarSecondLoop, cloned>(f, n, out, a, *b);
       return;
     }
     if (so == 1 && s[1] == 0 && s[2] == 1) {
-      const A av = *a;
-      for (int64_t i = 0; i < n; ++i) out[i] = f(av, b[i]);
+      run_with_isa<ScalarFirstLoop, cloned>(f, n, out, *a, b);
       return;
     }
   }
+  const F fn = f;
   for (int64_t i = 0; i < n; ++i) {
-    out[i * so] = f(reinterpret_cast<const In*>(ptrs[K + 1])[i * s[K + 1]]...);
+    out[i * so] = fn(reinterpret_cast<const In*>(ptrs[K + 1])[i * s[K + 1]]...);
   }
 }
 
@@ -92,6 +126,29 @@ inline void check_operand(const sdk::Tensor& out, const sdk::Tensor& t) {
 
 }  // namespace detail
 
+// out[i] = f(in[i]...) over `shape` for raw operands: data[0] / element_strides[0] are
+// out's, data[1 + k] / element_strides[1 + k] input k's (strides aligned with shape, 0
+// on broadcast dims).
+template <typename Out, typename... In, typename F>
+void map_strided(const F& f, std::span<const int64_t> shape,
+                 const std::array<const int64_t*, 1 + sizeof...(In)>& element_strides,
+                 const std::array<char*, 1 + sizeof...(In)>& data) {
+  static constexpr int64_t kItemSizes[] = {sizeof(Out), sizeof(In)...};
+  const StridedLoop loop = plan_strided_loop(shape, element_strides, kItemSizes);
+  if (loop.numel == 0) return;
+  const int64_t* inner_strides = loop.inner_strides();
+  auto chunk = [&](int64_t begin, int64_t end) {
+    for_each_run(loop, data.data(), begin, end, [&](char* const* ptrs, int64_t n) {
+      detail::inner_loop<Out, In...>(f, n, ptrs, inner_strides, std::index_sequence_for<In...>{});
+    });
+  };
+  if (loop.first_operand_repeats()) {  // several elements write one place: stay serial
+    chunk(0, loop.numel);
+  } else {
+    parallel_for(0, loop.numel, kGrainSize, chunk);
+  }
+}
+
 template <typename Out, typename... In, typename F>
 void map_elements(const sdk::Tensor& out, F f, const detail::TensorFor<In>&... inputs) {
   static_assert(sizeof...(In) == sizeof...(inputs), "one element type per input");
@@ -101,75 +158,19 @@ void map_elements(const sdk::Tensor& out, F f, const detail::TensorFor<In>&... i
   if (numel == 0) return;
 
   if (out.is_contiguous() && (inputs.is_contiguous() && ...)) {
-    detail::contiguous_loop<Out, In...>(f, numel, out.template data<Out>(),
-                                        inputs.template data<const In>()...);
+    Out* out_data = out.template data<Out>();
+    const std::tuple<const In*...> in_data{inputs.template data<const In>()...};
+    parallel_for(0, numel, kGrainSize, [&](int64_t begin, int64_t end) {
+      std::apply(
+          [&](const In*... in) {
+            detail::contiguous_loop<Out, In...>(f, end - begin, out_data + begin, (in + begin)...);
+          },
+          in_data);
+    });
     return;
   }
-
-  constexpr size_t N = 1 + sizeof...(In);
-  const sdk::Tensor* operands[N] = {&out, &inputs...};
-  const int64_t item[N] = {sizeof(Out), sizeof(In)...};
-
-  // Dims with size > 1, outermost first, ordered by out's strides (largest first).
-  const auto sizes = out.sizes();
-  std::vector<int64_t> order;
-  order.reserve(sizes.size());
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != 1) order.push_back(static_cast<int64_t>(d));
-  }
-  const auto out_strides = out.strides();
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return std::llabs(out_strides[a]) > std::llabs(out_strides[b]);
-  });
-
-  // Coalesce from the innermost dim outwards.
-  std::vector<int64_t> dim_size;                   // outermost first
-  std::vector<std::array<int64_t, N>> dim_stride;  // element strides per operand
-  for (size_t j = order.size(); j-- > 0;) {
-    const int64_t d = order[j];
-    std::array<int64_t, N> st;
-    for (size_t k = 0; k < N; ++k) st[k] = operands[k]->strides()[d];
-    if (!dim_size.empty()) {
-      bool mergeable = true;
-      for (size_t k = 0; k < N; ++k) {
-        mergeable = mergeable && st[k] == dim_stride.back()[k] * dim_size.back();
-      }
-      if (mergeable) {
-        dim_size.back() *= sizes[d];
-        continue;
-      }
-    }
-    dim_size.push_back(sizes[d]);
-    dim_stride.push_back(st);
-  }
-  if (dim_size.empty()) {  // a single element
-    dim_size.push_back(1);
-    dim_stride.push_back({});
-  }
-  std::reverse(dim_size.begin(), dim_size.end());
-  std::reverse(dim_stride.begin(), dim_stride.end());
-
-  const size_t nd = dim_size.size();
-  const int64_t inner_n = dim_size[nd - 1];
-  const std::array<int64_t, N> inner_stride = dim_stride[nd - 1];
-  char* ptrs[N] = {out.template data<char>(), inputs.template data<char>()...};
-  std::vector<int64_t> counter(nd, 0);
-  const auto seq = std::index_sequence_for<In...>{};
-  for (;;) {
-    detail::inner_loop<Out, In...>(f, inner_n, ptrs, inner_stride.data(), seq);
-    // advance the outer dims (an odometer), moving each operand's pointer
-    size_t d = nd - 1;
-    for (;;) {
-      if (d == 0) return;
-      --d;
-      if (++counter[d] < dim_size[d]) {
-        for (size_t k = 0; k < N; ++k) ptrs[k] += dim_stride[d][k] * item[k];
-        break;
-      }
-      for (size_t k = 0; k < N; ++k) ptrs[k] -= dim_stride[d][k] * item[k] * (dim_size[d] - 1);
-      counter[d] = 0;
-    }
-  }
+  map_strided<Out, In...>(f, out.sizes(), {out.strides().data(), inputs.strides().data()...},
+                          {out.template data<char>(), inputs.template data<char>()...});
 }
 
 }  // namespace loom::cpu

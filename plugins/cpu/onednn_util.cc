@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "parallel.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -15,6 +16,9 @@ dnnl::engine& onednn_engine() {
 }
 
 dnnl::stream& onednn_stream() {
+  // oneDNN's OpenMP regions size themselves from this thread's OpenMP default: make it
+  // the pool's (Note [CPU thread pool] in parallel.h).
+  adopt_pool_size_on_this_thread();
   thread_local dnnl::stream stream(onednn_engine());
   return stream;
 }

@@ -1,15 +1,67 @@
 // Reductions on CPU tensors: sum, prod, amax, amin, max/min with indices, var, any, all
 // (the out= kernels of the Shaped reduction ops; outputs arrive allocated and contiguous).
+// sum and prod run on the thread pool with results independent of the thread count.
+//
+// Note [Deterministic sum]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Floating-point addition is not associative, so a sum grouped by thread would change
+// with LOOM_NUM_THREADS. Here the grouping depends on the input's shape alone: each
+// output's reduced elements, in for_each_reduction's order, are cut into chunks of
+// kReduceChunk elements; one thread folds a chunk sequentially, and the chunks' partial
+// results are folded in chunk order on the calling thread. The pool only decides who
+// computes which chunk (whole outputs when each has a single chunk), so sum and prod
+// give the same bits for any thread count; an output of at most kReduceChunk elements
+// is folded exactly as the serial loop would. Floats accumulate in double, integers in
+// uint64 (wrapping, read back as int64).
 #include <cmath>
 #include <limits>
 
 #include "kernels.h"
+#include "parallel.h"
 #include "reduction_loop.h"
 
 namespace loom::cpu {
 namespace {
 
 using OptionalDims = std::optional<std::span<const int64_t>>;
+
+// Reduced elements per chunk of one output (Note [Deterministic sum]).
+constexpr int64_t kReduceChunk = 16384;
+
+// acc[o] = the fold with `combine` of output o's reduced elements, each converted by
+// `load`, starting from `identity`; chunked and parallel as in Note [Deterministic sum].
+template <typename T, typename Acc, typename Load, typename Combine>
+void fold_in_chunks(const ReductionPlan& plan, const T* base, Acc identity, Load load,
+                    Combine combine, std::vector<Acc>& acc) {
+  const int64_t outputs = plan.out_numel;
+  const int64_t per_output = std::max<int64_t>(
+      1, (plan.reduced_numel + kReduceChunk - 1) / kReduceChunk);  // chunks of one output
+  auto fold = [&](int64_t o, int64_t chunk) {
+    Acc total = identity;
+    const int64_t begin = chunk * kReduceChunk;
+    const int64_t end = std::min(plan.reduced_numel, begin + kReduceChunk);
+    for_each_reduced_in_range(plan, base, o, begin, end,
+                              [&](T v) { total = combine(total, load(v)); });
+    return total;
+  };
+  if (per_output == 1) {  // whole outputs per thread, each folded serially
+    const int64_t grain =
+        std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, plan.reduced_numel));
+    parallel_for(0, outputs, grain, [&](int64_t first, int64_t last) {
+      for (int64_t o = first; o < last; ++o) acc[o] = fold(o, 0);
+    });
+    return;
+  }
+  std::vector<Acc> partial(static_cast<size_t>(outputs * per_output));
+  parallel_for(0, outputs * per_output, 1, [&](int64_t first, int64_t last) {
+    for (int64_t w = first; w < last; ++w) partial[w] = fold(w / per_output, w % per_output);
+  });
+  for (int64_t o = 0; o < outputs; ++o) {
+    Acc total = partial[o * per_output];
+    for (int64_t c = 1; c < per_output; ++c) total = combine(total, partial[o * per_output + c]);
+    acc[o] = total;
+  }
+}
 
 // sum and prod: integers accumulate in int64 (wrapping), everything else in double.
 template <bool IsProd>
@@ -22,19 +74,15 @@ void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const s
     auto run = [&](auto acc_tag) {
       using Acc = decltype(acc_tag);
       std::vector<Acc> acc(static_cast<size_t>(plan.out_numel));
-      for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
-        Acc total = IsProd ? Acc(1) : Acc(0);
-        visit([&](T v) {
-          if constexpr (std::is_same_v<Acc, uint64_t>) {
-            Acc x = static_cast<Acc>(static_cast<int64_t>(v));
-            total = IsProd ? total * x : total + x;  // wraps like int64 two's complement
-          } else {
-            Acc x = static_cast<Acc>(static_cast<acc_type<T>>(v));
-            total = IsProd ? total * x : total + x;
-          }
-        });
-        acc[o] = total;
-      });
+      auto load = [&](T v) {
+        if constexpr (std::is_same_v<Acc, uint64_t>) {
+          return static_cast<Acc>(static_cast<int64_t>(v));  // wraps like int64
+        } else {
+          return static_cast<Acc>(static_cast<acc_type<T>>(v));
+        }
+      };
+      auto combine = [&](Acc a, Acc b) { return IsProd ? a * b : a + b; };
+      fold_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
       if constexpr (std::is_same_v<Acc, uint64_t>) {
         std::vector<int64_t> signed_acc(acc.begin(), acc.end());
         store_values(out, signed_acc, op);

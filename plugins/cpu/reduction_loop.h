@@ -3,6 +3,7 @@
 // converts accumulators to any output dtype.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -56,6 +57,48 @@ void for_each_reduction(const ReductionPlan& plan, const T* base, Fn&& fn) {
     for (size_t d = kept; d-- > 0;) {
       if (++out_index[d] < plan.kept_sizes[d]) break;
       out_index[d] = 0;
+    }
+  }
+}
+
+// Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
+// order for_each_reduction visits them (row-major over the reduced dims): lets a
+// reduction cut one output's elements into chunks (Note [Deterministic sum]).
+template <typename T, typename F>
+void for_each_reduced_in_range(const ReductionPlan& plan, const T* base, int64_t o, int64_t begin,
+                               int64_t end, F&& f) {
+  if (begin >= end) return;
+  const size_t kept = plan.kept_sizes.size();
+  const size_t reduced = plan.reduced_sizes.size();
+  int64_t offset = 0;
+  for (size_t d = kept; d-- > 0;) {
+    offset += o % plan.kept_sizes[d] * plan.kept_strides[d];
+    o /= plan.kept_sizes[d];
+  }
+  if (reduced == 0) {  // a single element per output
+    f(base[offset]);
+    return;
+  }
+  const int64_t inner_size = plan.reduced_sizes[reduced - 1];
+  const int64_t inner_stride = plan.reduced_strides[reduced - 1];
+  std::vector<int64_t> index(reduced - 1, 0);  // the outer reduced dims of `begin`
+  int64_t rest = begin / inner_size;
+  for (size_t d = reduced - 1; d-- > 0;) {
+    index[d] = rest % plan.reduced_sizes[d];
+    rest /= plan.reduced_sizes[d];
+  }
+  int64_t i = begin % inner_size;
+  for (int64_t left = end - begin; left > 0;) {
+    int64_t row = offset;
+    for (size_t d = 0; d + 1 < reduced; ++d) row += index[d] * plan.reduced_strides[d];
+    const T* p = base + row;
+    const int64_t stop = std::min(inner_size, i + left);
+    left -= stop - i;
+    for (; i < stop; ++i) f(p[i * inner_stride]);
+    i = 0;
+    for (size_t d = reduced - 1; d-- > 0;) {
+      if (++index[d] < plan.reduced_sizes[d]) break;
+      index[d] = 0;
     }
   }
 }

@@ -1,6 +1,7 @@
 // Pointwise kernels with masks, three operands or modes: where, masked_fill, lerp,
 // addcmul, addcdiv, and div with a rounding mode. Inputs arrive with out's shape and the
 // compute dtype (masks as bool), per Note [Structured ops] and Note [Masks and modes].
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -136,12 +137,12 @@ Tensor div_mode_out(const Tensor& self, const Tensor& other,
   const Rounding mode = parse_rounding(rounding_mode);
   dispatch_numeric_types(out.dtype(), "div", [&]<typename T>(T) {
     if constexpr (is_integral_v<T>) {
-      bool by_zero = false;
+      std::atomic<bool> by_zero{false};  // f runs on several threads
       map_elements<T, T, T>(
           out,
           [&by_zero, mode](T x, T y) -> T {
             if (y == 0) {
-              by_zero = true;
+              by_zero.store(true, std::memory_order_relaxed);
               return T(0);
             }
             if constexpr (std::is_signed_v<T>) {
@@ -154,7 +155,7 @@ Tensor div_mode_out(const Tensor& self, const Tensor& other,
             return q;
           },
           self, other);
-      if (by_zero) throw sdk::Error("[div] integer division by zero");
+      if (by_zero.load()) throw sdk::Error("[div] integer division by zero");
     } else {
       using A = acc_type<T>;
       map_elements<T, T, T>(

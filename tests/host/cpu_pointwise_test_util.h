@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -251,9 +252,26 @@ inline std::vector<LoomValue> args_of(std::initializer_list<Tensor> tensors,
   return args;
 }
 
+// Whether this CPU runs the cpu plugin's ISA level `isa` (LOOM_CPU_ISA's values).
+inline bool cpu_runs_isa(const std::string& isa) {
+  __builtin_cpu_init();
+  if (isa == "avx512") {
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  }
+  if (isa == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return isa == "generic";
+}
+
+// Loads the cpu plugin; skips the test when LOOM_CPU_ISA forces a level this CPU lacks
+// (the ctest entries that rerun these tests under each level).
 class CpuPointwise : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (const char* isa = std::getenv("LOOM_CPU_ISA"); isa != nullptr && *isa != '\0') {
+      if (!cpu_runs_isa(isa)) GTEST_SKIP() << "LOOM_CPU_ISA=" << isa << ": this CPU lacks it";
+    }
     dispatch::PluginHost::instance().load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so");
   }
 };

@@ -1,6 +1,7 @@
 // The peer side of dispatch_bench: a boxed call through libtorch's c10 dispatcher to a
-// no-op CPU kernel, and a 1-element add, measured the same way; and the peers of
-// linalg_bench (matmul, conv2d).
+// no-op CPU kernel, a 1-element add and the 16M-element float32 adds (new result and
+// out=) on 2 intra-op threads, measured the same way; and the peers of linalg_bench
+// (matmul, conv2d).
 #include <benchmark/benchmark.h>
 #include <torch/library.h>
 #include <torch/torch.h>
@@ -45,6 +46,28 @@ void BM_TorchAddOneElement(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(at::add(a, b));
 }
 BENCHMARK(BM_TorchAddOneElement);
+
+// 16M float32 elements: 64 MiB per operand.
+constexpr int64_t kLargeNumel = int64_t{1} << 24;
+
+void BM_TorchAddLarge(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor a = at::ones({kLargeNumel});
+  at::Tensor b = at::ones({kLargeNumel});
+  for (auto _ : state) benchmark::DoNotOptimize(at::add(a, b));
+  state.SetBytesProcessed(state.iterations() * 3 * kLargeNumel * int64_t{sizeof(float)});
+}
+BENCHMARK(BM_TorchAddLarge)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_TorchAddLargeOut(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor a = at::ones({kLargeNumel});
+  at::Tensor b = at::ones({kLargeNumel});
+  at::Tensor out = at::empty({kLargeNumel});
+  for (auto _ : state) at::add_out(out, a, b);
+  state.SetBytesProcessed(state.iterations() * 3 * kLargeNumel * int64_t{sizeof(float)});
+}
+BENCHMARK(BM_TorchAddLargeOut)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // The peers of linalg_bench: float32 matmul and the 3x3 64->64 conv2d on 8x64x56x56.
 benchmark::Counter gflops(double flop_per_iteration) {

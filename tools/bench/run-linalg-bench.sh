@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ci/install-deps.sh
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+export LOOM_NUM_THREADS=${LOOM_NUM_THREADS:-2} OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build --target linalg_bench cpu
 build/bin/linalg_bench --benchmark_min_time=0.5 "$@"
