@@ -1,8 +1,9 @@
 // The one header an app includes: tensors, the runtime, the typed op functions and
-// Tensor methods generated from the op library, operators, factories, random tensors,
-// printing, DLPack.
+// Tensor methods generated from the op library, call by op name, operators, factories,
+// random tensors, printing, DLPack.
 #pragma once
 
+#include "loom/call.h"
 #include "loom/core/error.h"
 #include "loom/core/scalar.h"
 #include "loom/core/tensor.h"
