@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/core/error.h"
+#include "host_block_cache.h"
 #include "loom/core/read_section.h"
 
 namespace loom {
@@ -17,12 +18,13 @@ class AlignedHostAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes, Device device) override {
     if (nbytes == 0) return nullptr;
-    size_t rounded = (nbytes + 63) & ~size_t{63};
-    void* p = std::aligned_alloc(64, rounded);
+    void* p = host_blocks::allocate(nbytes);
     LOOM_CHECK(p != nullptr, "allocator", "out of host memory allocating ", nbytes, " bytes");
     return p;
   }
-  void deallocate(void* ptr, size_t, Device) override { std::free(ptr); }
+  void deallocate(void* ptr, size_t nbytes, Device) override {
+    host_blocks::deallocate(ptr, nbytes);
+  }
   std::string owner() const override { return "core"; }
 };
 

@@ -124,10 +124,32 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, D
                      DimVector(strides.begin(), strides.end()), 0, dtype)));
 }
 
+// Every op's output comes through here, so the common case is one pass over the sizes
+// (strides, element count and bytes with overflow checks); anything unusual takes the
+// checked general path, which reports it.
 Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
-  checked_numel(sizes, "empty");  // before the strides, which would overflow with it
-  DimVector strides = contiguous_strides(sizes);
-  return empty_strided(sizes, strides, dtype, device);
+  DimVector strides(sizes.size());
+  int64_t numel = 1;
+  int64_t running = 1;
+  bool unusual = false;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = running;
+    unusual |= sizes[i] < 0;
+    unusual |= __builtin_mul_overflow(numel, sizes[i], &numel);
+    unusual |= __builtin_mul_overflow(running, std::max<int64_t>(sizes[i], 1), &running);
+  }
+  int64_t nbytes = 0;
+  unusual |= __builtin_mul_overflow(numel, static_cast<int64_t>(element_size(dtype)), &nbytes);
+  if (unusual) [[unlikely]] {
+    checked_numel(sizes, "empty");  // before the strides, which would overflow with it
+    DimVector checked_strides = contiguous_strides(sizes);
+    return empty_strided(sizes, checked_strides, dtype, device);
+  }
+  Ref<Storage> storage = Storage::allocate(static_cast<size_t>(nbytes), device);
+  return Tensor(Ref<TensorImpl>::adopt(new TensorImpl(std::move(storage),
+                                                      DimVector(sizes.begin(), sizes.end()),
+                                                      std::move(strides), dtype,
+                                                      TensorImpl::Contiguous{numel})));
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,

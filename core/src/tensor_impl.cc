@@ -60,6 +60,17 @@ TensorImpl::TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides,
       is_contiguous_(compute_is_contiguous(sizes_, strides_)),
       key_set_(key_set_for(storage_->device(), dtype)) {}
 
+TensorImpl::TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides, ScalarType dtype,
+                       Contiguous known)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      storage_offset_(0),
+      numel_(known.numel),
+      dtype_(dtype),
+      is_contiguous_(true),
+      key_set_(key_set_for(storage_->device(), dtype)) {}
+
 TensorImpl::~TensorImpl() {
   if (extensions_) {
     for (Extension& e : *extensions_) {

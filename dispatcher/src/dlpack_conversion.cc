@@ -71,6 +71,7 @@ ScalarType from_dl_dtype(DLDataType t) {
 
 DLDevice to_dl_device(Device d) {
   int32_t index = d.index < 0 ? 0 : d.index;
+  if (d.type == kCPU) return {kDLCPU, index};  // every kernel call asks: skip the registry
   switch (DeviceTypeRegistry::instance().backend(d.type)) {
     case DispatchKey::CPU:
       return {kDLCPU, index};

@@ -244,6 +244,12 @@ LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
   v.numel = impl->numel();
   v.is_contiguous = impl->is_contiguous();
   // Copy only what the plugin's struct has room for (it may be older than ours).
+  if (out->struct_size >= sizeof(LoomTensorView)) [[likely]] {
+    size_t plugin_size = out->struct_size;
+    *out = v;
+    out->struct_size = plugin_size;
+    return nullptr;
+  }
   std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
               reinterpret_cast<const char*>(&v) + sizeof(size_t),
               std::min(out->struct_size, sizeof(LoomTensorView)) - sizeof(size_t));

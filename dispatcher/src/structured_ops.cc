@@ -3,6 +3,7 @@
 #include "structured_ops.h"
 
 #include <optional>
+#include <span>
 
 #include "absl/container/inlined_vector.h"
 #include "decompositions/decomposition.h"
@@ -67,12 +68,19 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
   // The device: that of the first input that is not a 0-dim CPU tensor (those may go
   // with tensors on any device, as in PyTorch), else CPU.
   std::optional<Device> device;
-  bool first = true;
+  // Common case first: inputs of one shape and one dtype, none a wrapped number (then
+  // promotion is that dtype, and there is nothing to broadcast).
+  const TensorImpl* first = impl_of(args[info.inputs[0]]);
+  bool uniform = !first->is_wrapped_number() && !is_quantized(first->dtype());
   for (int index : info.inputs) {
     const TensorImpl* t = impl_of(args[index]);
-    meta.shape = first ? DimVector(t->sizes().begin(), t->sizes().end())
-                       : broadcast_shapes(meta.shape, t->sizes(), op);
-    first = false;
+    uniform = uniform && !is_mask(info, index) && t->dtype() == first->dtype() &&
+              !t->is_wrapped_number() && same_shape(t->sizes(), first->sizes());
+  }
+  meta.shape.assign(first->sizes().begin(), first->sizes().end());
+  for (int index : info.inputs) {
+    const TensorImpl* t = impl_of(args[index]);
+    if (!uniform && t != first) meta.shape = broadcast_shapes(meta.shape, t->sizes(), op);
     if (!(t->dim() == 0 && t->device().type == kCPU)) {
       if (!device) {
         device = t->device();
@@ -93,7 +101,7 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
     operands.push_back({t->dtype(), tier});
   }
   meta.device = device.value_or(Device{kCPU, -1});
-  meta.compute = result_type(operands, op);
+  meta.compute = uniform ? first->dtype() : result_type(operands, op);
   const bool true_division =
       info.rounding_mode >= 0 && args[info.rounding_mode].tag == LOOM_VALUE_NONE;
   if ((info.rule == OutputRule::PromotedFloat || true_division) &&
@@ -109,8 +117,8 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
 // CompositeExplicit kernel), so the out= table entry for the same key is the kernel a
 // call from the top would reach; skipping the second dispatch is what keeps small ops
 // cheap. Other keys (none today) go through the dispatcher.
-void call_out(const StructuredInfo& info, const LoomKernelCall* call, const TensorList& outs,
-              const OutputMeta* meta, LoomValue* ret) {
+void call_out(const StructuredInfo& info, const LoomKernelCall* call,
+              std::span<const Tensor> outs, const OutputMeta* meta, LoomValue* ret) {
   absl::InlinedVector<LoomValue, 8> out_args(call->args, call->args + info.num_inputs_and_scalars);
   for (const Tensor& out : outs) out_args.push_back(box(out));
   DispatchKey key = key_from_abi(call->dispatch_key);
@@ -128,7 +136,7 @@ void call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tens
 Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tensor& out,
                 const OutputMeta* meta) {
   LoomValue ret[1];
-  call_out(info, call, TensorList{out}, meta, ret);
+  call_out(info, call, std::span<const Tensor>(&out, 1), meta, ret);
   return unbox_tensor(ret[0], info.out_op->name);
 }
 
@@ -147,7 +155,7 @@ void shaped_functional(const OperatorEntry& e, const StructuredInfo& info,
   TensorList outs;
   for (const OutputMeta& m : metas) outs.push_back(empty(m.shape, m.result, m.device));
   LoomValue ret[8];
-  call_out(info, call, outs, nullptr, ret);
+  call_out(info, call, std::span<const Tensor>(outs.data(), outs.size()), nullptr, ret);
   for (size_t i = 0; i < outs.size(); ++i) call->returns[i] = ret[i];
 }
 
@@ -158,7 +166,7 @@ Tensor shaped_inplace(const OperatorEntry& e, const StructuredInfo& info,
   Tensor self = borrow(call->args[0]);
   OutputMetas metas = shaped_meta(e.name, info, call->args);
   const OutputMeta& m = metas[0];
-  if (!std::equal(self.sizes().begin(), self.sizes().end(), m.shape.begin(), m.shape.end())) {
+  if (!same_shape(self.sizes(), m.shape)) {
     fail(e.name, "the result has shape ", shape_to_string(m.shape), " but self has shape ",
          shape_to_string(self.sizes()));
   }
@@ -318,6 +326,23 @@ void define_standard_ops(Dispatcher& d) {
 
 namespace {
 
+// A caller's out for a pointwise op: on the inputs' device, of the result's shape, and
+// of a dtype the result casts to.
+void check_out(const std::string& op, const Tensor& out, const OutputMeta& meta) {
+  if (!(out.device() == meta.device)) {
+    fail(op, "expected out on ", meta.device.to_string(), " like the inputs, found ",
+         out.device().to_string());
+  }
+  if (!same_shape(out.sizes(), meta.shape)) {
+    fail(op, "out has shape ", shape_to_string(out.sizes()), " but the result has shape ",
+         shape_to_string(meta.shape));
+  }
+  if (!can_cast(meta.result, out.dtype())) {
+    fail(op, "result type ", scalar_type_name(meta.result), " can't be cast to the out dtype ",
+         scalar_type_name(out.dtype()));
+  }
+}
+
 // Checks a Shaped op's outputs against its rule and runs the kernel, through contiguous
 // temporaries of the rule's dtype where a caller's out is strided or of another dtype.
 void call_shaped_out(const OperatorEntry& e, const StructuredInfo& info, const KernelSlot& slot,
@@ -335,7 +360,7 @@ void call_shaped_out(const OperatorEntry& e, const StructuredInfo& info, const K
       fail(e.name, "expected output ", i, " on ", m.device.to_string(), " like the inputs, found ",
            out.device().to_string());
     }
-    if (!std::equal(out.sizes().begin(), out.sizes().end(), m.shape.begin(), m.shape.end())) {
+    if (!same_shape(out.sizes(), m.shape)) {
       fail(e.name, "output ", i, " has shape ", shape_to_string(out.sizes()),
            " but the result has shape ", shape_to_string(m.shape));
     }
@@ -378,26 +403,21 @@ void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, con
   }
   const std::string& op = e.name;
   Tensor out = borrow(args[num_args - 1]);
-  OutputMeta meta = known_meta != nullptr ? *known_meta : compute_meta(op, info, args);
-  if (!(out.device() == meta.device)) {
-    fail(op, "expected out on ", meta.device.to_string(), " like the inputs, found ",
-         out.device().to_string());
+  // A known meta comes with an out the functional variant allocated from it: nothing to
+  // check about that out.
+  std::optional<OutputMeta> computed;
+  if (known_meta == nullptr) {
+    computed = compute_meta(op, info, args);
+    check_out(op, out, *computed);
   }
-  if (!std::equal(out.sizes().begin(), out.sizes().end(), meta.shape.begin(), meta.shape.end())) {
-    fail(op, "out has shape ", shape_to_string(out.sizes()), " but the result has shape ",
-         shape_to_string(meta.shape));
-  }
-  if (!can_cast(meta.result, out.dtype())) {
-    fail(op, "result type ", scalar_type_name(meta.result), " can't be cast to the out dtype ",
-         scalar_type_name(out.dtype()));
-  }
+  const OutputMeta& meta = known_meta != nullptr ? *known_meta : *computed;
   // Common case first: everything already matches the kernel contract.
   bool ready = out.dtype() == meta.result;
   for (size_t i = 0; ready && i < info.inputs.size(); ++i) {
     const TensorImpl* t = impl_of(args[info.inputs[i]]);
     ready = t->dtype() == (is_mask(info, info.inputs[i]) ? ScalarType::Bool : meta.compute) &&
             t->device() == meta.device &&
-            std::equal(t->sizes().begin(), t->sizes().end(), meta.shape.begin(), meta.shape.end());
+            same_shape(t->sizes(), meta.shape);
   }
   const Signature* sig = e.signature.load(std::memory_order_acquire);
   if (ready) {
@@ -422,7 +442,7 @@ void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, con
       copy_into(moved, t);
       t = moved;
     }
-    if (!std::equal(t.sizes().begin(), t.sizes().end(), meta.shape.begin(), meta.shape.end())) {
+    if (!same_shape(t.sizes(), meta.shape)) {
       t = t.expand(meta.shape);
     }
     ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;

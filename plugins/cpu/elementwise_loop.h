@@ -118,8 +118,11 @@ using TensorFor = typename TensorForT<T>::type;
 
 template <typename T>
 inline void check_operand(const sdk::Tensor& out, const sdk::Tensor& t) {
-  if (t.dtype() != dtype_of<T>() ||
-      !std::equal(t.sizes().begin(), t.sizes().end(), out.sizes().begin(), out.sizes().end())) {
+  std::span<const int64_t> sizes = t.sizes();
+  std::span<const int64_t> out_sizes = out.sizes();
+  bool same = sizes.size() == out_sizes.size();
+  for (size_t i = 0; same && i < sizes.size(); ++i) same = sizes[i] == out_sizes[i];
+  if (t.dtype() != dtype_of<T>() || !same) {
     operand_mismatch(out, t, dtype_of<T>());
   }
 }
@@ -152,7 +155,7 @@ void map_strided(const F& f, std::span<const int64_t> shape,
 template <typename Out, typename... In, typename F>
 void map_elements(const sdk::Tensor& out, F f, const detail::TensorFor<In>&... inputs) {
   static_assert(sizeof...(In) == sizeof...(inputs), "one element type per input");
-  detail::check_operand<Out>(out, out);
+  if (out.dtype() != dtype_of<Out>()) detail::operand_mismatch(out, out, dtype_of<Out>());
   (detail::check_operand<In>(out, inputs), ...);
   const int64_t numel = out.numel();
   if (numel == 0) return;

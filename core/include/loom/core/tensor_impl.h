@@ -20,6 +20,16 @@ namespace loom {
 using DimVector = absl::InlinedVector<int64_t, 6>;
 using IntArrayRef = std::span<const int64_t>;
 
+// Equal sizes (or strides). A plain loop: shapes are short, and std::equal on int64
+// becomes a memcmp call that costs more than the comparison on the small-op path.
+inline bool same_shape(IntArrayRef a, IntArrayRef b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 inline constexpr int kMaxExtensionSlots = 8;
 
 // Note [Tensor extension slots]
@@ -39,6 +49,13 @@ class TensorImpl final : public RefCounted {
  public:
   TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides, int64_t storage_offset,
              ScalarType dtype);
+  // A fresh row-major tensor at offset 0 whose element count the caller has already
+  // computed and checked (empty's fast path): skips recomputing numel and contiguity.
+  struct Contiguous {
+    int64_t numel;
+  };
+  TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides, ScalarType dtype,
+             Contiguous known);
 
   IntArrayRef sizes() const { return {sizes_.data(), sizes_.size()}; }
   IntArrayRef strides() const { return {strides_.data(), strides_.size()}; }

@@ -1,0 +1,98 @@
+// Small host blocks: size classes, the per-thread free lists and their teardown.
+#include "host_block_cache.h"
+
+#include <cstdint>
+#include <cstdlib>
+
+namespace loom::host_blocks {
+
+// Note [Small host blocks]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Every new tensor allocates its data, and for the small tensors of eager code (scalars,
+// a few elements) glibc's aligned_alloc is a large share of an op's cost: aligned
+// requests bypass its per-thread cache and split chunks that later need consolidating.
+// So blocks up to 4 KiB are rounded to a power-of-two class (64 B .. 4 KiB), and a
+// freed block goes onto a free list of the freeing thread, to serve that thread's next
+// request of its class. Each list holds at most kMaxBlocksPerClass blocks (so a thread
+// keeps at most ~256 KiB), the rest go back to glibc. Every block comes from
+// aligned_alloc, so a block allocated on one thread and freed on another is fine either
+// way. A thread's lists are freed when it exits; frees that arrive after that (static
+// destructors at process exit) go straight to glibc. Allocation observers see each
+// storage's own byte count, as before: the cache is invisible above the allocator.
+
+namespace {
+
+constexpr size_t kMinClassBytes = 64;
+constexpr size_t kNumClasses = 7;  // 64, 128, ..., 4096
+constexpr size_t kMaxBytes = kMinClassBytes << (kNumClasses - 1);
+constexpr int kMaxBlocksPerClass = 32;
+
+struct FreeBlock {
+  FreeBlock* next;
+};
+
+size_t class_of(size_t nbytes) {
+  size_t c = 0;
+  while ((kMinClassBytes << c) < nbytes) ++c;
+  return c;
+}
+
+// Plain data with constant initialisation, so reaching it is one TLS offset (no
+// per-access initialisation check); the Drainer below frees it when the thread exits.
+struct ThreadCache {
+  FreeBlock* heads[kNumClasses];
+  int counts[kNumClasses];
+  bool drainer_armed;
+  bool gone;  // the thread's destructors ran: no more caching
+};
+
+thread_local ThreadCache tls_cache __attribute__((tls_model("initial-exec"))) = {};
+
+struct Drainer {
+  void arm() { tls_cache.drainer_armed = true; }
+  ~Drainer() {
+    for (size_t c = 0; c < kNumClasses; ++c) {
+      while (FreeBlock* block = tls_cache.heads[c]) {
+        tls_cache.heads[c] = block->next;
+        std::free(block);
+      }
+      tls_cache.counts[c] = 0;
+    }
+    tls_cache.gone = true;
+  }
+};
+
+thread_local Drainer tls_drainer;  // constructed (and its destructor registered) on arm()
+
+}  // namespace
+
+void* allocate(size_t nbytes) {
+  if (nbytes > kMaxBytes) return std::aligned_alloc(64, (nbytes + 63) & ~size_t{63});
+  size_t c = class_of(nbytes);
+  ThreadCache& cache = tls_cache;
+  if (FreeBlock* block = cache.heads[c]) {
+    cache.heads[c] = block->next;
+    --cache.counts[c];
+    return block;
+  }
+  return std::aligned_alloc(64, kMinClassBytes << c);
+}
+
+void deallocate(void* block, size_t nbytes) {
+  if (block == nullptr) return;
+  ThreadCache& cache = tls_cache;
+  if (nbytes <= kMaxBytes && !cache.gone) {
+    size_t c = class_of(nbytes);
+    if (cache.counts[c] < kMaxBlocksPerClass) {
+      if (!cache.drainer_armed) [[unlikely]] tls_drainer.arm();
+      auto* free_block = static_cast<FreeBlock*>(block);
+      free_block->next = cache.heads[c];
+      cache.heads[c] = free_block;
+      ++cache.counts[c];
+      return;
+    }
+  }
+  std::free(block);
+}
+
+}  // namespace loom::host_blocks
