@@ -2,6 +2,7 @@
 // forwards to the dispatcher, core or plugin record, and turns any loom::Error into a
 // LoomError so no exception crosses the boundary.
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 
@@ -222,6 +223,16 @@ void tensor_release(LoomTensor* t) {
   if (t != nullptr) as_impl(t)->release();
 }
 
+// tensor_view runs for every tensor of every kernel call: a table, not a call.
+const DLDataType& dl_dtype_of(ScalarType t) {
+  static const std::array<DLDataType, kNumScalarTypes> table = [] {
+    std::array<DLDataType, kNumScalarTypes> dl{};
+    for (int i = 0; i < kNumScalarTypes; ++i) dl[i] = to_dl_dtype(static_cast<ScalarType>(i));
+    return dl;
+  }();
+  return table[static_cast<int>(t)];
+}
+
 LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
   if (t == nullptr || out == nullptr || out->struct_size < offsetof(LoomTensorView, dtype))
       [[unlikely]] {
@@ -230,29 +241,28 @@ LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
                            "small to hold the DLPack view (set it to sizeof(LoomTensorView))");
   }
   const TensorImpl* impl = as_impl(t);
-  LoomTensorView v;
-  v.struct_size = sizeof(LoomTensorView);
+  // Filled in place when the plugin's struct is at least ours (it may be older).
+  LoomTensorView local;
+  const bool fits = out->struct_size >= sizeof(LoomTensorView);
+  LoomTensorView& v = fits ? *out : local;
+  const Device device = impl->device();
+  const ScalarType dtype = impl->dtype();
   v.dl.data = impl->storage()->data();
-  v.dl.device = to_dl_device(impl->device());
+  v.dl.device = device.type == kCPU ? DLDevice{kDLCPU, 0} : to_dl_device(device);
   v.dl.ndim = static_cast<int32_t>(impl->dim());
-  v.dl.dtype = to_dl_dtype(impl->dtype());
+  v.dl.dtype = dl_dtype_of(dtype);
   v.dl.shape = const_cast<int64_t*>(impl->sizes_data());
   v.dl.strides = const_cast<int64_t*>(impl->strides_data());
-  v.dl.byte_offset = impl->storage_offset() * element_size(impl->dtype());
-  v.dtype = static_cast<int32_t>(impl->dtype());
-  v.device = {impl->device().type, impl->device().index};
+  v.dl.byte_offset = impl->storage_offset() == 0 ? 0 : impl->storage_offset() * element_size(dtype);
+  v.dtype = static_cast<int32_t>(dtype);
+  v.device = {device.type, device.index};
   v.numel = impl->numel();
   v.is_contiguous = impl->is_contiguous();
-  // Copy only what the plugin's struct has room for (it may be older than ours).
-  if (out->struct_size >= sizeof(LoomTensorView)) [[likely]] {
-    size_t plugin_size = out->struct_size;
-    *out = v;
-    out->struct_size = plugin_size;
-    return nullptr;
+  if (!fits) {
+    std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+                reinterpret_cast<const char*>(&local) + sizeof(size_t),
+                out->struct_size - sizeof(size_t));
   }
-  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
-              reinterpret_cast<const char*>(&v) + sizeof(size_t),
-              std::min(out->struct_size, sizeof(LoomTensorView)) - sizeof(size_t));
   return nullptr;
 }
 

@@ -62,51 +62,68 @@ bool is_mask(const StructuredInfo& info, int index) {
   return (info.mask_inputs >> index) & 1u;
 }
 
+// Inputs of one shape, dtype and device, none a mask, a wrapped number or quantized:
+// nothing to broadcast, promote or move (the common case, checked first).
+bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
+  const TensorImpl* first = impl_of(args[info.inputs[0]]);
+  if (info.mask_inputs != 0 || first->is_wrapped_number() || is_quantized(first->dtype())) {
+    return false;
+  }
+  for (size_t k = 1; k < info.inputs.size(); ++k) {
+    const TensorImpl* t = impl_of(args[info.inputs[k]]);
+    if (t->dtype() != first->dtype() || t->is_wrapped_number() ||
+        !same_shape(t->sizes(), first->sizes()) || !(t->device() == first->device())) {
+      return false;
+    }
+  }
+  return true;
+}
+
 OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
   OutputMeta meta;
-  absl::InlinedVector<PromotionOperand, 4> operands;
-  // The device: that of the first input that is not a 0-dim CPU tensor (those may go
-  // with tensors on any device, as in PyTorch), else CPU.
-  std::optional<Device> device;
-  // Common case first: inputs of one shape and one dtype, none a wrapped number (then
-  // promotion is that dtype, and there is nothing to broadcast).
   const TensorImpl* first = impl_of(args[info.inputs[0]]);
-  bool uniform = !first->is_wrapped_number() && !is_quantized(first->dtype());
-  for (int index : info.inputs) {
-    const TensorImpl* t = impl_of(args[index]);
-    uniform = uniform && !is_mask(info, index) && t->dtype() == first->dtype() &&
-              !t->is_wrapped_number() && same_shape(t->sizes(), first->sizes());
-  }
-  meta.shape.assign(first->sizes().begin(), first->sizes().end());
-  for (int index : info.inputs) {
-    const TensorImpl* t = impl_of(args[index]);
-    if (!uniform && t != first) meta.shape = broadcast_shapes(meta.shape, t->sizes(), op);
-    if (!(t->dim() == 0 && t->device().type == kCPU)) {
-      if (!device) {
-        device = t->device();
-      } else if (!(t->device() == *device)) {
-        fail(op, "expected all tensors on one device, found ", device->to_string(), " and ",
-             t->device().to_string());
+  if (uniform_inputs(info, args)) {
+    meta.shape.assign(first->sizes().begin(), first->sizes().end());
+    meta.device = first->device();
+    meta.compute = first->dtype();
+    meta.inputs_ready = true;
+  } else {
+    absl::InlinedVector<PromotionOperand, 4> operands;
+    // The device: that of the first input that is not a 0-dim CPU tensor (those may go
+    // with tensors on any device, as in PyTorch), else CPU.
+    std::optional<Device> device;
+    meta.shape.assign(first->sizes().begin(), first->sizes().end());
+    for (int index : info.inputs) {
+      const TensorImpl* t = impl_of(args[index]);
+      if (t != first) meta.shape = broadcast_shapes(meta.shape, t->sizes(), op);
+      if (!(t->dim() == 0 && t->device().type == kCPU)) {
+        if (!device) {
+          device = t->device();
+        } else if (!(t->device() == *device)) {
+          fail(op, "expected all tensors on one device, found ", device->to_string(), " and ",
+               t->device().to_string());
+        }
       }
-    }
-    if (is_mask(info, index)) {
-      if (t->dtype() != ScalarType::Bool) {
-        fail(op, "expected a bool mask, found ", scalar_type_name(t->dtype()));
+      if (is_mask(info, index)) {
+        if (t->dtype() != ScalarType::Bool) {
+          fail(op, "expected a bool mask, found ", scalar_type_name(t->dtype()));
+        }
+        continue;
       }
-      continue;
+      PromotionOperand::Tier tier = t->is_wrapped_number() ? PromotionOperand::Tier::Scalar
+                                    : t->dim() == 0        ? PromotionOperand::Tier::ZeroDim
+                                                           : PromotionOperand::Tier::Dimensioned;
+      operands.push_back({t->dtype(), tier});
     }
-    PromotionOperand::Tier tier = t->is_wrapped_number() ? PromotionOperand::Tier::Scalar
-                                  : t->dim() == 0        ? PromotionOperand::Tier::ZeroDim
-                                                         : PromotionOperand::Tier::Dimensioned;
-    operands.push_back({t->dtype(), tier});
+    meta.device = device.value_or(Device{kCPU, -1});
+    meta.compute = result_type(operands, op);
   }
-  meta.device = device.value_or(Device{kCPU, -1});
-  meta.compute = uniform ? first->dtype() : result_type(operands, op);
   const bool true_division =
       info.rounding_mode >= 0 && args[info.rounding_mode].tag == LOOM_VALUE_NONE;
   if ((info.rule == OutputRule::PromotedFloat || true_division) &&
       !is_floating_point(meta.compute)) {
     meta.compute = ScalarType::Float32;
+    meta.inputs_ready = false;
   }
   meta.result = info.rule == OutputRule::Bool ? ScalarType::Bool : meta.compute;
   return meta;
@@ -117,8 +134,8 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
 // CompositeExplicit kernel), so the out= table entry for the same key is the kernel a
 // call from the top would reach; skipping the second dispatch is what keeps small ops
 // cheap. Other keys (none today) go through the dispatcher.
-void call_out(const StructuredInfo& info, const LoomKernelCall* call,
-              std::span<const Tensor> outs, const OutputMeta* meta, LoomValue* ret) {
+void call_out(const StructuredInfo& info, const LoomKernelCall* call, std::span<const Tensor> outs,
+              const OutputMeta* meta, LoomValue* ret) {
   absl::InlinedVector<LoomValue, 8> out_args(call->args, call->args + info.num_inputs_and_scalars);
   for (const Tensor& out : outs) out_args.push_back(box(out));
   DispatchKey key = key_from_abi(call->dispatch_key);
@@ -413,11 +430,10 @@ void call_structured_out(const OperatorEntry& e, const StructuredInfo& info, con
   const OutputMeta& meta = known_meta != nullptr ? *known_meta : *computed;
   // Common case first: everything already matches the kernel contract.
   bool ready = out.dtype() == meta.result;
-  for (size_t i = 0; ready && i < info.inputs.size(); ++i) {
+  for (size_t i = 0; ready && !meta.inputs_ready && i < info.inputs.size(); ++i) {
     const TensorImpl* t = impl_of(args[info.inputs[i]]);
     ready = t->dtype() == (is_mask(info, info.inputs[i]) ? ScalarType::Bool : meta.compute) &&
-            t->device() == meta.device &&
-            same_shape(t->sizes(), meta.shape);
+            t->device() == meta.device && same_shape(t->sizes(), meta.shape);
   }
   const Signature* sig = e.signature.load(std::memory_order_acquire);
   if (ready) {

@@ -39,6 +39,8 @@ struct OutputMeta {
   ScalarType compute;  // pointwise: dtype the inputs are brought to
   ScalarType result;   // dtype the kernel writes
   Device device;
+  // Pointwise: every input already has `shape`, `compute` and `device`.
+  bool inputs_ready = false;
 };
 using OutputMetas = absl::InlinedVector<OutputMeta, 2>;
 
