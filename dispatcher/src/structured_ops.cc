@@ -65,6 +65,7 @@ bool is_mask(const StructuredInfo& info, int index) {
 // Inputs of one shape, dtype and device, none a mask, a wrapped number or quantized:
 // nothing to broadcast, promote or move (the common case, checked first).
 bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
+  if (info.inputs.empty()) return false;
   const TensorImpl* first = impl_of(args[info.inputs[0]]);
   if (info.mask_inputs != 0 || first->is_wrapped_number() || is_quantized(first->dtype())) {
     return false;
@@ -81,6 +82,7 @@ bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
 
 OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
   OutputMeta meta;
+  LOOM_CHECK(!info.inputs.empty(), "op-library", op, " is pointwise but has no tensor input");
   const TensorImpl* first = impl_of(args[info.inputs[0]]);
   if (uniform_inputs(info, args)) {
     meta.shape.assign(first->sizes().begin(), first->sizes().end());
