@@ -7,8 +7,8 @@
 #include <mutex>
 #include <vector>
 
-#include "loom/core/error.h"
 #include "host_block_cache.h"
+#include "loom/core/error.h"
 #include "loom/core/read_section.h"
 
 namespace loom {

@@ -84,7 +84,8 @@ void deallocate(void* block, size_t nbytes) {
   if (nbytes <= kMaxBytes && !cache.gone) {
     size_t c = class_of(nbytes);
     if (cache.counts[c] < kMaxBlocksPerClass) {
-      if (!cache.drainer_armed) [[unlikely]] tls_drainer.arm();
+      if (!cache.drainer_armed) [[unlikely]]
+        tls_drainer.arm();
       auto* free_block = static_cast<FreeBlock*>(block);
       free_block->next = cache.heads[c];
       cache.heads[c] = free_block;

@@ -146,10 +146,9 @@ Tensor empty(IntArrayRef sizes, ScalarType dtype, Device device) {
     return empty_strided(sizes, checked_strides, dtype, device);
   }
   Ref<Storage> storage = Storage::allocate(static_cast<size_t>(nbytes), device);
-  return Tensor(Ref<TensorImpl>::adopt(new TensorImpl(std::move(storage),
-                                                      DimVector(sizes.begin(), sizes.end()),
-                                                      std::move(strides), dtype,
-                                                      TensorImpl::Contiguous{numel})));
+  return Tensor(Ref<TensorImpl>::adopt(
+      new TensorImpl(std::move(storage), DimVector(sizes.begin(), sizes.end()), std::move(strides),
+                     dtype, TensorImpl::Contiguous{numel})));
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,

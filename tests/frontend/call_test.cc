@@ -62,15 +62,14 @@ TEST_F(CallByName, OverloadIsChosenByTheArguments) {
   EXPECT_EQ(r[0].to_tensor().impl(), out.impl());
   EXPECT_EQ(values(out), (std::vector<double>{11, 22}));
   // An exact overload name calls exactly that op.
-  EXPECT_EQ(values(call("loom::mul.Tensor", {a, b})[0].to_tensor()),
-            (std::vector<double>{10, 40}));
+  EXPECT_EQ(values(call("loom::mul.Tensor", {a, b})[0].to_tensor()), (std::vector<double>{10, 40}));
 }
 
 TEST_F(CallByName, DefaultsKeywordsAndConversions) {
   Tensor x = arange(6, TensorOptions().dtype(ScalarType::Float32)).view({2, 3});
   // int[1] dim from one int, keepdim by keyword, dtype by name.
-  Tensor s = call("sum.dim_IntList", {x, 1}, {{"keepdim", true}, {"dtype", "float64"}})[0]
-                 .to_tensor();
+  Tensor s =
+      call("sum.dim_IntList", {x, 1}, {{"keepdim", true}, {"dtype", "float64"}})[0].to_tensor();
   EXPECT_EQ(shape(s), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(s.dtype(), ScalarType::Float64);
   EXPECT_EQ(values(s), (std::vector<double>{3, 12}));
@@ -97,8 +96,7 @@ TEST_F(CallByName, ReturnsTuplesAndLists) {
   ASSERT_EQ(parts[0].to_tensor_list().size(), 2u);
   EXPECT_EQ(values(parts[0].to_tensor_list()[1]), (std::vector<double>{2, 5}));
   // A tensor list argument.
-  Tensor cat =
-      call("cat", {std::vector<Tensor>{x, x}}, {{"dim", 0}})[0].to_tensor();
+  Tensor cat = call("cat", {std::vector<Tensor>{x, x}}, {{"dim", 0}})[0].to_tensor();
   EXPECT_EQ(cat.numel(), 8);
 }
 
@@ -150,21 +148,39 @@ TEST_F(CallByName, ErrorsNameTheOpAndTheArgument) {
   Tensor a = tensor({1.0, 2.0});
   expect_error([&] { call("no_such_op", {a}); }, "loom::call",
                {"unknown operator 'loom::no_such_op'"});
-  expect_error([&] { call("loom::add.Tensor", {a, "x"}); }, "loom::add.Tensor",
-               {"argument 'other' expects Tensor, found str"});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {a, "x"});
+      },
+      "loom::add.Tensor", {"argument 'other' expects Tensor, found str"});
   expect_error([&] { call("loom::add.Tensor", {a}); }, "loom::add.Tensor",
                {"missing argument 'other'"});
-  expect_error([&] { call("loom::add.Tensor", {a, a, 1}); }, "loom::add.Tensor",
-               {"takes at most 2 positional arguments, found 3"});
-  expect_error([&] { call("loom::add.Tensor", {a, a}, {{"beta", 1}}); }, "loom::add.Tensor",
-               {"unexpected keyword argument 'beta'"});
-  expect_error([&] { call("loom::add.Tensor", {a, a}, {{"other", a}}); }, "loom::add.Tensor",
-               {"argument 'other' was given twice"});
-  expect_error([&] { call("loom::add.Tensor", {a, Tensor()}); }, "loom::add.Tensor",
-               {"found an undefined Tensor"});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {a, a, 1});
+      },
+      "loom::add.Tensor", {"takes at most 2 positional arguments, found 3"});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {a, a}, {{"beta", 1}});
+      },
+      "loom::add.Tensor", {"unexpected keyword argument 'beta'"});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {a, a}, {{"other", a}});
+      },
+      "loom::add.Tensor", {"argument 'other' was given twice"});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {a, Tensor()});
+      },
+      "loom::add.Tensor", {"found an undefined Tensor"});
   // Every overload failing lists each one's reason.
-  expect_error([&] { call("add", {a, "x"}); }, "loom::add",
-               {"no overload accepts (Tensor, str)", "loom::add.Tensor(", "loom::add.out("});
+  expect_error(
+      [&] {
+        call("add", {a, "x"});
+      },
+      "loom::add", {"no overload accepts (Tensor, str)", "loom::add.Tensor(", "loom::add.out("});
   // Kernel errors pass through unchanged.
   expect_error([&] { call("mm", {a, a}); }, "loom::mm", {"expected self to have 2 dims"});
   // Accessors of the wrong kind.

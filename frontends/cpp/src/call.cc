@@ -145,8 +145,8 @@ std::optional<LoomValue> box_as(const SchemaType& type, const Value& v, BindStor
       } else {
         return std::nullopt;
       }
-      LoomValue out{LOOM_VALUE_DOUBLE_LIST, static_cast<uint32_t>(storage.doubles.back().size()),
-                    {}};
+      LoomValue out{
+          LOOM_VALUE_DOUBLE_LIST, static_cast<uint32_t>(storage.doubles.back().size()), {}};
       out.u.doubles = storage.doubles.back().data();
       return out;
     }
@@ -188,14 +188,15 @@ std::optional<LoomValue> box_as(const SchemaType& type, const Value& v, BindStor
 
 // Binds the call's arguments to `schema`; the error text (empty on success) says why not.
 std::string bind_arguments(const FunctionSchema& schema, const std::vector<Value>& args,
-                 const Kwargs& kwargs, BindStorage& storage, std::vector<LoomValue>& boxed) {
+                           const Kwargs& kwargs, BindStorage& storage,
+                           std::vector<LoomValue>& boxed) {
   size_t positional = 0;
   while (positional < schema.arguments.size() && !schema.arguments[positional].kwarg_only) {
     ++positional;
   }
   if (args.size() > positional) {
-    return str_cat("takes at most ", positional, " positional argument",
-                   positional == 1 ? "" : "s", ", found ", args.size());
+    return str_cat("takes at most ", positional, " positional argument", positional == 1 ? "" : "s",
+                   ", found ", args.size());
   }
   for (const auto& [name, value] : kwargs) {
     bool known = false;
@@ -280,12 +281,10 @@ std::vector<Value> invoke(OperatorHandle op, size_t num_returns,
 
 }  // namespace
 
-std::vector<Value> call(std::string_view op, const std::vector<Value>& args,
-                        const Kwargs& kwargs) {
+std::vector<Value> call(std::string_view op, const std::vector<Value>& args, const Kwargs& kwargs) {
   std::string qualified = qualify(op);
   std::vector<OperatorHandle> candidates = resolve(qualified);
-  LOOM_CHECK(!candidates.empty(), std::string(kComponent), "unknown operator '", qualified,
-             "'");
+  LOOM_CHECK(!candidates.empty(), std::string(kComponent), "unknown operator '", qualified, "'");
   // Overloads that take the arguments as they are win over ones that need a number
   // wrapped as a tensor: max(x, 1) is max.dim, not max.other.
   std::string reasons;

@@ -36,7 +36,7 @@ class Value {
     OptionalTensorList,  // `Tensor?[]`: elements may be None
   };
 
-  Value() = default;  // None
+  Value() = default;                                        // None
   Value(std::nullopt_t) {}                                  // NOLINT
   Value(loom::Tensor t) : v_(std::move(t)) {}               // NOLINT
   Value(std::optional<loom::Tensor> t);                     // NOLINT: None when empty
