@@ -5,41 +5,20 @@
 
 #include <cstring>
 
+#include "frontend_test_util.h"
 #include "loom/call.h"
 #include "loom/loom.h"
 
 namespace loom {
 namespace {
 
-class CallByName : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
-    Runtime::load_default();
-  }
-};
+using test::expect_error;
+using test::values;
+
+class CallByName : public test::LoadedRuntimeTest {};
 
 std::vector<int64_t> shape(const Tensor& t) {
   return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
-}
-
-std::vector<double> values(const Tensor& t) {
-  Tensor flat = t.contiguous().view({-1});
-  std::vector<double> out;
-  for (int64_t i = 0; i < flat.numel(); ++i) out.push_back(flat.select(0, i).item<double>());
-  return out;
-}
-
-void expect_error(const std::function<void()>& f, const std::string& prefix,
-                  const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected loom::Error [" << prefix << "]";
-  } catch (const Error& e) {
-    std::string m = e.what();
-    EXPECT_EQ(m.rfind("[" + prefix + "] ", 0), 0u) << m;
-    for (const std::string& part : parts) EXPECT_NE(m.find(part), std::string::npos) << m;
-  }
 }
 
 TEST_F(CallByName, OverloadIsChosenByTheArguments) {

@@ -4,38 +4,16 @@
 
 #include <sstream>
 
+#include "frontend_test_util.h"
 #include "loom/loom.h"
 
 namespace loom {
 namespace {
 
-class Frontend : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
-    Runtime::load_default();
-  }
-};
+using test::expect_error;
+using test::values;
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> out;
-  Tensor flat = t.is_contiguous() ? t : t.add(zeros_like(t));  // a contiguous copy
-  for (int64_t i = 0; i < flat.numel(); ++i)
-    out.push_back(flat.view({-1}).select(0, i).item<double>());
-  return out;
-}
-
-template <typename F>
-void expect_error(F&& f, const std::string& prefix, const std::string& part) {
-  try {
-    f();
-    ADD_FAILURE() << "expected loom::Error [" << prefix << "]";
-  } catch (const Error& e) {
-    std::string m = e.what();
-    EXPECT_EQ(m.rfind("[" + prefix + "] ", 0), 0u) << m;
-    EXPECT_NE(m.find(part), std::string::npos) << m;
-  }
-}
+class Frontend : public test::LoadedRuntimeTest {};
 
 TEST_F(Frontend, GeneratedFunctionsMethodsAndOperatorsAgree) {
   Tensor a = tensor({1.0, 2.0, 3.0});

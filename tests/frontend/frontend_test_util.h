@@ -1,0 +1,49 @@
+// Shared by the frontend tests: a fixture that loads the default runtime once per suite,
+// a tensor's values in row-major order, and a check that a call throws a loom::Error with
+// the given prefix and message parts.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/loom.h"
+
+namespace loom::test {
+
+class LoadedRuntimeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
+    Runtime::load_default();
+  }
+};
+
+inline std::vector<double> values(const Tensor& t) {
+  Tensor flat = t.contiguous().view({-1});
+  std::vector<double> out;
+  for (int64_t i = 0; i < flat.numel(); ++i) out.push_back(flat.select(0, i).item<double>());
+  return out;
+}
+
+inline void expect_error(const std::function<void()>& f, const std::string& prefix,
+                         const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected loom::Error [" << prefix << "]";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind("[" + prefix + "] ", 0), 0u) << m;
+    for (const std::string& part : parts) EXPECT_NE(m.find(part), std::string::npos) << m;
+  }
+}
+
+inline void expect_error(const std::function<void()>& f, const std::string& prefix,
+                         const char* part) {
+  expect_error(f, prefix, std::vector<std::string>{part});
+}
+
+}  // namespace loom::test
