@@ -276,6 +276,10 @@ void define_standard_ops(Dispatcher& d) {
                           "meta no-op")
             .release();
       }
+      if (LoomKernelFn meta = find_meta_kernel(op.name())) {
+        d.register_kernel(op, DispatchKey::Meta, {meta, nullptr}, core_registrant(), "meta kernel")
+            .release();
+      }
       if (has_tag(def.tags, "decomposition")) {
         LoomKernelFn kernel = find_decomposition(op.name());
         LOOM_CHECK(kernel != nullptr, "op-library", "op '", op.name(),

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels.h"
+#include "parallel.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -40,22 +41,29 @@ sdk::Tensor embedding_out(const sdk::Tensor& weight, const sdk::Tensor& indices,
   const int64_t item = weight.view().dl.dtype.bits / 8;
   const char* src = weight.data<char>();
   char* dst = out.data<char>();
-  int64_t p = 0;
+  std::vector<int64_t> picked;
+  picked.reserve(static_cast<size_t>(indices.numel()));
   for_each_index(indices, op, [&](int64_t index) {
     if (index < 0 || index >= rows) {
       throw sdk::Error(std::string("[") + op + "] index " + std::to_string(index) +
                        " is out of range for a weight of " + std::to_string(rows) + " rows");
     }
-    const char* row = src + index * row_stride * item;
-    char* target = dst + p * width * item;
-    if (col_stride == 1) {
-      std::memcpy(target, row, static_cast<size_t>(width * item));
-    } else {
-      for (int64_t j = 0; j < width; ++j) {
-        std::memcpy(target + j * item, row + j * col_stride * item, static_cast<size_t>(item));
+    picked.push_back(index);
+  });
+  // the rows are copied on the thread pool
+  const int64_t count = static_cast<int64_t>(picked.size());
+  parallel_for(0, count, grain_for(width), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const char* row = src + picked[p] * row_stride * item;
+      char* target = dst + p * width * item;
+      if (col_stride == 1) {
+        std::memcpy(target, row, static_cast<size_t>(width * item));
+      } else {
+        for (int64_t j = 0; j < width; ++j) {
+          std::memcpy(target + j * item, row + j * col_stride * item, static_cast<size_t>(item));
+        }
       }
     }
-    ++p;
   });
   return out;
 }

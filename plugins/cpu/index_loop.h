@@ -1,7 +1,7 @@
 // Element addressing for the shape and indexing kernels (cat, flip, gather, scatter,
-// sort, ...): multi-index iteration in row-major order, byte offsets of strided tensors,
-// index tensors read as int64 with range checks, and dtype conversion into a
-// contiguous temporary.
+// sort, ...): multi-index iteration in row-major order (whole, or one chunk of a
+// parallel loop), byte offsets of strided tensors, index tensors read as int64 with
+// range checks, and dtype conversion into a contiguous temporary.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/sdk/plugin.hpp"
+#include "parallel.h"
 
 namespace loom::cpu {
 
@@ -48,20 +49,61 @@ void for_each_index(std::span<const int64_t> shape, Body&& body) {
   }
 }
 
+// Calls body(index, linear) for the row-major positions linear in [begin, end) of
+// `shape` (no size 0), index being linear's multi-index: one chunk of a parallel loop.
+template <typename Body>
+void for_each_index_in(std::span<const int64_t> shape, int64_t begin, int64_t end, Body&& body) {
+  if (begin >= end) return;
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t rest = begin, d = static_cast<int64_t>(shape.size()); d-- > 0;) {
+    index[d] = rest % shape[d];
+    rest /= shape[d];
+  }
+  for (int64_t linear = begin; linear < end; ++linear) {
+    body(static_cast<const int64_t*>(index.data()), linear);
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+}
+
+// The number of positions of `shape` (1 for an empty shape).
+inline int64_t count_of(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return n;
+}
+
+// Copies one element of `item` bytes (fixed-size copies for the usual sizes).
+inline void copy_element(char* dst, const char* src, int64_t item) {
+  switch (item) {
+    case 1: *dst = *src; return;
+    case 2: std::memcpy(dst, src, 2); return;
+    case 4: std::memcpy(dst, src, 4); return;
+    case 8: std::memcpy(dst, src, 8); return;
+    default: std::memcpy(dst, src, static_cast<size_t>(item));
+  }
+}
+
 // The sizes of `t`, with {1} for a 0-dim tensor.
 std::vector<int64_t> sizes_at_least_1d(const sdk::Tensor& t);
 
 // Copies every element of the contiguous `out` from `src` at the index that
-// map(out_index, src_index) writes (both at least 1-D, see StridedBytes).
+// map(out_index, src_index) writes (both at least 1-D, see StridedBytes); the elements
+// are split over the thread pool, so map may be called concurrently.
 template <typename Map>
-void copy_mapped(const sdk::Tensor& src, const sdk::Tensor& out, Map&& map) {
-  StridedBytes s(src);
-  char* dst = out.data<char>();
-  std::vector<int64_t> src_index(s.sizes.size());
-  for_each_index(sizes_at_least_1d(out), [&](const int64_t* index) {
-    map(index, src_index.data());
-    std::memcpy(dst, s.at(src_index.data()), static_cast<size_t>(s.item));
-    dst += s.item;
+void copy_mapped(const sdk::Tensor& src, const sdk::Tensor& out, const Map& map) {
+  const StridedBytes s(src);
+  char* const dst = out.data<char>();
+  const std::vector<int64_t> shape = sizes_at_least_1d(out);
+  constexpr int64_t kWorkPerElement = 8;  // index arithmetic and one small copy
+  parallel_for(0, out.numel(), grain_for(kWorkPerElement), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> src_index(s.sizes.size());
+    for_each_index_in(shape, begin, end, [&](const int64_t* index, int64_t linear) {
+      map(index, src_index.data());
+      copy_element(dst + linear * s.item, s.at(src_index.data()), s.item);
+    });
   });
 }
 

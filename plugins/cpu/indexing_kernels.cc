@@ -32,30 +32,51 @@ sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& 
   const int64_t d = wrap_dim(dim, self.dim(), "gather");
   const int64_t size = sizes_at_least_1d(self)[d];
   std::vector<int64_t> indices = read_indices(index, "gather");
-  const size_t n = sizes_at_least_1d(self).size();
-  size_t k = 0;  // out has index's shape: its row-major order is the indices' order
+  for (int64_t& i : indices) i = checked_index(i, size, d, "gather");
+  const std::vector<int64_t> out_sizes = sizes_at_least_1d(out);
+  const size_t n = out_sizes.size();
   copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
+    // out has index's shape: its row-major position is the position in `indices`
+    int64_t k = 0;
+    for (size_t j = 0; j < n; ++j) k = k * out_sizes[j] + at[j];
     std::copy(at, at + n, src);
-    src[d] = checked_index(indices[k++], size, d, "gather");
+    src[d] = indices[k];
   });
   return out;
 }
 
 // Calls write(dst, index_position) for every element of `index`, where dst points at the
-// element of the contiguous `out` (self's shape) that the index addresses.
+// element of the contiguous `out` (self's shape) that the index addresses. The lines of
+// `index` along `dim` are split over the thread pool; each line is walked in order by one
+// thread, and two lines never address the same element, so writes do not race and a
+// repeated index keeps the last write as in a serial loop.
 template <typename Write>
 void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Tensor& index,
                              const char* op, Write&& write) {
   const int64_t d = wrap_dim(dim, out.dim(), op);
   StridedBytes dst(out);
   std::vector<int64_t> indices = read_indices(index, op);
-  std::vector<int64_t> target(dst.sizes.size());
-  size_t k = 0;
-  for_each_index(sizes_at_least_1d(index), [&](const int64_t* at) {
-    std::copy(at, at + target.size(), target.begin());
-    target[d] = checked_index(indices[k], dst.sizes[d], d, op);
-    write(dst.at(target.data()), at);
-    ++k;
+  for (int64_t& i : indices) i = checked_index(i, dst.sizes[d], d, op);
+  const std::vector<int64_t> shape = sizes_at_least_1d(index);
+  if (count_of(shape) == 0) return;
+  std::vector<int64_t> lines = shape;
+  lines[d] = 1;
+  const int64_t length = shape[d];
+  int64_t inner = 1;  // the row-major stride of `dim` in index
+  for (size_t j = d + 1; j < shape.size(); ++j) inner *= shape[j];
+  parallel_for(0, count_of(lines), grain_for(8 * length), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> at(shape.size()), target(shape.size());
+    for_each_index_in(lines, begin, end, [&](const int64_t* line, int64_t) {
+      std::copy(line, line + shape.size(), at.begin());
+      int64_t k = 0;  // row-major position of the line's first element in index
+      for (size_t j = 0; j < shape.size(); ++j) k = k * shape[j] + line[j];
+      for (int64_t i = 0; i < length; ++i, k += inner) {
+        at[d] = i;
+        std::copy(at.begin(), at.end(), target.begin());
+        target[d] = indices[k];
+        write(dst.at(target.data()), at.data());
+      }
+    });
   });
 }
 

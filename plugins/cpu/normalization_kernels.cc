@@ -55,8 +55,9 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
     T* dst = out.data<T>();
     T* mean_dst = mean_out.data<T>();
     T* rstd_dst = rstd_out.data<T>();
-    std::vector<Acc> row(static_cast<size_t>(width));
-    for_each_reduction(plan, input.data<T>(), [&](int64_t o, auto&& visit) {
+    parallel_for_each_reduction(plan, input.data<T>(), [&] {
+      return [&, row = std::vector<Acc>(static_cast<size_t>(width))](int64_t o,
+                                                                     auto&& visit) mutable {
       size_t i = 0;
       visit([&](T v) { row[i++] = static_cast<Acc>(v); });
       Acc sum = 0;
@@ -75,6 +76,7 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
       }
       mean_dst[o] = T(mean);
       rstd_dst[o] = T(rstd);
+      };
     });
   });
   return {out, mean_out, rstd_out};

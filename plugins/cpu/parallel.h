@@ -45,6 +45,12 @@ namespace loom::cpu {
 // the pool costs a few microseconds, what a simple loop over this many elements takes.
 inline constexpr int64_t kGrainSize = 32768;
 
+// The grain for a loop over items that each cost about `work_per_item` elementary
+// operations: as many items as make kGrainSize operations (at least one).
+inline int64_t grain_for(int64_t work_per_item) {
+  return work_per_item >= kGrainSize ? 1 : kGrainSize / (work_per_item > 0 ? work_per_item : 1);
+}
+
 // What parallel_for's region calls on each chunk.
 using ChunkFn = FunctionRef<void(int64_t, int64_t)>;
 

@@ -1,12 +1,13 @@
 // 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices, average
-// pooling and adaptive average pooling. Plain loops over each (batch, channel) plane,
-// computing in float for float16/bfloat16.
+// pooling and adaptive average pooling. Loops over each (batch, channel) plane, planes
+// split over the thread pool, computing in float for float16/bfloat16.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
 #include "kernels.h"
+#include "parallel.h"
 #include "scalar_types.h"
 
 namespace loom::cpu {
@@ -37,14 +38,17 @@ Planes planes_of(const sdk::Tensor& t) {
           batched ? st[0] : 0, st[b], st[b + 1], st[b + 2]};
 }
 
-// Calls f(src_plane, dst_plane_index) for each (batch, channel) plane.
+// Calls f(src_plane, dst_plane_index) for each (batch, channel) plane, planes split over
+// the thread pool; `work` is about the operations one plane costs.
 template <typename T, typename F>
-void for_each_plane(const Planes& p, const T* src, F&& f) {
-  for (int64_t n = 0; n < p.batch; ++n) {
-    for (int64_t c = 0; c < p.channels; ++c) {
-      f(src + n * p.batch_stride + c * p.channel_stride, n * p.channels + c);
+void for_each_plane(const Planes& p, const T* src, int64_t work, const F& f) {
+  if (p.channels == 0) return;
+  parallel_for(0, p.batch * p.channels, grain_for(work), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const int64_t n = o / p.channels, c = o % p.channels;
+      f(src + n * p.batch_stride + c * p.channel_stride, o);
     }
-  }
+  });
 }
 
 std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
@@ -60,7 +64,7 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     using A = acc_type<T>;
     T* out = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
-    for_each_plane(p, self.data<T>(), [&](const T* plane, int64_t o) {
+    for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = out + o * oh * ow;
       int64_t* dst_idx = idx + o * oh * ow;
       for (int64_t y = 0; y < oh; ++y) {
@@ -101,7 +105,7 @@ sdk::Tensor avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t> ker
     using T = decltype(tag);
     using A = acc_type<T>;
     T* dst_base = out.data<T>();
-    for_each_plane(p, self.data<T>(), [&](const T* plane, int64_t o) {
+    for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = dst_base + o * oh * ow;
       for (int64_t y = 0; y < oh; ++y) {
         for (int64_t x = 0; x < ow; ++x) {
@@ -142,7 +146,7 @@ sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int
     using T = decltype(tag);
     using A = acc_type<T>;
     T* dst_base = out.data<T>();
-    for_each_plane(p, self.data<T>(), [&](const T* plane, int64_t o) {
+    for_each_plane(p, self.data<T>(), p.h * p.w + oh * ow, [&](const T* plane, int64_t o) {
       T* dst = dst_base + o * oh * ow;
       for (int64_t y = 0; y < oh; ++y) {
         int64_t y0 = start(y, p.h, oh), y1 = end(y, p.h, oh);

@@ -28,6 +28,7 @@
 
 #include "kernels.h"
 #include "loom/sdk/random.hpp"
+#include "parallel.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -89,10 +90,14 @@ void for_each_position(const sdk::Tensor& t, int64_t begin, int64_t end, Body&& 
   }
 }
 
-// Every element of t (the whole range; the single place a parallel loop would split).
+// Every element of t, split over the thread pool: body runs concurrently on disjoint
+// positions, and what it computes depends on the position alone (the Note above).
 template <typename T, typename Body>
-void for_each_position(const sdk::Tensor& t, Body&& body) {
-  for_each_position<T>(t, 0, t.numel(), body);
+void for_each_position(const sdk::Tensor& t, const Body& body) {
+  constexpr int64_t kWorkPerElement = 32;  // a Philox block (10 rounds) and a conversion
+  parallel_for(0, t.numel(), grain_for(kWorkPerElement), [&](int64_t begin, int64_t end) {
+    for_each_position<T>(t, begin, end, body);
+  });
 }
 
 // --- per-dtype facts ---
@@ -202,7 +207,8 @@ sdk::Tensor bernoulli_float_(const sdk::Tensor& self, double p) {
 sdk::Tensor bernoulli(const sdk::Tensor& self) {
   sdk::Tensor out = sdk::empty(self.sizes(), self.dtype(), self.device());
   dispatch_floating_types(self.dtype(), "bernoulli", [&]<typename T>(T) {
-    for_each_position<const T>(self, [&](const T& p, uint64_t i) {
+    // in order, on this thread: the first bad probability is the one reported
+    for_each_position<const T>(self, 0, self.numel(), [&](const T& p, uint64_t i) {
       const double q = static_cast<double>(p);
       if (!(q >= 0.0 && q <= 1.0)) {
         fail("bernoulli", "expected probabilities in [0, 1], found " + number(q) + " at element " +

@@ -1,6 +1,7 @@
 // Reductions on CPU tensors: sum, prod, amax, amin, max/min with indices, var, any, all
 // (the out= kernels of the Shaped reduction ops; outputs arrive allocated and contiguous).
-// sum and prod run on the thread pool with results independent of the thread count.
+// All run on the thread pool with results independent of the thread count: sum, prod,
+// amax, amin and var fold chunks of each output (below), the others split the outputs.
 //
 // Note [Deterministic sum]
 // ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -28,26 +29,21 @@ using OptionalDims = std::optional<std::span<const int64_t>>;
 // Reduced elements per chunk of one output (Note [Deterministic sum]).
 constexpr int64_t kReduceChunk = 16384;
 
-// acc[o] = the fold with `combine` of output o's reduced elements, each converted by
-// `load`, starting from `identity`; chunked and parallel as in Note [Deterministic sum].
-template <typename T, typename Acc, typename Load, typename Combine>
-void fold_in_chunks(const ReductionPlan& plan, const T* base, Acc identity, Load load,
-                    Combine combine, std::vector<Acc>& acc) {
+// acc[o] = the fold with `combine` of output o's chunks, each folded by
+// fold_range(o, begin, end) over its reduced elements [begin, end); chunked and parallel
+// as in Note [Deterministic sum].
+template <typename Acc, typename FoldRange, typename Combine>
+void fold_in_chunks(const ReductionPlan& plan, FoldRange fold_range, Combine combine,
+                    std::vector<Acc>& acc) {
   const int64_t outputs = plan.out_numel;
   const int64_t per_output = std::max<int64_t>(
       1, (plan.reduced_numel + kReduceChunk - 1) / kReduceChunk);  // chunks of one output
   auto fold = [&](int64_t o, int64_t chunk) {
-    Acc total = identity;
     const int64_t begin = chunk * kReduceChunk;
-    const int64_t end = std::min(plan.reduced_numel, begin + kReduceChunk);
-    for_each_reduced_in_range(plan, base, o, begin, end,
-                              [&](T v) { total = combine(total, load(v)); });
-    return total;
+    return fold_range(o, begin, std::min(plan.reduced_numel, begin + kReduceChunk));
   };
   if (per_output == 1) {  // whole outputs per thread, each folded serially
-    const int64_t grain =
-        std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, plan.reduced_numel));
-    parallel_for(0, outputs, grain, [&](int64_t first, int64_t last) {
+    parallel_for(0, outputs, grain_for(plan.reduced_numel), [&](int64_t first, int64_t last) {
       for (int64_t o = first; o < last; ++o) acc[o] = fold(o, 0);
     });
     return;
@@ -61,6 +57,20 @@ void fold_in_chunks(const ReductionPlan& plan, const T* base, Acc identity, Load
     for (int64_t c = 1; c < per_output; ++c) total = combine(total, partial[o * per_output + c]);
     acc[o] = total;
   }
+}
+
+// fold_in_chunks for a fold of single elements: each converted by `load` and combined
+// with `combine`, starting from `identity`.
+template <typename T, typename Acc, typename Load, typename Combine>
+void fold_elements_in_chunks(const ReductionPlan& plan, const T* base, Acc identity, Load load,
+                             Combine combine, std::vector<Acc>& acc) {
+  auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
+    Acc total = identity;
+    for_each_reduced_in_range(plan, base, o, begin, end,
+                              [&](T v) { total = combine(total, load(v)); });
+    return total;
+  };
+  fold_in_chunks(plan, fold_range, combine, acc);
 }
 
 // sum and prod: integers accumulate in int64 (wrapping), everything else in double.
@@ -82,7 +92,7 @@ void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const s
         }
       };
       auto combine = [&](Acc a, Acc b) { return IsProd ? a * b : a + b; };
-      fold_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
+      fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
       if constexpr (std::is_same_v<Acc, uint64_t>) {
         std::vector<int64_t> signed_acc(acc.begin(), acc.end());
         store_values(out, signed_acc, op);
@@ -110,7 +120,8 @@ sdk::Tensor prod_out(const sdk::Tensor& self, int64_t dim, bool, std::optional<L
   return out;
 }
 
-// amax / amin: NaN propagates (the first NaN wins), as in PyTorch.
+// amax / amin: NaN propagates (any NaN gives NaN), as in PyTorch. The extremum does not
+// depend on grouping, so it folds in chunks like the sum.
 template <bool IsMax>
 sdk::Tensor extremum_out(const sdk::Tensor& self, std::span<const int64_t> dims, bool,
                          const sdk::Tensor& out) {
@@ -119,24 +130,22 @@ sdk::Tensor extremum_out(const sdk::Tensor& self, std::span<const int64_t> dims,
   dispatch_all_types(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     using A = acc_type<T>;
+    std::vector<A> acc(static_cast<size_t>(plan.out_numel));
+    A identity = IsMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+    if constexpr (is_floating_v<T>) {
+      identity = IsMax ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+    }
+    auto combine = [](A best, A v) {
+      if constexpr (is_floating_v<T>) {
+        if (best != best) return best;
+        if (v != v) return v;
+      }
+      return (IsMax ? v > best : v < best) ? v : best;
+    };
+    fold_elements_in_chunks(
+        plan, self.data<T>(), identity, [](T v) { return static_cast<A>(v); }, combine, acc);
     T* dst = out.data<T>();
-    for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
-      bool first = true;
-      A best{};
-      visit([&](T raw) {
-        A v = static_cast<A>(raw);
-        if (first) {
-          best = v;
-          first = false;
-        } else if constexpr (is_floating_v<T>) {
-          if (best != best) return;
-          if (v != v || (IsMax ? v > best : v < best)) best = v;
-        } else {
-          if (IsMax ? v > best : v < best) best = v;
-        }
-      });
-      dst[o] = static_cast<T>(best);
-    });
+    for (int64_t o = 0; o < plan.out_numel; ++o) dst[o] = static_cast<T>(acc[o]);
   });
   return out;
 }
@@ -153,7 +162,8 @@ std::tuple<sdk::Tensor, sdk::Tensor> extremum_dim_out(const sdk::Tensor& self, i
     using A = acc_type<T>;
     T* dst = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
-    for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
+    parallel_for_each_reduction(plan, self.data<T>(), [&] {
+      return [&](int64_t o, auto&& visit) {
       int64_t i = 0, best_index = 0;
       A best{};
       visit([&](T raw) {
@@ -172,32 +182,53 @@ std::tuple<sdk::Tensor, sdk::Tensor> extremum_dim_out(const sdk::Tensor& self, i
       });
       dst[o] = static_cast<T>(best);
       idx[o] = best_index;
+      };
     });
   });
   return {values, indices};
 }
 
-// Two passes in double: the mean, then the squared deviations (no cancellation).
+// var: each chunk of an output (Note [Deterministic sum]) takes two passes in double, the
+// mean and then the squared deviations (no cancellation); chunks merge in order with
+// Chan et al.'s pairwise update. An output of one chunk is exactly the two-pass result.
+struct Moments {
+  double count = 0, mean = 0, m2 = 0;  // m2: the sum of squared deviations from mean
+};
+
+Moments merge(const Moments& a, const Moments& b) {
+  const double count = a.count + b.count;
+  if (count == 0) return a;
+  const double delta = b.mean - a.mean;
+  return {count, a.mean + delta * (b.count / count),
+          a.m2 + b.m2 + delta * delta * (a.count * b.count / count)};
+}
+
 sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
                     std::optional<sdk::Scalar> correction, bool, const sdk::Tensor& out) {
   ReductionPlan plan = plan_reduction(self, dim.value_or(std::span<const int64_t>{}));
   double c = correction ? correction->to_double() : 1.0;
-  std::vector<double> result(static_cast<size_t>(plan.out_numel));
+  std::vector<Moments> moments(static_cast<size_t>(plan.out_numel));
   dispatch_floating_types(self.dtype(), "var", [&](auto tag) {
     using T = decltype(tag);
-    for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
+    const T* base = self.data<T>();
+    auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
+      auto value = [](T v) { return static_cast<double>(static_cast<acc_type<T>>(v)); };
       double sum = 0;
-      visit([&](T v) { sum += static_cast<double>(static_cast<acc_type<T>>(v)); });
-      double n = static_cast<double>(plan.reduced_numel);
-      double mean = sum / n;
-      double squares = 0;
-      visit([&](T v) {
-        double d = static_cast<double>(static_cast<acc_type<T>>(v)) - mean;
-        squares += d * d;
+      for_each_reduced_in_range(plan, base, o, begin, end, [&](T v) { sum += value(v); });
+      Moments m{static_cast<double>(end - begin), 0, 0};
+      m.mean = m.count > 0 ? sum / m.count : 0;
+      for_each_reduced_in_range(plan, base, o, begin, end, [&](T v) {
+        const double d = value(v) - m.mean;
+        m.m2 += d * d;
       });
-      result[o] = squares / std::max(0.0, n - c);
-    });
+      return m;
+    };
+    fold_in_chunks(plan, fold_range, merge, moments);
   });
+  std::vector<double> result(moments.size());
+  for (size_t o = 0; o < moments.size(); ++o) {
+    result[o] = moments[o].m2 / std::max(0.0, moments[o].count - c);
+  }
   store_values(out, result, "var");
   return out;
 }
@@ -209,13 +240,15 @@ sdk::Tensor any_all_out(const sdk::Tensor& self, OptionalDims dim, bool, const s
   bool* dst = out.data<bool>();
   dispatch_all_types(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
-    for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
+    parallel_for_each_reduction(plan, self.data<T>(), [&] {
+      return [&](int64_t o, auto&& visit) {
       bool r = !IsAny;
       visit([&](T v) {
         bool truthy = static_cast<acc_type<T>>(v) != acc_type<T>(0);
         r = IsAny ? (r || truthy) : (r && truthy);
       });
       dst[o] = r;
+      };
     });
   });
   return out;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/sdk/plugin.hpp"
+#include "parallel.h"
 #include "scalar_types.h"
 
 namespace loom::cpu {
@@ -25,18 +26,25 @@ struct ReductionPlan {
 // wrapped again here because a kernel may be called directly with negative dims.
 ReductionPlan plan_reduction(const sdk::Tensor& self, std::span<const int64_t> dims);
 
-// Calls fn(out_index, visit) for every output element in row-major order of the kept
-// dims; visit(f) calls f(value) for each of that output's reduced elements.
+// Calls fn(out_index, visit) for the output elements [o_begin, o_end) in row-major
+// order of the kept dims; visit(f) calls f(value) for each of that output's reduced
+// elements.
 template <typename T, typename Fn>
-void for_each_reduction(const ReductionPlan& plan, const T* base, Fn&& fn) {
+void for_each_reduction(const ReductionPlan& plan, const T* base, int64_t o_begin, int64_t o_end,
+                        Fn&& fn) {
+  if (o_begin >= o_end) return;
   const size_t kept = plan.kept_sizes.size();
   const size_t reduced = plan.reduced_sizes.size();
   std::vector<int64_t> out_index(kept, 0);
+  for (int64_t rest = o_begin, d = static_cast<int64_t>(kept); d-- > 0;) {
+    out_index[d] = rest % plan.kept_sizes[d];
+    rest /= plan.kept_sizes[d];
+  }
   std::vector<int64_t> red_index(reduced, 0);
   const int64_t inner_size = reduced ? plan.reduced_sizes[reduced - 1] : 1;
   const int64_t inner_stride = reduced ? plan.reduced_strides[reduced - 1] : 0;
   const int64_t outer_count = inner_size ? plan.reduced_numel / inner_size : 0;
-  for (int64_t o = 0; o < plan.out_numel; ++o) {
+  for (int64_t o = o_begin; o < o_end; ++o) {
     int64_t offset = 0;
     for (size_t d = 0; d < kept; ++d) offset += out_index[d] * plan.kept_strides[d];
     const T* first = base + offset;
@@ -61,6 +69,22 @@ void for_each_reduction(const ReductionPlan& plan, const T* base, Fn&& fn) {
   }
 }
 
+// Every output element, in order, on the calling thread.
+template <typename T, typename Fn>
+void for_each_reduction(const ReductionPlan& plan, const T* base, Fn&& fn) {
+  for_each_reduction(plan, base, 0, plan.out_numel, fn);
+}
+
+// Every output element, split over the thread pool in runs of whole outputs (each
+// output's elements are visited by one thread, in order, so results do not depend on
+// the thread count). make_fn() is called once per run, on the thread that runs it, and
+// returns the fn(out_index, visit) for it: per-run scratch buffers live in its captures.
+template <typename T, typename MakeFn>
+void parallel_for_each_reduction(const ReductionPlan& plan, const T* base, MakeFn&& make_fn) {
+  parallel_for(0, plan.out_numel, grain_for(plan.reduced_numel), [&](int64_t begin, int64_t end) {
+    for_each_reduction(plan, base, begin, end, make_fn());
+  });
+}
 // Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
 // order for_each_reduction visits them (row-major over the reduced dims): lets a
 // reduction cut one output's elements into chunks (Note [Deterministic sum]).
@@ -109,15 +133,18 @@ void store_values(const sdk::Tensor& out, const std::vector<Acc>& values, const 
   dispatch_all_types(out.dtype(), op, [&](auto tag) {
     using Out = decltype(tag);
     Out* dst = out.data<Out>();
-    for (size_t i = 0; i < values.size(); ++i) {
-      if constexpr (std::is_same_v<Out, bool>) {
-        dst[i] = values[i] != Acc(0);
-      } else if constexpr (is_reduced_float_v<Out>) {
-        dst[i] = Out(static_cast<float>(values[i]));
-      } else {
-        dst[i] = static_cast<Out>(values[i]);
+    const int64_t n = static_cast<int64_t>(values.size());
+    parallel_for(0, n, kGrainSize, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        if constexpr (std::is_same_v<Out, bool>) {
+          dst[i] = values[i] != Acc(0);
+        } else if constexpr (is_reduced_float_v<Out>) {
+          dst[i] = Out(static_cast<float>(values[i]));
+        } else {
+          dst[i] = static_cast<Out>(values[i]);
+        }
       }
-    }
+    });
   });
 }
 

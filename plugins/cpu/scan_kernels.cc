@@ -26,7 +26,8 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
     auto run = [&](auto acc_tag) {
       using Acc = decltype(acc_tag);
       std::vector<Acc> values(static_cast<size_t>(self.numel()));
-      for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
+      parallel_for_each_reduction(plan, self.data<T>(), [&] {
+        return [&](int64_t o, auto&& visit) {
         // output element o of the plan = (outer index, inner index) around dim d
         int64_t base = (o / out_inner) * out_outer + (o % out_inner);
         Acc running = IsProd ? Acc(1) : Acc(0);
@@ -41,6 +42,7 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
           running = IsProd ? running * x : running + x;
           values[base + k++ * out_inner] = running;
         });
+        };
       });
       if constexpr (std::is_same_v<Acc, uint64_t>) {
         store_values(out, std::vector<int64_t>(values.begin(), values.end()), op);

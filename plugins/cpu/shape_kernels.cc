@@ -1,6 +1,7 @@
 // Shape kernels on CPU tensors: cat, flip, roll, repeat, tril, triu. They move elements
-// (bytes) without arithmetic, so every dtype takes the same path; outputs arrive
-// allocated (shape and dtype from the op's shape rule) and contiguous.
+// (bytes) without arithmetic, so every dtype takes the same path, with the elements split
+// over the thread pool; outputs arrive allocated (shape and dtype from the op's shape
+// rule) and contiguous.
 #include <algorithm>
 
 #include "index_loop.h"
@@ -18,11 +19,13 @@ sdk::Tensor cat_out(const std::vector<sdk::Tensor>& tensors, int64_t dim, const 
     if (t.dim() == 1 && t.sizes()[0] == 0) continue;  // Note [Legacy empty tensors in cat]
     sdk::Tensor src = converted(t, out.dtype(), "cat");
     StridedBytes s(src);
-    std::vector<int64_t> dst_index(s.sizes.size());
-    for_each_index(s.sizes, [&](const int64_t* index) {
-      std::copy(index, index + s.ndim(), dst_index.begin());
-      dst_index[d] += offset;
-      std::memcpy(dst.at(dst_index.data()), s.at(index), static_cast<size_t>(s.item));
+    parallel_for(0, count_of(s.sizes), grain_for(8), [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> dst_index(s.sizes.size());
+      for_each_index_in(s.sizes, begin, end, [&](const int64_t* index, int64_t) {
+        std::copy(index, index + s.ndim(), dst_index.begin());
+        dst_index[d] += offset;
+        copy_element(dst.at(dst_index.data()), s.at(index), s.item);
+      });
     });
     offset += s.sizes[d];
   }
@@ -94,15 +97,17 @@ template <bool Lower>
 sdk::Tensor triangle_out(const sdk::Tensor& self, int64_t diagonal, const sdk::Tensor& out) {
   StridedBytes s(self);
   const size_t n = s.sizes.size();
-  char* dst = out.data<char>();
-  for_each_index(s.sizes, [&](const int64_t* index) {
-    const int64_t offset = index[n - 1] - index[n - 2];
-    if (Lower ? offset <= diagonal : offset >= diagonal) {
-      std::memcpy(dst, s.at(index), static_cast<size_t>(s.item));
-    } else {
-      std::memset(dst, 0, static_cast<size_t>(s.item));  // zero bits are 0 in every dtype
-    }
-    dst += s.item;
+  char* const dst = out.data<char>();
+  parallel_for(0, count_of(s.sizes), grain_for(8), [&](int64_t begin, int64_t end) {
+    for_each_index_in(s.sizes, begin, end, [&](const int64_t* index, int64_t linear) {
+      const int64_t offset = index[n - 1] - index[n - 2];
+      char* to = dst + linear * s.item;
+      if (Lower ? offset <= diagonal : offset >= diagonal) {
+        copy_element(to, s.at(index), s.item);
+      } else {
+        std::memset(to, 0, static_cast<size_t>(s.item));  // zero bits are 0 in every dtype
+      }
+    });
   });
   return out;
 }

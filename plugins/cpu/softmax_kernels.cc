@@ -31,10 +31,11 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
     using Out = decltype(out_tag);
     using Acc = std::conditional_t<std::is_same_v<Out, double>, double, float>;
     Out* dst = out.data<Out>();
-    std::vector<Acc> line(static_cast<size_t>(length));
     dispatch_all_types(self.dtype(), op, [&](auto in_tag) {
       using T = decltype(in_tag);
-      for_each_reduction(plan, self.data<T>(), [&](int64_t o, auto&& visit) {
+      parallel_for_each_reduction(plan, self.data<T>(), [&] {
+        return [&, line = std::vector<Acc>(static_cast<size_t>(length))](
+                   int64_t o, auto&& visit) mutable {
         size_t k = 0;
         visit([&](T v) { line[k++] = static_cast<Acc>(static_cast<acc_type<T>>(v)); });
         Acc max = -std::numeric_limits<Acc>::infinity();
@@ -51,6 +52,7 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
             row[i * inner] = Out(std::exp(line[i] - max) * scale);
           }
         }
+        };
       });
     });
   });

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "cpu_pointwise_test_util.h"
+#include "loom/loom.h"
 
 extern char** environ;
 
@@ -263,8 +264,17 @@ TEST_F(CpuParallel, LargeSums) {
 
 // ============================== child processes ==============================
 
+// Random values over large tensors from a fixed seed, concatenated.
+Tensor random_results() {
+  manual_seed(3);
+  const Tensor u = rand({kRows, kCols}), z = randn({kCols, kRows}, TensorOptions().dtype(ScalarType::Float64));
+  const Tensor kept = dropout(ones({kRows * kCols}), 0.5, true);
+  return cat({u.flatten(), z.flatten().to(ScalarType::Float32), kept});
+}
+
 // The results of a fixed workload on large operands (pointwise in every layout, copy_,
-// fill_ and sums), as doubles in logical order: equal bits mean equal results.
+// fill_, sums and the kernels that split lines, planes or chunks), as doubles in logical
+// order: equal bits mean equal results.
 std::string workload_results() {
   Operands o;
   Tensor scalar = make(ScalarType::Float32, {}, {0.3});
@@ -318,6 +328,20 @@ std::string workload_results() {
                1),
       sum_over(wide.t(), 1),
       sum_of(xi),
+      // the kernels that split lines, planes or chunks (cpu_parallel_kernels_test.cc)
+      softmax(o.x, 0),
+      log_softmax(xd.t(), 1),
+      cumsum(o.x, 0),
+      var(wide),
+      var(o.x, IntList{1}),
+      amax(wide.t()),
+      std::get<0>(sort(o.x, 0)),
+      std::get<1>(topk(o.x.t(), 5, 1)),
+      std::get<0>(native_layer_norm(o.x, {kCols}, o.row, o.row, 1e-5)),
+      std::get<1>(max_pool2d_with_indices(o.x.view({1, 1, kRows, kCols}), {3, 3}, {1, 1}, {1, 1})),
+      avg_pool2d(o.x.view({1, 1, kRows, kCols}), {4, 4}),
+      gather(o.x, 0, (xi.abs() % Scalar(int64_t{kRows})).to(ScalarType::Int64)),
+      random_results(),
   };
   std::string bytes;
   for (const Tensor& t : results) {

@@ -486,6 +486,41 @@ TEST_F(Nn, MetaDeviceGivesShapes) {
   EXPECT_EQ(shape_of(mse_loss(x, x, 0)), (Shape{4, 5, 6}));
 }
 
+TEST_F(Nn, MetaKernelsOfUnstructuredOps) {
+  const Device meta_device{kMeta, -1};
+  const TensorOptions meta = TensorOptions().device(meta_device);
+  const TensorOptions meta_int = TensorOptions().dtype(ScalarType::Int64).device(meta_device);
+  Tensor x = empty({4, 5, 6}, meta);
+  // shaped like an input
+  Tensor b = bernoulli(x);
+  EXPECT_EQ(shape_of(b), (Shape{4, 5, 6}));
+  EXPECT_EQ(b.device().type, kMeta);
+  EXPECT_EQ(shape_of(dropout(x, 0.5, true)), (Shape{4, 5, 6}));
+  EXPECT_EQ(dropout(x, 0.5, false).impl(), x.impl());
+  EXPECT_EQ(shape_of(one_hot(empty({3, 2}, meta_int), 7)), (Shape{3, 2, 7}));
+  // integer indices: adjacent indexed dims stay in place, separated ones go first
+  Tensor i23 = empty({2, 3}, meta_int), i3 = empty({3}, meta_int);
+  EXPECT_EQ(shape_of(index(x, {i23})), (Shape{2, 3, 5, 6}));
+  EXPECT_EQ(shape_of(index(x, {std::nullopt, i23, i3})), (Shape{4, 2, 3}));
+  EXPECT_EQ(shape_of(index(x, {i3, std::nullopt, i23})), (Shape{2, 3, 5}));
+  EXPECT_EQ(shape_of(index(x, {std::nullopt})), (Shape{4, 5, 6}));
+  // data-dependent shapes and bad arguments are errors naming the op
+  expect_error([&] { nonzero(x); }, "loom::nonzero",
+               "the output shape depends on the number of nonzero elements");
+  expect_error([&] { one_hot(empty({3}, meta_int)); }, "loom::one_hot",
+               "depends on the largest class (num_classes=-1)");
+  expect_error([&] { one_hot(x, 3); }, "loom::one_hot", "expected an int64 input, found float32");
+  expect_error([&] { index(x, {empty({4}, TensorOptions().dtype(ScalarType::Bool).device(meta_device))}); },
+               "loom::index.Tensor", "the number of true elements of a mask");
+  expect_error([&] { index(x, {i23, empty({4}, meta_int)}); }, "loom::index.Tensor",
+               "cannot be broadcast");
+  expect_error([&] { index(x, {i3, i3, i3, i3}); }, "loom::index.Tensor",
+               "too many indices for a tensor of 3 dims: found 4");
+  expect_error([&] { dropout(x, 1.5, true); }, "loom::dropout", "expected p in [0, 1], found p=1.5");
+  expect_error([&] { bernoulli(empty({2}, meta_int)); }, "loom::bernoulli",
+               "dtype int64 is not supported");
+}
+
 TEST_F(Nn, BadInputsGetErrorsNamingTheOp) {
   Tensor x = make(wave(6), {2, 3});
   Tensor i64 = make({1, 2, 3}, {3}, ScalarType::Int64);
