@@ -1,6 +1,7 @@
 // Helpers of the shape and indexing kernels (declared in index_loop.h).
 #include "index_loop.h"
 
+#include "elementwise_loop.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -18,6 +19,24 @@ StridedBytes::StridedBytes(const sdk::Tensor& t)
   }
 }
 
+void copy_strided(std::span<const int64_t> shape, char* dst, const int64_t* dst_strides,
+                  const char* src, const int64_t* src_strides, int64_t item) {
+  auto copy = [&](auto tag) {
+    using U = decltype(tag);
+    map_strided<U, U>([](U v) { return v; }, shape, {dst_strides, src_strides},
+                      {dst, const_cast<char*>(src)});
+  };
+  switch (item) {
+    case 1: return copy(uint8_t{});
+    case 2: return copy(uint16_t{});
+    case 4: return copy(uint32_t{});
+    case 8: return copy(uint64_t{});
+    default:
+      throw sdk::Error("[cpu] copy_strided expected elements of 1, 2, 4 or 8 bytes, found " +
+                       std::to_string(item));
+  }
+}
+
 std::vector<int64_t> sizes_at_least_1d(const sdk::Tensor& t) {
   if (t.dim() == 0) return {1};
   return std::vector<int64_t>(t.sizes().begin(), t.sizes().end());
@@ -29,6 +48,11 @@ std::vector<int64_t> read_indices(const sdk::Tensor& index, const char* op) {
   StridedBytes s(index);
   auto read = [&](auto tag) {
     using I = decltype(tag);
+    if (index.is_contiguous()) {  // the common case: one pass over the elements
+      const I* p = index.data<I>();
+      out.assign(p, p + index.numel());
+      return;
+    }
     for_each_index(s.sizes, [&](const int64_t* i) {
       I v;
       std::memcpy(&v, s.at(i), sizeof(I));
@@ -44,6 +68,25 @@ std::vector<int64_t> read_indices(const sdk::Tensor& index, const char* op) {
                      dtype_name(index.dtype()));
   }
   return out;
+}
+
+std::span<const int64_t> checked_indices(const sdk::Tensor& index, int64_t size, int64_t dim,
+                                         const char* op, std::vector<int64_t>& storage) {
+  std::span<const int64_t> values;
+  if (index.dtype() == LOOM_DTYPE_INT64 && index.is_contiguous()) {
+    values = {index.data<int64_t>(), static_cast<size_t>(index.numel())};
+  } else {
+    storage = read_indices(index, op);
+    values = storage;
+  }
+  // One branch-free pass (it vectorises) finds whether any index is out of range; only
+  // then is the first such index looked up for the message.
+  uint64_t bad = 0;
+  for (int64_t i : values) bad |= static_cast<uint64_t>(i) >= static_cast<uint64_t>(size);
+  if (bad != 0) {
+    for (int64_t i : values) checked_index(i, size, dim, op);
+  }
+  return values;
 }
 
 int64_t checked_index(int64_t i, int64_t size, int64_t dim, const char* op, bool allow_negative) {

@@ -86,6 +86,12 @@ inline void copy_element(char* dst, const char* src, int64_t item) {
   }
 }
 
+// Copies the elements of `shape` from `src` to `dst` (element strides aligned with shape,
+// elements of `item` bytes) on the parallel, vectorised loop of copy_: moves whole runs
+// where cat, index_select and friends would otherwise move one element at a time.
+void copy_strided(std::span<const int64_t> shape, char* dst, const int64_t* dst_strides,
+                  const char* src, const int64_t* src_strides, int64_t item);
+
 // The sizes of `t`, with {1} for a 0-dim tensor.
 std::vector<int64_t> sizes_at_least_1d(const sdk::Tensor& t);
 
@@ -109,6 +115,12 @@ void copy_mapped(const sdk::Tensor& src, const sdk::Tensor& out, const Map& map)
 
 // The elements of an int64 (or int32) index tensor in row-major order.
 std::vector<int64_t> read_indices(const sdk::Tensor& index, const char* op);
+
+// The elements of an index tensor in row-major order, each checked to lie in [0, size)
+// (checked_index's error for the first that does not): the tensor's own memory when it is
+// a contiguous int64 tensor, else a copy kept in `storage`.
+std::span<const int64_t> checked_indices(const sdk::Tensor& index, int64_t size, int64_t dim,
+                                         const char* op, std::vector<int64_t>& storage);
 
 // Throws "[op] index 5 is out of range for dim 0 of size 3" unless 0 <= i < size (or,
 // with allow_negative, -size <= i < 0, wrapped).

@@ -7,6 +7,7 @@
 
 #include "index_loop.h"
 #include "kernels.h"
+#include "parallel.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -16,32 +17,81 @@ namespace {
 sdk::Tensor index_select_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
                              const sdk::Tensor& out) {
   const int64_t d = wrap_dim(dim, self.dim(), "index_select");
-  const int64_t size = sizes_at_least_1d(self)[d];
-  std::vector<int64_t> indices = read_indices(index, "index_select");
-  for (int64_t& i : indices) i = checked_index(i, size, d, "index_select");
-  const size_t n = sizes_at_least_1d(self).size();
-  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
-    std::copy(at, at + n, src);
-    src[d] = indices[at[d]];
-  });
+  const std::vector<int64_t> sizes = sizes_at_least_1d(self);
+  std::vector<int64_t> storage;
+  const std::span<const int64_t> indices =
+      checked_indices(index, sizes[d], d, "index_select", storage);
+  if (out.numel() == 0) return out;
+  // Each index copies one slice of self (self without dim d) into out's slice: a strided
+  // copy per index, the indices split over the thread pool (a large slice is split by
+  // the copy itself when there are few indices).
+  const StridedBytes src(self), dst(out);
+  std::vector<int64_t> slice = sizes, src_strides(src.strides), dst_strides(dst.strides);
+  slice[d] = 1;
+  for (size_t k = 0; k < slice.size(); ++k) {
+    src_strides[k] /= src.item;
+    dst_strides[k] /= dst.item;
+  }
+  const int64_t slice_numel = count_of(slice);
+  parallel_for(0, static_cast<int64_t>(indices.size()), grain_for(slice_numel),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t j = begin; j < end; ++j) {
+                   copy_strided(slice, dst.base + j * dst.strides[d], dst_strides.data(),
+                                src.base + indices[j] * src.strides[d], src_strides.data(),
+                                src.item);
+                 }
+               });
   return out;
+}
+
+// gather: out[..., i, ...] = self[..., index[..., i, ...], ...] along dim d, row by row
+// of the last dim (rows split over the thread pool), typed by element size.
+template <typename U>
+void gather_rows(const StridedBytes& self, const std::vector<int64_t>& shape, int64_t d,
+                 const int64_t* indices, U* out) {
+  const size_t last = shape.size() - 1;
+  const int64_t width = shape[last];
+  const int64_t self_step = self.strides[last] / self.item;  // element strides
+  const int64_t self_dim = self.strides[d] / self.item;
+  std::vector<int64_t> rows = shape;
+  rows[last] = 1;
+  parallel_for(0, count_of(rows), grain_for(4 * width), [&](int64_t begin, int64_t end) {
+    for_each_index_in(rows, begin, end, [&](const int64_t* at, int64_t row) {
+      const int64_t* idx = indices + row * width;
+      U* dst = out + row * width;
+      if (static_cast<int64_t>(last) == d) {
+        int64_t offset = 0;  // the row's start in self
+        for (size_t k = 0; k < last; ++k) offset += at[k] * self.strides[k];
+        const U* src = reinterpret_cast<const U*>(self.base + offset);
+        for (int64_t i = 0; i < width; ++i) dst[i] = src[idx[i] * self_dim];
+      } else {
+        int64_t offset = 0;  // the row's start in self, without dim d
+        for (size_t k = 0; k < last; ++k) {
+          if (static_cast<int64_t>(k) != d) offset += at[k] * self.strides[k];
+        }
+        const U* src = reinterpret_cast<const U*>(self.base + offset);
+        for (int64_t i = 0; i < width; ++i) dst[i] = src[i * self_step + idx[i] * self_dim];
+      }
+    });
+  });
 }
 
 sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index, bool,
                        const sdk::Tensor& out) {
   const int64_t d = wrap_dim(dim, self.dim(), "gather");
   const int64_t size = sizes_at_least_1d(self)[d];
-  std::vector<int64_t> indices = read_indices(index, "gather");
-  for (int64_t& i : indices) i = checked_index(i, size, d, "gather");
-  const std::vector<int64_t> out_sizes = sizes_at_least_1d(out);
-  const size_t n = out_sizes.size();
-  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
-    // out has index's shape: its row-major position is the position in `indices`
-    int64_t k = 0;
-    for (size_t j = 0; j < n; ++j) k = k * out_sizes[j] + at[j];
-    std::copy(at, at + n, src);
-    src[d] = indices[k];
-  });
+  std::vector<int64_t> storage;
+  const std::span<const int64_t> indices = checked_indices(index, size, d, "gather", storage);
+  if (out.numel() == 0) return out;
+  // out has index's shape and is contiguous: its row-major order is the indices' order
+  const StridedBytes src(self);
+  const std::vector<int64_t> shape = sizes_at_least_1d(out);
+  switch (src.item) {
+    case 1: gather_rows(src, shape, d, indices.data(), out.data<uint8_t>()); break;
+    case 2: gather_rows(src, shape, d, indices.data(), out.data<uint16_t>()); break;
+    case 4: gather_rows(src, shape, d, indices.data(), out.data<uint32_t>()); break;
+    default: gather_rows(src, shape, d, indices.data(), out.data<uint64_t>()); break;
+  }
   return out;
 }
 
@@ -55,8 +105,8 @@ void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Ten
                              const char* op, Write&& write) {
   const int64_t d = wrap_dim(dim, out.dim(), op);
   StridedBytes dst(out);
-  std::vector<int64_t> indices = read_indices(index, op);
-  for (int64_t& i : indices) i = checked_index(i, dst.sizes[d], d, op);
+  std::vector<int64_t> storage;
+  const std::span<const int64_t> indices = checked_indices(index, dst.sizes[d], d, op, storage);
   const std::vector<int64_t> shape = sizes_at_least_1d(index);
   if (count_of(shape) == 0) return;
   std::vector<int64_t> lines = shape;

@@ -13,21 +13,15 @@ namespace {
 sdk::Tensor cat_out(const std::vector<sdk::Tensor>& tensors, int64_t dim, const sdk::Tensor& out) {
   if (out.numel() == 0) return out;
   const int64_t d = wrap_dim(dim, out.dim(), "cat");
-  StridedBytes dst(out);
+  const int64_t item = StridedBytes(out).item;
   int64_t offset = 0;
   for (const sdk::Tensor& t : tensors) {
     if (t.dim() == 1 && t.sizes()[0] == 0) continue;  // Note [Legacy empty tensors in cat]
-    sdk::Tensor src = converted(t, out.dtype(), "cat");
-    StridedBytes s(src);
-    parallel_for(0, count_of(s.sizes), grain_for(8), [&](int64_t begin, int64_t end) {
-      std::vector<int64_t> dst_index(s.sizes.size());
-      for_each_index_in(s.sizes, begin, end, [&](const int64_t* index, int64_t) {
-        std::copy(index, index + s.ndim(), dst_index.begin());
-        dst_index[d] += offset;
-        copy_element(dst.at(dst_index.data()), s.at(index), s.item);
-      });
-    });
-    offset += s.sizes[d];
+    const sdk::Tensor src = converted(t, out.dtype(), "cat");
+    // each input is a strided copy into its slice of out along d
+    copy_strided(src.sizes(), out.data<char>() + offset * out.strides()[d] * item,
+                 out.strides().data(), src.data<char>(), src.strides().data(), item);
+    offset += src.sizes()[d];
   }
   return out;
 }

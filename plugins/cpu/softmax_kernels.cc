@@ -41,16 +41,18 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
         Acc max = -std::numeric_limits<Acc>::infinity();
         for (Acc v : line) max = v > max ? v : max;
         Acc sum = 0;
-        for (Acc v : line) sum += std::exp(v - max);
         Out* row = dst + (o / inner) * inner * length + (o % inner);
         if constexpr (IsLog) {
+          for (Acc v : line) sum += std::exp(v - max);
           const Acc log_sum = std::log(sum);
           for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
         } else {
-          const Acc scale = Acc(1) / sum;
-          for (int64_t i = 0; i < length; ++i) {
-            row[i * inner] = Out(std::exp(line[i] - max) * scale);
+          for (Acc& v : line) {  // one exp per element, kept for the scaling pass
+            v = std::exp(v - max);
+            sum += v;
           }
+          const Acc scale = Acc(1) / sum;
+          for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
         }
         };
       });

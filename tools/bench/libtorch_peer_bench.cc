@@ -1,7 +1,7 @@
 // The peer side of dispatch_bench: a boxed call through libtorch's c10 dispatcher to a
 // no-op CPU kernel, a 1-element add and the 16M-element float32 adds (new result and
 // out=) on 2 intra-op threads, measured the same way; and the peers of linalg_bench
-// (matmul, conv2d).
+// (matmul, conv2d) and kernels_bench (softmax, layer_norm, sort, ...).
 #include <benchmark/benchmark.h>
 #include <torch/library.h>
 #include <torch/torch.h>
@@ -92,6 +92,67 @@ void BM_TorchConv2d3x3(benchmark::State& state) {
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
 BENCHMARK(BM_TorchConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The peers of kernels_bench, on at::get_num_threads() threads (OMP_NUM_THREADS).
+template <typename Body>
+void run(benchmark::State& state, Body body) {
+  body();
+  for (auto _ : state) benchmark::DoNotOptimize(body());
+}
+
+void BM_TorchKernelSoftmax(benchmark::State& state) {
+  at::Tensor x = at::randn({256, 4096});
+  run(state, [&] { return at::softmax(x, 1); });
+}
+BENCHMARK(BM_TorchKernelSoftmax)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelLayerNorm(benchmark::State& state) {
+  at::Tensor x = at::randn({2048, 1024}), w = at::randn({1024}), b = at::randn({1024});
+  run(state, [&] { return at::layer_norm(x, {1024}, w, b); });
+}
+BENCHMARK(BM_TorchKernelLayerNorm)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelSort(benchmark::State& state) {
+  at::Tensor x = at::randn({512, 2048});
+  run(state, [&] { return std::get<0>(at::sort(x, 1)); });
+}
+BENCHMARK(BM_TorchKernelSort)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelTopk(benchmark::State& state) {
+  at::Tensor x = at::randn({512, 2048});
+  run(state, [&] { return std::get<0>(at::topk(x, 10, 1)); });
+}
+BENCHMARK(BM_TorchKernelTopk)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelMaxPool2d(benchmark::State& state) {
+  at::Tensor x = at::randn({8, 64, 112, 112});
+  run(state, [&] { return at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}); });
+}
+BENCHMARK(BM_TorchKernelMaxPool2d)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelVar(benchmark::State& state) {
+  at::Tensor x = at::randn({1 << 24});
+  run(state, [&] { return at::var(x); });
+}
+BENCHMARK(BM_TorchKernelVar)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelGather(benchmark::State& state) {
+  at::Tensor x = at::randn({1024, 1024});
+  at::Tensor index = at::randint(0, 1024, {1024, 1024});
+  run(state, [&] { return at::gather(x, 1, index); });
+}
+BENCHMARK(BM_TorchKernelGather)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelCat(benchmark::State& state) {
+  at::Tensor a = at::randn({1024, 1024}), b = at::randn({1024, 1024});
+  run(state, [&] { return at::cat({a, b}, 1); });
+}
+BENCHMARK(BM_TorchKernelCat)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelRand(benchmark::State& state) {
+  run(state, [&] { return at::rand({1 << 22}); });
+}
+BENCHMARK(BM_TorchKernelRand)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 

@@ -1,0 +1,96 @@
+// Throughput of the CPU plugin's kernels that split lines, planes, chunks or rows over the
+// thread pool (softmax, layer_norm, sort, topk, max_pool2d, var, gather, cat, rand), one
+// call per iteration on float32 operands of typical model sizes. The libtorch peer runs
+// the same calls (libtorch_peer_bench --benchmark_filter=Kernel). Threads: LOOM_NUM_THREADS
+// (tools/bench/run-kernels-bench.sh runs 1 and 2).
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+
+#include "loom/loom.h"
+#include "loom/random.h"
+
+namespace {
+
+void load_runtime() {
+  static bool loaded = [] {
+    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
+    loom::Runtime::load_default();
+    return true;
+  }();
+  (void)loaded;
+}
+
+// Calls body() once per iteration, after one warm-up call.
+template <typename Body>
+void run(benchmark::State& state, Body body) {
+  body();
+  for (auto _ : state) benchmark::DoNotOptimize(body());
+}
+
+void BM_KernelSoftmax(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({256, 4096});
+  run(state, [&] { return loom::softmax(x, 1); });
+}
+BENCHMARK(BM_KernelSoftmax)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelLayerNorm(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({2048, 1024}), w = loom::randn({1024}), b = loom::randn({1024});
+  run(state, [&] { return loom::layer_norm(x, {1024}, w, b); });
+}
+BENCHMARK(BM_KernelLayerNorm)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelSort(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({512, 2048});
+  run(state, [&] { return std::get<0>(loom::sort(x, 1)); });
+}
+BENCHMARK(BM_KernelSort)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelTopk(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({512, 2048});
+  run(state, [&] { return std::get<0>(loom::topk(x, 10, 1)); });
+}
+BENCHMARK(BM_KernelTopk)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelMaxPool2d(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({8, 64, 112, 112});
+  run(state, [&] { return loom::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}); });
+}
+BENCHMARK(BM_KernelMaxPool2d)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelVar(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({1 << 24});
+  run(state, [&] { return loom::var(x); });
+}
+BENCHMARK(BM_KernelVar)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelGather(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({1024, 1024});
+  loom::Tensor index = loom::randint(0, 1024, {1024, 1024});
+  run(state, [&] { return loom::gather(x, 1, index); });
+}
+BENCHMARK(BM_KernelGather)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelCat(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor a = loom::randn({1024, 1024}), b = loom::randn({1024, 1024});
+  run(state, [&] { return loom::cat({a, b}, 1); });
+}
+BENCHMARK(BM_KernelCat)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_KernelRand(benchmark::State& state) {
+  load_runtime();
+  run(state, [&] { return loom::rand({1 << 22}); });
+}
+BENCHMARK(BM_KernelRand)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
