@@ -27,10 +27,14 @@ void copy_strided(std::span<const int64_t> shape, char* dst, const int64_t* dst_
                       {dst, const_cast<char*>(src)});
   };
   switch (item) {
-    case 1: return copy(uint8_t{});
-    case 2: return copy(uint16_t{});
-    case 4: return copy(uint32_t{});
-    case 8: return copy(uint64_t{});
+    case 1:
+      return copy(uint8_t{});
+    case 2:
+      return copy(uint16_t{});
+    case 4:
+      return copy(uint32_t{});
+    case 8:
+      return copy(uint64_t{});
     default:
       throw sdk::Error("[cpu] copy_strided expected elements of 1, 2, 4 or 8 bytes, found " +
                        std::to_string(item));

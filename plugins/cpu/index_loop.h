@@ -78,11 +78,20 @@ inline int64_t count_of(std::span<const int64_t> shape) {
 // Copies one element of `item` bytes (fixed-size copies for the usual sizes).
 inline void copy_element(char* dst, const char* src, int64_t item) {
   switch (item) {
-    case 1: *dst = *src; return;
-    case 2: std::memcpy(dst, src, 2); return;
-    case 4: std::memcpy(dst, src, 4); return;
-    case 8: std::memcpy(dst, src, 8); return;
-    default: std::memcpy(dst, src, static_cast<size_t>(item));
+    case 1:
+      *dst = *src;
+      return;
+    case 2:
+      std::memcpy(dst, src, 2);
+      return;
+    case 4:
+      std::memcpy(dst, src, 4);
+      return;
+    case 8:
+      std::memcpy(dst, src, 8);
+      return;
+    default:
+      std::memcpy(dst, src, static_cast<size_t>(item));
   }
 }
 

@@ -87,10 +87,18 @@ sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& 
   const StridedBytes src(self);
   const std::vector<int64_t> shape = sizes_at_least_1d(out);
   switch (src.item) {
-    case 1: gather_rows(src, shape, d, indices.data(), out.data<uint8_t>()); break;
-    case 2: gather_rows(src, shape, d, indices.data(), out.data<uint16_t>()); break;
-    case 4: gather_rows(src, shape, d, indices.data(), out.data<uint32_t>()); break;
-    default: gather_rows(src, shape, d, indices.data(), out.data<uint64_t>()); break;
+    case 1:
+      gather_rows(src, shape, d, indices.data(), out.data<uint8_t>());
+      break;
+    case 2:
+      gather_rows(src, shape, d, indices.data(), out.data<uint16_t>());
+      break;
+    case 4:
+      gather_rows(src, shape, d, indices.data(), out.data<uint32_t>());
+      break;
+    default:
+      gather_rows(src, shape, d, indices.data(), out.data<uint64_t>());
+      break;
   }
   return out;
 }

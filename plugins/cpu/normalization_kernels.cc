@@ -56,27 +56,27 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
     T* mean_dst = mean_out.data<T>();
     T* rstd_dst = rstd_out.data<T>();
     parallel_for_each_reduction(plan, input.data<T>(), [&] {
-      return [&, row = std::vector<Acc>(static_cast<size_t>(width))](int64_t o,
-                                                                     auto&& visit) mutable {
-      size_t i = 0;
-      visit([&](T v) { row[i++] = static_cast<Acc>(v); });
-      Acc sum = 0;
-      for (Acc v : row) sum += v;
-      const Acc mean = sum / static_cast<Acc>(width);
-      Acc squares = 0;
-      for (Acc v : row) squares += (v - mean) * (v - mean);
-      const Acc rstd =
-          Acc(1) / std::sqrt(squares / static_cast<Acc>(width) + static_cast<Acc>(eps));
-      T* y = dst + o * width;
-      for (int64_t j = 0; j < width; ++j) {
-        Acc v = (row[j] - mean) * rstd;
-        if (!w.empty()) v *= w[j];
-        if (!b.empty()) v += b[j];
-        y[j] = T(v);
-      }
-      mean_dst[o] = T(mean);
-      rstd_dst[o] = T(rstd);
-      };
+      return
+          [&, row = std::vector<Acc>(static_cast<size_t>(width))](int64_t o, auto&& visit) mutable {
+            size_t i = 0;
+            visit([&](T v) { row[i++] = static_cast<Acc>(v); });
+            Acc sum = 0;
+            for (Acc v : row) sum += v;
+            const Acc mean = sum / static_cast<Acc>(width);
+            Acc squares = 0;
+            for (Acc v : row) squares += (v - mean) * (v - mean);
+            const Acc rstd =
+                Acc(1) / std::sqrt(squares / static_cast<Acc>(width) + static_cast<Acc>(eps));
+            T* y = dst + o * width;
+            for (int64_t j = 0; j < width; ++j) {
+              Acc v = (row[j] - mean) * rstd;
+              if (!w.empty()) v *= w[j];
+              if (!b.empty()) v += b[j];
+              y[j] = T(v);
+            }
+            mean_dst[o] = T(mean);
+            rstd_dst[o] = T(rstd);
+          };
     });
   });
   return {out, mean_out, rstd_out};

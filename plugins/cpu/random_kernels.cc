@@ -95,9 +95,8 @@ void for_each_position(const sdk::Tensor& t, int64_t begin, int64_t end, Body&& 
 template <typename T, typename Body>
 void for_each_position(const sdk::Tensor& t, const Body& body) {
   constexpr int64_t kWorkPerElement = 32;  // a Philox block (10 rounds) and a conversion
-  parallel_for(0, t.numel(), grain_for(kWorkPerElement), [&](int64_t begin, int64_t end) {
-    for_each_position<T>(t, begin, end, body);
-  });
+  parallel_for(0, t.numel(), grain_for(kWorkPerElement),
+               [&](int64_t begin, int64_t end) { for_each_position<T>(t, begin, end, body); });
 }
 
 // --- per-dtype facts ---

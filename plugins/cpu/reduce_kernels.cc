@@ -164,24 +164,24 @@ std::tuple<sdk::Tensor, sdk::Tensor> extremum_dim_out(const sdk::Tensor& self, i
     int64_t* idx = indices.data<int64_t>();
     parallel_for_each_reduction(plan, self.data<T>(), [&] {
       return [&](int64_t o, auto&& visit) {
-      int64_t i = 0, best_index = 0;
-      A best{};
-      visit([&](T raw) {
-        A v = static_cast<A>(raw);
-        bool take = i == 0;
-        if constexpr (is_floating_v<T>) {
-          take = take || (best == best && (v != v || (IsMax ? v > best : v < best)));
-        } else {
-          take = take || (IsMax ? v > best : v < best);
-        }
-        if (take) {
-          best = v;
-          best_index = i;
-        }
-        ++i;
-      });
-      dst[o] = static_cast<T>(best);
-      idx[o] = best_index;
+        int64_t i = 0, best_index = 0;
+        A best{};
+        visit([&](T raw) {
+          A v = static_cast<A>(raw);
+          bool take = i == 0;
+          if constexpr (is_floating_v<T>) {
+            take = take || (best == best && (v != v || (IsMax ? v > best : v < best)));
+          } else {
+            take = take || (IsMax ? v > best : v < best);
+          }
+          if (take) {
+            best = v;
+            best_index = i;
+          }
+          ++i;
+        });
+        dst[o] = static_cast<T>(best);
+        idx[o] = best_index;
       };
     });
   });
@@ -242,12 +242,12 @@ sdk::Tensor any_all_out(const sdk::Tensor& self, OptionalDims dim, bool, const s
     using T = decltype(tag);
     parallel_for_each_reduction(plan, self.data<T>(), [&] {
       return [&](int64_t o, auto&& visit) {
-      bool r = !IsAny;
-      visit([&](T v) {
-        bool truthy = static_cast<acc_type<T>>(v) != acc_type<T>(0);
-        r = IsAny ? (r || truthy) : (r && truthy);
-      });
-      dst[o] = r;
+        bool r = !IsAny;
+        visit([&](T v) {
+          bool truthy = static_cast<acc_type<T>>(v) != acc_type<T>(0);
+          r = IsAny ? (r || truthy) : (r && truthy);
+        });
+        dst[o] = r;
       };
     });
   });

@@ -28,20 +28,20 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
       std::vector<Acc> values(static_cast<size_t>(self.numel()));
       parallel_for_each_reduction(plan, self.data<T>(), [&] {
         return [&](int64_t o, auto&& visit) {
-        // output element o of the plan = (outer index, inner index) around dim d
-        int64_t base = (o / out_inner) * out_outer + (o % out_inner);
-        Acc running = IsProd ? Acc(1) : Acc(0);
-        int64_t k = 0;
-        visit([&](T v) {
-          Acc x;
-          if constexpr (std::is_same_v<Acc, uint64_t>) {
-            x = static_cast<Acc>(static_cast<int64_t>(v));
-          } else {
-            x = static_cast<Acc>(static_cast<acc_type<T>>(v));
-          }
-          running = IsProd ? running * x : running + x;
-          values[base + k++ * out_inner] = running;
-        });
+          // output element o of the plan = (outer index, inner index) around dim d
+          int64_t base = (o / out_inner) * out_outer + (o % out_inner);
+          Acc running = IsProd ? Acc(1) : Acc(0);
+          int64_t k = 0;
+          visit([&](T v) {
+            Acc x;
+            if constexpr (std::is_same_v<Acc, uint64_t>) {
+              x = static_cast<Acc>(static_cast<int64_t>(v));
+            } else {
+              x = static_cast<Acc>(static_cast<acc_type<T>>(v));
+            }
+            running = IsProd ? running * x : running + x;
+            values[base + k++ * out_inner] = running;
+          });
         };
       });
       if constexpr (std::is_same_v<Acc, uint64_t>) {

@@ -34,26 +34,26 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
     dispatch_all_types(self.dtype(), op, [&](auto in_tag) {
       using T = decltype(in_tag);
       parallel_for_each_reduction(plan, self.data<T>(), [&] {
-        return [&, line = std::vector<Acc>(static_cast<size_t>(length))](
-                   int64_t o, auto&& visit) mutable {
-        size_t k = 0;
-        visit([&](T v) { line[k++] = static_cast<Acc>(static_cast<acc_type<T>>(v)); });
-        Acc max = -std::numeric_limits<Acc>::infinity();
-        for (Acc v : line) max = v > max ? v : max;
-        Acc sum = 0;
-        Out* row = dst + (o / inner) * inner * length + (o % inner);
-        if constexpr (IsLog) {
-          for (Acc v : line) sum += std::exp(v - max);
-          const Acc log_sum = std::log(sum);
-          for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
-        } else {
-          for (Acc& v : line) {  // one exp per element, kept for the scaling pass
-            v = std::exp(v - max);
-            sum += v;
+        return [&, line = std::vector<Acc>(static_cast<size_t>(length))](int64_t o,
+                                                                         auto&& visit) mutable {
+          size_t k = 0;
+          visit([&](T v) { line[k++] = static_cast<Acc>(static_cast<acc_type<T>>(v)); });
+          Acc max = -std::numeric_limits<Acc>::infinity();
+          for (Acc v : line) max = v > max ? v : max;
+          Acc sum = 0;
+          Out* row = dst + (o / inner) * inner * length + (o % inner);
+          if constexpr (IsLog) {
+            for (Acc v : line) sum += std::exp(v - max);
+            const Acc log_sum = std::log(sum);
+            for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
+          } else {
+            for (Acc& v : line) {  // one exp per element, kept for the scaling pass
+              v = std::exp(v - max);
+              sum += v;
+            }
+            const Acc scale = Acc(1) / sum;
+            for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
           }
-          const Acc scale = Acc(1) / sum;
-          for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
-        }
         };
       });
     });

@@ -131,8 +131,10 @@ TEST_F(CpuParallelKernels, ChunkedReductionsMatchReferences) {
   Values iv(static_cast<size_t>(kRows * kCols));
   for (size_t i = 0; i < iv.size(); ++i) iv[i] = static_cast<double>((i * 37) % 100003) - 50000;
   const Tensor xi = make(ScalarType::Int64, {kRows, kCols}, iv).t();
-  EXPECT_EQ(amax(xi).item<int64_t>(), static_cast<int64_t>(*std::max_element(iv.begin(), iv.end())));
-  EXPECT_EQ(amin(xi).item<int64_t>(), static_cast<int64_t>(*std::min_element(iv.begin(), iv.end())));
+  EXPECT_EQ(amax(xi).item<int64_t>(),
+            static_cast<int64_t>(*std::max_element(iv.begin(), iv.end())));
+  EXPECT_EQ(amin(xi).item<int64_t>(),
+            static_cast<int64_t>(*std::min_element(iv.begin(), iv.end())));
   EXPECT_TRUE(any(xi > Scalar(int64_t{49999})).item<bool>());
   EXPECT_FALSE(all(xi > Scalar(int64_t{-50000})).item<bool>());
 }

@@ -267,7 +267,8 @@ TEST_F(CpuParallel, LargeSums) {
 // Random values over large tensors from a fixed seed, concatenated.
 Tensor random_results() {
   manual_seed(3);
-  const Tensor u = rand({kRows, kCols}), z = randn({kCols, kRows}, TensorOptions().dtype(ScalarType::Float64));
+  const Tensor u = rand({kRows, kCols}),
+               z = randn({kCols, kRows}, TensorOptions().dtype(ScalarType::Float64));
   const Tensor kept = dropout(ones({kRows * kCols}), 0.5, true);
   return cat({u.flatten(), z.flatten().to(ScalarType::Float32), kept});
 }

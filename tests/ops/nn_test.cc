@@ -510,13 +510,21 @@ TEST_F(Nn, MetaKernelsOfUnstructuredOps) {
   expect_error([&] { one_hot(empty({3}, meta_int)); }, "loom::one_hot",
                "depends on the largest class (num_classes=-1)");
   expect_error([&] { one_hot(x, 3); }, "loom::one_hot", "expected an int64 input, found float32");
-  expect_error([&] { index(x, {empty({4}, TensorOptions().dtype(ScalarType::Bool).device(meta_device))}); },
-               "loom::index.Tensor", "the number of true elements of a mask");
-  expect_error([&] { index(x, {i23, empty({4}, meta_int)}); }, "loom::index.Tensor",
-               "cannot be broadcast");
-  expect_error([&] { index(x, {i3, i3, i3, i3}); }, "loom::index.Tensor",
-               "too many indices for a tensor of 3 dims: found 4");
-  expect_error([&] { dropout(x, 1.5, true); }, "loom::dropout", "expected p in [0, 1], found p=1.5");
+  expect_error(
+      [&] { index(x, {empty({4}, TensorOptions().dtype(ScalarType::Bool).device(meta_device))}); },
+      "loom::index.Tensor", "the number of true elements of a mask");
+  expect_error(
+      [&] {
+        index(x, {i23, empty({4}, meta_int)});
+      },
+      "loom::index.Tensor", "cannot be broadcast");
+  expect_error(
+      [&] {
+        index(x, {i3, i3, i3, i3});
+      },
+      "loom::index.Tensor", "too many indices for a tensor of 3 dims: found 4");
+  expect_error([&] { dropout(x, 1.5, true); }, "loom::dropout",
+               "expected p in [0, 1], found p=1.5");
   expect_error([&] { bernoulli(empty({2}, meta_int)); }, "loom::bernoulli",
                "dtype int64 is not supported");
 }

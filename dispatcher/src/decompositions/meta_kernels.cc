@@ -99,7 +99,8 @@ Tensor index_meta(const Tensor& self, const std::vector<std::optional<Tensor>>& 
   if (!adjacent) sizes = broadcast;
   for (int64_t d = 0; d < self.dim(); ++d) {
     const bool is_indexed = std::find(indexed.begin(), indexed.end(), d) != indexed.end();
-    if (adjacent && d == indexed.front()) sizes.insert(sizes.end(), broadcast.begin(), broadcast.end());
+    if (adjacent && d == indexed.front())
+      sizes.insert(sizes.end(), broadcast.begin(), broadcast.end());
     if (!is_indexed) sizes.push_back(self.sizes()[d]);
   }
   return empty(sizes, self.dtype(), self.device());
