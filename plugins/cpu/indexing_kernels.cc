@@ -305,25 +305,21 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
   const bool adjacent =
       indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
   const int64_t insert_at = adjacent ? indexed.front() : 0;
-  // Output dims: (source dim or -1 for a broadcast dim, broadcast position).
+  // Output dims: the source dim, or -1 for a dim of the broadcast shape (which may have
+  // no dims at all, for 0-dim indices).
   std::vector<int64_t> out_shape, source_dim;
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (!entries[d].defined) kept.push_back(d);
-  }
-  size_t next_kept = 0;
-  for (int64_t pos = 0; static_cast<size_t>(pos) < kept.size() + bshape.size();) {
-    if (pos == insert_at) {
-      for (int64_t s : bshape) {
-        out_shape.push_back(s);
-        source_dim.push_back(-1);
-      }
-      pos += static_cast<int64_t>(bshape.size());
-      continue;
+  auto add_broadcast_dims = [&] {
+    for (int64_t s : bshape) {
+      out_shape.push_back(s);
+      source_dim.push_back(-1);
     }
-    out_shape.push_back(self.sizes()[kept[next_kept]]);
-    source_dim.push_back(kept[next_kept++]);
-    ++pos;
+  };
+  if (!adjacent) add_broadcast_dims();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (adjacent && d == indexed.front()) add_broadcast_dims();
+    if (entries[d].defined) continue;
+    out_shape.push_back(self.sizes()[d]);
+    source_dim.push_back(d);
   }
   // Range check every index once, wrapping negatives.
   for (int64_t d : indexed) {

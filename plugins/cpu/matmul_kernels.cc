@@ -6,6 +6,7 @@
 
 #include "kernels.h"
 #include "onednn_util.h"
+#include "parallel.h"
 #include "scalar_types.h"
 
 namespace loom::cpu {
@@ -156,26 +157,28 @@ template <typename T, typename Acc>
 void loop_gemm(const Matrix& a, const Matrix& b, T* out, Acc alpha, Acc beta) {
   const T* pa = a.tensor->data<T>();
   const T* pb = b.tensor->data<T>();
-  int64_t n = a.rows, k = a.cols, p = b.cols;
-  std::vector<Acc> row(static_cast<size_t>(p));
-  for (int64_t batch = 0; batch < a.batch; ++batch) {
-    const T* ab = pa + batch * a.batch_stride;
-    const T* bb = pb + batch * b.batch_stride;
-    for (int64_t i = 0; i < n; ++i) {
+  const int64_t n = a.rows, k = a.cols, p = b.cols;
+  // rows of the output (over all batches) split over the thread pool
+  parallel_for(0, a.batch * n, grain_for(k * p), [&](int64_t first, int64_t last) {
+    std::vector<Acc> row(static_cast<size_t>(p));
+    for (int64_t r = first; r < last; ++r) {
+      const int64_t batch = r / n, i = r % n;
+      const T* ab = pa + batch * a.batch_stride;
+      const T* bb = pb + batch * b.batch_stride;
       std::fill(row.begin(), row.end(), Acc(0));
       for (int64_t j = 0; j < k; ++j) {
         Acc x = static_cast<Acc>(ab[i * a.row_stride + j * a.col_stride]);
         const T* brow = bb + j * b.row_stride;
         for (int64_t c = 0; c < p; ++c) row[c] += x * static_cast<Acc>(brow[c * b.col_stride]);
       }
-      T* dst = out + (batch * n + i) * p;
+      T* dst = out + r * p;
       for (int64_t c = 0; c < p; ++c) {
         Acc v = alpha * row[c];
         if (beta != Acc(0)) v += beta * static_cast<Acc>(dst[c]);
         dst[c] = static_cast<T>(v);
       }
     }
-  }
+  });
 }
 
 // Writes self broadcast to out's shape into out (addmm/baddbmm's added term).
@@ -224,8 +227,10 @@ void product(const sdk::Tensor* self, const sdk::Tensor& a_t, const sdk::Tensor&
     dispatch_numeric_types(dtype, op, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (is_integral_v<T>) {
-        loop_gemm<T, int64_t>(a, b, out.data<T>(), static_cast<int64_t>(alpha),
-                              static_cast<int64_t>(beta));
+        // unsigned: wraps modulo 2^64 like int64 in PyTorch, without signed overflow
+        loop_gemm<T, uint64_t>(a, b, out.data<T>(),
+                               static_cast<uint64_t>(static_cast<int64_t>(alpha)),
+                               static_cast<uint64_t>(static_cast<int64_t>(beta)));
       } else {
         loop_gemm<T, double>(a, b, out.data<T>(), alpha, beta);
       }
@@ -259,7 +264,7 @@ sdk::Tensor baddbmm_out(const sdk::Tensor& self, const sdk::Tensor& batch1,
 sdk::Tensor dot_out(const sdk::Tensor& self, const sdk::Tensor& other, const sdk::Tensor& out) {
   dispatch_numeric_types(self.dtype(), "dot", [&](auto tag) {
     using T = decltype(tag);
-    using Acc = std::conditional_t<is_integral_v<T>, int64_t, double>;
+    using Acc = std::conditional_t<is_integral_v<T>, uint64_t, double>;  // integers wrap
     const T* a = self.data<T>();
     const T* b = other.data<T>();
     int64_t sa = self.strides()[0], sb = other.strides()[0];

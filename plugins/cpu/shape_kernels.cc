@@ -39,9 +39,15 @@ sdk::Tensor flip_out(const sdk::Tensor& self, std::span<const int64_t> dims,
   return out;
 }
 
-// ((i - shift) mod size), in [0, size).
+// shift mod size, in [0, size): any int64 shift, without overflow.
+int64_t wrapped_shift(int64_t shift, int64_t size) {
+  const int64_t r = shift % size;
+  return r < 0 ? r + size : r;
+}
+
+// ((i - shift) mod size), in [0, size), for i and shift in [0, size).
 int64_t rolled(int64_t i, int64_t shift, int64_t size) {
-  int64_t r = (i - shift) % size;
+  const int64_t r = i - shift;
   return r < 0 ? r + size : r;
 }
 
@@ -52,10 +58,11 @@ sdk::Tensor roll_out(const sdk::Tensor& self, std::span<const int64_t> shifts,
   if (dims.empty()) {
     // The flattened tensor rolls: element i of the row-major order comes from i - shift.
     const int64_t n = self.numel();
+    const int64_t shift = wrapped_shift(shifts[0], n);
     copy_mapped(self, out, [&](const int64_t* index, int64_t* src) {
       int64_t flat = 0;
       for (size_t d = 0; d < sizes.size(); ++d) flat = flat * sizes[d] + index[d];
-      flat = rolled(flat, shifts[0], n);
+      flat = rolled(flat, shift, n);
       for (size_t d = sizes.size(); d-- > 0;) {
         src[d] = flat % sizes[d];
         flat /= sizes[d];
@@ -64,8 +71,10 @@ sdk::Tensor roll_out(const sdk::Tensor& self, std::span<const int64_t> shifts,
     return out;
   }
   std::vector<int64_t> shift(sizes.size(), 0);
-  for (size_t i = 0; i < dims.size(); ++i)
-    shift[wrap_dim(dims[i], self.dim(), "roll")] += shifts[i];
+  for (size_t i = 0; i < dims.size(); ++i) {  // a dim given twice rolls by both shifts
+    const int64_t d = wrap_dim(dims[i], self.dim(), "roll");
+    shift[d] = wrapped_shift(shift[d] + wrapped_shift(shifts[i], sizes[d]), sizes[d]);
+  }
   copy_mapped(self, out, [&](const int64_t* index, int64_t* src) {
     for (size_t d = 0; d < sizes.size(); ++d) src[d] = rolled(index[d], shift[d], sizes[d]);
   });

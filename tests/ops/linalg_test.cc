@@ -149,6 +149,23 @@ TEST_F(Linalg, ZeroSizeProducts) {
   EXPECT_EQ(shape(bmm(empty({0, 2, 3}), empty({0, 3, 4}))), (Shape{0, 2, 4}));
 }
 
+TEST_F(Linalg, ZeroInnerDimAndWrappingIntegers) {
+  // a 0-size inner dim gives zeros (plus the bias), as in PyTorch
+  Tensor x = make({}, {2, 3, 0});
+  EXPECT_EQ(values(matmul(x, make({}, {0, 4}))), Values(24, 0.0));
+  EXPECT_EQ(shape(matmul(x, make({}, {0}))), (Shape{2, 3}));
+  Tensor out = linear(x, make({}, {4, 0}), make({1, 2, 3, 4}, {4}));
+  EXPECT_EQ(shape(out), (Shape{2, 3, 4}));
+  EXPECT_EQ(values(out.select(0, 1).select(0, 2)), (Values{1, 2, 3, 4}));
+  // int64 products wrap modulo 2^64
+  Tensor big = empty({1, 1}, TensorOptions().dtype(ScalarType::Int64));
+  *static_cast<int64_t*>(big.data_ptr()) = int64_t{1} << 62;
+  Tensor four = empty({1, 1}, TensorOptions().dtype(ScalarType::Int64));
+  *static_cast<int64_t*>(four.data_ptr()) = 4;
+  EXPECT_EQ(mm(big, four).item<int64_t>(), 0);
+  EXPECT_EQ(dot(big.view({1}), four.view({1})).item<int64_t>(), 0);
+}
+
 TEST_F(Linalg, MatmulFollowsTheDimRules) {
   manual_seed(6);
   Tensor v = random({4}), m = random({4, 4}), w = random({3, 4});

@@ -529,6 +529,15 @@ TEST_F(Nn, MetaKernelsOfUnstructuredOps) {
                "dtype int64 is not supported");
 }
 
+TEST_F(Nn, CrossEntropyWithProbabilitiesAcceptsNegativeIgnoreIndex) {
+  Tensor x = make(wave(6), {2, 3});
+  Tensor probs = make({0.2, 0.3, 0.5, 1, 0, 0}, {2, 3});
+  const double want = cross_entropy_loss(x, probs).item<double>();
+  EXPECT_EQ(cross_entropy_loss(x, probs, std::nullopt, 1, -1).item<double>(), want);
+  expect_error([&] { cross_entropy_loss(x, probs, std::nullopt, 1, 0); },
+               "loom::cross_entropy_loss", "expected no ignore_index with class probabilities");
+}
+
 TEST_F(Nn, BadInputsGetErrorsNamingTheOp) {
   Tensor x = make(wave(6), {2, 3});
   Tensor i64 = make({1, 2, 3}, {3}, ScalarType::Int64);

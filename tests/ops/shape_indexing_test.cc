@@ -3,6 +3,8 @@
 // sort/topk/argsort, flip/roll/repeat, tril/triu, nonzero and advanced indexing, on
 // strided, zero-size and several-dtype inputs, in-place variants, the meta device, and
 // the errors.
+#include <limits>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -201,6 +203,30 @@ TEST_F(ShapeIndexing, NonzeroAndAdvancedIndexing) {
                "index 2 is out of range for dim 0 of size 2");
   expect_error([&] { index(y, {make({0}, {1})}); }, "loom::index.Tensor",
                "expected int64 or bool index tensors, found float32");
+}
+
+TEST_F(ShapeIndexing, EdgeCasesFromReview) {
+  Values v(12);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  Tensor x = make(v, {3, 4});
+  // 0-dim integer indices drop the indexed dims
+  Tensor row = index(x, {longs({1}, {})});
+  EXPECT_EQ(shape(row), (Shape{4}));
+  EXPECT_EQ(values(row), (Values{4, 5, 6, 7}));
+  Tensor cube = make(Values(60, 1.0), {3, 4, 5});
+  EXPECT_EQ(shape(index(cube, {longs({1}, {}), longs({2}, {})})), (Shape{5}));
+  EXPECT_EQ(shape(index(cube, {std::nullopt, longs({2}, {})})), (Shape{3, 5}));
+  // an empty index addresses nothing: gather gives an empty result, scatter a copy
+  EXPECT_EQ(shape(gather(x, 1, longs({}, {0}))), (Shape{0}));
+  EXPECT_EQ(values(scatter(x, 0, longs({}, {0}), make({}, {0}))), v);
+  // roll by any int64 shift: shift mod size
+  Tensor five = make({0, 1, 2, 3, 4}, {5});
+  EXPECT_EQ(values(roll(five, {std::numeric_limits<int64_t>::min()})), (Values{3, 4, 0, 1, 2}));
+  EXPECT_EQ(
+      values(roll(five, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max()},
+                  {0, 0})),
+      (Values{1, 2, 3, 4, 0}));
+  expect_error([&] { repeat(five, {int64_t{1} << 62}); }, "loom::repeat", "overflow int64");
 }
 
 TEST_F(ShapeIndexing, MetaDeviceRunsOnlyTheShapeRule) {

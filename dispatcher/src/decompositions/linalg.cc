@@ -54,7 +54,8 @@ Tensor matmul_decomposition(const Tensor& self, const Tensor& other) {
       fail("loom::matmul", "expected other with ", k, " rows (self is ",
            shape_to_string(self.sizes()), "), found ", shape_to_string(other.sizes()));
     }
-    Tensor rows = loom::reshape(self, {-1, k});
+    // the row count spelled out: -1 cannot be inferred when k is 0
+    Tensor rows = loom::reshape(self, {product(self.sizes().first(self.dim() - 1)), k});
     DimVector shape(self.sizes().begin(), self.sizes().end() - 1);
     if (db == 2) shape.push_back(b.size(1));
     return loom::reshape(loom::mm(rows, b), shape);

@@ -182,7 +182,7 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target,
       fail(op, "expected class probabilities of the input's shape ", shape_to_string(self.sizes()),
            ", found ", shape_to_string(target.sizes()));
     }
-    if (ignore_index != -100) {
+    if (ignore_index >= 0) {  // PyTorch's check: only the default (negative) is allowed
       fail(op, "expected no ignore_index with class probabilities, found ", ignore_index);
     }
     Tensor probs = target;

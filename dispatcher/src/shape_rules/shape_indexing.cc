@@ -105,6 +105,7 @@ void index_select(const ShapeArgs& args, OutputMetas& out) {
 void check_gather_scatter(const ShapeArgs& args, const TensorImpl& self, int64_t dim,
                           const TensorImpl& index, const TensorImpl* src) {
   require_index_dtype(args, index, /*allow_int32=*/false);
+  if (index.numel() == 0) return;  // as in PyTorch: an empty index addresses nothing
   const int64_t ndim = std::max<int64_t>(self.dim(), 1);
   const int64_t index_ndim = std::max<int64_t>(index.dim(), 1);
   if (index_ndim != ndim) {
@@ -224,7 +225,10 @@ void repeat(const ShapeArgs& args, OutputMetas& out) {
   const int64_t lead = n - self.dim();
   for (int64_t i = 0; i < n; ++i) {
     if (repeats[i] < 0) args.fail("expected non-negative repeats, found ", repeats[i]);
-    shape[i] = repeats[i] * (i < lead ? 1 : self.sizes()[i - lead]);
+    if (__builtin_mul_overflow(repeats[i], i < lead ? 1 : self.sizes()[i - lead], &shape[i])) {
+      args.fail("repeats ", repeats[i], " times dim ", i - lead, " of size ",
+                self.sizes()[i - lead], " overflow int64");
+    }
   }
   out.push_back(output(std::move(shape), self.dtype(), self.device()));
 }
