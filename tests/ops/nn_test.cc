@@ -486,6 +486,40 @@ TEST_F(Nn, MetaDeviceGivesShapes) {
   EXPECT_EQ(shape_of(mse_loss(x, x, 0)), (Shape{4, 5, 6}));
 }
 
+TEST_F(Nn, Float32SoftmaxIsAccurateAndExactAtTheEdges) {
+  // exp over its whole float range through pairs [x, 0]: softmax = e^x / (1 + e^x)
+  Values pairs;
+  for (double x = -103; x <= 0; x += 0.0625) {
+    pairs.push_back(x);
+    pairs.push_back(0);
+  }
+  const int64_t n = static_cast<int64_t>(pairs.size()) / 2;
+  const Values got = values(softmax(make(pairs, {n, 2}), 1));
+  const Values got_log = values(log_softmax(make(pairs, {n, 2}), 1));
+  for (int64_t i = 0; i < n; ++i) {
+    const double e = std::exp(static_cast<double>(static_cast<float>(pairs[2 * i])));
+    const double p = e / (1 + e);
+    // within 4 float ulps; below 2^-126 (x < -87.3) the value may flush to 0
+    if (p > 1.2e-38) {
+      EXPECT_NEAR(got[2 * i], p, 4 * 6e-8 * p) << "x = " << pairs[2 * i];
+    } else {
+      EXPECT_LE(got[2 * i], 1.2e-38) << "x = " << pairs[2 * i];
+    }
+    EXPECT_NEAR(got[2 * i + 1], 1 / (1 + e), 2.4e-7) << "x = " << pairs[2 * i];
+    EXPECT_NEAR(got_log[2 * i + 1], -std::log1p(e), 2.4e-7) << "x = " << pairs[2 * i];
+  }
+  // masked entries are exactly 0; an all -inf line, an inf or a NaN make the line NaN
+  const Values masked =
+      values(softmax(make({0, -INFINITY, 1, -INFINITY, -INFINITY, -INFINITY, 0, INFINITY,
+                           NAN, 0, 0, 0},
+                          {4, 3}),
+                     1));
+  EXPECT_EQ(masked[1], 0.0);
+  EXPECT_NEAR(masked[0], 1 / (1 + std::exp(1.0)), 1e-7);
+  for (int i = 3; i < 9; ++i) EXPECT_TRUE(std::isnan(masked[i])) << i;
+  for (int i = 9; i < 12; ++i) EXPECT_NEAR(masked[i], 1.0 / 3, 1e-7) << i;
+}
+
 TEST_F(Nn, MetaKernelsOfUnstructuredOps) {
   const Device meta_device{kMeta, -1};
   const TensorOptions meta = TensorOptions().device(meta_device);
