@@ -1,5 +1,6 @@
 // Float math written so the compiler vectorises it in every ISA clone (isa.h) and every
-// clone gives the same bits: exp for the softmax family, and fixed-lane sums.
+// clone gives the same bits: exp for the softmax family, and fixed-lane sums (softmax,
+// layer_norm).
 //
 // Note [Vectorised exp]
 // ~~~~~~~~~~~~~~~~~~~~~
@@ -53,6 +54,34 @@ inline constexpr int kLanes = 16;
     for (int l = 0; l < width; ++l) level[l] = level[l] + level[l + width];
   }
   return level[0];
+}
+
+// The sum of x[0, n) in kLanes lanes (see the Note).
+[[gnu::always_inline]] inline float lane_sum(const float* x, int64_t n) {
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) lanes[l] += x[i + l];
+  }
+  for (; i < n; ++i) lanes[i % kLanes] += x[i];
+  return fold_lanes(lanes);
+}
+
+// The sum of (x[i] - center)^2 over [0, n) in kLanes lanes.
+[[gnu::always_inline]] inline float lane_sum_of_squares(const float* x, int64_t n, float center) {
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int l = 0; l < kLanes; ++l) {
+      const float d = x[i + l] - center;
+      lanes[l] += d * d;
+    }
+  }
+  for (; i < n; ++i) {
+    const float d = x[i] - center;
+    lanes[i % kLanes] += d * d;
+  }
+  return fold_lanes(lanes);
 }
 
 }  // namespace loom::cpu

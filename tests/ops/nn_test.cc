@@ -509,11 +509,9 @@ TEST_F(Nn, Float32SoftmaxIsAccurateAndExactAtTheEdges) {
     EXPECT_NEAR(got_log[2 * i + 1], -std::log1p(e), 2.4e-7) << "x = " << pairs[2 * i];
   }
   // masked entries are exactly 0; an all -inf line, an inf or a NaN make the line NaN
-  const Values masked =
-      values(softmax(make({0, -INFINITY, 1, -INFINITY, -INFINITY, -INFINITY, 0, INFINITY,
-                           NAN, 0, 0, 0},
-                          {4, 3}),
-                     1));
+  const Values masked = values(softmax(
+      make({0, -INFINITY, 1, -INFINITY, -INFINITY, -INFINITY, 0, INFINITY, NAN, 0, 0, 0}, {4, 3}),
+      1));
   EXPECT_EQ(masked[1], 0.0);
   EXPECT_NEAR(masked[0], 1 / (1 + std::exp(1.0)), 1e-7);
   for (int i = 3; i < 9; ++i) EXPECT_TRUE(std::isnan(masked[i])) << i;
