@@ -3,7 +3,6 @@
 // of self's dtype, int64 indices) arrive allocated and contiguous.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "index_loop.h"
 #include "kernels.h"
@@ -43,41 +42,41 @@ void sort_lines(const sdk::Tensor& self, int64_t dim, int64_t k, bool descending
     using Key = std::conditional_t<std::is_same_v<T, bool>, int, acc_type<T>>;
     T* out_values = values.data<T>();
     int64_t* out_indices = indices.data<int64_t>();
+    // (key, position) pairs sorted by a strict total order: NaN last (first when
+    // descending), ties by position, so std::sort, and partial_sort for topk, give the
+    // stable order.
+    struct Keyed {
+      Key key;
+      int64_t position;
+    };
+    auto before = [descending](const Keyed& a, const Keyed& b) {
+      const bool nx = is_nan_key(a.key), ny = is_nan_key(b.key);
+      if (nx || ny) return nx == ny ? a.position < b.position : (descending ? nx : ny);
+      if (a.key != b.key) return descending ? a.key > b.key : a.key < b.key;
+      return a.position < b.position;
+    };
+    const int64_t stride = s.strides[d];  // bytes between a line's elements
     auto sort_range = [&](int64_t begin, int64_t end) {
-      std::vector<Key> keys(static_cast<size_t>(length));
-      std::vector<int64_t> order(static_cast<size_t>(length));
-      std::vector<int64_t> at(outer.size());
+      std::vector<Keyed> keyed(static_cast<size_t>(length));
       for_each_index_in(outer, begin, end, [&](const int64_t* index, int64_t) {
-        at.assign(index, index + outer.size());
-        int64_t base = 0;  // row-major position of this line's first output element
+        const char* line = s.at(index);  // index[d] is 0: the line's first element
+        int64_t base = 0;                // row-major position of the line's first output
         for (size_t j = 0; j < outer.size(); ++j) {
           base = base * (static_cast<int64_t>(j) == d ? k : outer[j]) + index[j];
         }
         for (int64_t i = 0; i < length; ++i) {
-          at[d] = i;
           T v;
-          std::memcpy(&v, s.at(at.data()), sizeof(T));
-          keys[i] = static_cast<Key>(v);
+          std::memcpy(&v, line + i * stride, sizeof(T));
+          keyed[i] = {static_cast<Key>(v), i};
         }
-        std::iota(order.begin(), order.end(), 0);
-        // A strict total order: NaN last (first when descending), ties by position, so
-        // partial_sort for topk keeps the stable order too.
-        auto before = [&](int64_t a, int64_t b) {
-          const Key x = keys[a], y = keys[b];
-          const bool nx = is_nan_key(x), ny = is_nan_key(y);
-          if (nx || ny) return nx == ny ? a < b : (descending ? nx : ny);
-          if (x != y) return descending ? x > y : x < y;
-          return a < b;
-        };
         if (k < length) {
-          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+          std::partial_sort(keyed.begin(), keyed.begin() + k, keyed.end(), before);
         } else {
-          std::sort(order.begin(), order.end(), before);
+          std::sort(keyed.begin(), keyed.end(), before);
         }
         for (int64_t i = 0; i < k; ++i) {
-          at[d] = order[i];
-          std::memcpy(out_values + base + i * inner, s.at(at.data()), sizeof(T));
-          out_indices[base + i * inner] = order[i];
+          std::memcpy(out_values + base + i * inner, line + keyed[i].position * stride, sizeof(T));
+          out_indices[base + i * inner] = keyed[i].position;
         }
       });
     };
