@@ -51,6 +51,18 @@ void for_each_plane(const Planes& p, const T* src, int64_t work, const F& f) {
   });
 }
 
+// The taps of a pooling window along one dim that fall inside the input: taps
+// i in [first, last) read start + i * dilation, which lies in [0, size).
+struct Taps {
+  int64_t start, first, last;
+};
+
+Taps taps_of(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  const int64_t first = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  const int64_t last = start >= size ? 0 : std::min(kernel, (size - 1 - start) / dilation + 1);
+  return {start, first, std::max(first, last)};
+}
+
 std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     const sdk::Tensor& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
     std::span<const int64_t> padding, std::span<const int64_t> dilation, bool,
@@ -64,22 +76,26 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     using A = acc_type<T>;
     T* out = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
+    // the taps of each output column inside the input, computed once
+    std::vector<Taps> columns(static_cast<size_t>(ow));
+    for (int64_t x = 0; x < ow; ++x) columns[x] = taps_of(x * s.w - pad.w, k.w, d.w, p.w);
     for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = out + o * oh * ow;
       int64_t* dst_idx = idx + o * oh * ow;
       for (int64_t y = 0; y < oh; ++y) {
+        const Taps rows = taps_of(y * s.h - pad.h, k.h, d.h, p.h);
         for (int64_t x = 0; x < ow; ++x) {
+          const Taps& cols = columns[x];
           A best = -std::numeric_limits<A>::infinity();
           int64_t best_index = -1;
-          for (int64_t i = 0; i < k.h; ++i) {
-            int64_t iy = y * s.h - pad.h + i * d.h;
-            if (iy < 0 || iy >= p.h) continue;
-            for (int64_t j = 0; j < k.w; ++j) {
-              int64_t ix = x * s.w - pad.w + j * d.w;
-              if (ix < 0 || ix >= p.w) continue;
-              A v = static_cast<A>(plane[iy * p.h_stride + ix * p.w_stride]);
+          for (int64_t i = rows.first; i < rows.last; ++i) {
+            const int64_t iy = rows.start + i * d.h;
+            const T* line = plane + iy * p.h_stride;
+            for (int64_t j = cols.first; j < cols.last; ++j) {
+              const int64_t ix = cols.start + j * d.w;
+              const A v = static_cast<A>(line[ix * p.w_stride]);
               // NaN wins (the first NaN stays), as in PyTorch
-              if (best_index < 0 || v > best || (std::isnan(v) && !std::isnan(best))) {
+              if (best_index < 0 || v > best || (v != v && best == best)) {
                 best = v;
                 best_index = iy * p.w + ix;
               }

@@ -85,6 +85,7 @@ void parallel_for_each_reduction(const ReductionPlan& plan, const T* base, MakeF
     for_each_reduction(plan, base, begin, end, make_fn());
   });
 }
+
 // Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
 // order for_each_reduction visits them (row-major over the reduced dims): lets a
 // reduction cut one output's elements into chunks (Note [Deterministic sum]).
