@@ -235,27 +235,35 @@ void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bi
   });
 }
 
-struct ConvBackwardData {
-  dnnl::convolution_backward_data::primitive_desc pd;
-  dnnl::convolution_backward_data prim;
+// A backward convolution primitive (convolution_backward_data or _weights) for g,
+// created once per geometry with the forward primitive as its hint.
+template <typename Primitive>
+struct ConvBackward {
+  typename Primitive::primitive_desc pd;
+  Primitive prim;
 };
+
+template <typename Primitive>
+std::shared_ptr<ConvBackward<Primitive>> backward_primitive(const ConvGeometry& g,
+                                                            const char* kind) {
+  static PrimitiveCache<std::shared_ptr<ConvBackward<Primitive>>> cache;
+  return cache.get(conv_key(kind, g, false), [&] {
+    OnednnConv d = onednn_dims(g);
+    auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training);
+    auto pd = with_plain_activations([&](bool plain_layout) {
+      typename Primitive::desc desc(
+          dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
+          activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
+      return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
+    });
+    return std::make_shared<ConvBackward<Primitive>>(ConvBackward<Primitive>{pd, Primitive(pd)});
+  });
+}
 
 void onednn_backward_data(const ConvGeometry& g, float* grad_out, float* weights, float* grad_in,
                           const char* op) {
-  static PrimitiveCache<std::shared_ptr<ConvBackwardData>> cache;
   with_onednn_errors(op, [&] {
-    auto conv = cache.get(conv_key("conv_bwd_data", g, false), [&] {
-      OnednnConv d = onednn_dims(g);
-      auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training);
-      auto pd = with_plain_activations([&](bool plain_layout) {
-        dnnl::convolution_backward_data::desc desc(
-            dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
-            activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
-        return dnnl::convolution_backward_data::primitive_desc(desc, onednn_engine(), hint);
-      });
-      return std::make_shared<ConvBackwardData>(
-          ConvBackwardData{pd, dnnl::convolution_backward_data(pd)});
-    });
+    auto conv = backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data");
     OnednnConv d = onednn_dims(g);
     execute(conv->prim,
             {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
@@ -265,27 +273,10 @@ void onednn_backward_data(const ConvGeometry& g, float* grad_out, float* weights
   });
 }
 
-struct ConvBackwardWeights {
-  dnnl::convolution_backward_weights::primitive_desc pd;
-  dnnl::convolution_backward_weights prim;
-};
-
 void onednn_backward_weights(const ConvGeometry& g, float* grad_out, float* src,
                              float* grad_weights, const char* op) {
-  static PrimitiveCache<std::shared_ptr<ConvBackwardWeights>> cache;
   with_onednn_errors(op, [&] {
-    auto conv = cache.get(conv_key("conv_bwd_weights", g, false), [&] {
-      OnednnConv d = onednn_dims(g);
-      auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training);
-      auto pd = with_plain_activations([&](bool plain_layout) {
-        dnnl::convolution_backward_weights::desc desc(
-            dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
-            activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
-        return dnnl::convolution_backward_weights::primitive_desc(desc, onednn_engine(), hint);
-      });
-      return std::make_shared<ConvBackwardWeights>(
-          ConvBackwardWeights{pd, dnnl::convolution_backward_weights(pd)});
-    });
+    auto conv = backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights");
     OnednnConv d = onednn_dims(g);
     execute(conv->prim,
             {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
