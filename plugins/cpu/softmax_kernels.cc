@@ -51,9 +51,9 @@ struct SoftmaxLine {
 // Each line along `dim` is gathered into a buffer in the compute type (float, double for
 // a float64 result), its max m subtracted before exp: softmax = exp(x - m) / sum, and
 // log_softmax = (x - m) - log(sum), so no exp overflows. In float, exp and the sum are
-// vectorised and give the same bits at every ISA level (Note [Vectorised exp]). As in PyTorch, a
-// line whose max is infinite (all -inf, or a +inf) gives NaN, and a NaN anywhere in a line makes it
-// NaN.
+// vectorised and give the same bits at every ISA level (Note [Vectorised exp]). As in
+// PyTorch, a line whose max is infinite (all -inf, or a +inf) gives NaN, and a NaN
+// anywhere in a line makes it NaN.
 template <bool IsLog>
 sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDType>,
                         const sdk::Tensor& out) {

@@ -1,6 +1,6 @@
 // Sorting kernels on CPU tensors: sort (stable) and topk along one dim, for every dtype,
-// lines split over the thread pool. NaN sorts as the largest value, as in PyTorch. Outputs (values
-// of self's dtype, int64 indices) arrive allocated and contiguous.
+// lines split over the thread pool. NaN sorts as the largest value, as in PyTorch.
+// Outputs (values of self's dtype, int64 indices) arrive allocated and contiguous.
 #include <algorithm>
 #include <cmath>
 
