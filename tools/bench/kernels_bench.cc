@@ -5,21 +5,13 @@
 // (tools/bench/run-kernels-bench.sh runs 1 and 2).
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
-
+#include "bench_runtime.h"
 #include "loom/loom.h"
 #include "loom/random.h"
 
 namespace {
 
-void load_runtime() {
-  static bool loaded = [] {
-    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
-    loom::Runtime::load_default();
-    return true;
-  }();
-  (void)loaded;
-}
+using loom::bench::load_runtime;
 
 // Calls body() once per iteration, after one warm-up call.
 template <typename Body>

@@ -8,20 +8,14 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench_runtime.h"
 #include "loom/loom.h"
 #include "loom/random.h"
 #include "oneapi/dnnl/dnnl.h"
 
 namespace {
 
-void load_runtime() {
-  static bool loaded = [] {
-    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
-    loom::Runtime::load_default();
-    return true;
-  }();
-  (void)loaded;
-}
+using loom::bench::load_runtime;
 
 benchmark::Counter gflops(double flop_per_iteration) {
   return benchmark::Counter(flop_per_iteration * 1e-9,
