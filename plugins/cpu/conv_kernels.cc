@@ -341,6 +341,34 @@ sdk::Tensor conv2d_out(const sdk::Tensor& input, const sdk::Tensor& weight,
   return out;
 }
 
+// A backward convolution into `out` from grad_output and `other` (the weight for the
+// input's gradient, the input for the weight's): float64 by the reference loop, where
+// tap(result, other, grad, i, k, o) adds one product; the other dtypes by oneDNN in
+// float32, onednn(grad, other, result), or zeros when no gradient flows.
+template <typename Tap, typename Onednn>
+sdk::Tensor backward_out(const sdk::Tensor& grad_output, const sdk::Tensor& other,
+                         const sdk::Tensor& out, const ConvGeometry& g, bool no_gradient, Tap tap,
+                         Onednn onednn) {
+  if (out.dtype() == LOOM_DTYPE_FLOAT64) {
+    std::vector<double> go = gather_as<double>(grad_output), ot = gather_as<double>(other);
+    std::vector<double> result(static_cast<size_t>(out.numel()), 0.0);
+    for_each_tap(g, [&](int64_t i, int64_t k, int64_t o) { tap(result, ot, go, i, k, o); });
+    store_as(result, out);
+    return out;
+  }
+  F32Input go = f32_input(grad_output), ot = f32_input(other);
+  with_f32_output(out, [&](float* result) {
+    if (no_gradient) {
+      std::fill(result, result + out.numel(), 0.0f);
+      return;
+    }
+    onednn(go.data, ot.data, result);
+  });
+  return out;
+}
+
+using Values64 = std::vector<double>;
+
 sdk::Tensor conv2d_backward_input_out(const sdk::Tensor& grad_output, const sdk::Tensor& weight,
                                       std::span<const int64_t> input_size,
                                       std::span<const int64_t> stride,
@@ -350,22 +378,14 @@ sdk::Tensor conv2d_backward_input_out(const sdk::Tensor& grad_output, const sdk:
   if (out.numel() == 0) return out;
   ConvGeometry g =
       geometry(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
-  if (out.dtype() == LOOM_DTYPE_FLOAT64) {
-    std::vector<double> go = gather_as<double>(grad_output), w = gather_as<double>(weight);
-    std::vector<double> gi(static_cast<size_t>(out.numel()), 0.0);
-    for_each_tap(g, [&](int64_t i, int64_t k, int64_t o) { gi[i] += w[k] * go[o]; });
-    store_as(gi, out);
-    return out;
-  }
-  F32Input go = f32_input(grad_output), w = f32_input(weight);
-  with_f32_output(out, [&](float* gi) {
-    if (grad_output.numel() == 0) {
-      std::fill(gi, gi + out.numel(), 0.0f);
-      return;
-    }
-    onednn_backward_data(g, go.data, w.data, gi, "conv2d_backward_input");
-  });
-  return out;
+  return backward_out(
+      grad_output, weight, out, g, grad_output.numel() == 0,
+      [](Values64& gi, const Values64& w, const Values64& go, int64_t i, int64_t k, int64_t o) {
+        gi[i] += w[k] * go[o];
+      },
+      [&](float* go, float* w, float* gi) {
+        onednn_backward_data(g, go, w, gi, "conv2d_backward_input");
+      });
 }
 
 sdk::Tensor conv2d_backward_weight_out(const sdk::Tensor& grad_output, const sdk::Tensor& input,
@@ -377,22 +397,14 @@ sdk::Tensor conv2d_backward_weight_out(const sdk::Tensor& grad_output, const sdk
   if (out.numel() == 0) return out;
   ConvGeometry g =
       geometry(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
-  if (out.dtype() == LOOM_DTYPE_FLOAT64) {
-    std::vector<double> go = gather_as<double>(grad_output), x = gather_as<double>(input);
-    std::vector<double> gw(static_cast<size_t>(out.numel()), 0.0);
-    for_each_tap(g, [&](int64_t i, int64_t k, int64_t o) { gw[k] += x[i] * go[o]; });
-    store_as(gw, out);
-    return out;
-  }
-  F32Input go = f32_input(grad_output), x = f32_input(input);
-  with_f32_output(out, [&](float* gw) {
-    if (g.n == 0) {  // an empty batch contributes nothing
-      std::fill(gw, gw + out.numel(), 0.0f);
-      return;
-    }
-    onednn_backward_weights(g, go.data, x.data, gw, "conv2d_backward_weight");
-  });
-  return out;
+  return backward_out(
+      grad_output, input, out, g, /*an empty batch contributes nothing*/ g.n == 0,
+      [](Values64& gw, const Values64& x, const Values64& go, int64_t i, int64_t k, int64_t o) {
+        gw[k] += x[i] * go[o];
+      },
+      [&](float* go, float* x, float* gw) {
+        onednn_backward_weights(g, go, x, gw, "conv2d_backward_weight");
+      });
 }
 
 }  // namespace
