@@ -189,8 +189,52 @@ std::tuple<sdk::Tensor, sdk::Tensor> extremum_dim_out(const sdk::Tensor& self, i
 }
 
 // var: each chunk of an output (Note [Deterministic sum]) takes two passes in double, the
-// mean and then the squared deviations (no cancellation); chunks merge in order with
-// Chan et al.'s pairwise update. An output of one chunk is exactly the two-pass result.
+// mean and then the squared deviations (no cancellation), each summed in lanes (Note
+// [Lane sums]); chunks merge in order with Chan et al.'s pairwise update.
+//
+// Note [Lane sums]
+// ~~~~~~~~~~~~~~~~
+// With one accumulator every addition waits for the one before: a pass over a chunk is a
+// chain of add latencies, several times slower than reading the chunk. LaneSum keeps
+// kLanes accumulators, element k of the chunk (in for_each_reduction's order) going to
+// lane k % kLanes, and adds the lanes in a fixed tree at the end; the additions of a run
+// of elements are independent, and a contiguous run vectorises. The grouping depends
+// only on each element's position in its chunk, so var gives the same bits for any
+// thread count and for any split of the chunk into runs.
+struct LaneSum {
+  static constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int next = 0;  // the lane of the next element
+
+  void add(double v) {
+    lane[next] += v;
+    next = (next + 1) % kLanes;
+  }
+
+  // Adds value(p[i * stride]) for i in [0, count).
+  template <typename T, typename Value>
+  void add_run(const T* p, int64_t count, int64_t stride, Value value) {
+    int64_t i = 0;
+    for (; i < count && next != 0; ++i) add(value(p[i * stride]));
+    if (stride == 1) {
+      for (; i + kLanes <= count; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[i + l]);
+      }
+    } else {
+      for (; i + kLanes <= count; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[(i + l) * stride]);
+      }
+    }
+    for (; i < count; ++i) add(value(p[i * stride]));
+  }
+
+  double total() const {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  }
+};
+static_assert(LaneSum::kLanes == 8, "LaneSum::total adds eight lanes");
+
 struct Moments {
   double count = 0, mean = 0, m2 = 0;  // m2: the sum of squared deviations from mean
 };
@@ -213,14 +257,23 @@ sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
     const T* base = self.data<T>();
     auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
       auto value = [](T v) { return static_cast<double>(static_cast<acc_type<T>>(v)); };
-      double sum = 0;
-      for_each_reduced_in_range(plan, base, o, begin, end, [&](T v) { sum += value(v); });
+      LaneSum sum;
+      for_each_reduced_row_in_range(
+          plan, base, o, begin, end,
+          [&](const T* p, int64_t count, int64_t stride) { sum.add_run(p, count, stride, value); });
       Moments m{static_cast<double>(end - begin), 0, 0};
-      m.mean = m.count > 0 ? sum / m.count : 0;
-      for_each_reduced_in_range(plan, base, o, begin, end, [&](T v) {
-        const double d = value(v) - m.mean;
-        m.m2 += d * d;
-      });
+      const double mean = m.count > 0 ? sum.total() / m.count : 0;
+      auto squared_deviation = [&](T v) {
+        const double d = value(v) - mean;
+        return d * d;
+      };
+      LaneSum squares;
+      for_each_reduced_row_in_range(plan, base, o, begin, end,
+                                    [&](const T* p, int64_t count, int64_t stride) {
+                                      squares.add_run(p, count, stride, squared_deviation);
+                                    });
+      m.mean = mean;
+      m.m2 = squares.total();
       return m;
     };
     fold_in_chunks(plan, fold_range, merge, moments);

@@ -86,12 +86,14 @@ void parallel_for_each_reduction(const ReductionPlan& plan, const T* base, MakeF
   });
 }
 
-// Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
-// order for_each_reduction visits them (row-major over the reduced dims): lets a
-// reduction cut one output's elements into chunks (Note [Deterministic sum]).
+// Calls f_row(p, count, stride) for the runs of the reduced elements [begin, end) of
+// output element `o` that lie on one row of the innermost reduced dim, in the order
+// for_each_reduction visits them (row-major over the reduced dims): the run's elements
+// are p[0], p[stride], ..., p[(count - 1) * stride]. Lets a reduction cut one output's
+// elements into chunks (Note [Deterministic sum]) and fold each run in a tight loop.
 template <typename T, typename F>
-void for_each_reduced_in_range(const ReductionPlan& plan, const T* base, int64_t o, int64_t begin,
-                               int64_t end, F&& f) {
+void for_each_reduced_row_in_range(const ReductionPlan& plan, const T* base, int64_t o,
+                                   int64_t begin, int64_t end, F&& f_row) {
   if (begin >= end) return;
   const size_t kept = plan.kept_sizes.size();
   const size_t reduced = plan.reduced_sizes.size();
@@ -101,7 +103,7 @@ void for_each_reduced_in_range(const ReductionPlan& plan, const T* base, int64_t
     o /= plan.kept_sizes[d];
   }
   if (reduced == 0) {  // a single element per output
-    f(base[offset]);
+    f_row(base + offset, int64_t{1}, int64_t{1});
     return;
   }
   const int64_t inner_size = plan.reduced_sizes[reduced - 1];
@@ -116,16 +118,26 @@ void for_each_reduced_in_range(const ReductionPlan& plan, const T* base, int64_t
   for (int64_t left = end - begin; left > 0;) {
     int64_t row = offset;
     for (size_t d = 0; d + 1 < reduced; ++d) row += index[d] * plan.reduced_strides[d];
-    const T* p = base + row;
     const int64_t stop = std::min(inner_size, i + left);
     left -= stop - i;
-    for (; i < stop; ++i) f(p[i * inner_stride]);
+    f_row(base + row + i * inner_stride, stop - i, inner_stride);
     i = 0;
     for (size_t d = reduced - 1; d-- > 0;) {
       if (++index[d] < plan.reduced_sizes[d]) break;
       index[d] = 0;
     }
   }
+}
+
+// Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
+// order for_each_reduction visits them.
+template <typename T, typename F>
+void for_each_reduced_in_range(const ReductionPlan& plan, const T* base, int64_t o, int64_t begin,
+                               int64_t end, F&& f) {
+  for_each_reduced_row_in_range(plan, base, o, begin, end,
+                                [&](const T* p, int64_t count, int64_t stride) {
+                                  for (int64_t i = 0; i < count; ++i) f(p[i * stride]);
+                                });
 }
 
 // Writes accumulators to a contiguous output of any dtype (with C++ conversion rules).
