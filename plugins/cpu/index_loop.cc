@@ -1,7 +1,11 @@
 // Helpers of the shape and indexing kernels (declared in index_loop.h).
 #include "index_loop.h"
 
+#include <atomic>
+
 #include "elementwise_loop.h"
+#include "isa.h"
+#include "parallel.h"
 #include "scalar_types.h"
 #include "strided_loop.h"
 
@@ -74,22 +78,50 @@ std::vector<int64_t> read_indices(const sdk::Tensor& index, const char* op) {
   return out;
 }
 
+std::span<const int64_t> index_values(const sdk::Tensor& index, const char* op,
+                                      std::vector<int64_t>& storage) {
+  if (index.dtype() == LOOM_DTYPE_INT64 && index.is_contiguous()) {
+    return {index.data<int64_t>(), static_cast<size_t>(index.numel())};
+  }
+  storage = read_indices(index, op);
+  return storage;
+}
+
+namespace {
+
+// any_index_outside's pass: unsigned comparison catches negative values too.
+struct IndexOutsideLoop {
+  [[gnu::always_inline]] static inline void run(int, const int64_t* values, int64_t count,
+                                                uint64_t size, uint64_t* outside) {
+    uint64_t any = 0;
+    for (int64_t k = 0; k < count; ++k) any |= static_cast<uint64_t>(values[k]) >= size;
+    *outside = any;
+  }
+};
+
+}  // namespace
+
+bool any_index_outside(const int64_t* values, int64_t count, int64_t size) {
+  uint64_t outside = 0;
+  run_with_isa<IndexOutsideLoop, true>(0, values, count, static_cast<uint64_t>(size), &outside);
+  return outside != 0;
+}
+
+void check_each_index(std::span<const int64_t> values, int64_t size, int64_t dim, const char* op) {
+  for (int64_t i : values) checked_index(i, size, dim, op);
+}
+
 std::span<const int64_t> checked_indices(const sdk::Tensor& index, int64_t size, int64_t dim,
                                          const char* op, std::vector<int64_t>& storage) {
-  std::span<const int64_t> values;
-  if (index.dtype() == LOOM_DTYPE_INT64 && index.is_contiguous()) {
-    values = {index.data<int64_t>(), static_cast<size_t>(index.numel())};
-  } else {
-    storage = read_indices(index, op);
-    values = storage;
-  }
-  // One branch-free pass (it vectorises) finds whether any index is out of range; only
-  // then is the first such index looked up for the message.
-  uint64_t bad = 0;
-  for (int64_t i : values) bad |= static_cast<uint64_t>(i) >= static_cast<uint64_t>(size);
-  if (bad != 0) {
-    for (int64_t i : values) checked_index(i, size, dim, op);
-  }
+  const std::span<const int64_t> values = index_values(index, op, storage);
+  // Only when some index is out of range is the first such index looked up for the message.
+  std::atomic<bool> outside{false};
+  parallel_for(0, static_cast<int64_t>(values.size()), kGrainSize, [&](int64_t begin, int64_t end) {
+    if (any_index_outside(values.data() + begin, end - begin, size)) {
+      outside.store(true, std::memory_order_relaxed);
+    }
+  });
+  if (outside.load(std::memory_order_relaxed)) check_each_index(values, size, dim, op);
   return values;
 }
 

@@ -125,9 +125,20 @@ void copy_mapped(const sdk::Tensor& src, const sdk::Tensor& out, const Map& map)
 // The elements of an int64 (or int32) index tensor in row-major order.
 std::vector<int64_t> read_indices(const sdk::Tensor& index, const char* op);
 
-// The elements of an index tensor in row-major order, each checked to lie in [0, size)
-// (checked_index's error for the first that does not): the tensor's own memory when it is
-// a contiguous int64 tensor, else a copy kept in `storage`.
+// The elements of an int64 (or int32) index tensor in row-major order: the tensor's own
+// memory when it is a contiguous int64 tensor, else a copy kept in `storage`.
+std::span<const int64_t> index_values(const sdk::Tensor& index, const char* op,
+                                      std::vector<int64_t>& storage);
+
+// Whether any of values[0, count) lies outside [0, size): one branch-free pass, in the
+// ISA clones (Note [ISA dispatch]), on the calling thread.
+bool any_index_outside(const int64_t* values, int64_t count, int64_t size);
+
+// Throws checked_index's error for the first of `values` outside [0, size), if any.
+void check_each_index(std::span<const int64_t> values, int64_t size, int64_t dim, const char* op);
+
+// index_values, each checked to lie in [0, size) (checked_index's error for the first
+// that does not); the check is split over the thread pool.
 std::span<const int64_t> checked_indices(const sdk::Tensor& index, int64_t size, int64_t dim,
                                          const char* op, std::vector<int64_t>& storage);
 

@@ -271,6 +271,24 @@ TEST_F(ShapeIndexing, BadInputsGetErrorsNamingTheOp) {
         gather(x, 0, make({0}, {1, 1}, ScalarType::Int32));
       },
       "loom::gather", "expected an int64 index tensor, found int32");
+  {
+    // rows are checked as they are gathered (several rows, split over the pool): the
+    // message names the first bad index in row-major order, whichever row hit it first
+    Values many(3 * 4096, 1);
+    many[2 * 4096 + 7] = 9;
+    many[4096 + 3] = -2;
+    const Tensor wide = zeros({3, 4096});
+    expect_error(
+        [&] {
+          gather(wide, 0, longs(many, {3, 4096}));
+        },
+        "loom::gather", "index -2 is out of range for dim 0 of size 3");
+    expect_error(
+        [&] {
+          gather(wide.t(), 1, longs(many, {3, 4096}).t());
+        },
+        "loom::gather", "index -2 is out of range for dim 1 of size 3");
+  }
   expect_error([&] { gather(x, 0, longs({0}, {1})); }, "loom::gather",
                "expected an index with 2 dims like self, found 1 dims");
   expect_error(
