@@ -202,6 +202,29 @@ TEST_F(CpuRandom, IntegerAndBernoulliFillsOfStridedViewsEqualTheSpec) {
   }
 }
 
+TEST_F(CpuRandom, LongContiguousFillsEqualTheSpec) {
+  // Long enough for several batches of blocks and chunks of the pool, from an offset
+  // that is no multiple of a vector's lanes.
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64}) {
+    SCOPED_TRACE(scalar_type_name(t));
+    manual_seed(91);
+    cpu_generator().reserve(5);
+    const PhiloxStream s{91, 5};
+    Tensor r = rand({70001}, TensorOptions().dtype(t));
+    Values got = values(r);
+    ASSERT_EQ(got.size(), 70001u);
+    for (size_t i = 0; i < got.size(); ++i) {
+      expect_rounded(got[i], spec_uniform(s, i, t, 0.0, 1.0), t, "element " + std::to_string(i));
+    }
+    const PhiloxStream s2{91, 5 + 70001};
+    Tensor ints = randint(-7, 7, {70001});
+    got = values(ints);
+    for (size_t i = 0; i < got.size(); i += 997) {
+      EXPECT_EQ(got[i], -7.0 + static_cast<double>(sdk::uniform_below(s2.block(i), 14)));
+    }
+  }
+}
+
 TEST_F(CpuRandom, ContiguousAndStridedFillsOfTheSameShapeAgree) {
   // Element i is decided by its logical position, not by where it lives in memory.
   manual_seed(77);
