@@ -4,7 +4,6 @@
 // index and the size. Outputs of the structured ops arrive allocated and contiguous;
 // nonzero and index.Tensor (data-dependent shapes) allocate their own.
 #include <algorithm>
-#include <atomic>
 
 #include "index_loop.h"
 #include "isa.h"
@@ -61,39 +60,28 @@ struct GatherRow {
 };
 
 // gather: out[..., i, ...] = self[..., index[..., i, ...], ...] along dim d, row by row
-// of the last dim (rows split over the thread pool), typed by element size. Each row's
-// indices are checked just before the row is gathered, while they are in cache (one pass
-// over the index from memory); a row with an index outside [0, size) is skipped, and
-// the caller reports the first bad index. Returns whether all indices were in range.
+// of the last dim (rows split over the thread pool), typed by element size.
 template <typename U>
-bool gather_rows(const StridedBytes& self, const std::vector<int64_t>& shape, int64_t d,
+void gather_rows(const StridedBytes& self, const std::vector<int64_t>& shape, int64_t d,
                  const int64_t* indices, U* out) {
   const size_t last = shape.size() - 1;
   const int64_t width = shape[last];
-  const int64_t size = self.sizes[d];
   const bool along_last = static_cast<int64_t>(last) == d;
   // Within a row, element i moves by `step` in self and its index moves it by `jump`.
   const int64_t step = along_last ? 0 : self.strides[last] / self.item;
   const int64_t jump = self.strides[d] / self.item;
   std::vector<int64_t> rows = shape;
   rows[last] = 1;
-  std::atomic<bool> outside{false};
   parallel_for(0, count_of(rows), grain_for(4 * width), [&](int64_t begin, int64_t end) {
     for_each_index_in(rows, begin, end, [&](const int64_t* at, int64_t row) {
-      const int64_t* idx = indices + row * width;
-      if (any_index_outside(idx, width, size)) {
-        outside.store(true, std::memory_order_relaxed);
-        return;
-      }
       int64_t offset = 0;  // the row's start in self, without dim d
       for (size_t k = 0; k < last; ++k) {
         if (static_cast<int64_t>(k) != d) offset += at[k] * self.strides[k];
       }
-      run_with_isa<GatherRow, true>(0, reinterpret_cast<const U*>(self.base + offset), idx,
-                                    out + row * width, width, step, jump);
+      run_with_isa<GatherRow, true>(0, reinterpret_cast<const U*>(self.base + offset),
+                                    indices + row * width, out + row * width, width, step, jump);
     });
   });
-  return !outside.load(std::memory_order_relaxed);
 }
 
 sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index, bool,
@@ -101,30 +89,26 @@ sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& 
   const int64_t d = wrap_dim(dim, self.dim(), "gather");
   const int64_t size = sizes_at_least_1d(self)[d];
   std::vector<int64_t> storage;
-  const std::span<const int64_t> indices = index_values(index, "gather", storage);
-  if (out.numel() == 0) {
-    check_each_index(indices, size, d, "gather");
-    return out;
-  }
+  // every index is checked before out is written: a bad one leaves out= untouched
+  const std::span<const int64_t> indices = checked_indices(index, size, d, "gather", storage);
+  if (out.numel() == 0) return out;
   // out has index's shape and is contiguous: its row-major order is the indices' order
   const StridedBytes src(self);
   const std::vector<int64_t> shape = sizes_at_least_1d(out);
-  bool in_range = true;
   switch (src.item) {
     case 1:
-      in_range = gather_rows(src, shape, d, indices.data(), out.data<uint8_t>());
+      gather_rows(src, shape, d, indices.data(), out.data<uint8_t>());
       break;
     case 2:
-      in_range = gather_rows(src, shape, d, indices.data(), out.data<uint16_t>());
+      gather_rows(src, shape, d, indices.data(), out.data<uint16_t>());
       break;
     case 4:
-      in_range = gather_rows(src, shape, d, indices.data(), out.data<uint32_t>());
+      gather_rows(src, shape, d, indices.data(), out.data<uint32_t>());
       break;
     default:
-      in_range = gather_rows(src, shape, d, indices.data(), out.data<uint64_t>());
+      gather_rows(src, shape, d, indices.data(), out.data<uint64_t>());
       break;
   }
-  if (!in_range) check_each_index(indices, size, d, "gather");
   return out;
 }
 

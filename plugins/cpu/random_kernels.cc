@@ -93,10 +93,13 @@ void for_each_position(const sdk::Tensor& t, int64_t begin, int64_t end, Body&& 
 
 // Every element of t, split over the thread pool: body runs concurrently on disjoint
 // positions, and what it computes depends on the position alone (the Note above).
+// Elementary operations per element of a random kernel: a Philox block (10 rounds) and
+// a conversion; sets the pool's grain.
+constexpr int64_t kRandomWorkPerElement = 32;
+
 template <typename T, typename Body>
 void for_each_position(const sdk::Tensor& t, const Body& body) {
-  constexpr int64_t kWorkPerElement = 32;  // a Philox block (10 rounds) and a conversion
-  parallel_for(0, t.numel(), grain_for(kWorkPerElement),
+  parallel_for(0, t.numel(), grain_for(kRandomWorkPerElement),
                [&](int64_t begin, int64_t end) { for_each_position<T>(t, begin, end, body); });
 }
 
@@ -147,7 +150,7 @@ void for_each_random_position(const sdk::Tensor& t, const sdk::PhiloxStream& str
     return;
   }
   constexpr int64_t kRun = 512;  // blocks per batch: 8 KiB of words, in L1
-  parallel_for(0, t.numel(), grain_for(32), [&](int64_t begin, int64_t end) {
+  parallel_for(0, t.numel(), grain_for(kRandomWorkPerElement), [&](int64_t begin, int64_t end) {
     uint32_t words[4][kRun];
     for (int64_t first = begin; first < end; first += kRun) {
       const int64_t last = std::min(end, first + kRun);

@@ -272,17 +272,19 @@ TEST_F(ShapeIndexing, BadInputsGetErrorsNamingTheOp) {
       },
       "loom::gather", "expected an int64 index tensor, found int32");
   {
-    // rows are checked as they are gathered (several rows, split over the pool): the
-    // message names the first bad index in row-major order, whichever row hit it first
+    // many rows, split over the pool: the message names the first bad index in
+    // row-major order, and every index is checked before out= is written
     Values many(3 * 4096, 1);
     many[2 * 4096 + 7] = 9;
     many[4096 + 3] = -2;
     const Tensor wide = zeros({3, 4096});
+    const Tensor out = full({3, 4096}, 5.0);
     expect_error(
         [&] {
-          gather(wide, 0, longs(many, {3, 4096}));
+          gather_out(out, wide, 0, longs(many, {3, 4096}));
         },
-        "loom::gather", "index -2 is out of range for dim 0 of size 3");
+        "loom::gather.out", "index -2 is out of range for dim 0 of size 3");
+    EXPECT_EQ(values(out), Values(3 * 4096, 5.0));
     expect_error(
         [&] {
           gather(wide.t(), 1, longs(many, {3, 4096}).t());
