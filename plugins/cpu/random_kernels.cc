@@ -140,8 +140,9 @@ struct PhiloxBlocksLoop {
 // for_each_position with each element's block: body(element, stream.block(i), i). With
 // AVX-512 the blocks of a run of positions are computed together (PhiloxBlocksLoop)
 // before the run is visited. GCC's vector code for that loop pays off only there (one
-// instruction narrows the 64-bit products to words); with AVX2 or the baseline it is
-// slower than computing each element's block in its own scalar rounds, as done then.
+// instruction narrows the 64-bit products to words); with AVX2 or the baseline it
+// measured no faster than computing each element's block in its own scalar rounds, as
+// done then.
 template <typename T, typename Body>
 void for_each_random_position(const sdk::Tensor& t, const sdk::PhiloxStream& stream,
                               const Body& body) {
