@@ -71,6 +71,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
 class CpuParallel : public CpuPointwise {};
 
 TEST_F(CpuParallel, ReportsThreadsAndIsa) {
+  ops::load_standard_library();
   const auto info = dispatch::PluginHost::instance().load(std::string(LOOM_PLUGIN_DIR) +
                                                           "/libloom_plugin_cpu.so");
   const char* threads = std::getenv("LOOM_NUM_THREADS");
@@ -359,6 +360,7 @@ TEST(CpuParallelChild, WriteResults) {
   if (path == nullptr) GTEST_SKIP() << "runs only as a child of CpuParallelProcesses tests";
   std::ofstream out(path, std::ios::binary);
   try {
+    ops::load_standard_library();
     dispatch::PluginHost::instance().load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so");
   } catch (const Error& e) {
     out << "error: " << e.what();

@@ -4,6 +4,7 @@
 
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/dispatcher/plugin_host.h"
+#include "loom/loom.h"
 
 namespace loom::testing {
 namespace {
@@ -13,6 +14,7 @@ using dispatch::Dispatcher;
 class CpuPlugin : public ::testing::Test {
  protected:
   void SetUp() override {
+    ops::load_standard_library();
     dispatch::PluginHost::instance().load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so");
   }
   static Tensor arange(std::vector<int64_t> sizes) {

@@ -18,6 +18,7 @@
 
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/dispatcher/plugin_host.h"
+#include "loom/loom.h"
 
 namespace loom::testing {
 
@@ -272,6 +273,7 @@ class CpuPointwise : public ::testing::Test {
     if (const char* isa = std::getenv("LOOM_CPU_ISA"); isa != nullptr && *isa != '\0') {
       if (!cpu_runs_isa(isa)) GTEST_SKIP() << "LOOM_CPU_ISA=" << isa << ": this CPU lacks it";
     }
+    ops::load_standard_library();
     dispatch::PluginHost::instance().load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so");
   }
 };
