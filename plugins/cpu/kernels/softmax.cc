@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
-#include "isa.h"
-#include "kernels.h"
-#include "reduction_loop.h"
-#include "vector_math.h"
+#include "../isa.h"
+#include "../kernels.h"
+#include "../reduction_loop.h"
+#include "../vector_math.h"
 
 namespace loom::cpu {
 namespace {

@@ -3,9 +3,9 @@
 #include <cmath>
 #include <string>
 
-#include "kernels.h"
-#include "scalar_types.h"
-#include "strided_loop.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
+#include "../strided_loop.h"
 
 namespace loom::cpu {
 namespace {

@@ -4,8 +4,8 @@
 // rule) and contiguous.
 #include <algorithm>
 
-#include "index_loop.h"
-#include "kernels.h"
+#include "../index_loop.h"
+#include "../kernels.h"
 
 namespace loom::cpu {
 namespace {

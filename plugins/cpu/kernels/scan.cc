@@ -1,7 +1,7 @@
 // Scans on CPU tensors: cumsum, cumprod along one dim (integers accumulate in int64,
 // floating types in double; outputs arrive allocated and contiguous).
-#include "kernels.h"
-#include "reduction_loop.h"
+#include "../kernels.h"
+#include "../reduction_loop.h"
 
 namespace loom::cpu {
 namespace {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels.h"
-#include "scalar_types.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "elementwise_loop.h"
-#include "kernels.h"
-#include "scalar_types.h"
+#include "../elementwise_loop.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {

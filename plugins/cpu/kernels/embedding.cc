@@ -5,10 +5,10 @@
 #include <cstring>
 #include <string>
 
-#include "kernels.h"
-#include "parallel.h"
-#include "scalar_types.h"
-#include "strided_loop.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
+#include "../strided_loop.h"
 
 namespace loom::cpu {
 namespace {

@@ -4,10 +4,10 @@
 #include <cstring>
 #include <string>
 
-#include "kernels.h"
-#include "onednn_util.h"
-#include "parallel.h"
-#include "scalar_types.h"
+#include "../kernels.h"
+#include "../onednn_util.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {
@@ -280,7 +280,7 @@ sdk::Tensor dot_out(const sdk::Tensor& self, const sdk::Tensor& other, const sdk
 
 }  // namespace
 
-void register_matmul_kernels(sdk::Registrar& r) {
+void register_linalg_kernels(sdk::Registrar& r) {
   register_kernel<&mm_out>(r, "loom::mm.out", DTypeSet::Numeric);
   register_kernel<&bmm_out>(r, "loom::bmm.out", DTypeSet::Numeric);
   register_kernel<&addmm_out>(r, "loom::addmm.out", DTypeSet::Numeric);

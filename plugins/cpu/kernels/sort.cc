@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "index_loop.h"
-#include "kernels.h"
-#include "parallel.h"
-#include "scalar_types.h"
+#include "../index_loop.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {

@@ -2,10 +2,10 @@
 // pointwise loops of elementwise_loop.h (parallel, ISA-dispatched).
 #include <array>
 
-#include "elementwise_loop.h"
-#include "kernels.h"
-#include "scalar_types.h"
-#include "strided_loop.h"
+#include "../elementwise_loop.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
+#include "../strided_loop.h"
 
 namespace loom::cpu {
 namespace {
@@ -53,7 +53,7 @@ sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_bl
 
 }  // namespace
 
-void register_copy_fill_kernels(sdk::Registrar& r) {
+void register_copy_kernels(sdk::Registrar& r) {
   r.impl<&fill_>("loom::fill_.Scalar", LOOM_KEY_CPU);
   r.impl<&copy_>("loom::copy_", LOOM_KEY_CPU);
 }

@@ -17,9 +17,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels.h"
-#include "parallel.h"
-#include "reduction_loop.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../reduction_loop.h"
 
 namespace loom::cpu {
 namespace {
@@ -309,7 +309,7 @@ sdk::Tensor any_all_out(const sdk::Tensor& self, OptionalDims dim, bool, const s
 
 }  // namespace
 
-void register_reduce_kernels(sdk::Registrar& r) {
+void register_reduction_kernels(sdk::Registrar& r) {
   register_kernel<&sum_out>(r, "loom::sum.dim_IntList_out", DTypeSet::All);
   register_kernel<&prod_out>(r, "loom::prod.dim_int_out", DTypeSet::All);
   register_kernel<&extremum_out<true>>(r, "loom::amax.out", DTypeSet::All);

@@ -6,9 +6,9 @@
 #include <limits>
 #include <optional>
 
-#include "kernels.h"
-#include "parallel.h"
-#include "scalar_types.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {

@@ -5,10 +5,10 @@
 #include <optional>
 #include <tuple>
 
-#include "isa.h"
-#include "kernels.h"
-#include "reduction_loop.h"
-#include "vector_math.h"
+#include "../isa.h"
+#include "../kernels.h"
+#include "../reduction_loop.h"
+#include "../vector_math.h"
 
 namespace loom::cpu {
 namespace {

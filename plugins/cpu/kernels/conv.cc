@@ -6,9 +6,9 @@
 #include <optional>
 #include <string>
 
-#include "kernels.h"
-#include "onednn_util.h"
-#include "scalar_types.h"
+#include "../kernels.h"
+#include "../onednn_util.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {

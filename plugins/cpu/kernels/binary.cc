@@ -10,9 +10,9 @@
 #include <string>
 #include <type_traits>
 
-#include "elementwise_loop.h"
-#include "kernels.h"
-#include "scalar_types.h"
+#include "../elementwise_loop.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
 
 namespace loom::cpu {
 namespace {

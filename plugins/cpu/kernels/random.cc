@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "isa.h"
-#include "kernels.h"
+#include "../isa.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
+#include "../strided_loop.h"
 #include "loom/sdk/random.hpp"
-#include "parallel.h"
-#include "scalar_types.h"
-#include "strided_loop.h"
 
 namespace loom::cpu {
 namespace {

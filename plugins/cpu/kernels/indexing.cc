@@ -5,12 +5,12 @@
 // nonzero and index.Tensor (data-dependent shapes) allocate their own.
 #include <algorithm>
 
-#include "index_loop.h"
-#include "isa.h"
-#include "kernels.h"
-#include "parallel.h"
-#include "scalar_types.h"
-#include "strided_loop.h"
+#include "../index_loop.h"
+#include "../isa.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
+#include "../strided_loop.h"
 
 namespace loom::cpu {
 namespace {
