@@ -1,6 +1,6 @@
 // The CPU plugin's unary pointwise kernels against float64 references on every dtype they
 // support, through the functional, in-place and out= variants, with their errors.
-#include "cpu_pointwise_test_util.h"
+#include "cpu_test_util.h"
 
 namespace loom::testing {
 namespace {

@@ -1,6 +1,7 @@
-// Shared helpers of the CPU pointwise kernel tests: tensors from and to doubles on every
-// dtype (float16/bfloat16 decoded independently of the plugin), tolerances, calling ops
-// by name, the variant names of structured ops, and the fixture loading the cpu plugin.
+// Shared helpers of the CPU plugin's kernel tests (tests/cpu/): tensors from and to doubles
+// on every dtype (float16/bfloat16 decoded independently of the plugin), tolerances,
+// calling ops by name, the variant names of structured ops, and the fixture loading the
+// cpu plugin.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -276,5 +277,4 @@ class CpuPointwise : public ::testing::Test {
   }
 };
 
-// ============================== unary, floating ==============================
 }  // namespace loom::testing

@@ -1,7 +1,7 @@
 // The CPU plugin's pointwise kernels across layouts and dtypes: type promotion by the
 // core, result-dtype checks of in-place and out=, zero-size, 0-dim, N-d strided and large
 // inputs, and float16/bfloat16 rounding.
-#include "cpu_pointwise_test_util.h"
+#include "cpu_test_util.h"
 
 namespace loom::testing {
 namespace {

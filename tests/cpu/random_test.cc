@@ -9,7 +9,7 @@
 #include <set>
 
 #include "../core/loom_error_assertions.h"
-#include "cpu_pointwise_test_util.h"
+#include "cpu_test_util.h"
 #include "loom/loom.h"
 #include "loom/sdk/philox.hpp"
 

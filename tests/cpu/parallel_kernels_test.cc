@@ -3,12 +3,12 @@
 // shape kernels, embedding, random) on operands large enough to be split: each result
 // must equal, bit for bit, the same op on the pieces alone (each below the parallel grain,
 // so computed on one thread) or a reference computed here. tests/CMakeLists.txt reruns
-// these under LOOM_NUM_THREADS=1, 2 and 3; cpu_parallel_test.cc compares their bits
+// these under LOOM_NUM_THREADS=1, 2 and 3; parallel_test.cc compares their bits
 // across thread counts in child processes.
 #include <algorithm>
 #include <numeric>
 
-#include "cpu_pointwise_test_util.h"
+#include "cpu_test_util.h"
 #include "loom/loom.h"
 
 namespace loom::testing {

@@ -1,6 +1,6 @@
 // The CPU plugin's binary pointwise kernels (arithmetic, comparison, logical, bitwise)
 // against references on every dtype, broadcast and strided, with their errors.
-#include "cpu_pointwise_test_util.h"
+#include "cpu_test_util.h"
 
 namespace loom::testing {
 namespace {

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "cpu_pointwise_test_util.h"
+#include "cpu_test_util.h"
 #include "loom/loom.h"
 
 extern char** environ;
@@ -329,7 +329,7 @@ std::string workload_results() {
                1),
       sum_over(wide.t(), 1),
       sum_of(xi),
-      // the kernels that split lines, planes or chunks (cpu_parallel_kernels_test.cc)
+      // the kernels that split lines, planes or chunks (parallel_kernels_test.cc)
       softmax(o.x, 0),
       log_softmax(xd.t(), 1),
       cumsum(o.x, 0),
