@@ -5,9 +5,9 @@
 namespace loom::testing {
 namespace {
 
-class PointwiseTernary : public OpsTest {};
+class Ternary : public OpsTest {};
 
-TEST_F(PointwiseTernary, WhereBroadcastsAndPromotesOnlyTheValues) {
+TEST_F(Ternary, WhereBroadcastsAndPromotesOnlyTheValues) {
   Tensor cond = make({1, 0, 1}, {3}, ScalarType::Bool);
   Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3}, ScalarType::Int32);
   Tensor y = make({-1}, {1}, ScalarType::Float64);
@@ -19,7 +19,7 @@ TEST_F(PointwiseTernary, WhereBroadcastsAndPromotesOnlyTheValues) {
   EXPECT_EQ(where(cond, x, wrapped_scalar(0)).dtype(), ScalarType::Int32);
 }
 
-TEST_F(PointwiseTernary, MaskedFillKeepsSelfsDtypeAndWorksInPlace) {
+TEST_F(Ternary, MaskedFillKeepsSelfsDtypeAndWorksInPlace) {
   Tensor x = make({1, 2, 3, 4}, {2, 2}, ScalarType::Int64);
   Tensor mask = make({1, 0}, {2}, ScalarType::Bool);  // broadcast over rows
   EXPECT_EQ(values(masked_fill(x, mask, 9)), (Values{9, 2, 9, 4}));
@@ -29,7 +29,7 @@ TEST_F(PointwiseTernary, MaskedFillKeepsSelfsDtypeAndWorksInPlace) {
   EXPECT_EQ(values(f), (Values{1, -INFINITY, -INFINITY, 4}));
 }
 
-TEST_F(PointwiseTernary, LerpAddcmulAddcdiv) {
+TEST_F(Ternary, LerpAddcmulAddcdiv) {
   Tensor a = make({0, 10}, {2}), b = make({10, 20}, {2});
   expect_close(values(lerp(a, b, 0.25)), {2.5, 12.5});
   EXPECT_EQ(values(lerp(a, b, 1.0)), (Values{10, 20}));  // exact at weight 1
@@ -45,7 +45,7 @@ TEST_F(PointwiseTernary, LerpAddcmulAddcdiv) {
   EXPECT_EQ(values(inplace), (Values{2, 6}));
 }
 
-TEST_F(PointwiseTernary, DivRoundingModes) {
+TEST_F(Ternary, DivRoundingModes) {
   Tensor x = make({7, -7, 7, -7}, {4}, ScalarType::Int64);
   Tensor y = make({2, 2, -2, -2}, {4}, ScalarType::Int64);
   EXPECT_EQ(values(div(x, y, std::string("trunc"))), (Values{3, -3, -3, 3}));
@@ -59,7 +59,7 @@ TEST_F(PointwiseTernary, DivRoundingModes) {
   EXPECT_EQ(values(div(fx, make({2}, {1}), std::string("trunc"))), (Values{3, -3}));
 }
 
-TEST_F(PointwiseTernary, ZeroSizeAndMeta) {
+TEST_F(Ternary, ZeroSizeAndMeta) {
   EXPECT_EQ(shape(where(empty({0, 2}, TensorOptions().dtype(ScalarType::Bool)), zeros({2}),
                         ones({0, 1}))),
             (Shape{0, 2}));
@@ -68,7 +68,7 @@ TEST_F(PointwiseTernary, ZeroSizeAndMeta) {
   EXPECT_EQ(shape(addcmul(m, empty({4}, TensorOptions().device(meta)), m)), (Shape{3, 4}));
 }
 
-TEST_F(PointwiseTernary, BadInputs) {
+TEST_F(Ternary, BadInputs) {
   Tensor x = make({1, 2}, {2});
   expect_error([&] { where(x, x, x); }, "loom::where.self", "expected a bool mask, found float32");
   expect_error(
