@@ -1,27 +1,15 @@
-// conv2d (and its backward ops), conv1d and the 2-D pooling ops through the typed API,
-// against float64 references computed here: groups, stride, padding, dilation, bias,
-// non-contiguous inputs, ceil_mode, count_include_pad, zero-size batches, the meta device
-// and errors.
-#include <cmath>
-#include <limits>
-
+// conv2d (and its backward ops) and conv1d through the typed API, against float64
+// references computed here: groups, stride, padding, dilation, bias, non-contiguous
+// inputs, zero-size batches, the meta device and errors.
 #include "loom/random.h"
 #include "ops_test_util.h"
 
 namespace loom::testing {
 namespace {
 
-class ConvPool : public OpsTest {};
+class Conv : public OpsTest {};
 
-Tensor random(const Shape& shape, ScalarType dtype = ScalarType::Float32) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  Values v = values(rand({n}, TensorOptions().dtype(ScalarType::Float64)));
-  for (double& x : v) x = 2 * x - 1;
-  return make(v, shape, dtype);
-}
-
-struct Conv {
+struct ConvCase {
   int64_t n, c, h, w, oc, kh, kw;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
   int64_t oh() const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
@@ -56,11 +44,12 @@ struct Conv {
   Shape output() const { return {n, oc, oh(), ow()}; }
 };
 
-Tensor run_conv(const Conv& p, const Tensor& x, const Tensor& w, const std::optional<Tensor>& b) {
+Tensor run_conv(const ConvCase& p, const Tensor& x, const Tensor& w,
+                const std::optional<Tensor>& b) {
   return conv2d(x, w, b, {p.sh, p.sw}, {p.ph, p.pw}, {p.dh, p.dw}, p.groups);
 }
 
-const Conv kCases[] = {
+const ConvCase kCases[] = {
     {2, 3, 7, 6, 4, 3, 3},                            // plain
     {1, 4, 8, 9, 6, 3, 2, 2, 1, 1, 0, 1, 1, 2},       // stride, padding, groups
     {2, 6, 9, 9, 6, 3, 3, 1, 2, 2, 1, 2, 1, 3},       // dilation, groups
@@ -68,11 +57,11 @@ const Conv kCases[] = {
     {1, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16},  // depthwise
 };
 
-TEST_F(ConvPool, Conv2dMatchesReference) {
+TEST_F(Conv, Conv2dMatchesReference) {
   manual_seed(11);
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::BFloat16}) {
     double tol = t == ScalarType::Float64 ? 1e-12 : t == ScalarType::Float32 ? 1e-5 : 3e-2;
-    for (const Conv& p : kCases) {
+    for (const ConvCase& p : kCases) {
       Tensor x = random(p.input(), t), w = random(p.weight(), t), b = random({p.oc}, t);
       Values bias = values(b);
       Tensor y = run_conv(p, x, w, b);
@@ -85,14 +74,14 @@ TEST_F(ConvPool, Conv2dMatchesReference) {
   }
 }
 
-TEST_F(ConvPool, Conv2dOfNonContiguousAndUnbatchedInputs) {
+TEST_F(Conv, Conv2dOfNonContiguousAndUnbatchedInputs) {
   manual_seed(12);
-  Conv p{2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1};
+  ConvCase p{2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1};
   Tensor x = random({2, 3, 5, 6}).transpose(2, 3);  // [2, 3, 6, 5], strided
   Tensor w = random({4, 3, 3, 3}).transpose(2, 3);
   expect_close(values(run_conv(p, x, w, std::nullopt)), p.forward(values(x), values(w), nullptr),
                1e-5);
-  Conv one = p;
+  ConvCase one = p;
   one.n = 1;
   Tensor x1 = x.select(0, 1);
   Tensor y = run_conv(one, x1, w, std::nullopt);
@@ -100,22 +89,22 @@ TEST_F(ConvPool, Conv2dOfNonContiguousAndUnbatchedInputs) {
   expect_close(values(y), one.forward(values(x1), values(w), nullptr), 1e-5);
 }
 
-TEST_F(ConvPool, Conv1dIsConv2dOverOneRow) {
+TEST_F(Conv, Conv1dIsConv2dOverOneRow) {
   manual_seed(13);
   Tensor x = random({2, 4, 9}), w = random({6, 2, 3}), b = random({6});
   Tensor y = conv1d(x, w, b, 2, 1, 2, 2);
-  Conv p{2, 4, 1, 9, 6, 1, 3, 1, 2, 0, 1, 1, 2, 2};
+  ConvCase p{2, 4, 1, 9, 6, 1, 3, 1, 2, 0, 1, 1, 2, 2};
   Values bias = values(b);
   ASSERT_EQ(shape(y), (Shape{2, 6, p.ow()}));
   expect_close(values(y), p.forward(values(x), values(w), &bias), 1e-5);
   EXPECT_EQ(shape(conv1d(x.select(0, 0), w, b, 1, 0, 1, 2)), (Shape{6, 7}));
 }
 
-TEST_F(ConvPool, BackwardConvolutionsMatchReferenceSums) {
+TEST_F(Conv, BackwardConvolutionsMatchReferenceSums) {
   manual_seed(14);
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64}) {
     double tol = t == ScalarType::Float64 ? 1e-12 : 1e-4;
-    for (const Conv& p : kCases) {
+    for (const ConvCase& p : kCases) {
       Tensor x = random(p.input(), t), w = random(p.weight(), t), g = random(p.output(), t);
       Values xv = values(x), wv = values(w), gv = values(g);
       Values gx(xv.size(), 0.0), gw(wv.size(), 0.0);
@@ -135,11 +124,11 @@ TEST_F(ConvPool, BackwardConvolutionsMatchReferenceSums) {
   }
 }
 
-TEST_F(ConvPool, BackwardInputMatchesFiniteDifferences) {
+TEST_F(Conv, BackwardInputMatchesFiniteDifferences) {
   // conv2d is linear in its input: (f(x + e*d) - f(x)) / e . g == d . dx exactly up to
   // rounding, checked in float64 along a random direction.
   manual_seed(15);
-  Conv p{1, 2, 5, 5, 3, 3, 3, 2, 2, 1, 1};
+  ConvCase p{1, 2, 5, 5, 3, 3, 3, 2, 2, 1, 1};
   Tensor x = random(p.input(), ScalarType::Float64), w = random(p.weight(), ScalarType::Float64);
   Tensor d = random(p.input(), ScalarType::Float64), g = random(p.output(), ScalarType::Float64);
   double eps = 1e-3;
@@ -154,7 +143,8 @@ TEST_F(ConvPool, BackwardInputMatchesFiniteDifferences) {
   EXPECT_NEAR(lhs, rhs, 1e-8);
 }
 
-TEST_F(ConvPool, ZeroSizeBatchAndMetaDevice) {
+// Kept whole across families: also max_pool2d(_with_indices) and adaptive_avg_pool2d (pool).
+TEST_F(Conv, ZeroSizeBatchAndMetaDevice) {
   Tensor y = conv2d(empty({0, 3, 5, 5}), empty({4, 3, 3, 3}));
   EXPECT_EQ(shape(y), (Shape{0, 4, 3, 3}));
   Tensor dw = conv2d_backward_weight(empty({0, 4, 3, 3}), empty({0, 3, 5, 5}), {4, 3, 3, 3}, {1, 1},
@@ -172,7 +162,7 @@ TEST_F(ConvPool, ZeroSizeBatchAndMetaDevice) {
   EXPECT_EQ(shape(adaptive_avg_pool2d(empty({2, 3, 7, 7}, meta), {1, 1})), (Shape{2, 3, 1, 1}));
 }
 
-TEST_F(ConvPool, ConvErrors) {
+TEST_F(Conv, ConvErrors) {
   Tensor x = empty({1, 4, 5, 5});
   expect_error(
       [&] {
@@ -226,151 +216,6 @@ TEST_F(ConvPool, ConvErrors) {
         conv1d(empty({2, 3, 4, 5}), empty({2, 3, 1}));
       },
       "loom::conv1d", "expected a 2-D (unbatched) or 3-D (batched) input");
-}
-
-// --- pooling ---
-
-// Reference max pooling of one [h, w] plane: values and flat indices.
-void reference_max_pool(const Values& x, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p,
-                        int64_t d, int64_t oh, int64_t ow, Values& out, Values& idx) {
-  for (int64_t y = 0; y < oh; ++y)
-    for (int64_t c = 0; c < ow; ++c) {
-      double best = -std::numeric_limits<double>::infinity();
-      double at = -1;
-      for (int64_t i = 0; i < k; ++i)
-        for (int64_t j = 0; j < k; ++j) {
-          int64_t iy = y * s - p + i * d, ix = c * s - p + j * d;
-          if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
-          if (at < 0 || x[iy * w + ix] > best) {
-            best = x[iy * w + ix];
-            at = static_cast<double>(iy * w + ix);
-          }
-        }
-      out.push_back(best);
-      idx.push_back(at);
-    }
-}
-
-TEST_F(ConvPool, MaxPoolWithIndicesMatchesReference) {
-  manual_seed(16);
-  struct Case {
-    int64_t h, w, k, s, p, d;
-    bool ceil;
-    int64_t oh, ow;
-  };
-  const Case cases[] = {
-      {6, 6, 2, 2, 0, 1, false, 3, 3}, {7, 7, 3, 2, 1, 1, false, 4, 4},
-      {7, 7, 2, 2, 0, 1, true, 4, 4},  {6, 6, 3, 2, 1, 1, true, 4, 4},
-      {5, 5, 2, 2, 1, 1, true, 3, 3},  // the last window would start in the right padding
-      {9, 8, 3, 1, 1, 2, false, 7, 6}, {5, 5, 3, 3, 0, 1, true, 2, 2},
-  };
-  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
-    for (const Case& c : cases) {
-      Tensor x = random({2, 3, c.h, c.w}, t);
-      auto [v, i] =
-          max_pool2d_with_indices(x, {c.k, c.k}, {c.s, c.s}, {c.p, c.p}, {c.d, c.d}, c.ceil);
-      ASSERT_EQ(shape(v), (Shape{2, 3, c.oh, c.ow})) << c.h << " k" << c.k << " s" << c.s;
-      Values xv = values(x), ref, ref_idx;
-      for (int64_t plane = 0; plane < 6; ++plane) {
-        Values px(xv.begin() + plane * c.h * c.w, xv.begin() + (plane + 1) * c.h * c.w);
-        reference_max_pool(px, c.h, c.w, c.k, c.s, c.p, c.d, c.oh, c.ow, ref, ref_idx);
-      }
-      expect_close(values(v), ref, 0);
-      EXPECT_EQ(values(i), ref_idx);
-      expect_close(values(max_pool2d(x, {c.k}, {c.s}, {c.p}, {c.d}, c.ceil)), ref, 0);
-    }
-  }
-  // stride defaults to the kernel size; strided input; NaN wins
-  Tensor x = make({1, 5, 3, 2, 0, 8, 7, 6, 4, NAN, 1, 1, 2, 3, 4, 9}, {1, 4, 4});
-  auto [v, i] = max_pool2d_with_indices(x.transpose(1, 2), {2, 2});
-  Values got = values(v);
-  EXPECT_EQ(got[0], 8);
-  EXPECT_TRUE(std::isnan(got[1]));
-  EXPECT_EQ(values(i), (Values{5, 6, 9, 15}));
-}
-
-TEST_F(ConvPool, AvgPoolModes) {
-  // 1..16 in a 4x4 plane
-  Values seq;
-  for (int i = 1; i <= 16; ++i) seq.push_back(i);
-  Tensor x = make(seq, {1, 1, 4, 4});
-  expect_close(values(avg_pool2d(x, {2, 2})), {3.5, 5.5, 11.5, 13.5});
-  // padding 1, kernel 3, stride 2 -> 2x2; corner window covers 4 real of 9 cells
-  expect_close(values(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1})),
-               {(1 + 2 + 5 + 6) / 9.0, (2 + 3 + 4 + 6 + 7 + 8) / 9.0,
-                (5 + 6 + 9 + 10 + 13 + 14) / 9.0, (6 + 7 + 8 + 10 + 11 + 12 + 14 + 15 + 16) / 9.0});
-  expect_close(values(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, false, false)),
-               {(1 + 2 + 5 + 6) / 4.0, (2 + 3 + 4 + 6 + 7 + 8) / 6.0,
-                (5 + 6 + 9 + 10 + 13 + 14) / 6.0, (6 + 7 + 8 + 10 + 11 + 12 + 14 + 15 + 16) / 9.0});
-  expect_close(values(avg_pool2d(x, {2, 2}, {}, {0, 0}, false, true, 2)), {7, 11, 23, 27});
-  // ceil_mode: 5x5 with kernel 2 stride 2 -> 3x3; the last window is clipped to the input
-  // (count_include_pad counts only up to the padded edge: 1 column here)
-  Values seq25;
-  for (int i = 0; i < 25; ++i) seq25.push_back(i);
-  Tensor y = make(seq25, {1, 5, 5});
-  Tensor pooled = avg_pool2d(y, {2, 2}, {2, 2}, {0, 0}, true);
-  ASSERT_EQ(shape(pooled), (Shape{1, 3, 3}));
-  Values pv = values(pooled);
-  EXPECT_DOUBLE_EQ(pv[2], (4 + 9) / 2.0);
-  EXPECT_DOUBLE_EQ(pv[8], 24);
-  Tensor h = make(seq, {1, 4, 4}, ScalarType::BFloat16);
-  expect_close(values(avg_pool2d(h, {2, 2})), {3.5, 5.5, 11.5, 13.5}, 1e-2);
-}
-
-TEST_F(ConvPool, AdaptiveAvgPool) {
-  Values seq;
-  for (int i = 0; i < 30; ++i) seq.push_back(i);
-  Tensor x = make(seq, {1, 5, 6});
-  // rows [0,3) [2,5), cols [0,2) [2,4) [4,6)
-  Tensor y = adaptive_avg_pool2d(x, {2, 3});
-  ASSERT_EQ(shape(y), (Shape{1, 2, 3}));
-  auto cell = [&](int r0, int r1, int c0, int c1) {
-    double s = 0;
-    for (int r = r0; r < r1; ++r)
-      for (int c = c0; c < c1; ++c) s += seq[r * 6 + c];
-    return s / ((r1 - r0) * (c1 - c0));
-  };
-  expect_close(values(y), {cell(0, 3, 0, 2), cell(0, 3, 2, 4), cell(0, 3, 4, 6), cell(2, 5, 0, 2),
-                           cell(2, 5, 2, 4), cell(2, 5, 4, 6)});
-  expect_close(values(adaptive_avg_pool2d(x.unsqueeze(0), {1})), {14.5});
-  EXPECT_EQ(shape(adaptive_avg_pool2d(x, {7, 8})), (Shape{1, 7, 8}));
-}
-
-TEST_F(ConvPool, PoolErrors) {
-  Tensor x = empty({1, 2, 4, 4});
-  expect_error(
-      [&] {
-        max_pool2d(x, {2, 2}, {}, {2, 2});
-      },
-      // a decomposition's error names it, then the op it called
-      "loom::max_pool2d", "expected padding of at most half the kernel size [2, 2], found [2, 2]");
-  expect_error(
-      [&] {
-        max_pool2d_with_indices(empty({4, 4}), {2, 2});
-      },
-      "loom::max_pool2d_with_indices",
-      "expected a 3-D (unbatched) or 4-D (batched) input, found [4, 4]");
-  expect_error(
-      [&] {
-        max_pool2d_with_indices(x, {5, 5});
-      },
-      "loom::max_pool2d_with_indices", "expected an output size of at least 1");
-  expect_error(
-      [&] {
-        avg_pool2d(x, {2, 2}, {}, {0, 0}, false, true, 0);
-      },
-      "loom::avg_pool2d", "expected a non-zero divisor_override");
-  expect_error([&] { avg_pool2d(x, {0, 2}); }, "loom::avg_pool2d", "expected positive kernel_size");
-  expect_error(
-      [&] {
-        adaptive_avg_pool2d(empty({1, 0, 4}), {2, 2});
-      },
-      "loom::adaptive_avg_pool2d", "expected non-zero sizes");
-  expect_error(
-      [&] {
-        max_pool2d(make({1}, {1, 1, 1}, ScalarType::Int64), {1, 1});
-      },
-      "loom::max_pool2d", "expected self of a floating point dtype");
 }
 
 }  // namespace
