@@ -372,4 +372,12 @@ void Dispatcher::redispatch(OperatorHandle op, DispatchKeySet keys, const LoomVa
   dispatch(e, sig, keys, args, num_args, returns, num_returns);
 }
 
+void Dispatcher::redispatch_checked_arguments(OperatorHandle op, DispatchKeySet keys,
+                                              const LoomValue* args, size_t num_args,
+                                              LoomValue* returns, size_t num_returns) const {
+  const OperatorEntry& e = *op.entry();
+  dispatch(e, e.signature.load(std::memory_order_acquire), keys, args, num_args, returns,
+           num_returns);
+}
+
 }  // namespace loom::dispatch

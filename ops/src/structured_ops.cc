@@ -217,8 +217,8 @@ void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomV
       ready = false;
     }
   }
-  Dispatcher::instance().redispatch(info.out_op, keys, kernel_args.data(), num_args, returns,
-                                    num_returns);
+  Dispatcher::instance().redispatch_checked_arguments(info.out_op, keys, kernel_args.data(),
+                                                      num_args, returns, num_returns);
   if (ready) return;
   for (size_t i = 0; i < metas.size(); ++i) {
     if (!temps[i].defined()) continue;
@@ -254,7 +254,7 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
   }
   Dispatcher& d = Dispatcher::instance();
   if (ready) {
-    d.redispatch(info.out_op, keys, args, num_args, returns, num_returns);
+    d.redispatch_checked_arguments(info.out_op, keys, args, num_args, returns, num_returns);
     return;
   }
   // Bring the inputs to the kernel contract; `keep` holds the temporaries alive.
@@ -286,7 +286,8 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
     kernel_out = empty(meta.shape, meta.result, meta.device);
     kernel_args[num_args - 1] = box(kernel_out);
   }
-  d.redispatch(info.out_op, keys, kernel_args.data(), num_args, returns, num_returns);
+  d.redispatch_checked_arguments(info.out_op, keys, kernel_args.data(), num_args, returns,
+                                 num_returns);
   if (kernel_out.impl() != out.impl()) {
     loom::copy_(out, kernel_out);
     return_caller_out(returns, 0, out);

@@ -17,6 +17,7 @@ using loom::dispatch::PluginHost;
 
 bool load(const std::string& file) {
   if (!std::filesystem::exists(file)) return false;
+  loom::ops::load_standard_library();  // what a Runtime does before loading plugins
   PluginHost::instance().load(file);
   return true;
 }

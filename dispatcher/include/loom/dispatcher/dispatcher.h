@@ -154,6 +154,13 @@ class Dispatcher {
   // Call with an explicit key set (what a kernel got in LoomKernelCall::key_set).
   void redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args, size_t num_args,
                   LoomValue* returns, size_t num_returns) const;
+  // redispatch for a kernel written in C++ on the host (the op library's) that passes on
+  // arguments the dispatcher already checked for this op's schema, with tensors it made
+  // itself in place of some: no argument check and no new read section (the caller runs
+  // inside an op call, whose read section covers this one). Keeps composite kernels of
+  // small ops cheap; anything a plugin hands over goes through redispatch.
+  void redispatch_checked_arguments(OperatorHandle op, DispatchKeySet keys, const LoomValue* args,
+                                    size_t num_args, LoomValue* returns, size_t num_returns) const;
 
   // --- introspection ---
   std::vector<TableRow> dump_table(OperatorHandle op) const;
