@@ -15,6 +15,7 @@ std::vector<OpSample> make() {
     s.push_back({op, {T({2, 3}, kI64, Fill::SmallInt), I(1)}});
     s.push_back({op, {T({5}, kI32, Fill::SmallInt), I(0)}});
     s.push_back({op, {T({}), I(0)}});
+    s.push_back({op, {T({0, 3}), I(0)}});
     s.push_back({op, {T({4}, kBool, Fill::Bool), I(0)}});
     s.push_back(OpSample{op, {T({2, 3}, kBF16, Fill::Unit), I(1)}}.tol(2e-2));
   }

@@ -15,6 +15,7 @@ std::vector<OpSample> make() {
       OpSample{"loom::cat", {TL({T({2, 2}), T({2, 2}, kF64)}), I(0)}}.with_note(
           "mixed dtypes promote"),
       {"loom::cat", {TL({T({3}, kBool, Fill::Bool), T({2}, kBool, Fill::Bool)})}},
+      {"loom::cat", {TL({T({0, 3}), T({2, 3})})}},
       {"loom::stack", {TL({T({2, 3}), T({2, 3}), T({2, 3})})}},
       {"loom::stack", {TL({T({2, 3}, kI64), T({2, 3}, kI64)}), I(2)}},
       {"loom::stack", {TL({T({}), T({})})}},
@@ -36,6 +37,7 @@ std::vector<OpSample> make() {
       {"loom::flip", {T({2, 3, 4}), L({0, 2})}},
       {"loom::flip", {T({3, 4}, kI64), L({-1})}},
       {"loom::flip", {T({}), L({})}},
+      {"loom::flip", {T({0, 3}), L({1})}},
       {"loom::flip", {T({5}, kBool, Fill::Bool), L({0})}},
       {"loom::roll", {T({3, 4}), L({1}), L({0})}},
       OpSample{"loom::roll", {T({3, 4}, kI64), L({2})}}.with_note("no dims: rolls the flattened"),

@@ -15,6 +15,7 @@ std::vector<OpSample> make() {
     s.push_back({op, {T({3, 4}), I(0), kF64}});
     s.push_back({op, {T({4, 3}), I(1)}, {{"dtype", kF32}}});
     s.push_back({op, {T({}), I(0)}});
+    s.push_back({op, {T({0, 4}), I(1)}});
     s.push_back(OpSample{op, {T({2, 8}, kBF16), I(1)}}.tol(2e-2));
   }
   return s;

@@ -26,6 +26,7 @@ std::vector<OpSample> make() {
     s.push_back({op, {distinct({3, 5}, kF64)}, {{"descending", B(true)}}});
     s.push_back({op, {distinct({2, 3, 4}, kI32), I(1), B(true)}});
     s.push_back({op, {distinct({})}});
+    s.push_back({op, {distinct({2, 0})}});
     s.push_back(OpSample{op, {distinct({2, 5}, kBF16)}}.with_note("0 .. 9 are exact in bfloat16"));
   }
   return s;

@@ -7,23 +7,25 @@ namespace {
 
 using namespace sample_helpers;
 
-// A float op on values `fill`: a matrix, a 0-dim tensor, float64, bfloat16, and (when
-// `ints`) an int64 input, which the rule promotes.
+// A float op on values `fill`: a matrix, a 0-dim tensor, float64, bfloat16, (when
+// `ints`) an int64 input, which the rule promotes, and an empty tensor.
 void floating(std::vector<OpSample>& out, const char* op, Fill fill, bool ints = true) {
   out.push_back({op, {T({2, 3}, kF32, fill)}});
   out.push_back({op, {T({}, kF32, fill)}});
   out.push_back({op, {T({3, 2}, kF64, fill)}});
   out.push_back(OpSample{op, {T({2, 3}, kBF16, fill)}}.tol(2e-2));
   if (ints) out.push_back({op, {T({2, 3}, kI64, fill == Fill::Unit ? Fill::Bool : fill)}});
+  out.push_back({op, {T({0, 3}, kF32, fill)}});
 }
 
-// An op defined for integers too: float32, 0-dim, int64, int32 and float16.
+// An op defined for integers too: float32, 0-dim, int64, int32, float16 and empty.
 void numeric(std::vector<OpSample>& out, const char* op, Fill fill = Fill::Normal) {
   out.push_back({op, {T({2, 3}, kF32, fill)}});
   out.push_back({op, {T({}, kF32, fill)}});
   out.push_back({op, {T({3, 2}, kI64, fill)}});
   out.push_back({op, {T({4}, kI32, fill)}});
   out.push_back(OpSample{op, {T({2, 3}, kF16, fill)}}.tol(1e-2));
+  out.push_back({op, {T({3, 0}, kI64, fill)}});
 }
 
 std::vector<OpSample> make() {
