@@ -11,8 +11,9 @@
 //   OpSweepSample.* (per sample), against the sample's functional call on contiguous CPU
 //   tensors:
 //     MetaShapeAndDtype  the same call on meta tensors gives outputs of the same shapes
-//                        and dtypes, and the out= variant, where defined, accepts meta
-//                        outs of those (a sample marked not meta-checkable must raise);
+//                        and dtypes, and the out= and in-place variants, where defined,
+//                        accept meta outs of those and meta self (a sample marked not
+//                        meta-checkable must raise);
 //     VariantsAgree      the in-place (`name_`) and out= (`name.out`, `name.<ovl>_out`)
 //                        variants, named as dispatcher/src/structured_schemas.cc derives
 //                        them and called where defined, give the same values (in-place
@@ -236,12 +237,13 @@ std::vector<Tensor> tensors_of(const std::vector<Value>& results) {
   return out;
 }
 
+// "[2, 3] float32"
+template <typename Sizes>
+std::string describe(const Sizes& sizes, ScalarType dtype) {
+  return str_cat("[", absl::StrJoin(sizes, ", "), "] ", scalar_type_name(dtype));
+}
 std::string describe(const Tensor& t) {
-  std::ostringstream s;
-  s << "[";
-  for (int64_t i = 0; i < t.dim(); ++i) s << (i ? ", " : "") << t.size(i);
-  s << "] " << scalar_type_name(t.dtype());
-  return s.str();
+  return describe(t.sizes(), t.dtype());
 }
 
 std::string num(double x) {
@@ -294,12 +296,11 @@ std::string describe(const SampleArg& arg) {
         if constexpr (std::is_same_v<A, ops::None>) {
           return "None";
         } else if constexpr (std::is_same_v<A, TensorSpec>) {
-          return describe(empty(a.shape, TensorOptions().dtype(a.dtype).device(kMetaDevice)));
+          return describe(a.shape, a.dtype);
         } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
-          std::string out = "[";
-          for (const TensorSpec& t : a)
-            out += (out.size() > 1 ? ", " : "") + describe(SampleArg(t));
-          return out + "]";
+          std::vector<std::string> parts;
+          for (const TensorSpec& t : a) parts.push_back(describe(t.shape, t.dtype));
+          return str_cat("[", absl::StrJoin(parts, ", "), "]");
         } else if constexpr (std::is_same_v<A, std::vector<int64_t>>) {
           return str_cat("[", absl::StrJoin(a, ", "), "]");
         } else if constexpr (std::is_same_v<A, ScalarType>) {
@@ -317,12 +318,10 @@ std::string describe(const SampleArg& arg) {
 
 // "loom::add.Tensor #2 ([2, 3] float32, [3] float32, alpha=0.5)"
 std::string describe(const SweepParam& p) {
-  std::string out = str_cat(p.sample->op, " #", p.ordinal, " (");
-  for (size_t i = 0; i < p.sample->args.size(); ++i) {
-    out += (i ? ", " : "") + describe(p.sample->args[i]);
-  }
-  for (const auto& [name, value] : p.sample->kwargs) out += ", " + name + "=" + describe(value);
-  return out + ")";
+  std::vector<std::string> parts;
+  for (const SampleArg& a : p.sample->args) parts.push_back(describe(a));
+  for (const auto& [name, value] : p.sample->kwargs) parts.push_back(name + "=" + describe(value));
+  return str_cat(p.sample->op, " #", p.ordinal, " (", absl::StrJoin(parts, ", "), ")");
 }
 
 // Reports a check's outcome, honouring the sample's known failure of that check.
@@ -362,6 +361,13 @@ std::vector<Tensor> run_out(const std::string& out_op, const Built& b,
   return outs;
 }
 
+// Whether the in-place variant is defined and the result could be written to self.
+bool inplace_applies(const std::string& inplace, const Built& b,
+                     const std::vector<Tensor>& expected) {
+  return is_defined(inplace) && !b.args.empty() && b.args[0].is_tensor() && expected.size() == 1 &&
+         describe(b.args[0].to_tensor()) == describe(expected[0]);
+}
+
 // --- the checks (Note [Op sweep]); each returns why it failed, empty when it passed ---
 
 std::string check_kernel(const std::string& op, OutputRule rule) {
@@ -394,9 +400,16 @@ std::string check_meta(const SweepParam& p, const std::vector<Tensor>& expected)
       if (!(t.device() == kMetaDevice)) return "an output is not on the meta device";
     }
     std::string failure = compare(expected, meta, 0, /*values_too=*/false);
-    const std::string out_op = variant_names(s.op).out;
-    if (failure.empty() && is_defined(out_op)) {
-      run_out(out_op, build(p, Layout::Meta), expected, kMetaDevice, failure);
+    const VariantNames v = variant_names(s.op);
+    if (failure.empty() && is_defined(v.out)) {
+      run_out(v.out, build(p, Layout::Meta), expected, kMetaDevice, failure);
+    }
+    Built b = build(p, Layout::Meta);
+    if (failure.empty() && inplace_applies(v.inplace, b, expected)) {
+      std::vector<Tensor> returned = tensors_of(run(v.inplace, b));
+      if (returned.size() != 1 || returned[0].impl() != b.args[0].to_tensor().impl()) {
+        failure = str_cat(v.inplace, " on meta returned a new tensor");
+      }
     }
     return failure;
   } catch (const Error& e) {
@@ -416,9 +429,7 @@ std::string check_variants(const SweepParam& p, const std::vector<Tensor>& expec
       if (!failure.empty()) return str_cat(v.out, ": ", failure);
     }
     Built b = build(p, Layout::Contiguous);
-    // In place only where the result could be written to self.
-    if (is_defined(v.inplace) && !b.args.empty() && b.args[0].is_tensor() && expected.size() == 1 &&
-        describe(b.args[0].to_tensor()) == describe(expected[0])) {
+    if (inplace_applies(v.inplace, b, expected)) {
       Tensor self = b.args[0].to_tensor();
       std::vector<Tensor> returned = tensors_of(run(v.inplace, b));
       failure = compare(expected, {self}, s.tolerance);
