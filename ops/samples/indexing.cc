@@ -36,6 +36,7 @@ std::vector<OpSample> make() {
       {"loom::scatter_add", {T({3, 4}, kI64), I(0), Idx({4, 4}, 3), T({4, 4}, kI64)}},
       {"loom::scatter_add", {T({2, 3}, kF64), I(-1), Idx({2, 2}, 3), T({2, 3}, kF64)}},
       {"loom::index.Tensor", {T({4, 5}), TL({Idx({3}, 4)})}},
+      {"loom::index.Tensor", {T({}), TL({})}},
       OpSample{"loom::index.Tensor", {T({4, 5}, kI64), TL({Idx({2, 3}, 4), Idx({3}, 5)})}}
           .with_note("two broadcast index tensors"),
       {"loom::index.Tensor", {T({2, 3, 4}, kF64), TL({Idx({2}, 2), Idx({2}, 3), Idx({1}, 4)})}},

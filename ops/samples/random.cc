@@ -42,6 +42,7 @@ std::vector<OpSample> make() {
       rnd("loom::bernoulli", {T({2, 3}, kF32, Fill::Unit)}),
       rnd("loom::bernoulli", {T({3, 4}, kF64, Fill::Unit)}),
       rnd("loom::bernoulli", {T({}, kF32, Fill::Unit)}),
+      rnd("loom::bernoulli", {T({2, 3}, kBF16, Fill::Unit)}),
       rnd("loom::random_.from", {T({2, 3}, kI64, Fill::Zeros), I(-5), I(5)}),
       rnd("loom::random_.from", {T({3, 4}, kF32, Fill::Zeros), I(0), I(10)}),
       rnd("loom::random_.from", {T({}, kI32, Fill::Zeros), I(1)}, {{"to", I(100)}}),

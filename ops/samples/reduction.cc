@@ -26,6 +26,8 @@ std::vector<OpSample> make() {
       {"loom::sum.dim_IntList", {T({2, 3}, kI64), none()}, {{"dtype", kF64}}},
       {"loom::sum.dim_IntList", {T({2, 3}, kI32), L({-1})}, {{"keepdim", B(true)}}},
       {"loom::sum.dim_IntList", {T({}), L({0})}},
+      OpSample{"loom::sum.dim_IntList", {T({2, 3}), L({})}}.with_note("dim=[]: every dim"),
+      {"loom::sum.dim_IntList", {T({}), none(), B(true)}},
       OpSample{"loom::sum.dim_IntList", {T({0, 3}), L({0})}}.with_note("empty reduction: zeros"),
       {"loom::sum.dim_IntList", {T({2, 0}, kI64), L({0})}},
       {"loom::sum.dim_IntList", {T({4, 2}, kBool, Fill::Bool), L({0})}},
@@ -55,6 +57,9 @@ std::vector<OpSample> make() {
       {"loom::var.correction", {T({3, 4}), L({1})}, {{"correction", I(0)}}},
       {"loom::var.correction", {T({2, 3, 4}, kF64), L({0, 2})}, {{"keepdim", B(true)}}},
       {"loom::var.correction", {T({5}), none()}, {{"correction", D(2.0)}}},
+      OpSample{"loom::var.correction", {T({2, 3}), L({0})}, {{"correction", I(3)}}}.with_note(
+          "correction above the count: negative divisor"),
+      {"loom::var.correction", {T({}), none()}},
       {"loom::any.dims", {T({3, 4}, kBool, Fill::Bool), L({1})}},
       {"loom::any.dims", {T({2, 3, 4}, kF32, Fill::SmallInt), none(), B(true)}},
       {"loom::any.dims", {T({}, kI64, Fill::Bool), L({0})}},

@@ -19,6 +19,7 @@ std::vector<OpSample> make() {
       {"loom::topk", {distinct({2, 3, 4}), I(1), I(1), B(true), B(true)}},
       {"loom::topk", {distinct({}), I(1)}},
       {"loom::topk", {distinct({6}), I(0)}},
+      {"loom::topk", {distinct({2, 4}), I(4)}, {{"sorted", B(true)}, {"largest", B(false)}}},
   };
   for (const char* op : {"loom::sort", "loom::argsort"}) {
     s.push_back({op, {distinct({3, 5})}});

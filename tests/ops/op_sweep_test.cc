@@ -3,30 +3,30 @@
 //
 // Note [Op sweep]
 // ~~~~~~~~~~~~~~~
-// Driven by the op library, not by a list here, so a new op is swept (and fails
-// EveryOpHasSamples until it has samples). Checks:
-//   OpSweepKernel.CpuKernelOrDecomposition (per op): the CPU dispatch-table row of the op
-//     (of its out= variant, for structured ops) is a kernel, or, for unstructured ops, a
-//     decomposition or a CompositeExplicit kernel of the core.
-//   OpSweepSample.* (per sample), against the sample's functional call on contiguous CPU
-//   tensors:
-//     MetaShapeAndDtype  the same call on meta tensors gives outputs of the same shapes
-//                        and dtypes, and the out= and in-place variants, where defined,
-//                        accept meta outs of those and meta self (a sample marked not
-//                        meta-checkable must raise);
-//     VariantsAgree      the in-place (`name_`) and out= (`name.out`, `name.<ovl>_out`)
-//                        variants, named as dispatcher/src/structured_schemas.cc derives
-//                        them and called where defined, give the same values (in-place
-//                        only where the result has self's shape and dtype);
-//     NonContiguousInputs every tensor argument rebuilt with a reversed-dim, stride-2
-//                        layout (same values) gives the same values.
+// Driven by the op library, not by a list here: one test per op of ops.def
+// (OpSweep.Conforms/<op>), so a new op is swept, and it and EveryOpHasSamples fail until
+// it has samples. The test checks:
+//   kernel    the CPU dispatch-table row of the op (of its out= variant, for structured
+//             ops) is a kernel, or, for unstructured ops, a decomposition or a
+//             CompositeExplicit kernel of the core;
+// and, for each sample, against the functional call on contiguous CPU tensors:
+//   meta      the same call on meta tensors gives outputs of the same shapes and dtypes,
+//             and the out= and in-place variants, where defined, accept meta outs of
+//             those and meta self (a sample marked not meta-checkable must raise);
+//   variants  the in-place (`name_`) and out= (`name.out`, `name.<overload>_out`)
+//             variants, named as dispatcher/src/structured_schemas.cc derives them and
+//             called where defined, give the same values (in-place only where the
+//             result has self's shape and dtype);
+//   strided   every tensor argument rebuilt with a reversed-dim, stride-2 layout (same
+//             values) gives the same values, also through the out= variant into outs
+//             of that layout.
 // Values compare exactly for integer and bool dtypes; floats within tol * (1 + |expected|)
 // with tol = the sample's tolerance, else 1e-12 (float64), 1e-5 (float32), 1e-2 (float16,
 // bfloat16). Inputs come from a splitmix64 stream seeded by the op name, the sample's
 // ordinal and the argument's position; every call is preceded by loom::manual_seed(kSeed),
 // so random ops compare exactly too. A known failure (OpSample::known_failures) of a check
-// is reported as skipped with the reason and the observed difference, and fails once the
-// check passes.
+// is printed ("[  KNOWN   ]", with the observed difference) instead of failing, and listed
+// by the skipped OpSweepSummary.KnownFailures; the op's test fails once the check passes.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -339,17 +339,21 @@ void report(const SweepParam& p, Check check, const std::string& failure) {
   }
 }
 
-// Calls the out= variant `out_op` with outs shaped like `like` on `device`; returns the
+// Calls the out= variant `out_op` with outs shaped like `like` in `layout`; returns the
 // outs, and sets `failure` when the call returns other tensors than its outs.
 std::vector<Tensor> run_out(const std::string& out_op, const Built& b,
-                            const std::vector<Tensor>& like, Device device, std::string& failure) {
+                            const std::vector<Tensor>& like, Layout layout, std::string& failure) {
   Kwargs kwargs;
   std::vector<Tensor> outs;
   for (const dispatch::Argument& a :
        Dispatcher::instance().find_defined(out_op).schema().arguments) {
     if (!a.alias || !a.alias->is_write || outs.size() >= like.size()) continue;
     const Tensor& l = like[outs.size()];
-    outs.push_back(empty(l.sizes(), TensorOptions().dtype(l.dtype()).device(device)));
+    const std::vector<int64_t> sizes(l.sizes().begin(), l.sizes().end());
+    outs.push_back(layout == Layout::NonContiguous ? non_contiguous_empty(sizes, l.dtype())
+                   : layout == Layout::Meta
+                       ? empty(sizes, TensorOptions().dtype(l.dtype()).device(kMetaDevice))
+                       : empty(sizes, TensorOptions().dtype(l.dtype())));
     kwargs.emplace_back(a.name, outs.back());
   }
   std::vector<Tensor> returned = tensors_of(run(out_op, b, kwargs));
@@ -402,7 +406,7 @@ std::string check_meta(const SweepParam& p, const std::vector<Tensor>& expected)
     std::string failure = compare(expected, meta, 0, /*values_too=*/false);
     const VariantNames v = variant_names(s.op);
     if (failure.empty() && is_defined(v.out)) {
-      run_out(v.out, build(p, Layout::Meta), expected, kMetaDevice, failure);
+      run_out(v.out, build(p, Layout::Meta), expected, Layout::Meta, failure);
     }
     Built b = build(p, Layout::Meta);
     if (failure.empty() && inplace_applies(v.inplace, b, expected)) {
@@ -424,7 +428,7 @@ std::string check_variants(const SweepParam& p, const std::vector<Tensor>& expec
   try {
     if (is_defined(v.out)) {
       std::vector<Tensor> outs =
-          run_out(v.out, build(p, Layout::Contiguous), expected, kCpuDevice, failure);
+          run_out(v.out, build(p, Layout::Contiguous), expected, Layout::Contiguous, failure);
       if (failure.empty()) failure = compare(expected, outs, s.tolerance);
       if (!failure.empty()) return str_cat(v.out, ": ", failure);
     }
@@ -445,9 +449,16 @@ std::string check_variants(const SweepParam& p, const std::vector<Tensor>& expec
 std::string check_strided(const SweepParam& p, const std::vector<Tensor>& expected) {
   Built b = build(p, Layout::NonContiguous);
   try {
-    return compare(expected, tensors_of(run(p.sample->op, b)), p.sample->tolerance);
+    std::string failure = compare(expected, tensors_of(run(p.sample->op, b)), p.sample->tolerance);
+    const std::string out_op = variant_names(p.sample->op).out;
+    if (failure.empty() && is_defined(out_op)) {
+      std::vector<Tensor> outs = run_out(out_op, b, expected, Layout::NonContiguous, failure);
+      if (failure.empty()) failure = compare(expected, outs, p.sample->tolerance);
+      if (!failure.empty()) failure = str_cat(out_op, " into non-contiguous outs: ", failure);
+    }
+    return failure;
   } catch (const Error& e) {
-    return str_cat("the call with non-contiguous inputs threw: ", e.what());
+    return str_cat("the call with non-contiguous tensors threw: ", e.what());
   }
 }
 

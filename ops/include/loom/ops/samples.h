@@ -9,15 +9,16 @@
 // code: the op's name with its overload exactly as ops.def spells it, positional and
 // keyword arguments, and flags. Tensors are TensorSpecs (shape, dtype, what values) that
 // the sweep builds from a fixed seed, on cpu or on meta, contiguous or not, so one
-// sample serves every check (Note [Op sweep] in the test says which). Values are chosen
-// so the op is well defined: positive inputs for log and sqrt, indices within bounds,
+// sample serves every check (Note [Op sweep] in tests/ops/op_sweep_test.cc says which). Values are
+// chosen so the op is well defined: positive inputs for log and sqrt, indices within bounds,
 // distinct values where an op returns indices of ties. A sample that cannot run on the
 // meta device (its output shape depends on tensor values) says why; one that shows a
 // disagreement in loom that these files cannot fix is marked a known failure of that
-// check, with the reason, and the sweep reports it as skipped (and fails once it passes,
-// so the mark is removed). Samples are small (tens of elements), cover a 0-dim and a
-// broadcast case where the op allows, the dtypes the op is meant for, and the keyword
-// arguments of the schema.
+// check, with the reason; the sweep reports it instead of failing (and fails once it
+// passes, so the mark is removed). Samples are small (tens of elements), cover a 0-dim,
+// a broadcast and an empty case where the op allows, the dtypes the op is meant for, and
+// the keyword arguments of the schema. Where a sample would only show that loom refuses
+// an input by design (integer max pooling, int32 one_hot), it is left out.
 #pragma once
 
 #include <cstdint>
