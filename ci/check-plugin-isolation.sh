@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Proof of isolation (DESIGN §1): in-tree plugins include only sdk/ headers and their
-# shared objects do not link the core or dispatcher libraries.
+# Proof of isolation (docs/architecture.md §1, Layers and dependencies): in-tree plugins
+# include only sdk/ headers and their shared objects do not link the core or dispatcher
+# libraries.
 #   ci/check-plugin-isolation.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1

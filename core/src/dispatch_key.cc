@@ -40,6 +40,8 @@ std::string dispatch_key_name(DispatchKey k) {
       return "Meta";
     case DispatchKey::Dense:
       return "Dense";
+    case DispatchKey::Structured:
+      return "Structured";
     case DispatchKey::Quantized:
       return "Quantized";
     case DispatchKey::Autograd:

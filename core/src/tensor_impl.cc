@@ -24,7 +24,7 @@ DispatchKeySet key_set_for(Device device, ScalarType dtype) {
   DispatchKey backend = DeviceTypeRegistry::instance().backend(device.type);
   LOOM_CHECK(backend != DispatchKey::Undefined, "tensor", "device type '",
              DeviceTypeRegistry::instance().name(device.type), "' is not registered");
-  DispatchKeySet ks = DispatchKeySet::for_backend(backend);
+  DispatchKeySet ks = DispatchKeySet::for_tensor_on(backend);
   if (is_quantized(dtype)) ks = ks.add(DispatchKey::Quantized);
   return ks;
 }

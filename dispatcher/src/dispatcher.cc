@@ -9,9 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "dispatcher_internal.h"
 #include "loom/core/error.h"
-#include "loom/core/op_library.h"
 #include "operator_entry.h"
-#include "structured_ops.h"
 
 namespace loom::dispatch {
 
@@ -19,7 +17,7 @@ namespace loom::dispatch {
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Each runtime key's entry of an operator is recomputed whenever a registration that
 // could affect it changes (a kernel of that op, or a fallback of that key), and is
-// resolved in this order (DESIGN §4):
+// resolved in this order (docs/architecture.md §3):
 //   backend key B:        kernel for B > CompositeExplicit > CompositeImplicit
 //                         (decomposition) > fallback for B > error kernel
 //   functionality key F:  kernel for F > (Autograd only) CompositeImplicit when the op
@@ -100,17 +98,8 @@ void Registration::reset() {
   if (id_ != 0) Dispatcher::instance().deregister(std::exchange(id_, 0));
 }
 
-const Registrant* core_registrant() {
-  static const Registrant* core = new Registrant{"core", ""};
-  return core;
-}
-
 Dispatcher& Dispatcher::instance() {
-  static Dispatcher* dispatcher = [] {
-    auto* d = new Dispatcher();  // never destroyed: plugins may outlive main
-    define_standard_ops(*d);
-    return d;
-  }();
+  static Dispatcher* dispatcher = new Dispatcher();  // never destroyed: plugins may outlive main
   return *dispatcher;
 }
 
@@ -172,11 +161,17 @@ OperatorEntry& Dispatcher::Impl::entry_for(std::string_view qualified_name) {
   return ref;
 }
 
-uint64_t Dispatcher::Impl::add_record(std::unique_ptr<RegistrationRecord> record) {
-  uint64_t id = next_id++;
-  record->id = id;
-  records.emplace(id, std::move(record));
-  return id;
+RegistrationRecord* Dispatcher::Impl::add_record(RegistrationRecord::Kind kind,
+                                                 const Registrant* owner, DispatchKey key) {
+  check_open(owner);
+  auto record = std::make_unique<RegistrationRecord>();
+  record->kind = kind;
+  record->owner = owner;
+  record->key = key;
+  record->id = next_id++;
+  RegistrationRecord* raw = record.get();
+  records.emplace(raw->id, std::move(record));
+  return raw;
 }
 
 Registration Dispatcher::define(std::string_view schema_text, const Registrant* owner,
@@ -197,17 +192,13 @@ Registration Dispatcher::define(std::string_view schema_text, const Registrant* 
         " as '", existing->schema_text, "'; ", owner->name, " cannot define it again",
         owner->file.empty() ? "" : str_cat(" (", owner->file, ")"));
   }
-  auto record = std::make_unique<RegistrationRecord>();
-  record->kind = RegistrationRecord::Kind::Definition;
+  RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Definition, owner);
   record->op = &e;
-  record->owner = owner;
-  RegistrationRecord* raw = record.get();
-  uint64_t id = impl_->add_record(std::move(record));
-  e.definition = raw;
+  e.definition = record;
   e.signature.store(signature.release(), std::memory_order_release);
   impl_->recompute(e);
   if (out_op != nullptr) *out_op = OperatorHandle(&e);
-  return Registration(id);
+  return Registration(record->id);
 }
 
 OperatorHandle Dispatcher::get_or_create(std::string_view qualified_name) {
@@ -255,19 +246,13 @@ Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key, Ker
              "' on key ", dispatch_key_name(key));
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->check_open(owner);
-  auto record = std::make_unique<RegistrationRecord>();
-  record->kind = RegistrationRecord::Kind::Kernel;
+  RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Kernel, owner, key);
   record->op = op.entry();
-  record->key = key;
-  record->owner = owner;
   record->slot = std::make_unique<KernelSlot>(
       KernelSlot{kernel, owner, debug.empty() ? op.name() : std::move(debug), key});
-  RegistrationRecord* raw = record.get();
-  uint64_t id = impl_->add_record(std::move(record));  // first: it may throw bad_alloc
-  op.entry()->kernels[registration_index(key)].push_back(raw);
+  op.entry()->kernels[registration_index(key)].push_back(record);
   impl_->recompute(*op.entry());
-  return Registration(id);
+  return Registration(record->id);
 }
 
 Registration Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel,
@@ -278,18 +263,12 @@ Registration Dispatcher::register_fallback(DispatchKey key, KernelFunction kerne
              dispatch_key_name(key));
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->check_open(owner);
-  auto record = std::make_unique<RegistrationRecord>();
-  record->kind = RegistrationRecord::Kind::Fallback;
-  record->key = key;
-  record->owner = owner;
+  RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Fallback, owner, key);
   record->slot = std::make_unique<KernelSlot>(KernelSlot{
       kernel, owner, debug.empty() ? str_cat(dispatch_key_name(key), " fallback") : debug, key});
-  RegistrationRecord* raw = record.get();
-  uint64_t id = impl_->add_record(std::move(record));
-  impl_->fallbacks[runtime_index(key)].push_back(raw);
+  impl_->fallbacks[runtime_index(key)].push_back(record);
   impl_->recompute_all();
-  return Registration(id);
+  return Registration(record->id);
 }
 
 Registration Dispatcher::register_fallthrough(DispatchKey key, const Registrant* owner) {
@@ -297,16 +276,10 @@ Registration Dispatcher::register_fallthrough(DispatchKey key, const Registrant*
              dispatch_key_name(key), " (only functionality keys can be skipped)");
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->check_open(owner);
-  auto record = std::make_unique<RegistrationRecord>();
-  record->kind = RegistrationRecord::Kind::Fallthrough;
-  record->key = key;
-  record->owner = owner;
-  RegistrationRecord* raw = record.get();
-  uint64_t id = impl_->add_record(std::move(record));
-  impl_->fallbacks[runtime_index(key)].push_back(raw);
+  RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Fallthrough, owner, key);
+  impl_->fallbacks[runtime_index(key)].push_back(record);
   impl_->recompute_all();
-  return Registration(id);
+  return Registration(record->id);
 }
 
 // Unlinks a record and recomputes what it affected; the caller frees it after readers
@@ -430,13 +403,9 @@ DispatchKey Dispatcher::register_backend(std::string_view name, const Registrant
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->check_open(owner);
   DispatchKey key = impl_->acquire_backend(name);
-  auto record = std::make_unique<RegistrationRecord>();
-  record->kind = RegistrationRecord::Kind::Backend;
-  record->owner = owner;
-  record->key = key;
+  RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Backend, owner, key);
   record->backend_name = std::string(name);
-  uint64_t id = impl_->add_record(std::move(record));
-  if (out_registration_id != nullptr) *out_registration_id = id;
+  if (out_registration_id != nullptr) *out_registration_id = record->id;
   return key;
 }
 
@@ -517,18 +486,6 @@ std::string Dispatcher::defined_by(OperatorHandle op) const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   const RegistrationRecord* def = op.entry()->definition;
   return def == nullptr ? "" : def->owner->name;
-}
-
-std::string Dispatcher::Impl::keys_with_kernels(const OperatorEntry& e) const {
-  std::string out;
-  for (int i = 0; i < kNumRegistrationKeys; ++i) {
-    if (e.kernels[i].empty()) continue;
-    DispatchKey key = i < kNumRuntimeKeys    ? runtime_key_at(i)
-                      : i == kNumRuntimeKeys ? DispatchKey::CompositeExplicit
-                                             : DispatchKey::CompositeImplicit;
-    out += (out.empty() ? "" : ", ") + dispatch_key_name(key);
-  }
-  return out.empty() ? "none" : out;
 }
 
 }  // namespace loom::dispatch

@@ -10,7 +10,6 @@
 #include "loom/core/tensor_impl.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "operator_entry.h"
-#include "structured_ops.h"
 
 namespace loom::dispatch {
 
@@ -157,7 +156,7 @@ inline DispatchKeySet keys_of_arguments(const LoomValue* args, size_t num_args) 
       }
     } else if (v.tag == LOOM_VALUE_DEVICE) [[unlikely]] {
       DispatchKey backend = DeviceTypeRegistry::instance().backend(v.u.device.type);
-      if (backend != DispatchKey::Undefined) keys |= DispatchKeySet::for_backend(backend).raw();
+      if (backend != DispatchKey::Undefined) keys |= DispatchKeySet::for_tensor_on(backend).raw();
     }
   }
   return DispatchKeySet(keys);
@@ -187,9 +186,8 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
   for (size_t i = 0; i < num_returns; ++i) release_value(returns[i]);
   auto [code, message] = take_error(err);
   std::string detail(strip_own_prefix(message, e.name));
-  // The core's own kernels (structured composites) only forward what they called.
-  if (slot.owner != nullptr && slot.owner != core_registrant()) {
-    bool is_plugin = slot.owner != app_registrant() && slot.owner != core_registrant();
+  if (slot.owner != nullptr && !slot.owner->forwards_errors) {
+    bool is_plugin = !slot.owner->file.empty();
     std::string from = str_cat(is_plugin ? "plugin '" : "'", slot.owner->name, "'");
     if (slot.registered_key == key) {
       detail += str_cat(" (kernel for ", dispatch_key_name(key), " from ", from, ")");
@@ -257,12 +255,6 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
          " has no backend kernel left (a kernel redispatched below its backend?)");
   }
   const KernelSlot* slot = e.table[runtime_index(key)].load(std::memory_order_acquire);
-  const StructuredInfo* structured = e.structured;
-  if (structured != nullptr && structured->variant == StructuredVariant::Out && is_backend_key(key))
-      [[unlikely]] {
-    call_structured_out(e, *structured, *slot, key, keys, args, num_args, returns, num_returns);
-    return;
-  }
   invoke_kernel(e, sig, *slot, key, keys, args, num_args, returns, num_returns);
 }
 
@@ -304,6 +296,7 @@ LoomError* missing_kernel(void* ctx, const LoomKernelCall* call) {
   std::string key = dispatch_key_name(key_from_abi(call->dispatch_key));
   std::string have;
   for (const TableRow& row : Dispatcher::instance().dump_table(OperatorHandle(e))) {
+    if (!is_backend_key(row.key)) continue;  // which backends can run it
     if (row.source == EntrySource::Kernel || row.source == EntrySource::Fallback ||
         row.source == EntrySource::CompositeExplicit || row.source == EntrySource::Decomposition) {
       have += str_cat(have.empty() ? "" : ", ", dispatch_key_name(row.key));
@@ -357,14 +350,6 @@ void release_value(LoomValue& v) {
   v.tag = LOOM_VALUE_NONE;
 }
 
-DispatchKeySet Dispatcher::compute_key_set(OperatorHandle op, const LoomValue* args,
-                                           size_t num_args) const {
-  LocalDispatchKeySet local = detail::tls_local_keys;
-  DispatchKeySet keys = keys_of_arguments(args, num_args);
-  if (keys.backend_bits() == 0) keys = keys | DispatchKeySet::for_backend(DispatchKey::CPU);
-  return (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
-}
-
 void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args, LoomValue* returns,
                       size_t num_returns) const {
   const OperatorEntry& e = *op.entry();
@@ -373,7 +358,7 @@ void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
   LocalDispatchKeySet local = detail::tls_local_keys;
   DispatchKeySet keys = keys_of_arguments(args, num_args);
   if (keys.backend_bits() == 0) [[unlikely]] {
-    keys = keys | DispatchKeySet::for_backend(DispatchKey::CPU);  // factory ops default to CPU
+    keys = keys | DispatchKeySet::for_tensor_on(DispatchKey::CPU);  // factory ops default to CPU
   }
   keys = (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
   dispatch(e, sig, keys, args, num_args, returns, num_returns);

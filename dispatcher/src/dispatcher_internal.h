@@ -42,12 +42,14 @@ struct Dispatcher::Impl {
   void recompute(OperatorEntry& e);
   void recompute_all();
   OperatorEntry& entry_for(std::string_view qualified_name);
-  uint64_t add_record(std::unique_ptr<RegistrationRecord> record);
+  // Files a new record of `kind` made by `owner` (refused while `owner` is closing) and
+  // returns it with its id set. Requires the mutex.
+  RegistrationRecord* add_record(RegistrationRecord::Kind kind, const Registrant* owner,
+                                 DispatchKey key = DispatchKey::Undefined);
   std::unique_ptr<RegistrationRecord> unlink(uint64_t id);
   std::optional<DispatchKey> lookup_backend(std::string_view name) const;
   DispatchKey acquire_backend(std::string_view name);
   void release_backend(const std::string& name);
-  std::string keys_with_kernels(const OperatorEntry& e) const;
   void check_open(const Registrant* owner) const;
   // Frees `removed` after a grace period, or defers it when called inside an op call.
   void reclaim(std::vector<std::unique_ptr<RegistrationRecord>> removed);
@@ -66,9 +68,6 @@ void invoke_kernel(const OperatorEntry& e, const Signature* sig, const KernelSlo
 
 // Argument/return tag masks from a schema.
 Signature make_signature(FunctionSchema schema);
-
-// A host-side error object for the ABI (destroyed by err->destroy).
-LoomError* make_host_error(int32_t code, std::string message);
 
 // Copies what an error object from a plugin says, checking each field against its
 // struct_size, and destroys it. Unknown codes become Internal.

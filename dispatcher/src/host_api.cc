@@ -10,7 +10,7 @@
 #include "loom/core/device.h"
 #include "loom/core/error.h"
 #include "loom/core/generator.h"
-#include "loom/core/tensor.h"
+#include "loom/core/tensor_base.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/dlpack_conversion.h"
 #include "plugin_record.h"
@@ -209,8 +209,9 @@ LoomError* tensor_empty(const int64_t* sizes, const int64_t* strides, int32_t nd
     ScalarType type = scalar_type_from_int(dtype, "host");
     IntArrayRef size_ref(sizes, ndim);
     Device d{device.type, device.index};
-    Tensor t = strides == nullptr ? empty(size_ref, type, d)
-                                  : empty_strided(size_ref, IntArrayRef(strides, ndim), type, d);
+    TensorBase t = strides == nullptr
+                       ? empty(size_ref, type, d)
+                       : empty_strided(size_ref, IntArrayRef(strides, ndim), type, d);
     *out = reinterpret_cast<LoomTensor*>(t.release());
   });
 }

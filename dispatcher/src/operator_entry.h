@@ -14,8 +14,6 @@
 
 namespace loom::dispatch {
 
-struct StructuredInfo;
-
 // What the table points at: immutable once published.
 struct KernelSlot {
   KernelFunction kernel;
@@ -61,9 +59,6 @@ class OperatorEntry {
   std::array<std::atomic<const KernelSlot*>, kNumRuntimeKeys> table;
   std::atomic<uint64_t> fallthrough_keys{0};  // removed from the key set before lookup
   std::atomic<const Signature*> signature{nullptr};
-  // Set once, before the op's first definition is published, for the standard library's
-  // structured ops (Note [Structured ops]); never changes.
-  const StructuredInfo* structured = nullptr;
 
   // --- guarded by the dispatcher's mutex ---
   RegistrationRecord* definition = nullptr;

@@ -12,13 +12,13 @@ void init(sdk::Registrar& r) {
   configure_isa(r);      // LOOM_CPU_ISA (isa.h)
   register_unary_kernels(r);
   register_binary_kernels(r);
-  register_copy_fill_kernels(r);
-  register_reduce_kernels(r);
+  register_copy_kernels(r);
+  register_reduction_kernels(r);
   register_scan_kernels(r);
   register_ternary_kernels(r);
   register_creation_kernels(r);
   register_random_kernels(r);
-  register_matmul_kernels(r);
+  register_linalg_kernels(r);
   register_conv_kernels(r);
   register_pool_kernels(r);
   register_shape_kernels(r);

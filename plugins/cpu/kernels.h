@@ -1,5 +1,6 @@
-// Registration functions of the CPU plugin's kernel families (one file per family), and
-// the helper that registers a structured op's out= kernel with its dtype capability.
+// Registration functions of the CPU plugin's kernel families (register_<family>_kernels
+// is defined in kernels/<family>.cc), and the helper that registers a structured op's
+// out= kernel with its dtype capability.
 #pragma once
 
 #include "loom/sdk/plugin.hpp"
@@ -8,13 +9,13 @@ namespace loom::cpu {
 
 void register_unary_kernels(sdk::Registrar& r);
 void register_binary_kernels(sdk::Registrar& r);
-void register_copy_fill_kernels(sdk::Registrar& r);
-void register_reduce_kernels(sdk::Registrar& r);
+void register_copy_kernels(sdk::Registrar& r);
+void register_reduction_kernels(sdk::Registrar& r);
 void register_scan_kernels(sdk::Registrar& r);
 void register_ternary_kernels(sdk::Registrar& r);
 void register_creation_kernels(sdk::Registrar& r);
 void register_random_kernels(sdk::Registrar& r);
-void register_matmul_kernels(sdk::Registrar& r);
+void register_linalg_kernels(sdk::Registrar& r);
 void register_conv_kernels(sdk::Registrar& r);
 void register_pool_kernels(sdk::Registrar& r);
 void register_shape_kernels(sdk::Registrar& r);

@@ -6,15 +6,16 @@
 //
 // Note [CPU thread pool]
 // ~~~~~~~~~~~~~~~~~~~~~~
-// DESIGN §7 asks for one intra-op pool per process that libraries inside (oneDNN) share
-// without oversubscribing. Debian's oneDNN is built on GNU OpenMP, so the pool is
-// libgomp's: parallel_for opens an OpenMP parallel region. Its size is read once, at
-// plugin init, from LOOM_NUM_THREADS (a positive integer; unset or empty: the CPUs
-// available to the process, omp_get_num_procs()); any other value makes the plugin's
-// init fail with "[cpu] LOOM_NUM_THREADS ...". The count is also set as the calling
-// thread's OpenMP default (omp_set_num_threads), at init and on the first parallel_for
-// of every other thread, because in libgomp that default is per thread: oneDNN's OpenMP
-// regions then get the same count from omp_get_max_threads().
+// The design (docs/architecture.md §7, CPU kernels: threads, ISA dispatch, determinism)
+// has one intra-op pool per process that libraries inside (oneDNN) share without
+// oversubscribing. Debian's oneDNN is built on GNU OpenMP, so the pool is libgomp's:
+// parallel_for opens an OpenMP parallel region. Its size is read once, at plugin init,
+// from LOOM_NUM_THREADS (a positive integer; unset or empty: the CPUs available to the
+// process, omp_get_num_procs()); any other value makes the plugin's init fail with
+// "[cpu] LOOM_NUM_THREADS ...". The count is also set as the calling thread's OpenMP
+// default (omp_set_num_threads), at init and on the first parallel_for of every other
+// thread, because in libgomp that default is per thread: oneDNN's OpenMP regions then
+// get the same count from omp_get_max_threads().
 //
 // parallel_for runs fn(begin, end) inline, opening no region at all, when the range is
 // at most `grain` elements, when the pool has one thread, or when it is called from

@@ -10,7 +10,7 @@
 
 #include "loom/core/allocator.h"
 #include "loom/core/error.h"
-#include "loom/core/tensor.h"
+#include "loom/core/tensor_base.h"
 
 namespace loom {
 namespace {
@@ -56,18 +56,18 @@ TEST(HostAllocator, BlocksMayBeFreedOnAnotherThreadAndThreadsExitCleanly) {
   }
 }
 
-Tensor empty_cpu(std::vector<int64_t> sizes, ScalarType dtype) {
+TensorBase empty_cpu(std::vector<int64_t> sizes, ScalarType dtype) {
   return empty(sizes, dtype, Device{kCPU, -1});
 }
 
 TEST(HostAllocator, EmptyGivesContiguousTensorsAndReportsBadSizes) {
-  Tensor t = empty_cpu({2, 3, 4}, ScalarType::Float32);
+  TensorBase t = empty_cpu({2, 3, 4}, ScalarType::Float32);
   EXPECT_EQ(std::vector<int64_t>(t.strides().begin(), t.strides().end()),
             (std::vector<int64_t>{12, 4, 1}));
   EXPECT_EQ(t.numel(), 24);
   EXPECT_TRUE(t.is_contiguous());
   EXPECT_EQ(t.impl()->storage()->nbytes(), 24u * 4u);
-  Tensor z = empty_cpu({0, 5}, ScalarType::Float64);
+  TensorBase z = empty_cpu({0, 5}, ScalarType::Float64);
   EXPECT_EQ(z.numel(), 0);
   EXPECT_EQ(std::vector<int64_t>(z.strides().begin(), z.strides().end()),
             (std::vector<int64_t>{5, 1}));

@@ -17,7 +17,7 @@
 #include "loom/core/read_section.h"
 #include "loom/core/scalar.h"
 #include "loom/core/scalar_type.h"
-#include "loom/core/tensor.h"
+#include "loom/core/tensor_base.h"
 #include "loom_error_assertions.h"
 
 namespace loom {
@@ -228,7 +228,7 @@ TEST(AllocatorRegistry, CoreRegistersTheCpuAllocator) {
 
 TEST(AllocatorRegistry, MetaTensorsHaveShapesButNoMemory) {
   ASSERT_NE(Allocators().find(kMeta), nullptr);
-  Tensor t = empty(Shape{2, 3}, ScalarType::Float32, Device{kMeta, -1});
+  TensorBase t = empty(Shape{2, 3}, ScalarType::Float32, Device{kMeta, -1});
   EXPECT_EQ(t.numel(), 6);
   EXPECT_EQ(t.device(), (Device{kMeta, -1}));
   EXPECT_EQ(t.impl()->storage()->data(), nullptr);
@@ -251,25 +251,25 @@ TEST(AllocatorRegistry, CustomAllocatorServesTensorsOfItsDevice) {
     EXPECT_EQ(Allocators().find(t), &a);
     EXPECT_EQ(Allocators().get(t).owner(), "plugin 'coretest'");
     {
-      Tensor x = empty(Shape{2, 3}, ScalarType::Float32, Device{t, 1});
+      TensorBase x = empty(Shape{2, 3}, ScalarType::Float32, Device{t, 1});
       EXPECT_EQ(a.allocs, 1);
       EXPECT_EQ(a.bytes_allocated, 24u);
       EXPECT_EQ(a.last_device, (Device{t, 1}));
       EXPECT_EQ(a.storages_created, 1);
       EXPECT_EQ(x.data_ptr(), a.last_ptr);
       EXPECT_EQ(x.device(), (Device{t, 1}));
-      EXPECT_EQ(x.key_set(), DispatchKeySet::for_backend(Vendor(8)));
+      EXPECT_EQ(x.key_set(), DispatchKeySet::for_tensor_on(Vendor(8)));
       EXPECT_EQ(x.describe(), "Tensor(sizes=[2, 3], dtype=float32, device=coretest_alloc_dev:1)");
-      Tensor view = x.t();  // views on any device are metadata only
+      TensorBase view = x.t();  // views on any device are metadata only
       EXPECT_EQ(a.allocs, 1);
-      x = Tensor();
+      x = TensorBase();
       EXPECT_EQ(a.frees, 0);
     }
     EXPECT_EQ(a.frees, 1);
     EXPECT_EQ(a.bytes_freed, 24u);
     EXPECT_EQ(a.storages_destroyed, 1);
     // CPU tensors are not affected.
-    Tensor c = empty(Shape{8}, ScalarType::Float32);
+    TensorBase c = empty(Shape{8}, ScalarType::Float32);
     EXPECT_EQ(a.allocs, 1);
   }
   EXPECT_EQ(Allocators().find(t), nullptr);
@@ -282,9 +282,9 @@ TEST(AllocatorRegistry, LaterRegistrationOverridesAndRemovalRestores) {
   DeviceType t = Devices().register_type("coretest_alloc_stack", Vendor(9));
   CountingAllocator first("first"), second("second");
   ScopedAllocator reg_first(t, &first);
-  Tensor a = empty(Shape{4}, ScalarType::Int64, Device{t, 0});
+  TensorBase a = empty(Shape{4}, ScalarType::Int64, Device{t, 0});
   EXPECT_EQ(first.allocs, 1);
-  Tensor b_tensor;
+  TensorBase b_tensor;
   {
     ScopedAllocator reg_second(t, &second);
     EXPECT_EQ(Allocators().find(t), &second);
@@ -295,15 +295,15 @@ TEST(AllocatorRegistry, LaterRegistrationOverridesAndRemovalRestores) {
   }
   // Removing the override restores the first allocator for new tensors...
   EXPECT_EQ(Allocators().find(t), &first);
-  Tensor c = empty(Shape{2}, ScalarType::Int64, Device{t, 0});
+  TensorBase c = empty(Shape{2}, ScalarType::Int64, Device{t, 0});
   EXPECT_EQ(first.allocs, 2);
   EXPECT_EQ(second.allocs, 1);
   // ...while a storage made by the removed one is still freed through it.
-  b_tensor = Tensor();
+  b_tensor = TensorBase();
   EXPECT_EQ(second.frees, 1);
   EXPECT_EQ(first.frees, 0);
-  a = Tensor();
-  c = Tensor();
+  a = TensorBase();
+  c = TensorBase();
   EXPECT_EQ(first.frees, 2);
   reg_first.remove();
   EXPECT_EQ(Allocators().find(t), nullptr);
@@ -332,7 +332,7 @@ TEST(AllocatorRegistry, ObserversSeeAllocationAndFreeEvents) {
     ScopedObserver obs(t);
     EXPECT_TRUE(Allocators().has_observers());
     {
-      Tensor x = empty(Shape{5, 2}, ScalarType::Float64, Device{t, 2});
+      TensorBase x = empty(Shape{5, 2}, ScalarType::Float64, Device{t, 2});
       ptr = x.data_ptr();
       ASSERT_EQ(obs.events.size(), 1u);
       EXPECT_FALSE(obs.events[0].is_free);
@@ -352,7 +352,7 @@ TEST(AllocatorRegistry, ObserversSeeAllocationAndFreeEvents) {
     if (e.device.type == t) late.push_back(e);
   });
   Allocators().remove_observer(id);
-  { Tensor y = empty(Shape{3}, ScalarType::Float32, Device{t, 0}); }
+  { TensorBase y = empty(Shape{3}, ScalarType::Float32, Device{t, 0}); }
   EXPECT_TRUE(late.empty());
   EXPECT_EQ(a.allocs, 2);
   EXPECT_EQ(a.frees, 2);
@@ -412,7 +412,7 @@ TEST(ExtensionSlots, SetReplacesAndTheTensorDestroysItsValue) {
   int slot = ExtensionSlots::claim("coretest_ext_life");
   int destroyed = 0;
   {
-    Tensor t = empty(Shape{2}, ScalarType::Float32);
+    TensorBase t = empty(Shape{2}, ScalarType::Float32);
     EXPECT_EQ(t.impl()->extension(slot), nullptr);
     auto* first = new Payload{&destroyed, 1};
     t.impl()->set_extension(slot, first, DestroyPayload);
@@ -423,13 +423,13 @@ TEST(ExtensionSlots, SetReplacesAndTheTensorDestroysItsValue) {
     EXPECT_EQ(static_cast<Payload*>(t.impl()->extension(slot))->value, 2);
 
     // Extensions belong to the impl: copies see them, views (new impls) do not.
-    Tensor copy = t;
+    TensorBase copy = t;
     EXPECT_EQ(copy.impl()->extension(slot), second);
-    Tensor view = t.view(Shape{2, 1});
+    TensorBase view = t.view(Shape{2, 1});
     EXPECT_EQ(view.impl()->extension(slot), nullptr);
     EXPECT_EQ(t.impl()->extension(kMaxExtensionSlots), nullptr);
     EXPECT_EQ(t.impl()->extension(-1), nullptr);
-    t = Tensor();
+    t = TensorBase();
     EXPECT_EQ(destroyed, 1);  // `copy` still holds the impl
   }
   EXPECT_EQ(destroyed, 2);
@@ -439,7 +439,7 @@ TEST(ExtensionSlots, NullDestroyAndOutOfRangeSlots) {
   int slot = ExtensionSlots::claim("coretest_ext_plain");
   int value = 5;
   {
-    Tensor t = empty(Shape{}, ScalarType::Int32);
+    TensorBase t = empty(Shape{}, ScalarType::Int32);
     t.impl()->set_extension(slot, &value, nullptr);  // nothing to destroy
     EXPECT_EQ(t.impl()->extension(slot), &value);
     t.impl()->set_extension(slot, nullptr, nullptr);
@@ -490,6 +490,11 @@ TEST(DispatchKeySet, ForBackend) {
   DispatchKeySet v = DispatchKeySet::for_backend(Vendor(3));
   EXPECT_EQ(v.backend_bits(), uint64_t{1} << 7);
   EXPECT_EQ(v.highest_priority(), Vendor(3));
+  // A tensor's key set adds Structured, which an op without a Structured kernel skips.
+  DispatchKeySet tensor_keys = DispatchKeySet::for_tensor_on(DispatchKey::CPU);
+  EXPECT_EQ(tensor_keys, cpu.add(DispatchKey::Structured));
+  EXPECT_EQ(tensor_keys.highest_priority(), DispatchKey::Structured);
+  EXPECT_EQ(tensor_keys.after(DispatchKey::Structured), cpu);
 }
 
 TEST(DispatchKeySet, SetOperations) {
@@ -579,11 +584,12 @@ TEST(DispatchKeySet, ToStringAndKeyNames) {
 }
 
 TEST(DispatchKeySet, RuntimeIndices) {
-  EXPECT_EQ(kNumRuntimeKeys, 21);
+  EXPECT_EQ(kNumRuntimeKeys, 22);
   EXPECT_EQ(runtime_index(DispatchKey::CPU), 0);
   EXPECT_EQ(runtime_index(Vendor(11)), 15);
-  EXPECT_EQ(runtime_index(DispatchKey::Quantized), 16);
-  EXPECT_EQ(runtime_index(DispatchKey::Tracer), 20);
+  EXPECT_EQ(runtime_index(DispatchKey::Structured), 16);
+  EXPECT_EQ(runtime_index(DispatchKey::Quantized), 17);
+  EXPECT_EQ(runtime_index(DispatchKey::Tracer), 21);
   for (int i = 0; i < kNumRuntimeKeys; ++i) {
     DispatchKey k = runtime_key_at(i);
     EXPECT_TRUE(is_runtime_key(k)) << i;

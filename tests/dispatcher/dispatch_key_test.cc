@@ -1,4 +1,5 @@
-// Dispatch key set algebra and priority, ABI key mapping, and thread-local guards.
+// ABI key mapping and thread-local key guards (the key set algebra is core's:
+// tests/core/registry_test.cc).
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -9,55 +10,6 @@
 
 namespace loom::testing {
 namespace {
-
-TEST(DispatchKeySet, HighestPriorityPicksTopFunctionalityThenTopBackend) {
-  DispatchKeySet cpu = DispatchKeySet::for_backend(DispatchKey::CPU);
-  EXPECT_EQ(cpu.highest_priority(), DispatchKey::CPU);
-  EXPECT_EQ(cpu.add(DispatchKey::Autograd).highest_priority(), DispatchKey::Autograd);
-  EXPECT_EQ(cpu.add(DispatchKey::Autograd).add(DispatchKey::Tracer).highest_priority(),
-            DispatchKey::Tracer);
-  EXPECT_EQ(cpu.add(DispatchKey::Quantized).highest_priority(), DispatchKey::Quantized);
-  DispatchKeySet mixed = cpu | DispatchKeySet::for_backend(DispatchKey::CUDA);
-  EXPECT_EQ(mixed.highest_priority(), DispatchKey::CUDA);
-  EXPECT_EQ(DispatchKeySet().highest_priority(), DispatchKey::Undefined);
-  EXPECT_EQ(DispatchKeySet(DispatchKey::CPU).highest_priority(), DispatchKey::Undefined);
-}
-
-TEST(DispatchKeySet, AfterKeepsLowerFunctionalitiesAndBackends) {
-  DispatchKeySet ks = DispatchKeySet::for_backend(DispatchKey::CPU)
-                          .add(DispatchKey::Autograd)
-                          .add(DispatchKey::Profiler)
-                          .add(DispatchKey::Tracer);
-  DispatchKeySet below_profiler = ks.after(DispatchKey::Profiler);
-  EXPECT_FALSE(below_profiler.has(DispatchKey::Tracer));
-  EXPECT_FALSE(below_profiler.has(DispatchKey::Profiler));
-  EXPECT_TRUE(below_profiler.has(DispatchKey::Autograd));
-  EXPECT_TRUE(below_profiler.has(DispatchKey::Dense));
-  EXPECT_TRUE(below_profiler.has(DispatchKey::CPU));
-  EXPECT_EQ(below_profiler.highest_priority(), DispatchKey::Autograd);
-  EXPECT_EQ(ks.after(DispatchKey::Autograd).highest_priority(), DispatchKey::CPU);
-  EXPECT_TRUE(ks.after(DispatchKey::CPU).empty());
-}
-
-TEST(DispatchKeySet, AlgebraAndPrinting) {
-  DispatchKeySet a = DispatchKeySet(DispatchKey::CPU).add(DispatchKey::Dense);
-  DispatchKeySet b = DispatchKeySet(DispatchKey::Autograd);
-  EXPECT_EQ((a | b).raw(), a.raw() | b.raw());
-  EXPECT_EQ((a | b) - b, a);
-  EXPECT_EQ((a | b) & b, b);
-  EXPECT_TRUE((a | b).remove(DispatchKey::CPU).has(DispatchKey::Dense));
-  EXPECT_EQ((a | b).to_string(), "[Autograd, Dense, CPU]");
-}
-
-TEST(DispatchKeySet, RuntimeIndexRoundTripsForEveryRuntimeKey) {
-  for (int i = 0; i < kNumRuntimeKeys; ++i) {
-    DispatchKey k = runtime_key_at(i);
-    EXPECT_TRUE(is_runtime_key(k)) << i;
-    EXPECT_EQ(runtime_index(k), i);
-  }
-  EXPECT_FALSE(is_runtime_key(DispatchKey::Dense));
-  EXPECT_FALSE(is_runtime_key(DispatchKey::CompositeImplicit));
-}
 
 TEST(AbiKeys, EveryKeyRoundTripsAndUnknownIdsError) {
   for (uint32_t abi : {LOOM_KEY_CPU, LOOM_KEY_CUDA, LOOM_KEY_HIP, LOOM_KEY_META, LOOM_KEY_QUANTIZED,

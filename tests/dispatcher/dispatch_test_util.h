@@ -9,7 +9,7 @@
 #include <string>
 
 #include "loom/core/error.h"
-#include "loom/core/tensor.h"
+#include "loom/core/tensor_base.h"
 #include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/dispatcher.h"
 
@@ -36,13 +36,13 @@ inline dispatch::KernelFunction body_kernel(KernelBody& body) {
   return {&run_body, &body};
 }
 
-inline Tensor cpu_tensor(std::initializer_list<int64_t> sizes,
-                         ScalarType dtype = ScalarType::Float32) {
+inline TensorBase cpu_tensor(std::initializer_list<int64_t> sizes,
+                             ScalarType dtype = ScalarType::Float32) {
   return empty(IntArrayRef(sizes.begin(), sizes.size()), dtype);
 }
 
 // Calls an op taking one tensor and returning one int.
-inline int64_t call_int(dispatch::OperatorHandle op, const Tensor& t) {
+inline int64_t call_int(dispatch::OperatorHandle op, const TensorBase& t) {
   LoomValue args[] = {dispatch::box(t)};
   LoomValue ret[1];
   dispatch::Dispatcher::instance().call(op, args, 1, ret, 1);

@@ -27,7 +27,7 @@ TEST(Stress, CallsDuringPluginLoadUnloadSeeOnlyCurrentKernels) {
   std::atomic<int64_t> calls{0}, violations{0}, bad_values{0};
 
   auto reader = [&] {
-    Tensor t = cpu_tensor({1});
+    TensorBase t = cpu_tensor({1});
     while (!stop.load(std::memory_order_acquire)) {
       uint64_t before = state.load(std::memory_order_acquire);
       int64_t v = call_int(value, t);
@@ -47,7 +47,7 @@ TEST(Stress, CallsDuringPluginLoadUnloadSeeOnlyCurrentKernels) {
   std::thread churner([&] {
     dispatch::OperatorHandle churn = Dispatcher::instance().find_defined("stress::churn");
     const int64_t id = 42;
-    Tensor t = cpu_tensor({1});
+    TensorBase t = cpu_tensor({1});
     for (int i = 0; i < 200; ++i) {
       dispatch::Registration r =
           Dispatcher::instance().register_kernel(churn, DispatchKey::CPU, id_kernel(id));
@@ -55,7 +55,7 @@ TEST(Stress, CallsDuringPluginLoadUnloadSeeOnlyCurrentKernels) {
     }
   });
 
-  Tensor t = cpu_tensor({1});
+  TensorBase t = cpu_tensor({1});
   for (int i = 0; i < 60; ++i) {
     state.fetch_add(1, std::memory_order_acq_rel);  // loading
     PluginHost::instance().load(kPlugins + "/libloom_plugin_test_override.so");

@@ -9,6 +9,7 @@
 #include "loom/core/device.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/dispatcher/plugin_host.h"
+#include "loom/loom.h"
 #include "loom/runtime.h"
 
 namespace loom::testing {
@@ -18,6 +19,8 @@ using dispatch::Dispatcher;
 using dispatch::PluginHost;
 
 const std::string kDir = LOOM_TEST_PLUGIN_DIR;
+// The test plugins register kernels for standard ops, as a runtime's plugins would.
+const bool kStandardLibraryLoaded = (ops::load_standard_library(), true);
 std::string plugin_file(const std::string& name) {
   return kDir + "/libloom_plugin_" + name + ".so";
 }

@@ -10,19 +10,6 @@ namespace {
 
 class Linalg : public OpsTest {};
 
-// Uniform values in [-1, 1) from loom's generator.
-Values random_values(int64_t n) {
-  Values v = values(rand({n}, TensorOptions().dtype(ScalarType::Float64)));
-  for (double& x : v) x = 2 * x - 1;
-  return v;
-}
-
-Tensor random(const Shape& shape, ScalarType dtype = ScalarType::Float32) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return make(random_values(n), shape, dtype);
-}
-
 // Row-major [batch, n, p] = a [batch, n, k] @ b [batch, k, p] in float64.
 Values reference_bmm(const Values& a, const Values& b, int64_t batch, int64_t n, int64_t k,
                      int64_t p) {

@@ -2,7 +2,7 @@
 // device's plugin fills its own memory).
 #include "loom/factories.h"
 
-#include "loom/generated/ops.h"
+#include "loom/ops/generated/ops.h"
 
 namespace loom {
 

@@ -2,7 +2,7 @@
 // plugin fills its own memory from the shared Philox stream).
 #include "loom/random.h"
 
-#include "loom/generated/ops.h"
+#include "loom/ops/generated/ops.h"
 
 namespace loom {
 

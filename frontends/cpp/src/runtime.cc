@@ -1,9 +1,12 @@
 // Loading a deployment for an app.
 #include "loom/runtime.h"
 
+#include "loom/ops/standard_library.h"
+
 namespace loom {
 
 Runtime Runtime::load(const dispatch::DeploymentManifest& manifest) {
+  ops::load_standard_library();  // before the plugins, whose kernels are for these ops
   dispatch::LoadReport report = dispatch::PluginHost::instance().load_manifest(manifest);
   return Runtime(manifest, std::move(report));
 }

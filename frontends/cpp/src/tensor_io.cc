@@ -8,7 +8,7 @@
 
 #include "loom/core/error.h"
 #include "loom/core/type_promotion.h"
-#include "loom/generated/ops.h"
+#include "loom/ops/generated/ops.h"
 
 namespace loom {
 namespace {

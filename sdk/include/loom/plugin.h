@@ -222,8 +222,9 @@ typedef struct LoomKernelCall {
 typedef LoomError* (*LoomKernelFn)(void* ctx, const LoomKernelCall* call);
 
 /* ------------------------------------------------------------------------------------
- * Devices (DESIGN §5 rule 8). Everything a device plugin provides; the host holds no
- * vendor types. Streams and events are opaque handles of the plugin.
+ * Devices (docs/architecture.md §4, Device interface). Everything a device plugin
+ * provides; the host holds no vendor types. Streams and events are opaque handles of the
+ * plugin.
  * ---------------------------------------------------------------------------------- */
 
 typedef struct LoomDeviceProperties {
@@ -331,7 +332,7 @@ typedef struct LoomHostApi {
   /* Memory for list returns; freed by the receiver through value_release. */
   void* (*list_allocate)(size_t nbytes);
 
-  /* --- capabilities (DESIGN §5 rule 6) --- */
+  /* --- capabilities (docs/architecture.md §4, Capabilities and attributes) --- */
   /* Declares that this plugin's kernel for `op` under `dispatch_key` supports dtypes in
    * `dtype_mask` (bit i = LoomDType i). */
   LoomError* (*declare_capability)(LoomPluginContext* plugin, const LoomOperator* op,

@@ -18,6 +18,16 @@ namespace loom {
 // non-Dense functionality (kNumRuntimeKeys), and finding the entry is two count-
 // leading-zeros. This layout is internal: the plugin ABI numbers keys independently
 // (LoomDispatchKey), so it may change in any release.
+//
+// Note [The Structured key]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// Every tensor's key set holds Structured (DispatchKeySet::for_tensor_on), the
+// functionality just above Dense. An op
+// with no kernel for it falls through at no cost (Note [Dispatch table precedence]). The
+// op library registers a Structured kernel for the out= variant of each structured op:
+// it checks `out`, brings the inputs to the kernel contract and redispatches to the
+// backend (Note [Structured ops] in ops/src/structured_ops.cc). So the dispatcher
+// treats structured ops like any other; the key is not part of the plugin ABI.
 enum class DispatchKey : uint8_t {
   // backends
   CPU = 0,
@@ -27,11 +37,12 @@ enum class DispatchKey : uint8_t {
   Vendor0 = 4,  // Vendor0 + i, i < kNumVendorBackends, assigned by name at run time
   // functionalities, lowest priority first
   Dense = 16,
-  Quantized = 17,
-  Autograd = 18,
-  Autocast = 19,
-  Profiler = 20,
-  Tracer = 21,
+  Structured = 17,  // Note [The Structured key]
+  Quantized = 18,
+  Autograd = 19,
+  Autocast = 20,
+  Profiler = 21,
+  Tracer = 22,
   // alias keys (registration only, never in a runtime key set)
   CompositeExplicit = 40,
   CompositeImplicit = 41,
@@ -42,7 +53,7 @@ inline constexpr int kNumBackends = 16;
 inline constexpr int kNumVendorBackends = 12;
 inline constexpr int kFirstFunctionalityBit = 16;
 inline constexpr int kLastFunctionalityBit = static_cast<int>(DispatchKey::Tracer);
-// Backends 0..15, then Quantized..Tracer.
+// Backends 0..15, then Structured..Tracer.
 inline constexpr int kNumRuntimeKeys = kNumBackends + (kLastFunctionalityBit - 16);
 
 constexpr bool is_backend_key(DispatchKey k) {
@@ -77,9 +88,14 @@ class DispatchKeySet {
   constexpr explicit DispatchKeySet(uint64_t raw) : raw_(raw) {}
   constexpr DispatchKeySet(DispatchKey k) : raw_(bit(k)) {}  // NOLINT: implicit by design
 
-  // The key set of a tensor on `backend`: Dense + the backend bit.
+  // The keys that run `backend`'s kernels: Dense + the backend bit.
   static constexpr DispatchKeySet for_backend(DispatchKey backend) {
     return DispatchKeySet(bit(backend) | bit(DispatchKey::Dense));
+  }
+  // The key set of a tensor on `backend` (and of a call on that device): the backend's
+  // keys plus Structured (Note [The Structured key]).
+  static constexpr DispatchKeySet for_tensor_on(DispatchKey backend) {
+    return DispatchKeySet(bit(backend) | bit(DispatchKey::Dense) | bit(DispatchKey::Structured));
   }
 
   constexpr uint64_t raw() const { return raw_; }

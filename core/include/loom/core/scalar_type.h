@@ -1,4 +1,4 @@
-// The element types of DESIGN §2 and the facts about them (size, name, category). The
+// The element types (docs/architecture.md §2) and the facts about them (size, name, category). The
 // numbering equals the ABI's LoomDType so values cross the plugin boundary unchanged.
 #pragma once
 

@@ -1,4 +1,5 @@
-// Type promotion and broadcasting: the rules every op shares, defined once (DESIGN §2).
+// Type promotion and broadcasting: the rules every op shares, defined once (docs/architecture.md
+// §2).
 #pragma once
 
 #include <span>

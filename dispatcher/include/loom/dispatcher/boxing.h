@@ -7,12 +7,12 @@
 #include "loom/core/device.h"
 #include "loom/core/error.h"
 #include "loom/core/scalar.h"
-#include "loom/core/tensor.h"
+#include "loom/core/tensor_base.h"
 #include "loom/plugin.h"
 
 namespace loom::dispatch {
 
-inline LoomValue box(const Tensor& t) {
+inline LoomValue box(const TensorBase& t) {
   LoomValue v{LOOM_VALUE_TENSOR, 0, {}};
   v.u.tensor = reinterpret_cast<LoomTensor*>(t.impl());
   return v;
@@ -67,11 +67,11 @@ inline LoomValue none() {
 }
 
 // Takes the owned tensor out of a returned value.
-inline Tensor unbox_tensor(LoomValue& v, std::string_view op) {
+inline TensorBase unbox_tensor(LoomValue& v, std::string_view op) {
   LOOM_CHECK(v.tag == LOOM_VALUE_TENSOR && v.u.tensor != nullptr, std::string(op),
              "expected a Tensor return value, found value tag ", v.tag);
   v.tag = LOOM_VALUE_NONE;
-  return Tensor::adopt(reinterpret_cast<TensorImpl*>(v.u.tensor));
+  return TensorBase::adopt(reinterpret_cast<TensorImpl*>(v.u.tensor));
 }
 
 }  // namespace loom::dispatch

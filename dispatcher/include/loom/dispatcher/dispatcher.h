@@ -20,16 +20,19 @@
 
 namespace loom::dispatch {
 
-// Who made a registration: a plugin (name and file) or the application ("app").
+// Who made a registration: a plugin (name and file), the application ("app"), or a
+// library of loom's own such as the op library ("core").
 struct Registrant {
   std::string name;
-  std::string file;
+  std::string file;  // the plugin's file; empty for the app and loom's own libraries
+  // Its kernels only call other ops (composites): their errors already name the kernel
+  // that failed, so the dispatcher does not add "(kernel for K from R)" to them.
+  bool forwards_errors = false;
   // Set by Dispatcher::close_registrant when a plugin starts unloading: its new
   // registrations are refused from then on. Guarded by the dispatcher's mutex.
   mutable bool closing = false;
 };
 const Registrant* app_registrant();
-const Registrant* core_registrant();  // owner of the standard op library
 
 struct KernelFunction {
   LoomKernelFn fn = nullptr;
@@ -78,7 +81,7 @@ class Registration {
   uint64_t id_ = 0;
 };
 
-// How one dispatch table entry was resolved (DESIGN §4 precedence).
+// How one dispatch table entry was resolved (Note [Dispatch table precedence]).
 enum class EntrySource : uint8_t {
   Kernel,             // registered for this key
   CompositeExplicit,  // the op's CompositeExplicit kernel
@@ -151,8 +154,6 @@ class Dispatcher {
   // Call with an explicit key set (what a kernel got in LoomKernelCall::key_set).
   void redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args, size_t num_args,
                   LoomValue* returns, size_t num_returns) const;
-  // The key set a call with these arguments would dispatch on.
-  DispatchKeySet compute_key_set(OperatorHandle op, const LoomValue* args, size_t num_args) const;
 
   // --- introspection ---
   std::vector<TableRow> dump_table(OperatorHandle op) const;
@@ -168,5 +169,9 @@ class Dispatcher {
 
 // Releases what a returned value owns (tensor references, list arrays).
 void release_value(LoomValue& value);
+
+// An error object for a kernel written in C++ on the host side (the op library's) to
+// return across the ABI; destroyed by err->destroy.
+LoomError* make_host_error(int32_t code, std::string message);
 
 }  // namespace loom::dispatch

@@ -3,7 +3,7 @@
 
 #include <dlpack/dlpack.h>
 
-#include "loom/core/tensor.h"
+#include "loom/ops/tensor.h"
 
 namespace loom {
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "loom/factories.h"
-#include "loom/generated/ops.h"
+#include "loom/ops/generated/ops.h"
 
 namespace loom {
 

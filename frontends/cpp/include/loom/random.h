@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "loom/core/generator.h"
-#include "loom/core/tensor.h"
 #include "loom/factories.h"
+#include "loom/ops/tensor.h"
 
 namespace loom {
 

@@ -5,7 +5,7 @@
 #include <ostream>
 #include <string>
 
-#include "loom/core/tensor.h"
+#include "loom/ops/tensor.h"
 
 namespace loom {
 

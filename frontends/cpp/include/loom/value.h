@@ -14,7 +14,7 @@
 #include "loom/core/int_list.h"
 #include "loom/core/scalar.h"
 #include "loom/core/scalar_type.h"
-#include "loom/core/tensor.h"
+#include "loom/ops/tensor.h"
 
 namespace loom {
 

@@ -1,0 +1,198 @@
+// Decompositions: ops of the standard library that the core computes from other ops
+// (CompositeImplicit kernels), written as typed C++ functions over the generated op API.
+// Note [Decompositions] in registry.cc says when an op is a decomposition.
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "loom/core/error.h"
+#include "loom/core/int_list.h"
+#include "loom/core/scalar.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/ops/generated/ops.h"
+#include "loom/ops/tensor.h"
+#include "loom/plugin.h"
+
+namespace loom::ops {
+
+using dispatch::box;
+
+// Unboxes one argument of a decomposition.
+template <typename T>
+struct DecompArg;
+template <>
+struct DecompArg<Tensor> {
+  static Tensor from(const LoomValue& v) {
+    return Tensor::borrow(reinterpret_cast<TensorImpl*>(const_cast<LoomTensor*>(v.u.tensor)));
+  }
+};
+template <>
+struct DecompArg<int64_t> {
+  static int64_t from(const LoomValue& v) { return v.u.i; }
+};
+template <>
+struct DecompArg<bool> {
+  static bool from(const LoomValue& v) { return v.u.i != 0; }
+};
+template <>
+struct DecompArg<double> {
+  static double from(const LoomValue& v) {
+    return v.tag == LOOM_VALUE_INT ? static_cast<double>(v.u.i) : v.u.d;
+  }
+};
+template <>
+struct DecompArg<Scalar> {
+  static Scalar from(const LoomValue& v) {
+    if (v.tag == LOOM_VALUE_DOUBLE) return Scalar(v.u.d);
+    if (v.tag == LOOM_VALUE_BOOL) return Scalar(v.u.i != 0);
+    return Scalar(v.u.i);
+  }
+};
+template <>
+struct DecompArg<ScalarType> {
+  static ScalarType from(const LoomValue& v) { return static_cast<ScalarType>(v.u.i); }
+};
+template <>
+struct DecompArg<std::string_view> {
+  static std::string_view from(const LoomValue& v) { return {v.u.str, v.length}; }
+};
+template <>
+struct DecompArg<IntList> {
+  static IntList from(const LoomValue& v) {
+    if (v.tag == LOOM_VALUE_INT) return IntList(std::span<const int64_t>(&v.u.i, 1));
+    return IntList(std::span<const int64_t>(v.u.ints, v.length));
+  }
+};
+template <>
+struct DecompArg<std::vector<Tensor>> {
+  static std::vector<Tensor> from(const LoomValue& v) {
+    std::vector<Tensor> out;
+    for (uint32_t i = 0; i < v.length; ++i) {
+      out.push_back(Tensor::borrow(reinterpret_cast<TensorImpl*>(v.u.tensors[i])));
+    }
+    return out;
+  }
+};
+template <>
+struct DecompArg<OptionalIntList> {
+  static OptionalIntList from(const LoomValue& v) {
+    if (v.tag == LOOM_VALUE_NONE) return std::nullopt;
+    return DecompArg<IntList>::from(v);
+  }
+};
+template <>
+struct DecompArg<Device> {
+  static Device from(const LoomValue& v) { return Device{v.u.device.type, v.u.device.index}; }
+};
+template <>
+struct DecompArg<std::vector<std::optional<Tensor>>> {
+  static std::vector<std::optional<Tensor>> from(const LoomValue& v) {
+    std::vector<std::optional<Tensor>> out;
+    for (uint32_t i = 0; i < v.length; ++i) {
+      if (v.u.tensors[i] == nullptr) {
+        out.emplace_back(std::nullopt);
+      } else {
+        out.emplace_back(Tensor::borrow(reinterpret_cast<TensorImpl*>(v.u.tensors[i])));
+      }
+    }
+    return out;
+  }
+};
+template <typename T>
+struct DecompArg<std::optional<T>> {
+  static std::optional<T> from(const LoomValue& v) {
+    if (v.tag == LOOM_VALUE_NONE) return std::nullopt;
+    return DecompArg<T>::from(v);
+  }
+};
+
+inline void box_return(LoomValue& out, Tensor&& t) {
+  out = box(t);
+  t.release();  // the return owns the reference
+}
+inline void box_return(LoomValue& out, const Tensor& t) {
+  out = box(t);
+  t.impl()->retain();
+}
+// A `Tensor[]` return: an array from malloc (the receiver frees it), one reference each.
+inline void box_return(LoomValue& out, std::vector<Tensor>&& list) {
+  auto** items =
+      static_cast<LoomTensor**>(std::malloc(list.empty() ? 1 : list.size() * sizeof(LoomTensor*)));
+  LOOM_CHECK(items != nullptr, "loom", "out of memory returning a tensor list");
+  for (size_t i = 0; i < list.size(); ++i)
+    items[i] = reinterpret_cast<LoomTensor*>(list[i].release());
+  out.tag = LOOM_VALUE_TENSOR_LIST;
+  out.length = static_cast<uint32_t>(list.size());
+  out.u.tensors = items;
+}
+template <typename... Ts, size_t... I>
+void box_returns(LoomValue* out, std::tuple<Ts...>&& values, std::index_sequence<I...>) {
+  (box_return(out[I], std::move(std::get<I>(values))), ...);
+}
+
+// The host error a failing decomposition returns.
+LoomError* decomposition_error(int32_t code, const char* message);
+
+template <auto Fn>
+struct Decomposition;
+template <typename R, typename... A, R (*Fn)(A...)>
+struct Decomposition<Fn> {
+  static LoomError* kernel(void*, const LoomKernelCall* call) {
+    try {
+      run(call, std::index_sequence_for<A...>{});
+      return nullptr;
+    } catch (const Error& e) {
+      return decomposition_error(static_cast<int32_t>(e.code()), e.what());
+    }
+  }
+  template <size_t... I>
+  static void run(const LoomKernelCall* call, std::index_sequence<I...>) {
+    R result = Fn(DecompArg<std::decay_t<A>>::from(call->args[I])...);
+    if constexpr (requires { std::tuple_size<R>::value; }) {
+      box_returns(call->returns, std::move(result),
+                  std::make_index_sequence<std::tuple_size_v<R>>{});
+    } else {
+      box_return(call->returns[0], std::move(result));
+    }
+  }
+};
+
+struct DecompositionEntry {
+  std::string_view op;  // qualified name: "loom::mean.dim"
+  LoomKernelFn kernel;
+};
+
+template <auto Fn>
+constexpr LoomKernelFn decomposition() {
+  return &Decomposition<Fn>::kernel;
+}
+
+// The decompositions of each op family (one file each under decompositions/).
+std::span<const DecompositionEntry> reduction_decompositions();
+std::span<const DecompositionEntry> tensor_decompositions();
+std::span<const DecompositionEntry> linalg_decompositions();
+std::span<const DecompositionEntry> conv_pool_decompositions();
+std::span<const DecompositionEntry> shape_decompositions();
+std::span<const DecompositionEntry> nn_decompositions();
+
+// The decomposition of `op` (qualified name), or nullptr.
+LoomKernelFn find_decomposition(std::string_view op);
+
+// The Meta kernel of an op without a shape rule (meta_kernels.cc: typed functions wrapped
+// like decompositions), or nullptr.
+LoomKernelFn find_meta_kernel(std::string_view op);
+
+// Helpers shared by decompositions.
+// A 0-dim float64 CPU tensor flagged as a wrapped number (promotes like a C++ scalar).
+Tensor wrapped_number(double value);
+// `t` in `dtype` (itself when it already is).
+Tensor cast(const Tensor& t, ScalarType dtype);
+// How many elements of `self` each output element of a reduction over `dim` combines.
+int64_t reduced_count(const Tensor& self, const OptionalIntList& dim, std::string_view op);
+
+}  // namespace loom::ops

@@ -1,0 +1,106 @@
+// Decompositions of the linear algebra ops: matmul (dot, mm or a broadcast bmm, after
+// PyTorch's rules) and linear.
+#include <algorithm>
+
+#include "decomposition.h"
+#include "loom/core/type_promotion.h"
+
+namespace loom::ops {
+namespace {
+
+// The broadcast of two batch shapes.
+DimVector broadcast_batch(IntArrayRef a, IntArrayRef b, IntArrayRef self, IntArrayRef other) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) {
+      fail("loom::matmul", "expected batch dims that broadcast, found self ", shape_to_string(self),
+           " and other ", shape_to_string(other));
+    }
+    out[n - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+int64_t product(IntArrayRef sizes) {
+  int64_t p = 1;
+  for (int64_t s : sizes) p *= s;
+  return p;
+}
+
+// Note [matmul]
+// ~~~~~~~~~~~~~
+// 1-D @ 1-D is dot; 2-D @ 2-D is mm; a 1-D operand becomes a matrix (a row on the left, a
+// column on the right) whose added dim is dropped from the result. An N-D self (N >= 3)
+// times a matrix folds self's batch dims into its rows (one mm). Otherwise the batch dims
+// (all but the last two) broadcast: both operands are expanded to the common batch shape,
+// flattened to one batch dim (a view when the strides allow) and multiplied with bmm.
+Tensor matmul_decomposition(const Tensor& self, const Tensor& other) {
+  int64_t da = self.dim();
+  int64_t db = other.dim();
+  if (da == 0 || db == 0) {
+    fail("loom::matmul", "expected both arguments to have at least 1 dim, found ", da, " and ", db);
+  }
+  if (da == 1 && db == 1) return loom::dot(self, other);
+  if (da == 2 && db == 1) return loom::mm(self, other.unsqueeze(1)).squeeze(1);
+  if (da == 1 && db == 2) return loom::mm(self.unsqueeze(0), other).squeeze(0);
+  if (da == 2 && db == 2) return loom::mm(self, other);
+  if (da >= 3 && db <= 2) {
+    Tensor b = db == 1 ? other.unsqueeze(1) : other;
+    int64_t k = self.size(-1);
+    if (b.size(0) != k) {
+      fail("loom::matmul", "expected other with ", k, " rows (self is ",
+           shape_to_string(self.sizes()), "), found ", shape_to_string(other.sizes()));
+    }
+    // the row count spelled out: -1 cannot be inferred when k is 0
+    Tensor rows = loom::reshape(self, {product(self.sizes().first(self.dim() - 1)), k});
+    DimVector shape(self.sizes().begin(), self.sizes().end() - 1);
+    if (db == 2) shape.push_back(b.size(1));
+    return loom::reshape(loom::mm(rows, b), shape);
+  }
+  Tensor a = da == 1 ? self.unsqueeze(0) : self;
+  Tensor b = db == 1 ? other.unsqueeze(1) : other;
+  int64_t n = a.size(-2), k = a.size(-1), p = b.size(-1);
+  if (b.size(-2) != k) {
+    fail("loom::matmul", "expected other with ", k, " rows (self is ",
+         shape_to_string(self.sizes()), "), found ", shape_to_string(other.sizes()));
+  }
+  DimVector batch = broadcast_batch(a.sizes().first(a.dim() - 2), b.sizes().first(b.dim() - 2),
+                                    self.sizes(), other.sizes());
+  int64_t batches = product(batch);
+  DimVector a_shape = batch, b_shape = batch;
+  a_shape.insert(a_shape.end(), {n, k});
+  b_shape.insert(b_shape.end(), {k, p});
+  Tensor a3 = loom::reshape(a.expand(a_shape), {batches, n, k});
+  Tensor b3 = loom::reshape(b.expand(b_shape), {batches, k, p});
+  DimVector shape = batch;
+  if (da > 1) shape.push_back(n);
+  if (db > 1) shape.push_back(p);
+  return loom::reshape(loom::bmm(a3, b3), shape);
+}
+
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  if (weight.dim() != 1 && weight.dim() != 2) {
+    fail("loom::linear", "expected a 1-D or 2-D weight, found ", shape_to_string(weight.sizes()));
+  }
+  if (bias && input.dim() == 2 && weight.dim() == 2) {
+    return loom::addmm(*bias, input, weight.t());
+  }
+  Tensor out = matmul_decomposition(input, weight.t());
+  return bias ? loom::add(out, *bias) : out;
+}
+
+constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::matmul", decomposition<&matmul_decomposition>()},
+    {"loom::linear", decomposition<&linear>()},
+};
+
+}  // namespace
+
+std::span<const DecompositionEntry> linalg_decompositions() {
+  return kDecompositions;
+}
+
+}  // namespace loom::ops

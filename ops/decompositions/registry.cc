@@ -1,0 +1,63 @@
+// The decomposition table and the helpers decompositions share.
+#include "absl/container/flat_hash_map.h"
+#include "decomposition.h"
+#include "loom/dispatcher/dispatcher.h"
+
+namespace loom::ops {
+
+// Note [Decompositions]
+// ~~~~~~~~~~~~~~~~~~~~~
+// An op is a decomposition (tag "decomposition" in ops.def, a CompositeImplicit kernel
+// here) when a backend would gain nothing from a kernel of its own: `mean` is `sum` then a
+// division, `argmax` is `max.dim`'s indices, `std` is `sqrt(var)`. Backends implement the
+// pieces and get the whole; one that can do better registers its own kernel for the key,
+// which takes precedence (docs/architecture.md §3). Decompositions call the typed op API, so they
+// dispatch like an app's call (autograd, profiling and the meta device see the pieces).
+
+LoomError* decomposition_error(int32_t code, const char* message) {
+  return dispatch::make_host_error(code, message);
+}
+
+LoomKernelFn find_decomposition(std::string_view op) {
+  static const auto* table = [] {
+    auto* map = new absl::flat_hash_map<std::string_view, LoomKernelFn>();
+    for (auto family : {
+             reduction_decompositions(),
+             tensor_decompositions(),
+             linalg_decompositions(),
+             conv_pool_decompositions(),
+             shape_decompositions(),
+             nn_decompositions(),
+         }) {
+      for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
+    }
+    return map;
+  }();
+  auto it = table->find(op);
+  return it == table->end() ? nullptr : it->second;
+}
+
+Tensor wrapped_number(double value) {
+  Tensor t = empty({}, ScalarType::Float64, Device{kCPU, -1});
+  *static_cast<double*>(t.data_ptr()) = value;
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+Tensor cast(const Tensor& t, ScalarType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = empty(t.sizes(), dtype, t.device());
+  loom::copy_(out, t);
+  return out;
+}
+
+int64_t reduced_count(const Tensor& self, const OptionalIntList& dim, std::string_view op) {
+  if (!dim || dim->size() == 0) return self.numel();
+  int64_t count = 1;
+  for (int64_t d : dim->span()) {
+    count *= self.dim() == 0 ? 1 : self.sizes()[wrap_dim(d, self.dim(), op)];
+  }
+  return count;
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,59 @@
+// Decompositions of tensor-level ops: clone, contiguous, to (dtype / device), eye.
+#include "decomposition.h"
+#include "loom/core/type_promotion.h"
+
+namespace loom::ops {
+namespace {
+
+Tensor clone_contiguous(const Tensor& self) {
+  Tensor out = empty(self.sizes(), self.dtype(), self.device());
+  loom::copy_(out, self);
+  return out;
+}
+
+Tensor contiguous(const Tensor& self) {
+  return self.is_contiguous() ? self : clone_contiguous(self);
+}
+
+// A copy on `device` in `dtype`, or self when nothing changes and no copy is asked for.
+Tensor to_device(const Tensor& self, Device device, std::optional<ScalarType> dtype, bool,
+                 bool copy) {
+  ScalarType target = dtype.value_or(self.dtype());
+  if (!copy && target == self.dtype() && device == self.device()) return self;
+  Tensor out = empty(self.sizes(), target, device);
+  loom::copy_(out, self);
+  return out;
+}
+
+Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy) {
+  return to_device(self, self.device(), dtype, non_blocking, copy);
+}
+
+// Zeros with ones on the main diagonal (a view of out).
+Tensor eye_out(int64_t n, int64_t m, const Tensor& out) {
+  if (n < 0 || m < 0) fail("loom::eye", "expected non-negative sizes, found n=", n, " m=", m);
+  if (out.dim() != 2 || out.sizes()[0] != n || out.sizes()[1] != m) {
+    fail("loom::eye", "expected out of shape [", n, ", ", m, "], found ",
+         shape_to_string(out.sizes()));
+  }
+  if (out.numel() == 0) return out;
+  loom::fill_(out, 0);
+  loom::fill_(out.diagonal(), 1);
+  return out;
+}
+
+constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::to.dtype", decomposition<&to_dtype>()},
+    {"loom::to.device", decomposition<&to_device>()},
+    {"loom::eye.m_out", decomposition<&eye_out>()},
+    {"loom::clone", decomposition<&clone_contiguous>()},
+    {"loom::contiguous", decomposition<&contiguous>()},
+};
+
+}  // namespace
+
+std::span<const DecompositionEntry> tensor_decompositions() {
+  return kDecompositions;
+}
+
+}  // namespace loom::ops

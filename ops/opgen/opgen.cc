@@ -1,0 +1,310 @@
+// loom_opgen: generates the typed op API and the op table documentation from the op
+// library (ops/ops.def), so no signature is written twice by hand.
+//   loom_opgen --ops OUT/ops.h --methods OUT/tensor_methods.inc --doc OUT/ops.md
+// ops.h: a free function per op variant (loom::add, loom::add_, loom::add_out) and the
+// definitions of the Tensor methods; tensor_methods.inc: the method declarations the
+// op library's Tensor class (loom/ops/tensor.h) includes.
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "loom/core/error.h"
+#include "loom/dispatcher/function_schema.h"
+#include "loom/ops/op_library.h"
+#include "loom/ops/structured_schemas.h"
+
+namespace loom::opgen {
+namespace {
+
+using dispatch::Argument;
+using dispatch::FunctionSchema;
+using dispatch::SchemaType;
+using Kind = SchemaType::Kind;
+
+struct Variant {
+  FunctionSchema schema;
+  std::string cpp_name;  // add, add_, add_out
+  std::string tags;
+  std::string rule;
+  bool is_out = false;
+  bool is_method = false;
+};
+
+std::string rule_name(OutputRule r) {
+  switch (r) {
+    case OutputRule::None:
+      return "-";
+    case OutputRule::Promoted:
+      return "promoted";
+    case OutputRule::PromotedFloat:
+      return "promoted, float";
+    case OutputRule::Shaped:
+      return "shape rule";
+    case OutputRule::Bool:
+      return "bool";
+  }
+  return "?";
+}
+
+// The C++ value type of a scalar schema type, or empty for other kinds.
+std::string value_type(Kind kind) {
+  switch (kind) {
+    case Kind::Int:
+      return "int64_t";
+    case Kind::Float:
+      return "double";
+    case Kind::Bool:
+      return "bool";
+    default:
+      return "";
+  }
+}
+
+std::string cpp_type(const SchemaType& t) {
+  if (std::string v = value_type(t.kind); !v.empty()) return v;
+  switch (t.kind) {
+    case Kind::Tensor:
+      return "const Tensor&";
+    case Kind::Str:
+      return "const std::string&";
+    case Kind::Scalar:
+      return "const Scalar&";
+    case Kind::ScalarType:
+      return "ScalarType";
+    case Kind::Device:
+      return "Device";
+    case Kind::Optional: {
+      const SchemaType& e = *t.elem;
+      if (std::string v = value_type(e.kind); !v.empty()) return "std::optional<" + v + ">";
+      switch (e.kind) {
+        case Kind::Tensor:
+          return "const std::optional<Tensor>&";
+        case Kind::Scalar:
+          return "const std::optional<Scalar>&";
+        case Kind::ScalarType:
+          return "std::optional<ScalarType>";
+        case Kind::Device:
+          return "std::optional<Device>";
+        case Kind::Str:
+          return "const std::optional<std::string>&";
+        case Kind::List:
+          if (e.elem->kind == Kind::Int) return "const OptionalIntList&";
+          break;
+        default:
+          break;
+      }
+      break;
+    }
+    case Kind::List:
+      if (t.elem->kind == Kind::Int) return "const IntList&";
+      if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
+      if (t.elem->kind == Kind::Optional && t.elem->elem->kind == Kind::Tensor) {
+        return "const std::vector<std::optional<Tensor>>&";
+      }
+      break;
+    default:
+      break;
+  }
+  fail("opgen", "no C++ type for schema type ", t.to_string());
+}
+
+std::string cpp_default(const Argument& a) {
+  const dispatch::DefaultValue& v = *a.default_value;
+  if (std::holds_alternative<std::monostate>(v)) return "std::nullopt";
+  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&v)) {
+    std::ostringstream out;
+    out.precision(17);
+    out << *d;
+    std::string s = out.str();
+    if (s.find_first_of(".e") == std::string::npos && s.find("inf") == std::string::npos &&
+        s.find("nan") == std::string::npos) {
+      s += ".0";
+    }
+    return s;
+  }
+  if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  if (auto* s = std::get_if<std::string>(&v)) return "\"" + *s + "\"";
+  if (auto* l = std::get_if<std::vector<int64_t>>(&v)) {
+    std::string s = "{";
+    for (size_t i = 0; i < l->size(); ++i) s += (i ? ", " : "") + std::to_string((*l)[i]);
+    return s + "}";
+  }
+  fail("opgen", "no C++ default for argument '", a.name, "'");
+}
+
+std::string cpp_return(const FunctionSchema& s) {
+  if (s.returns.empty()) return "void";
+  auto one = [](const SchemaType& t) -> std::string {
+    if (t.kind == Kind::Tensor) return "Tensor";
+    if (t.kind == Kind::List && t.elem->kind == Kind::Tensor) return "std::vector<Tensor>";
+    if (std::string v = value_type(t.kind); !v.empty()) return v;
+    fail("opgen", "no C++ return type for ", t.to_string());
+  };
+
+  if (s.returns.size() == 1) return one(s.returns[0].type);
+  std::string out = "std::tuple<";
+  for (size_t i = 0; i < s.returns.size(); ++i) out += (i ? ", " : "") + one(s.returns[i].type);
+  return out + ">";
+}
+
+// Parameters in C++ order: the out= arguments first (like libtorch's *_out), then the rest.
+std::vector<const Argument*> cpp_order(const Variant& v) {
+  std::vector<const Argument*> order;
+  const auto& args = v.schema.arguments;
+  const size_t outs = v.is_out ? v.schema.returns.size() : 0;
+  for (size_t i = args.size() - outs; i < args.size(); ++i) order.push_back(&args[i]);
+  for (size_t i = 0; i + outs < args.size(); ++i) order.push_back(&args[i]);
+  return order;
+}
+
+// "const Tensor& self, const Scalar& alpha = 1", skipping the first `skip` parameters.
+std::string params(const Variant& v, bool defaults, size_t skip) {
+  std::vector<const Argument*> order = cpp_order(v);
+  // Defaults only on a suffix: stop giving them once a later argument has none.
+  std::vector<bool> can_default(order.size(), false);
+  bool suffix = true;
+  for (size_t i = order.size(); i-- > 0;) {
+    suffix = suffix && order[i]->default_value.has_value();
+    can_default[i] = suffix;
+  }
+  std::string out;
+  for (size_t i = skip; i < order.size(); ++i) {
+    const Argument* a = order[i];
+    out += (out.empty() ? "" : ", ") + cpp_type(a->type) + " " + a->name;
+    if (defaults && can_default[i]) out += " = " + cpp_default(*a);
+  }
+  return out;
+}
+
+std::string call_body(const Variant& v, const std::string& self_expr) {
+  std::string qualified = v.schema.name.qualified();
+  std::ostringstream b;
+  b << "  static const detail::OpRef op(\"" << qualified << "\");\n";
+  const auto& args = v.schema.arguments;
+  if (args.empty()) {
+    b << "  return detail::call<" << cpp_return(v.schema) << ">(op, nullptr, 0);\n";
+    return b.str();
+  }
+  b << "  detail::ArgBuffer buffer;\n";
+  b << "  LoomValue args[] = {";
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string name = args[i].name;
+    if (i == 0 && !self_expr.empty()) name = self_expr;
+    b << (i ? ", " : "") << "detail::box_arg(buffer, " << name << ")";
+  }
+  b << "};\n";
+  b << "  return detail::call<" << cpp_return(v.schema) << ">(op, args, " << args.size() << ");\n";
+  return b.str();
+}
+
+std::vector<Variant> all_variants() {
+  std::vector<Variant> out;
+  for (const OpDefinition& def : standard_ops()) {
+    FunctionSchema functional = dispatch::parse_schema(def.schema);
+    std::string tags(def.tags);
+    auto add = [&](FunctionSchema s, std::string cpp_name, bool is_out) {
+      Variant v{std::move(s), std::move(cpp_name), tags, rule_name(def.output), is_out, false};
+      v.is_method = !is_out && !v.schema.arguments.empty() &&
+                    v.schema.arguments[0].name == "self" &&
+                    v.schema.arguments[0].type.kind == Kind::Tensor;
+      out.push_back(std::move(v));
+    };
+    std::string base = functional.name.name;
+    // An op declared in its out= form (`arange.start_out`) gets libtorch's `arange_out(out, ...)`.
+    const std::string& overload = functional.name.overload;
+    const bool out_form = overload == "out" || (overload.size() > 4 && overload.ends_with("_out"));
+    add(functional, out_form ? base + "_out" : base, out_form);
+    if (def.output != OutputRule::None) {
+      if (ops::has_inplace_variant(functional, def.output, def.tags)) {
+        add(ops::inplace_schema(functional), base + "_", false);
+      }
+      add(ops::out_schema(functional), base + "_out", true);
+    }
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f) fail("opgen", "cannot write '", path, "'");
+  f << text;
+}
+
+int run(int argc, char** argv) {
+  std::string ops_path, methods_path, doc_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--ops")
+      ops_path = argv[i + 1];
+    else if (flag == "--methods")
+      methods_path = argv[i + 1];
+    else if (flag == "--doc")
+      doc_path = argv[i + 1];
+    else
+      fail("opgen", "unknown flag '", flag, "' (expected --ops, --methods, --doc)");
+  }
+  std::vector<Variant> variants = all_variants();
+  const char* banner = "// Generated by ops/opgen from ops/ops.def. Do not edit.\n";
+
+  if (!methods_path.empty()) {
+    std::ostringstream m;
+    m << banner;
+    for (const Variant& v : variants) {
+      if (!v.is_method) continue;
+      m << cpp_return(v.schema) << " " << v.cpp_name << "(" << params(v, true, 1) << ") const;\n";
+    }
+    write_file(methods_path, m.str());
+  }
+  if (!ops_path.empty()) {
+    std::ostringstream o;
+    o << banner
+      << "#pragma once\n\n#include \"loom/ops/op_call.h\"\n#include "
+         "\"loom/ops/tensor.h\"\n\nnamespace loom {\n\n";
+    for (const Variant& v : variants) {
+      o << "// " << v.schema.to_string() << "\n";
+      o << "inline " << cpp_return(v.schema) << " " << v.cpp_name << "(" << params(v, true, 0)
+        << ") {\n"
+        << call_body(v, "") << "}\n\n";
+    }
+    for (const Variant& v : variants) {
+      if (!v.is_method) continue;
+      o << "inline " << cpp_return(v.schema) << " Tensor::" << v.cpp_name << "("
+        << params(v, false, 1) << ") const {\n"
+        << call_body(v, "*this") << "}\n\n";
+    }
+    o << "}  // namespace loom\n";
+    write_file(ops_path, o.str());
+  }
+  if (!doc_path.empty()) {
+    std::ostringstream d;
+    d << "# The loom op set\n\n"
+      << "Generated by `ops/opgen` from `ops/ops.def` (rebuild the\n"
+      << "`ops_doc` target to refresh it; the `ops_doc_up_to_date` test checks it). Rule:\n"
+      << "how the core computes a structured op's output (Note [Structured ops]); backends\n"
+      << "implement the `out=` variant of structured ops.\n\n"
+      << "| op | C++ | rule | tags |\n|---|---|---|---|\n";
+    for (const Variant& v : variants) {
+      d << "| `" << v.schema.to_string() << "` | `loom::" << v.cpp_name << "` | " << v.rule << " | "
+        << v.tags << " |\n";
+    }
+    d << "\n" << variants.size() << " operators.\n";
+    write_file(doc_path, d.str());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace loom::opgen
+
+int main(int argc, char** argv) {
+  try {
+    return loom::opgen::run(argc, argv);
+  } catch (const loom::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,116 @@
+// Shape rules of the Shaped structured ops (Note [Shape rules]): how the dispatcher learns
+// each output's shape, dtype and device from the boxed arguments of a call, and the
+// argument reader the rules are written with.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "loom/core/device.h"
+#include "loom/core/error.h"
+#include "loom/core/scalar.h"
+#include "loom/core/scalar_type.h"
+#include "loom/core/tensor_impl.h"
+#include "loom/plugin.h"
+
+namespace loom::ops {
+
+// Note [Shape rules]
+// ~~~~~~~~~~~~~~~~~~
+// A Shaped op (rule `Shaped` in ops.def) is structured like a pointwise op, but its
+// outputs are not the broadcast of its inputs: a reduction drops dims, mm multiplies
+// shapes, cat concatenates. Each such op names a shape rule here, keyed by its
+// functional name. The rule validates the arguments (dims in range, shapes that fit,
+// dtypes the op accepts, one device) and returns every output's shape and dtype. From
+// that the dispatcher allocates the outputs of the functional variant, checks the
+// outputs of the out= variant, and runs the op on the meta device without a kernel. The
+// backend's out= kernel receives the inputs unchanged (any strides, their own dtypes)
+// and outputs that are contiguous and of the rule's dtype, so it writes only the
+// computation; a caller's non-contiguous or differently typed `out` is served through
+// a temporary copied back after the kernel.
+
+// The output a structured op computes.
+struct OutputMeta {
+  DimVector shape;
+  ScalarType compute;  // pointwise: dtype the inputs are brought to
+  ScalarType result;   // dtype the kernel writes
+  Device device;
+  // Pointwise: every input already has `shape`, `compute` and `device`.
+  bool inputs_ready = false;
+};
+using OutputMetas = absl::InlinedVector<OutputMeta, 2>;
+
+// Typed, checked access to a call's boxed arguments, for shape rules.
+class ShapeArgs {
+ public:
+  ShapeArgs(std::string_view op, const LoomValue* args, size_t num_args)
+      : op_(op), args_(args), num_args_(num_args) {}
+
+  // The op's base name for messages ("sum").
+  std::string_view op() const { return op_; }
+  size_t size() const { return num_args_; }
+  bool is_none(size_t i) const { return at(i).tag == LOOM_VALUE_NONE; }
+
+  const TensorImpl& tensor(size_t i) const;
+  const TensorImpl* optional_tensor(size_t i) const;  // nullptr for None
+  std::vector<const TensorImpl*> tensors(size_t i) const;
+  int64_t integer(size_t i) const;
+  std::optional<int64_t> optional_integer(size_t i) const;
+  double real(size_t i) const;
+  std::optional<double> optional_real(size_t i) const;
+  bool boolean(size_t i) const;
+  Scalar scalar(size_t i) const;
+  std::span<const int64_t> ints(size_t i) const;
+  // An `int[]?` argument: nullopt for None.
+  std::optional<std::span<const int64_t>> optional_ints(size_t i) const;
+  std::optional<ScalarType> optional_dtype(size_t i) const;
+  std::string_view str(size_t i) const;
+
+  // Throws "[op] detail...".
+  template <typename... Args>
+  [[noreturn]] void fail(const Args&... detail) const {
+    ::loom::fail(std::string(op_), detail...);
+  }
+  // Wraps a possibly negative dim into [0, ndim); errors name the op. A 0-dim tensor
+  // accepts dims -1 and 0, as in PyTorch.
+  int64_t wrap_dim(int64_t dim, int64_t ndim) const;
+  // The device shared by the given tensors (0-dim CPU tensors go with any device).
+  Device common_device(std::initializer_list<const TensorImpl*> tensors) const;
+
+ private:
+  const LoomValue& at(size_t i) const;
+  std::string_view op_;
+  const LoomValue* args_;
+  size_t num_args_;
+};
+
+using ShapeRule = void (*)(const ShapeArgs& args, OutputMetas& outputs);
+
+struct ShapeRuleEntry {
+  std::string_view op;  // qualified functional name: "loom::sum.dim_IntList"
+  ShapeRule rule;
+};
+
+// The rules of each op family (one file each under shape_rules/).
+std::span<const ShapeRuleEntry> reduction_shape_rules();
+std::span<const ShapeRuleEntry> linalg_shape_rules();
+std::span<const ShapeRuleEntry> conv_pool_shape_rules();
+std::span<const ShapeRuleEntry> shape_indexing_shape_rules();
+std::span<const ShapeRuleEntry> nn_shape_rules();
+
+// The rule of `op`, or nullptr.
+ShapeRule find_shape_rule(std::string_view op);
+
+// Helpers shared by the rules.
+// `dims` wrapped and checked for repeats; empty (or None) means every dim.
+std::vector<bool> reduced_dim_mask(const ShapeArgs& args, std::span<const int64_t> dims,
+                                   int64_t ndim);
+// The shape left after reducing the masked dims (kept as 1 when keepdim).
+DimVector reduced_shape(IntArrayRef sizes, const std::vector<bool>& mask, bool keepdim);
+OutputMeta output(DimVector shape, ScalarType dtype, Device device);
+
+}  // namespace loom::ops

@@ -1,0 +1,485 @@
+// Structured ops: variant derivation, the op library's functional / in-place kernels,
+// Meta kernels, and the Structured-key kernel that prepares backend out= calls.
+#include "structured_ops.h"
+
+#include <optional>
+#include <span>
+
+#include "absl/container/inlined_vector.h"
+#include "loom/core/error.h"
+#include "loom/core/type_promotion.h"
+#include "loom/dispatcher/abi_keys.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/ops/generated/ops.h"
+#include "loom/ops/structured_schemas.h"
+
+namespace loom::ops {
+
+// Note [Structured ops]
+// ~~~~~~~~~~~~~~~~~~~~~
+// A structured op is declared once in ops.def in its functional form with an output rule
+// (Promoted, PromotedFloat, Bool, Shaped). From it the op library defines three ops:
+//   loom::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+//   loom::add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+//   loom::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+// Backends implement only the out= variant. The functional and in-place variants get
+// CompositeExplicit kernels from the op library that compute the output's shape
+// (broadcast) and dtype (type promotion, the rule), allocate it or check `self`, and call
+// out=. The out= variant gets a kernel on the Structured key (Note [The Structured key]),
+// so however it is called it first checks `out` (shape, dtype castable, device), brings
+// every tensor input to out's shape (an expand view) and the compute dtype (a copy_),
+// and gives the backend an out of the result dtype (a temporary, copied back, when `out`
+// has another dtype), then redispatches to the backend. So a backend kernel only ever
+// sees tensors of one shape, one dtype (bool out for Bool rules) and one device, with
+// arbitrary strides (0 on broadcast dims): it writes math, not bookkeeping. The
+// functional and in-place kernels run that preparation directly, with the output meta
+// they already computed, which keeps small ops cheap. On the meta device no-op kernels
+// make every structured op run only its shape rule.
+
+using dispatch::box;
+using dispatch::Dispatcher;
+using dispatch::OperatorHandle;
+using dispatch::Registrant;
+using dispatch::release_value;
+
+namespace {
+
+using TensorList = absl::InlinedVector<Tensor, 6>;
+
+enum class StructuredVariant : uint8_t { Functional, Inplace, Out };
+
+// What the op library's kernels of one variant need; the kernels' context. Lives as long
+// as the process (the ops are never undefined).
+struct StructuredInfo {
+  StructuredVariant variant;
+  OutputRule rule;
+  std::string name;                // the variant's qualified name, for messages
+  OperatorHandle out_op;           // the out= variant of the family
+  const StructuredInfo* out_info;  // its info
+  std::vector<int> inputs;         // indices of the Tensor inputs (out= excluded)
+  int num_inputs_and_scalars;      // arguments of the functional variant
+  int num_outputs = 1;             // out= arguments (the last ones of the out= variant)
+  ShapeRule shape_rule = nullptr;  // rule Shaped only
+  uint64_t mask_inputs = 0;        // bit i: argument i is a bool mask (Note [Masks and modes])
+  int rounding_mode = -1;          // index of a `str? rounding_mode` argument, or -1
+};
+
+const TensorImpl* impl_of(const LoomValue& v) {
+  return reinterpret_cast<const TensorImpl*>(v.u.tensor);
+}
+
+Tensor borrow(const LoomValue& v) {
+  return Tensor::borrow(reinterpret_cast<TensorImpl*>(const_cast<LoomTensor*>(v.u.tensor)));
+}
+
+// Note [Masks and modes]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Two pointwise shapes need more than "promote every tensor": a tensor argument named
+// `condition` or `mask` (where, masked_fill) must be bool, broadcasts with the others and
+// takes no part in type promotion; and `div.Tensor_mode`'s result is a true (floating)
+// division when its `rounding_mode` is None but keeps integer dtypes when it is "trunc"
+// or "floor". Both are read off the schema when the op is defined, so ops.def stays
+// declarative and kernels still see one compute dtype (bool for masks).
+
+bool is_mask(const StructuredInfo& info, int index) {
+  return (info.mask_inputs >> index) & 1u;
+}
+
+// Inputs of one shape, dtype and device, none a mask, a wrapped number or quantized:
+// nothing to broadcast, promote or move (the common case, checked first).
+bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
+  if (info.inputs.empty()) return false;
+  const TensorImpl* first = impl_of(args[info.inputs[0]]);
+  if (info.mask_inputs != 0 || first->is_wrapped_number() || is_quantized(first->dtype())) {
+    return false;
+  }
+  for (size_t k = 1; k < info.inputs.size(); ++k) {
+    const TensorImpl* t = impl_of(args[info.inputs[k]]);
+    if (t->dtype() != first->dtype() || t->is_wrapped_number() ||
+        !same_shape(t->sizes(), first->sizes()) || !(t->device() == first->device())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
+  OutputMeta meta;
+  LOOM_CHECK(!info.inputs.empty(), "op-library", op, " is pointwise but has no tensor input");
+  const TensorImpl* first = impl_of(args[info.inputs[0]]);
+  if (uniform_inputs(info, args)) {
+    meta.shape.assign(first->sizes().begin(), first->sizes().end());
+    meta.device = first->device();
+    meta.compute = first->dtype();
+    meta.inputs_ready = true;
+  } else {
+    absl::InlinedVector<PromotionOperand, 4> operands;
+    // The device: that of the first input that is not a 0-dim CPU tensor (those may go
+    // with tensors on any device, as in PyTorch), else CPU.
+    std::optional<Device> device;
+    meta.shape.assign(first->sizes().begin(), first->sizes().end());
+    for (int index : info.inputs) {
+      const TensorImpl* t = impl_of(args[index]);
+      if (t != first) meta.shape = broadcast_shapes(meta.shape, t->sizes(), op);
+      if (!(t->dim() == 0 && t->device().type == kCPU)) {
+        if (!device) {
+          device = t->device();
+        } else if (!(t->device() == *device)) {
+          fail(op, "expected all tensors on one device, found ", device->to_string(), " and ",
+               t->device().to_string());
+        }
+      }
+      if (is_mask(info, index)) {
+        if (t->dtype() != ScalarType::Bool) {
+          fail(op, "expected a bool mask, found ", scalar_type_name(t->dtype()));
+        }
+        continue;
+      }
+      PromotionOperand::Tier tier = t->is_wrapped_number() ? PromotionOperand::Tier::Scalar
+                                    : t->dim() == 0        ? PromotionOperand::Tier::ZeroDim
+                                                           : PromotionOperand::Tier::Dimensioned;
+      operands.push_back({t->dtype(), tier});
+    }
+    meta.device = device.value_or(Device{kCPU, -1});
+    meta.compute = result_type(operands, op);
+  }
+  const bool true_division =
+      info.rounding_mode >= 0 && args[info.rounding_mode].tag == LOOM_VALUE_NONE;
+  if ((info.rule == OutputRule::PromotedFloat || true_division) &&
+      !is_floating_point(meta.compute)) {
+    meta.compute = ScalarType::Float32;
+    meta.inputs_ready = false;
+  }
+  meta.result = info.rule == OutputRule::Bool ? ScalarType::Bool : meta.compute;
+  return meta;
+}
+
+OutputMetas shaped_meta(const StructuredInfo& info, const LoomValue* args) {
+  OutputMetas metas;
+  info.shape_rule(ShapeArgs(info.name, args, info.num_inputs_and_scalars), metas);
+  LOOM_CHECK(metas.size() == static_cast<size_t>(info.num_outputs), "op-library", "shape rule of ",
+             info.name, " gave ", metas.size(), " outputs, expected ", info.num_outputs);
+  return metas;
+}
+
+// A caller's out for a pointwise op: on the inputs' device, of the result's shape, and
+// of a dtype the result casts to.
+void check_out(const std::string& op, const Tensor& out, const OutputMeta& meta) {
+  if (!(out.device() == meta.device)) {
+    fail(op, "expected out on ", meta.device.to_string(), " like the inputs, found ",
+         out.device().to_string());
+  }
+  if (!same_shape(out.sizes(), meta.shape)) {
+    fail(op, "out has shape ", shape_to_string(out.sizes()), " but the result has shape ",
+         shape_to_string(meta.shape));
+  }
+  if (!can_cast(meta.result, out.dtype())) {
+    fail(op, "result type ", scalar_type_name(meta.result), " can't be cast to the out dtype ",
+         scalar_type_name(out.dtype()));
+  }
+}
+
+// Returns `out` as the call's return `i` in place of what the kernel returned.
+void return_caller_out(LoomValue* returns, size_t i, const Tensor& out) {
+  release_value(returns[i]);
+  returns[i] = box(out);
+  out.impl()->retain();
+}
+
+// Checks a Shaped op's outputs against its rule and runs the backend kernel, through
+// contiguous temporaries of the rule's dtype where a caller's out is strided or of
+// another dtype.
+void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* args,
+                    size_t num_args, LoomValue* returns, size_t num_returns) {
+  OutputMetas metas = shaped_meta(info, args);
+  const size_t first_out = num_args - metas.size();
+  absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
+  TensorList temps(metas.size());
+  bool ready = true;
+  for (size_t i = 0; i < metas.size(); ++i) {
+    const OutputMeta& m = metas[i];
+    Tensor out = borrow(args[first_out + i]);
+    if (!(out.device() == m.device)) {
+      fail(info.name, "expected output ", i, " on ", m.device.to_string(),
+           " like the inputs, found ", out.device().to_string());
+    }
+    if (!same_shape(out.sizes(), m.shape)) {
+      fail(info.name, "output ", i, " has shape ", shape_to_string(out.sizes()),
+           " but the result has shape ", shape_to_string(m.shape));
+    }
+    if (!can_cast(m.result, out.dtype())) {
+      fail(info.name, "result type ", scalar_type_name(m.result),
+           " can't be cast to the dtype of output ", i, ", ", scalar_type_name(out.dtype()));
+    }
+    if (out.dtype() != m.result || !out.is_contiguous()) {
+      temps[i] = empty(m.shape, m.result, m.device);
+      kernel_args[first_out + i] = box(temps[i]);
+      ready = false;
+    }
+  }
+  Dispatcher::instance().redispatch(info.out_op, keys, kernel_args.data(), num_args, returns,
+                                    num_returns);
+  if (ready) return;
+  for (size_t i = 0; i < metas.size(); ++i) {
+    if (!temps[i].defined()) continue;
+    Tensor out = borrow(args[first_out + i]);
+    loom::copy_(out, temps[i]);
+    return_caller_out(returns, i, out);
+  }
+}
+
+// Prepares a call of the out= variant `info` (Note [Structured ops]) and runs the backend
+// kernel through `keys`. A known meta comes with an out the functional variant allocated
+// from it: nothing to check about that out.
+void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* args,
+             size_t num_args, LoomValue* returns, size_t num_returns,
+             const OutputMeta* known_meta) {
+  if (info.rule == OutputRule::Shaped) {
+    run_shaped_out(info, keys, args, num_args, returns, num_returns);
+    return;
+  }
+  Tensor out = borrow(args[num_args - 1]);
+  std::optional<OutputMeta> computed;
+  if (known_meta == nullptr) {
+    computed = compute_meta(info.name, info, args);
+    check_out(info.name, out, *computed);
+  }
+  const OutputMeta& meta = known_meta != nullptr ? *known_meta : *computed;
+  // Common case first: everything already matches the kernel contract.
+  bool ready = out.dtype() == meta.result;
+  for (size_t i = 0; ready && !meta.inputs_ready && i < info.inputs.size(); ++i) {
+    const TensorImpl* t = impl_of(args[info.inputs[i]]);
+    ready = t->dtype() == (is_mask(info, info.inputs[i]) ? ScalarType::Bool : meta.compute) &&
+            t->device() == meta.device && same_shape(t->sizes(), meta.shape);
+  }
+  Dispatcher& d = Dispatcher::instance();
+  if (ready) {
+    d.redispatch(info.out_op, keys, args, num_args, returns, num_returns);
+    return;
+  }
+  // Bring the inputs to the kernel contract; `keep` holds the temporaries alive.
+  TensorList keep;
+  absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
+  for (int index : info.inputs) {
+    Tensor t = borrow(args[index]);
+    if (!(t.device() == meta.device)) {  // a 0-dim CPU tensor used with another device
+      Tensor moved = empty(t.sizes(), t.dtype(), meta.device);
+      loom::copy_(moved, t);
+      t = moved;
+    }
+    if (!same_shape(t.sizes(), meta.shape)) {
+      t = t.expand(meta.shape);
+    }
+    ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;
+    if (t.dtype() != target) {
+      Tensor cast = empty(meta.shape, target, meta.device);
+      loom::copy_(cast, t);
+      t = cast;
+    }
+    if (t.impl() != impl_of(args[index])) {
+      kernel_args[index] = box(t);
+      keep.push_back(std::move(t));
+    }
+  }
+  Tensor kernel_out = out;
+  if (out.dtype() != meta.result) {
+    kernel_out = empty(meta.shape, meta.result, meta.device);
+    kernel_args[num_args - 1] = box(kernel_out);
+  }
+  d.redispatch(info.out_op, keys, kernel_args.data(), num_args, returns, num_returns);
+  if (kernel_out.impl() != out.impl()) {
+    loom::copy_(out, kernel_out);
+    return_caller_out(returns, 0, out);
+  }
+}
+
+// Runs the family's out= variant from a functional or in-place kernel with the call's
+// arguments followed by `outs`. The composite runs at a backend key (it is a
+// CompositeExplicit kernel): it prepares the out= call itself, with the meta it already
+// has, and redispatches to that backend below the Structured key.
+void call_out(const StructuredInfo& info, const LoomKernelCall* call, std::span<const Tensor> outs,
+              const OutputMeta* meta, LoomValue* ret) {
+  absl::InlinedVector<LoomValue, 8> out_args(call->args, call->args + info.num_inputs_and_scalars);
+  for (const Tensor& out : outs) out_args.push_back(box(out));
+  DispatchKeySet keys = DispatchKeySet::for_backend(dispatch::key_from_abi(call->dispatch_key));
+  run_out(*info.out_info, keys, out_args.data(), out_args.size(), ret, outs.size(), meta);
+}
+
+Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tensor& out,
+                const OutputMeta* meta) {
+  LoomValue ret[1];
+  call_out(info, call, std::span<const Tensor>(&out, 1), meta, ret);
+  return dispatch::unbox_tensor(ret[0], info.out_info->name);
+}
+
+// Shaped functional variant: allocate every output from the rule, call out=.
+void shaped_functional(const StructuredInfo& info, const LoomKernelCall* call) {
+  OutputMetas metas = shaped_meta(info, call->args);
+  TensorList outs;
+  for (const OutputMeta& m : metas) outs.push_back(empty(m.shape, m.result, m.device));
+  LoomValue ret[8];
+  call_out(info, call, std::span<const Tensor>(outs.data(), outs.size()), nullptr, ret);
+  for (size_t i = 0; i < outs.size(); ++i) call->returns[i] = ret[i];
+}
+
+// Shaped in-place variant: compute into a temporary, then copy into self (kernels may
+// read inputs after writing outputs, so self is never the kernel's out).
+Tensor shaped_inplace(const StructuredInfo& info, const LoomKernelCall* call) {
+  Tensor self = borrow(call->args[0]);
+  OutputMetas metas = shaped_meta(info, call->args);
+  const OutputMeta& m = metas[0];
+  if (!same_shape(self.sizes(), m.shape)) {
+    fail(info.name, "the result has shape ", shape_to_string(m.shape), " but self has shape ",
+         shape_to_string(self.sizes()));
+  }
+  if (!can_cast(m.result, self.dtype())) {
+    fail(info.name, "result type ", scalar_type_name(m.result), " can't be cast to self's dtype ",
+         scalar_type_name(self.dtype()));
+  }
+  Tensor temp = call_out(info, call, empty(m.shape, m.result, m.device), nullptr);
+  loom::copy_(self, temp);
+  return self;
+}
+
+LoomError* host_error(const Error& err) {
+  return dispatch::make_host_error(static_cast<int32_t>(err.code()), err.what());
+}
+
+LoomError* functional_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto& info = *static_cast<const StructuredInfo*>(ctx);
+  try {
+    if (info.rule == OutputRule::Shaped) {
+      shaped_functional(info, call);
+      return nullptr;
+    }
+    OutputMeta meta = compute_meta(info.name, info, call->args);
+    Tensor out = empty(meta.shape, meta.result, meta.device);
+    Tensor result = call_out(info, call, out, &meta);
+    call->returns[0] = box(result);
+    result.release();  // the return owns the reference
+    return nullptr;
+  } catch (const Error& err) {
+    return host_error(err);
+  }
+}
+
+LoomError* inplace_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto& info = *static_cast<const StructuredInfo*>(ctx);
+  try {
+    Tensor self = borrow(call->args[0]);
+    Tensor result = info.rule == OutputRule::Shaped
+                        ? shaped_inplace(info, call)
+                        : call_out(info, call, self, nullptr);  // out= checks shape and dtype
+    call->returns[0] = box(result);
+    result.release();
+    return nullptr;
+  } catch (const Error& err) {
+    return host_error(err);
+  }
+}
+
+// The out= variant's kernel on the Structured key: prepares the call for any backend.
+LoomError* structured_out_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto& info = *static_cast<const StructuredInfo*>(ctx);
+  try {
+    run_out(info, DispatchKeySet(call->key_set), call->args, call->num_args, call->returns,
+            call->num_returns, nullptr);
+    return nullptr;
+  } catch (const Error& err) {
+    return host_error(err);
+  }
+}
+
+// Meta tensors have no memory: the shape rule ran on the Structured key already.
+LoomError* meta_out_kernel(void* ctx, const LoomKernelCall* call) {
+  const auto& info = *static_cast<const StructuredInfo*>(ctx);
+  size_t n = static_cast<size_t>(info.num_outputs);
+  for (size_t i = 0; i < n; ++i) {
+    const LoomValue& out = call->args[call->num_args - n + i];
+    reinterpret_cast<TensorImpl*>(out.u.tensor)->retain();
+    call->returns[i] = out;
+  }
+  return nullptr;
+}
+
+// Defines one variant of a structured op with `info` (named after it) as its kernels'
+// context, which lives as long as the process.
+StructuredInfo* define_variant(const dispatch::FunctionSchema& schema, const StructuredInfo& info,
+                               const Registrant* owner, OperatorHandle* op) {
+  Dispatcher::instance().define(schema.to_string(), owner, op).release();
+  auto* kept = new StructuredInfo(info);
+  kept->name = op->name();
+  return kept;
+}
+
+void register_kernel(OperatorHandle op, DispatchKey key, LoomKernelFn kernel,
+                     const StructuredInfo* info, const Registrant* owner, const char* debug) {
+  Dispatcher::instance()
+      .register_kernel(op, key, {kernel, const_cast<StructuredInfo*>(info)}, owner, debug)
+      .release();
+}
+
+}  // namespace
+
+void define_structured_op(const OpDefinition& def, const Registrant* owner) {
+  dispatch::FunctionSchema functional = dispatch::parse_schema(def.schema);
+  const bool shaped = def.output == OutputRule::Shaped;
+  for (const dispatch::Argument& r : functional.returns) {
+    LOOM_CHECK(r.type.kind == dispatch::SchemaType::Kind::Tensor &&
+                   (shaped || functional.returns.size() == 1),
+               "op-library", "structured op '", def.schema,
+               "' must return one Tensor (or Tensors, for rule Shaped)");
+  }
+  StructuredInfo info{StructuredVariant::Out,
+                      def.output,
+                      "",
+                      {},
+                      nullptr,
+                      {},
+                      static_cast<int>(functional.arguments.size()),
+                      static_cast<int>(functional.returns.size())};
+  for (size_t i = 0; i < functional.arguments.size(); ++i) {
+    const dispatch::Argument& a = functional.arguments[i];
+    if (a.type.kind == dispatch::SchemaType::Kind::Tensor) {
+      info.inputs.push_back(static_cast<int>(i));
+      if (!shaped && (a.name == "condition" || a.name == "mask")) {
+        info.mask_inputs |= uint64_t{1} << i;
+      }
+    }
+    if (a.name == "rounding_mode") info.rounding_mode = static_cast<int>(i);
+  }
+  if (shaped) {
+    info.shape_rule = find_shape_rule(functional.name.qualified());
+    LOOM_CHECK(info.shape_rule != nullptr, "op-library", "Shaped op '", functional.name.qualified(),
+               "' has no rule in ops/shape_rules/");
+  } else {
+    LOOM_CHECK(!info.inputs.empty(), "op-library", "structured op '", def.schema,
+               "' has no Tensor input");
+  }
+  // The out= variant first: the others' kernels call it.
+  OperatorHandle out_op;
+  StructuredInfo* out = define_variant(out_schema(functional), info, owner, &out_op);
+  out->out_op = out_op;
+  out->out_info = out;
+  register_kernel(out_op, DispatchKey::Structured, &structured_out_kernel, out, owner,
+                  "structured out=");
+  register_kernel(out_op, DispatchKey::Meta, &meta_out_kernel, out, owner, "meta shape rule");
+  info.out_op = out_op;
+  info.out_info = out;
+
+  info.variant = StructuredVariant::Functional;
+  OperatorHandle functional_op;
+  const StructuredInfo* f = define_variant(functional, info, owner, &functional_op);
+  register_kernel(functional_op, DispatchKey::CompositeExplicit, &functional_kernel, f, owner,
+                  "structured functional");
+
+  if (has_inplace_variant(functional, def.output, def.tags)) {
+    info.variant = StructuredVariant::Inplace;
+    OperatorHandle inplace_op;
+    const StructuredInfo* in = define_variant(inplace_schema(functional), info, owner, &inplace_op);
+    register_kernel(inplace_op, DispatchKey::CompositeExplicit, &inplace_kernel, in, owner,
+                    "structured in-place");
+  }
+}
+
+}  // namespace loom::ops

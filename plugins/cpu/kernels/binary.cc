@@ -1,0 +1,341 @@
+// Binary pointwise kernels: the out= variants of every binary structured op in ops.def.
+//
+// Per the structured-op contract (Note [Structured ops] in the dispatcher) both inputs
+// already have out's shape (stride 0 on broadcast dims) and the compute dtype; out has
+// that dtype too, or bool for comparisons and logical ops. Integer arithmetic wraps
+// (computed in an unsigned type); float16 / bfloat16 compute in float.
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+
+#include "../elementwise_loop.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
+
+namespace loom::cpu {
+namespace {
+
+using sdk::Scalar;
+using sdk::Tensor;
+
+// Runs fn(T, T) -> T over two inputs of out's dtype (one of the dispatcher's types).
+template <typename T, typename Fn>
+void binary_map(const Tensor& self, const Tensor& other, const Tensor& out, Fn fn) {
+  map_elements<T, T, T>(out, fn, self, other);
+}
+
+std::string format_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+// --- add / sub / mul / div ---
+
+// self + sign * alpha * other.
+template <int Sign>
+Tensor add_sub(const char* op, const Tensor& self, const Tensor& other, Scalar alpha,
+               const Tensor& out) {
+  dispatch_all_types(out.dtype(), op, [&]<typename T>(T) {
+    if constexpr (is_integral_v<T>) {
+      if (alpha.is_floating_point()) {
+        throw sdk::Error(std::string("[") + op + "] alpha must be an integer for integer " +
+                         "tensors, found " + format_double(alpha.d));
+      }
+    }
+    if constexpr (std::is_same_v<T, bool>) {  // add only: logical or
+      if (alpha.i == 0) {
+        map_elements<bool, bool>(
+            out, [](bool x) { return x; }, self);
+      } else {
+        binary_map<T>(self, other, out, [](bool x, bool y) -> bool { return x || y; });
+      }
+    } else if constexpr (is_integral_v<T>) {
+      using W = wrap_type<T>;
+      const W a = Sign == 1 ? static_cast<W>(alpha.i) : W(0) - static_cast<W>(alpha.i);
+      if (a == W(1)) {
+        binary_map<T>(self, other, out, [](T x, T y) -> T { return static_cast<T>(W(x) + W(y)); });
+      } else if (a == W(0) - W(1)) {
+        binary_map<T>(self, other, out, [](T x, T y) -> T { return static_cast<T>(W(x) - W(y)); });
+      } else {
+        binary_map<T>(self, other, out,
+                      [a](T x, T y) -> T { return static_cast<T>(W(x) + a * W(y)); });
+      }
+    } else {
+      using A = acc_type<T>;
+      const double alpha_d = alpha.to_double();
+      if (alpha_d == 1.0) {
+        binary_map<T>(self, other, out, [](T x, T y) -> T {
+          return static_cast<T>(static_cast<A>(x) + Sign * static_cast<A>(y));
+        });
+      } else {
+        const A a = static_cast<A>(Sign * alpha_d);
+        binary_map<T>(self, other, out, [a](T x, T y) -> T {
+          return static_cast<T>(static_cast<A>(x) + a * static_cast<A>(y));
+        });
+      }
+    }
+  });
+  return out;
+}
+
+Tensor add_out(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+  return add_sub<1>("add", self, other, alpha, out);
+}
+
+Tensor sub_out(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+  if (out.dtype() == LOOM_DTYPE_BOOL) {
+    throw sdk::Error(
+        "[sub] subtraction with bool tensors is not supported; use logical_xor instead");
+  }
+  return add_sub<-1>("sub", self, other, alpha, out);
+}
+
+Tensor mul_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  dispatch_all_types(out.dtype(), "mul", [&]<typename T>(T) {
+    if constexpr (std::is_same_v<T, bool>) {
+      binary_map<T>(self, other, out, [](bool x, bool y) -> bool { return x && y; });
+    } else if constexpr (is_integral_v<T>) {
+      using W = wrap_type<T>;
+      binary_map<T>(self, other, out, [](T x, T y) -> T { return static_cast<T>(W(x) * W(y)); });
+    } else {
+      using A = acc_type<T>;
+      binary_map<T>(self, other, out, [](T x, T y) -> T {
+        return static_cast<T>(static_cast<A>(x) * static_cast<A>(y));
+      });
+    }
+  });
+  return out;
+}
+
+// Float ops on the floating dtypes: fn(A, A) -> A in the acc type.
+template <typename Fn>
+Tensor float_binary(const char* op, const Tensor& self, const Tensor& other, const Tensor& out,
+                    Fn fn) {
+  dispatch_floating_types(out.dtype(), op, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    binary_map<T>(self, other, out, [fn](T x, T y) -> T {
+      return static_cast<T>(fn(static_cast<A>(x), static_cast<A>(y)));
+    });
+  });
+  return out;
+}
+
+Tensor div_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return float_binary("div", self, other, out, [](auto x, auto y) { return x / y; });
+}
+
+Tensor atan2_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return float_binary("atan2", self, other, out, [](auto x, auto y) { return std::atan2(x, y); });
+}
+
+// --- remainder / fmod ---
+
+[[noreturn]] void integer_division_by_zero(const char* op) {
+  throw sdk::Error(std::string("[") + op + "] integer division by zero");
+}
+
+// Python-style when Floor (the result takes the divisor's sign), C-style otherwise.
+template <bool Floor>
+Tensor modulo(const char* op, const Tensor& self, const Tensor& other, const Tensor& out) {
+  dispatch_numeric_types(out.dtype(), op, [&]<typename T>(T) {
+    if constexpr (is_integral_v<T>) {
+      std::atomic<bool> by_zero{false};  // f runs on several threads
+      binary_map<T>(self, other, out, [&by_zero](T x, T y) -> T {
+        if (y == 0) {
+          by_zero.store(true, std::memory_order_relaxed);
+          return T(0);
+        }
+        if constexpr (std::is_signed_v<T>) {
+          if (y == T(-1)) return T(0);  // avoids lowest % -1 overflowing
+        }
+        T r = static_cast<T>(x % y);
+        if constexpr (Floor && std::is_signed_v<T>) {
+          if (r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);
+        }
+        return r;
+      });
+      if (by_zero.load()) integer_division_by_zero(op);
+    } else {
+      using A = acc_type<T>;
+      binary_map<T>(self, other, out, [](T x, T y) -> T {
+        const A a = static_cast<A>(x), b = static_cast<A>(y);
+        A r = std::fmod(a, b);
+        if constexpr (Floor) {
+          if (r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
+        }
+        return static_cast<T>(r);
+      });
+    }
+  });
+  return out;
+}
+
+Tensor remainder_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return modulo<true>("remainder", self, other, out);
+}
+
+Tensor fmod_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return modulo<false>("fmod", self, other, out);
+}
+
+// --- pow ---
+
+// base ** exp for exp >= 0 by squaring, wrapping like repeated multiplication.
+template <typename T>
+T integer_pow(T base, T exp) {
+  using W = wrap_type<T>;
+  W result = 1, b = static_cast<W>(base);
+  auto e = static_cast<std::make_unsigned_t<T>>(exp);
+  while (e != 0) {
+    if (e & 1u) result *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
+Tensor pow_out(const Tensor& self, const Tensor& exponent, const Tensor& out) {
+  dispatch_all_types(out.dtype(), "pow", [&]<typename T>(T) {
+    if constexpr (std::is_same_v<T, bool>) {
+      binary_map<T>(self, exponent, out, [](bool x, bool y) -> bool { return x || !y; });
+    } else if constexpr (is_integral_v<T>) {
+      std::atomic<bool> negative{false};  // f runs on several threads
+      binary_map<T>(self, exponent, out, [&negative](T x, T y) -> T {
+        if constexpr (std::is_signed_v<T>) {
+          if (y < 0) {
+            negative.store(true, std::memory_order_relaxed);
+            return T(0);
+          }
+        }
+        return integer_pow(x, y);
+      });
+      if (negative.load())
+        throw sdk::Error("[pow] integers to negative integer powers are not allowed");
+    } else {
+      using A = acc_type<T>;
+      binary_map<T>(self, exponent, out, [](T x, T y) -> T {
+        return static_cast<T>(std::pow(static_cast<A>(x), static_cast<A>(y)));
+      });
+    }
+  });
+  return out;
+}
+
+// --- maximum / minimum (NaN propagates) ---
+
+template <bool Max>
+Tensor extremum(const char* op, const Tensor& self, const Tensor& other, const Tensor& out) {
+  dispatch_all_types(out.dtype(), op, [&]<typename T>(T) {
+    if constexpr (std::is_same_v<T, bool>) {
+      binary_map<T>(self, other, out,
+                    [](bool x, bool y) -> bool { return Max ? (x || y) : (x && y); });
+    } else if constexpr (is_integral_v<T>) {
+      binary_map<T>(self, other, out,
+                    [](T x, T y) -> T { return Max ? (x > y ? x : y) : (x < y ? x : y); });
+    } else {
+      using A = acc_type<T>;
+      binary_map<T>(self, other, out, [](T x, T y) -> T {
+        const A a = static_cast<A>(x), b = static_cast<A>(y);
+        // a NaN in x picks x; a NaN in y fails the comparison and picks y
+        const bool pick_x = Max ? (a > b || a != a) : (a < b || a != a);
+        return pick_x ? x : y;
+      });
+    }
+  });
+  return out;
+}
+
+Tensor maximum_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return extremum<true>("maximum", self, other, out);
+}
+
+Tensor minimum_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return extremum<false>("minimum", self, other, out);
+}
+
+// --- bitwise (bool and integers) ---
+
+template <typename Fn>
+Tensor bitwise(const char* op, const Tensor& self, const Tensor& other, const Tensor& out, Fn fn) {
+  dispatch_integral_types(out.dtype(), op, [&]<typename T>(T) {
+    binary_map<T>(self, other, out, [fn](T x, T y) -> T { return static_cast<T>(fn(x, y)); });
+  });
+  return out;
+}
+
+Tensor bitwise_and_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return bitwise("bitwise_and", self, other, out, [](auto x, auto y) { return x & y; });
+}
+Tensor bitwise_or_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return bitwise("bitwise_or", self, other, out, [](auto x, auto y) { return x | y; });
+}
+Tensor bitwise_xor_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  return bitwise("bitwise_xor", self, other, out, [](auto x, auto y) { return x ^ y; });
+}
+
+// --- comparisons and logical ops: any input dtype, bool out ---
+
+template <typename Fn>
+Tensor predicate2(const char* op, const Tensor& self, const Tensor& other, const Tensor& out,
+                  Fn fn) {
+  dispatch_all_types(self.dtype(), op, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_elements<bool, T, T>(
+        out, [fn](T x, T y) -> bool { return fn(static_cast<A>(x), static_cast<A>(y)); }, self,
+        other);
+  });
+  return out;
+}
+
+#define LOOM_CPU_PREDICATE2(NAME, EXPR)                                           \
+  Tensor NAME##_out(const Tensor& self, const Tensor& other, const Tensor& out) { \
+    return predicate2(#NAME, self, other, out, [](auto x, auto y) -> bool {       \
+      using A [[maybe_unused]] = decltype(x);                                     \
+      return EXPR;                                                                \
+    });                                                                           \
+  }
+
+LOOM_CPU_PREDICATE2(eq, x == y)
+LOOM_CPU_PREDICATE2(ne, x != y)
+LOOM_CPU_PREDICATE2(lt, x < y)
+LOOM_CPU_PREDICATE2(le, x <= y)
+LOOM_CPU_PREDICATE2(gt, x > y)
+LOOM_CPU_PREDICATE2(ge, x >= y)
+LOOM_CPU_PREDICATE2(logical_and, (x != A(0)) && (y != A(0)))
+LOOM_CPU_PREDICATE2(logical_or, (x != A(0)) || (y != A(0)))
+LOOM_CPU_PREDICATE2(logical_xor, (x != A(0)) != (y != A(0)))
+
+#undef LOOM_CPU_PREDICATE2
+
+}  // namespace
+
+void register_binary_kernels(sdk::Registrar& r) {
+  using D = DTypeSet;
+  register_kernel<&add_out>(r, "loom::add.out", D::All);
+  register_kernel<&sub_out>(r, "loom::sub.out", D::Numeric);
+  register_kernel<&mul_out>(r, "loom::mul.out", D::All);
+  register_kernel<&div_out>(r, "loom::div.out", D::Floating);
+  register_kernel<&remainder_out>(r, "loom::remainder.out", D::Numeric);
+  register_kernel<&fmod_out>(r, "loom::fmod.out", D::Numeric);
+  register_kernel<&pow_out>(r, "loom::pow.Tensor_Tensor_out", D::All);
+  register_kernel<&maximum_out>(r, "loom::maximum.out", D::All);
+  register_kernel<&minimum_out>(r, "loom::minimum.out", D::All);
+  register_kernel<&atan2_out>(r, "loom::atan2.out", D::Floating);
+  register_kernel<&bitwise_and_out>(r, "loom::bitwise_and.out", D::Integral);
+  register_kernel<&bitwise_or_out>(r, "loom::bitwise_or.out", D::Integral);
+  register_kernel<&bitwise_xor_out>(r, "loom::bitwise_xor.out", D::Integral);
+  register_kernel<&eq_out>(r, "loom::eq.out", D::All);
+  register_kernel<&ne_out>(r, "loom::ne.out", D::All);
+  register_kernel<&lt_out>(r, "loom::lt.out", D::All);
+  register_kernel<&le_out>(r, "loom::le.out", D::All);
+  register_kernel<&gt_out>(r, "loom::gt.out", D::All);
+  register_kernel<&ge_out>(r, "loom::ge.out", D::All);
+  register_kernel<&logical_and_out>(r, "loom::logical_and.out", D::All);
+  register_kernel<&logical_or_out>(r, "loom::logical_or.out", D::All);
+  register_kernel<&logical_xor_out>(r, "loom::logical_xor.out", D::All);
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,420 @@
+// 2-D convolution on CPU tensors (NCHW): forward, backward data and backward weights.
+// float32 (and float16/bfloat16 through float32) on oneDNN's convolution primitives,
+// float64 by a direct loop.
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+
+#include "../kernels.h"
+#include "../onednn_util.h"
+#include "../scalar_types.h"
+
+namespace loom::cpu {
+namespace {
+
+using dnnl::memory;
+
+// The geometry of one convolution: input [n, c, h, w], weight [oc, c / groups, kh, kw],
+// output [n, oc, oh, ow].
+struct ConvGeometry {
+  int64_t n, c, h, w, oc, kh, kw, oh, ow;
+  int64_t stride[2], padding[2], dilation[2], groups;
+};
+
+std::array<int64_t, 2> pair_of(std::span<const int64_t> v) {
+  if (v.size() == 1) return {v[0], v[0]};
+  return {v[0], v[1]};
+}
+
+ConvGeometry geometry(std::span<const int64_t> input, std::span<const int64_t> weight,
+                      std::span<const int64_t> output, std::span<const int64_t> stride,
+                      std::span<const int64_t> padding, std::span<const int64_t> dilation,
+                      int64_t groups) {
+  // an unbatched [c, h, w] input is a batch of one
+  size_t b = input.size() == 3 ? 0 : 1;
+  ConvGeometry g{b ? input[0] : 1,
+                 input[b],
+                 input[b + 1],
+                 input[b + 2],
+                 weight[0],
+                 weight[2],
+                 weight[3],
+                 output[output.size() - 2],
+                 output[output.size() - 1],
+                 {},
+                 {},
+                 {},
+                 groups};
+  auto s = pair_of(stride), p = pair_of(padding), d = pair_of(dilation);
+  for (int i = 0; i < 2; ++i) {
+    g.stride[i] = s[i];
+    g.padding[i] = p[i];
+    g.dilation[i] = d[i];
+  }
+  return g;
+}
+
+// --- float64: a direct loop over every (output, kernel tap) pair ---
+
+// Calls f(input_index, weight_index, output_index) for every multiply of the convolution
+// (contiguous NCHW / OIHW layouts), skipping taps that fall in the padding.
+template <typename F>
+void for_each_tap(const ConvGeometry& g, F&& f) {
+  int64_t cg = g.c / g.groups, ocg = g.oc / g.groups;
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t oc = 0; oc < g.oc; ++oc) {
+      int64_t group = oc / ocg;
+      for (int64_t ic = 0; ic < cg; ++ic) {
+        int64_t c = group * cg + ic;
+        for (int64_t y = 0; y < g.oh; ++y) {
+          for (int64_t x = 0; x < g.ow; ++x) {
+            int64_t out_index = ((n * g.oc + oc) * g.oh + y) * g.ow + x;
+            for (int64_t i = 0; i < g.kh; ++i) {
+              int64_t iy = y * g.stride[0] - g.padding[0] + i * g.dilation[0];
+              if (iy < 0 || iy >= g.h) continue;
+              for (int64_t j = 0; j < g.kw; ++j) {
+                int64_t ix = x * g.stride[1] - g.padding[1] + j * g.dilation[1];
+                if (ix < 0 || ix >= g.w) continue;
+                f(((n * g.c + c) * g.h + iy) * g.w + ix, ((oc * cg + ic) * g.kh + i) * g.kw + j,
+                  out_index);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// --- float32 on oneDNN ---
+
+memory::dims dims_of(std::initializer_list<int64_t> v) {
+  return memory::dims(v.begin(), v.end());
+}
+
+struct OnednnConv {
+  memory::dims src, weights, dst, bias, strides, dilates, padding;
+};
+
+OnednnConv onednn_dims(const ConvGeometry& g) {
+  OnednnConv d;
+  d.src = dims_of({g.n, g.c, g.h, g.w});
+  d.dst = dims_of({g.n, g.oc, g.oh, g.ow});
+  d.weights = g.groups == 1 ? dims_of({g.oc, g.c, g.kh, g.kw})
+                            : dims_of({g.groups, g.oc / g.groups, g.c / g.groups, g.kh, g.kw});
+  d.bias = dims_of({g.oc});
+  d.strides = dims_of({g.stride[0], g.stride[1]});
+  d.dilates = dims_of({g.dilation[0] - 1, g.dilation[1] - 1});  // oneDNN counts the gaps
+  d.padding = dims_of({g.padding[0], g.padding[1]});
+  return d;
+}
+
+memory::desc plain(const memory::dims& dims) {
+  memory::format_tag tag = dims.size() == 1   ? memory::format_tag::a
+                           : dims.size() == 4 ? memory::format_tag::abcd
+                                              : memory::format_tag::abcde;
+  return memory::desc(dims, memory::data_type::f32, tag);
+}
+
+memory::desc any(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
+
+PrimitiveKey conv_key(const char* kind, const ConvGeometry& g, bool bias) {
+  PrimitiveKey key(kind);
+  for (int64_t v :
+       {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.oh, g.ow, g.stride[0], g.stride[1], g.padding[0],
+        g.padding[1], g.dilation[0], g.dilation[1], g.groups, int64_t{bias}}) {
+    key.add(v);
+  }
+  return key;
+}
+
+// One argument of a convolution primitive: its plain (user) layout and data, and the
+// layout the primitive chose.
+struct ConvArg {
+  int id;
+  memory::dims dims;
+  float* data;
+  bool output;
+};
+
+// Runs `prim` whose arguments want the layouts `wanted`, reordering plain user buffers into
+// (and out of) the primitive's layouts where they differ.
+void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
+             const std::vector<memory::desc>& wanted) {
+  dnnl::engine& eng = onednn_engine();
+  dnnl::stream& strm = onednn_stream();
+  std::unordered_map<int, memory> bound;
+  std::vector<std::pair<memory, memory>> write_back;  // (primitive's, user's)
+  for (size_t i = 0; i < args.size(); ++i) {
+    memory user(plain(args[i].dims), eng, args[i].data);
+    if (wanted[i] == user.get_desc()) {
+      bound.emplace(args[i].id, user);
+      continue;
+    }
+    memory staged(wanted[i], eng);
+    if (args[i].output) {
+      write_back.emplace_back(staged, user);
+    } else {
+      dnnl::reorder(user, staged).execute(strm, user, staged);
+    }
+    bound.emplace(args[i].id, staged);
+  }
+  prim.execute(strm, bound);
+  for (auto& [staged, user] : write_back) dnnl::reorder(staged, user).execute(strm, staged, user);
+  strm.wait();
+}
+
+struct ConvForward {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+};
+
+// Note [Plain convolution layouts]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Tensors are NCHW. oneDNN's fastest direct kernels want blocked or NHWC activations, but
+// reordering the input and the output around each call costs more than it saves on a
+// memory-bound 2-core machine: for 8x64x56x56 3x3 64->64 the plain-layout GEMM kernel
+// (no activation reorders) ran about twice as fast as blocked layouts plus reorders.
+// So the primitive is first created with plain NCHW activations (weights in whatever
+// layout oneDNN prefers: they are small), and only when oneDNN has no optimised kernel
+// for that (a reference implementation, e.g. some grouped shapes) is it created again
+// with layouts of oneDNN's choosing.
+template <typename MakePd>
+auto with_plain_activations(MakePd&& make_pd) {
+  try {
+    auto pd = make_pd(true);
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
+  } catch (const dnnl::error&) {
+    // no implementation for plain activations: let oneDNN choose
+  }
+  return make_pd(false);
+}
+
+// Activation descriptors: plain NCHW, or oneDNN's choice.
+memory::desc activation(const memory::dims& dims, bool plain_layout) {
+  return plain_layout ? plain(dims) : any(dims);
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias,
+                                                     dnnl::prop_kind kind) {
+  OnednnConv d = onednn_dims(g);
+  return with_plain_activations([&](bool plain_layout) {
+    memory::desc src = activation(d.src, plain_layout), dst = activation(d.dst, plain_layout);
+    auto desc = bias ? dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct,
+                                                       src, any(d.weights), any(d.bias), dst,
+                                                       d.strides, d.dilates, d.padding, d.padding)
+                     : dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct,
+                                                       src, any(d.weights), dst, d.strides,
+                                                       d.dilates, d.padding, d.padding);
+    return dnnl::convolution_forward::primitive_desc(desc, onednn_engine());
+  });
+}
+
+void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bias, float* dst,
+                    const char* op) {
+  static PrimitiveCache<std::shared_ptr<ConvForward>> cache;
+  with_onednn_errors(op, [&] {
+    auto conv = cache.get(conv_key("conv_fwd", g, bias != nullptr), [&] {
+      auto pd = forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference);
+      return std::make_shared<ConvForward>(ConvForward{pd, dnnl::convolution_forward(pd)});
+    });
+    OnednnConv d = onednn_dims(g);
+    std::vector<ConvArg> args = {{DNNL_ARG_SRC, d.src, src, false},
+                                 {DNNL_ARG_WEIGHTS, d.weights, weights, false},
+                                 {DNNL_ARG_DST, d.dst, dst, true}};
+    std::vector<memory::desc> wanted = {conv->pd.src_desc(), conv->pd.weights_desc(),
+                                        conv->pd.dst_desc()};
+    if (bias != nullptr) {
+      args.push_back({DNNL_ARG_BIAS, d.bias, bias, false});
+      wanted.push_back(conv->pd.bias_desc());
+    }
+    execute(conv->prim, args, wanted);
+  });
+}
+
+// A backward convolution primitive (convolution_backward_data or _weights) for g,
+// created once per geometry with the forward primitive as its hint.
+template <typename Primitive>
+struct ConvBackward {
+  typename Primitive::primitive_desc pd;
+  Primitive prim;
+};
+
+template <typename Primitive>
+std::shared_ptr<ConvBackward<Primitive>> backward_primitive(const ConvGeometry& g,
+                                                            const char* kind) {
+  static PrimitiveCache<std::shared_ptr<ConvBackward<Primitive>>> cache;
+  return cache.get(conv_key(kind, g, false), [&] {
+    OnednnConv d = onednn_dims(g);
+    auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training);
+    auto pd = with_plain_activations([&](bool plain_layout) {
+      typename Primitive::desc desc(
+          dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
+          activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
+      return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
+    });
+    return std::make_shared<ConvBackward<Primitive>>(ConvBackward<Primitive>{pd, Primitive(pd)});
+  });
+}
+
+void onednn_backward_data(const ConvGeometry& g, float* grad_out, float* weights, float* grad_in,
+                          const char* op) {
+  with_onednn_errors(op, [&] {
+    auto conv = backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data");
+    OnednnConv d = onednn_dims(g);
+    execute(conv->prim,
+            {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
+             {DNNL_ARG_WEIGHTS, d.weights, weights, false},
+             {DNNL_ARG_DIFF_SRC, d.src, grad_in, true}},
+            {conv->pd.diff_dst_desc(), conv->pd.weights_desc(), conv->pd.diff_src_desc()});
+  });
+}
+
+void onednn_backward_weights(const ConvGeometry& g, float* grad_out, float* src,
+                             float* grad_weights, const char* op) {
+  with_onednn_errors(op, [&] {
+    auto conv = backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights");
+    OnednnConv d = onednn_dims(g);
+    execute(conv->prim,
+            {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
+             {DNNL_ARG_SRC, d.src, src, false},
+             {DNNL_ARG_DIFF_WEIGHTS, d.weights, grad_weights, true}},
+            {conv->pd.diff_dst_desc(), conv->pd.src_desc(), conv->pd.diff_weights_desc()});
+  });
+}
+
+// --- staging: contiguous float32 inputs and output for oneDNN ---
+
+// The data of `t` as contiguous float32 (the tensor itself when it already is).
+struct F32Input {
+  std::vector<float> storage;
+  float* data;
+};
+
+F32Input f32_input(const sdk::Tensor& t) {
+  if (t.dtype() == LOOM_DTYPE_FLOAT32 && t.is_contiguous()) return {{}, t.data<float>()};
+  F32Input in{gather_as<float>(t), nullptr};
+  in.data = in.storage.data();
+  return in;
+}
+
+// Runs `compute(out_f32)` into `out` (directly when out is float32).
+template <typename F>
+void with_f32_output(const sdk::Tensor& out, F&& compute) {
+  if (out.dtype() == LOOM_DTYPE_FLOAT32) {
+    compute(out.data<float>());
+    return;
+  }
+  std::vector<float> staged(static_cast<size_t>(out.numel()));
+  compute(staged.data());
+  store_as(staged, out);
+}
+
+sdk::Tensor conv2d_out(const sdk::Tensor& input, const sdk::Tensor& weight,
+                       const std::optional<sdk::Tensor>& bias, std::span<const int64_t> stride,
+                       std::span<const int64_t> padding, std::span<const int64_t> dilation,
+                       int64_t groups, const sdk::Tensor& out) {
+  if (out.numel() == 0) return out;
+  ConvGeometry g =
+      geometry(input.sizes(), weight.sizes(), out.sizes(), stride, padding, dilation, groups);
+  if (out.dtype() == LOOM_DTYPE_FLOAT64) {
+    std::vector<double> x = gather_as<double>(input), w = gather_as<double>(weight);
+    std::vector<double> y(static_cast<size_t>(out.numel()), 0.0);
+    for_each_tap(g, [&](int64_t i, int64_t k, int64_t o) { y[o] += x[i] * w[k]; });
+    if (bias) {
+      std::vector<double> b = gather_as<double>(*bias);
+      int64_t plane = g.oh * g.ow;
+      for (size_t o = 0; o < y.size(); ++o) y[o] += b[(o / plane) % g.oc];
+    }
+    store_as(y, out);
+    return out;
+  }
+  F32Input x = f32_input(input), w = f32_input(weight);
+  std::optional<F32Input> b;
+  if (bias) b = f32_input(*bias);
+  with_f32_output(out, [&](float* y) {
+    onednn_forward(g, x.data, w.data, b ? b->data : nullptr, y, "conv2d");
+  });
+  return out;
+}
+
+// A backward convolution into `out` from grad_output and `other` (the weight for the
+// input's gradient, the input for the weight's): float64 by the reference loop, where
+// tap(result, other, grad, i, k, o) adds one product; the other dtypes by oneDNN in
+// float32, onednn(grad, other, result), or zeros when no gradient flows.
+template <typename Tap, typename Onednn>
+sdk::Tensor backward_out(const sdk::Tensor& grad_output, const sdk::Tensor& other,
+                         const sdk::Tensor& out, const ConvGeometry& g, bool no_gradient, Tap tap,
+                         Onednn onednn) {
+  if (out.dtype() == LOOM_DTYPE_FLOAT64) {
+    std::vector<double> go = gather_as<double>(grad_output), ot = gather_as<double>(other);
+    std::vector<double> result(static_cast<size_t>(out.numel()), 0.0);
+    for_each_tap(g, [&](int64_t i, int64_t k, int64_t o) { tap(result, ot, go, i, k, o); });
+    store_as(result, out);
+    return out;
+  }
+  F32Input go = f32_input(grad_output), ot = f32_input(other);
+  with_f32_output(out, [&](float* result) {
+    if (no_gradient) {
+      std::fill(result, result + out.numel(), 0.0f);
+      return;
+    }
+    onednn(go.data, ot.data, result);
+  });
+  return out;
+}
+
+using Values64 = std::vector<double>;
+
+sdk::Tensor conv2d_backward_input_out(const sdk::Tensor& grad_output, const sdk::Tensor& weight,
+                                      std::span<const int64_t> input_size,
+                                      std::span<const int64_t> stride,
+                                      std::span<const int64_t> padding,
+                                      std::span<const int64_t> dilation, int64_t groups,
+                                      const sdk::Tensor& out) {
+  if (out.numel() == 0) return out;
+  ConvGeometry g =
+      geometry(input_size, weight.sizes(), grad_output.sizes(), stride, padding, dilation, groups);
+  return backward_out(
+      grad_output, weight, out, g, grad_output.numel() == 0,
+      [](Values64& gi, const Values64& w, const Values64& go, int64_t i, int64_t k, int64_t o) {
+        gi[i] += w[k] * go[o];
+      },
+      [&](float* go, float* w, float* gi) {
+        onednn_backward_data(g, go, w, gi, "conv2d_backward_input");
+      });
+}
+
+sdk::Tensor conv2d_backward_weight_out(const sdk::Tensor& grad_output, const sdk::Tensor& input,
+                                       std::span<const int64_t> weight_size,
+                                       std::span<const int64_t> stride,
+                                       std::span<const int64_t> padding,
+                                       std::span<const int64_t> dilation, int64_t groups,
+                                       const sdk::Tensor& out) {
+  if (out.numel() == 0) return out;
+  ConvGeometry g =
+      geometry(input.sizes(), weight_size, grad_output.sizes(), stride, padding, dilation, groups);
+  return backward_out(
+      grad_output, input, out, g, /*an empty batch contributes nothing*/ g.n == 0,
+      [](Values64& gw, const Values64& x, const Values64& go, int64_t i, int64_t k, int64_t o) {
+        gw[k] += x[i] * go[o];
+      },
+      [&](float* go, float* x, float* gw) {
+        onednn_backward_weights(g, go, x, gw, "conv2d_backward_weight");
+      });
+}
+
+}  // namespace
+
+void register_conv_kernels(sdk::Registrar& r) {
+  register_kernel<&conv2d_out>(r, "loom::conv2d.out", DTypeSet::Floating);
+  register_kernel<&conv2d_backward_input_out>(r, "loom::conv2d_backward_input.out",
+                                              DTypeSet::Floating);
+  register_kernel<&conv2d_backward_weight_out>(r, "loom::conv2d_backward_weight.out",
+                                               DTypeSet::Floating);
+}
+
+}  // namespace loom::cpu

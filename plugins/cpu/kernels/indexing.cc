@@ -1,0 +1,377 @@
+// Indexing kernels on CPU tensors: index_select, gather, scatter (src, value),
+// scatter_add, nonzero and advanced indexing (index.Tensor). Index tensors are int64
+// (int32 too for index_select); an index out of range is an error naming the op, the
+// index and the size. Outputs of the structured ops arrive allocated and contiguous;
+// nonzero and index.Tensor (data-dependent shapes) allocate their own.
+#include <algorithm>
+
+#include "../index_loop.h"
+#include "../isa.h"
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
+#include "../strided_loop.h"
+
+namespace loom::cpu {
+namespace {
+
+sdk::Tensor index_select_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                             const sdk::Tensor& out) {
+  const int64_t d = wrap_dim(dim, self.dim(), "index_select");
+  const std::vector<int64_t> sizes = sizes_at_least_1d(self);
+  std::vector<int64_t> storage;
+  const std::span<const int64_t> indices =
+      checked_indices(index, sizes[d], d, "index_select", storage);
+  if (out.numel() == 0) return out;
+  // Each index copies one slice of self (self without dim d) into out's slice: a strided
+  // copy per index, the indices split over the thread pool (a large slice is split by
+  // the copy itself when there are few indices).
+  const StridedBytes src(self), dst(out);
+  std::vector<int64_t> slice = sizes, src_strides(src.strides), dst_strides(dst.strides);
+  slice[d] = 1;
+  for (size_t k = 0; k < slice.size(); ++k) {
+    src_strides[k] /= src.item;
+    dst_strides[k] /= dst.item;
+  }
+  const int64_t slice_numel = count_of(slice);
+  parallel_for(0, static_cast<int64_t>(indices.size()), grain_for(slice_numel),
+               [&](int64_t begin, int64_t end) {
+                 for (int64_t j = begin; j < end; ++j) {
+                   copy_strided(slice, dst.base + j * dst.strides[d], dst_strides.data(),
+                                src.base + indices[j] * src.strides[d], src_strides.data(),
+                                src.item);
+                 }
+               });
+  return out;
+}
+
+// One row of gather: dst[i] = src[i * step + idx[i] * jump] (element strides), in
+// run_with_isa's clones, where the loop becomes vector gathers.
+struct GatherRow {
+  template <typename U>
+  [[gnu::always_inline]] static inline void run(int, const U* src, const int64_t* idx, U* dst,
+                                                int64_t width, int64_t step, int64_t jump) {
+    if (jump == 1 && step == 0) {
+      for (int64_t i = 0; i < width; ++i) dst[i] = src[idx[i]];
+    } else {
+      for (int64_t i = 0; i < width; ++i) dst[i] = src[i * step + idx[i] * jump];
+    }
+  }
+};
+
+// gather: out[..., i, ...] = self[..., index[..., i, ...], ...] along dim d, row by row
+// of the last dim (rows split over the thread pool), typed by element size.
+template <typename U>
+void gather_rows(const StridedBytes& self, const std::vector<int64_t>& shape, int64_t d,
+                 const int64_t* indices, U* out) {
+  const size_t last = shape.size() - 1;
+  const int64_t width = shape[last];
+  const bool along_last = static_cast<int64_t>(last) == d;
+  // Within a row, element i moves by `step` in self and its index moves it by `jump`.
+  const int64_t step = along_last ? 0 : self.strides[last] / self.item;
+  const int64_t jump = self.strides[d] / self.item;
+  std::vector<int64_t> rows = shape;
+  rows[last] = 1;
+  parallel_for(0, count_of(rows), grain_for(4 * width), [&](int64_t begin, int64_t end) {
+    for_each_index_in(rows, begin, end, [&](const int64_t* at, int64_t row) {
+      int64_t offset = 0;  // the row's start in self, without dim d
+      for (size_t k = 0; k < last; ++k) {
+        if (static_cast<int64_t>(k) != d) offset += at[k] * self.strides[k];
+      }
+      run_with_isa<GatherRow, true>(0, reinterpret_cast<const U*>(self.base + offset),
+                                    indices + row * width, out + row * width, width, step, jump);
+    });
+  });
+}
+
+sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index, bool,
+                       const sdk::Tensor& out) {
+  const int64_t d = wrap_dim(dim, self.dim(), "gather");
+  const int64_t size = sizes_at_least_1d(self)[d];
+  std::vector<int64_t> storage;
+  // every index is checked before out is written: a bad one leaves out= untouched
+  const std::span<const int64_t> indices = checked_indices(index, size, d, "gather", storage);
+  if (out.numel() == 0) return out;
+  // out has index's shape and is contiguous: its row-major order is the indices' order
+  const StridedBytes src(self);
+  const std::vector<int64_t> shape = sizes_at_least_1d(out);
+  switch (src.item) {
+    case 1:
+      gather_rows(src, shape, d, indices.data(), out.data<uint8_t>());
+      break;
+    case 2:
+      gather_rows(src, shape, d, indices.data(), out.data<uint16_t>());
+      break;
+    case 4:
+      gather_rows(src, shape, d, indices.data(), out.data<uint32_t>());
+      break;
+    default:
+      gather_rows(src, shape, d, indices.data(), out.data<uint64_t>());
+      break;
+  }
+  return out;
+}
+
+// Calls write(dst, index_position) for every element of `index`, where dst points at the
+// element of the contiguous `out` (self's shape) that the index addresses. The lines of
+// `index` along `dim` are split over the thread pool; each line is walked in order by one
+// thread, and two lines never address the same element, so writes do not race and a
+// repeated index keeps the last write as in a serial loop.
+template <typename Write>
+void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Tensor& index,
+                             const char* op, Write&& write) {
+  const int64_t d = wrap_dim(dim, out.dim(), op);
+  StridedBytes dst(out);
+  std::vector<int64_t> storage;
+  const std::span<const int64_t> indices = checked_indices(index, dst.sizes[d], d, op, storage);
+  const std::vector<int64_t> shape = sizes_at_least_1d(index);
+  if (count_of(shape) == 0) return;
+  std::vector<int64_t> lines = shape;
+  lines[d] = 1;
+  const int64_t length = shape[d];
+  int64_t inner = 1;  // the row-major stride of `dim` in index
+  for (size_t j = d + 1; j < shape.size(); ++j) inner *= shape[j];
+  parallel_for(0, count_of(lines), grain_for(8 * length), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> at(shape.size()), target(shape.size());
+    for_each_index_in(lines, begin, end, [&](const int64_t* line, int64_t) {
+      std::copy(line, line + shape.size(), at.begin());
+      int64_t k = 0;  // row-major position of the line's first element in index
+      for (size_t j = 0; j < shape.size(); ++j) k = k * shape[j] + line[j];
+      for (int64_t i = 0; i < length; ++i, k += inner) {
+        at[d] = i;
+        std::copy(at.begin(), at.end(), target.begin());
+        target[d] = indices[k];
+        write(dst.at(target.data()), at.data());
+      }
+    });
+  });
+}
+
+void copy_self(const sdk::Tensor& self, const sdk::Tensor& out) {
+  const size_t n = sizes_at_least_1d(self).size();
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) { std::copy(at, at + n, src); });
+}
+
+sdk::Tensor scatter_src_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                            const sdk::Tensor& src, const sdk::Tensor& out) {
+  copy_self(self, out);
+  StridedBytes s(src);
+  for_each_scatter_target(out, dim, index, "scatter", [&](char* dst, const int64_t* at) {
+    std::memcpy(dst, s.at(at), static_cast<size_t>(s.item));
+  });
+  return out;
+}
+
+sdk::Tensor scatter_value_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                              sdk::Scalar value, const sdk::Tensor& out) {
+  copy_self(self, out);
+  dispatch_all_types(out.dtype(), "scatter", [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (std::is_same_v<T, bool>) {
+      v = value.to_double() != 0.0;
+    } else if constexpr (is_integral_v<T>) {
+      v = static_cast<T>(value.to_int());
+    } else {
+      v = static_cast<T>(value.to_double());
+    }
+    for_each_scatter_target(out, dim, index, "scatter",
+                            [&](char* dst, const int64_t*) { std::memcpy(dst, &v, sizeof(T)); });
+  });
+  return out;
+}
+
+sdk::Tensor scatter_add_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                            const sdk::Tensor& src, const sdk::Tensor& out) {
+  copy_self(self, out);
+  StridedBytes s(src);
+  dispatch_all_types(out.dtype(), "scatter_add", [&](auto tag) {
+    using T = decltype(tag);
+    for_each_scatter_target(out, dim, index, "scatter_add", [&](char* dst, const int64_t* at) {
+      T a, b;
+      std::memcpy(&a, dst, sizeof(T));
+      std::memcpy(&b, s.at(at), sizeof(T));
+      T sum;
+      if constexpr (std::is_same_v<T, bool>) {
+        sum = a || b;
+      } else if constexpr (is_integral_v<T>) {
+        sum = static_cast<T>(static_cast<wrap_type<T>>(a) + static_cast<wrap_type<T>>(b));
+      } else {
+        sum = static_cast<T>(static_cast<acc_type<T>>(a) + static_cast<acc_type<T>>(b));
+      }
+      std::memcpy(dst, &sum, sizeof(T));
+    });
+  });
+  return out;
+}
+
+template <typename T>
+bool is_nonzero(T v) {
+  if constexpr (is_reduced_float_v<T>) {
+    return static_cast<float>(v) != 0.0f;
+  } else {
+    return v != T(0);
+  }
+}
+
+// The multi-indices (row-major) of the nonzero elements of `self`.
+std::vector<std::vector<int64_t>> nonzero_indices(const sdk::Tensor& self, const char* op) {
+  std::vector<std::vector<int64_t>> found;
+  StridedBytes s(self);
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    for_each_index(s.sizes, [&](const int64_t* at) {
+      T v;
+      std::memcpy(&v, s.at(at), sizeof(T));
+      if (is_nonzero(v)) found.emplace_back(at, at + s.sizes.size());
+    });
+  });
+  return found;
+}
+
+sdk::Tensor nonzero(const sdk::Tensor& self) {
+  std::vector<std::vector<int64_t>> found = nonzero_indices(self, "nonzero");
+  const int64_t ndim = self.dim();
+  sdk::Tensor out =
+      sdk::empty({static_cast<int64_t>(found.size()), ndim}, LOOM_DTYPE_INT64, self.device());
+  int64_t* p = out.data<int64_t>();
+  for (const auto& index : found) {
+    for (int64_t d = 0; d < ndim; ++d) *p++ = index[static_cast<size_t>(d)];
+  }
+  return out;
+}
+
+// Note [Advanced indexing]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// index.Tensor(self, indices) follows PyTorch: entry i of `indices` indexes dim i of self
+// (None keeps the dim whole). A bool index of k dims stands for the k int64 indices of its
+// nonzero elements and covers k dims of self (its shape must match theirs). The int64
+// indices broadcast together to a shape B. The result's shape is self's with the indexed
+// dims replaced by B: in their place when the indexed dims are adjacent, else B first.
+sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>& raw) {
+  constexpr const char* op = "index.Tensor";
+  // Expand bool masks into int64 index lists; keep per-dim entries (undefined = None).
+  struct Entry {
+    bool defined = false;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> values;  // row-major
+  };
+  std::vector<Entry> entries;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const sdk::Tensor& t = raw[i];
+    if (!t.defined()) {
+      entries.emplace_back();
+      continue;
+    }
+    if (t.dtype() == LOOM_DTYPE_BOOL || t.dtype() == LOOM_DTYPE_UINT8) {
+      const int64_t first = static_cast<int64_t>(entries.size());
+      if (t.dim() == 0) {
+        throw sdk::Error(std::string("[") + op + "] expected a mask with at least one dim, " +
+                         "found a 0-dim mask for index " + std::to_string(i));
+      }
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        if (first + d >= self.dim() || t.sizes()[d] != self.sizes()[first + d]) {
+          throw sdk::Error(std::string("[") + op + "] the mask of shape " +
+                           shape_string(t.sizes()) + " (index " + std::to_string(i) +
+                           ") does not match self's shape " + shape_string(self.sizes()) +
+                           " from dim " + std::to_string(first));
+        }
+      }
+      std::vector<std::vector<int64_t>> found = nonzero_indices(t, op);
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        Entry e{true, {static_cast<int64_t>(found.size())}, {}};
+        for (const auto& idx : found) e.values.push_back(idx[static_cast<size_t>(d)]);
+        entries.push_back(std::move(e));
+      }
+      continue;
+    }
+    if (t.dtype() != LOOM_DTYPE_INT64) {
+      throw sdk::Error(std::string("[") + op + "] expected int64 or bool index tensors, found " +
+                       dtype_name(t.dtype()) + " for index " + std::to_string(i));
+    }
+    entries.push_back(
+        Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), read_indices(t, op)});
+  }
+  if (static_cast<int64_t>(entries.size()) > self.dim()) {
+    throw sdk::Error(std::string("[") + op + "] too many indices for a tensor of " +
+                     std::to_string(self.dim()) + " dims: found " + std::to_string(entries.size()));
+  }
+  entries.resize(static_cast<size_t>(self.dim()));
+  // The broadcast shape of the indices, and where the indexed dims go.
+  std::vector<std::span<const int64_t>> shapes;
+  std::vector<int64_t> indexed;
+  for (size_t d = 0; d < entries.size(); ++d) {
+    if (!entries[d].defined) continue;
+    shapes.push_back(entries[d].shape);
+    indexed.push_back(static_cast<int64_t>(d));
+  }
+  if (indexed.empty()) {  // only None entries: a copy of self
+    sdk::Tensor out = sdk::empty(self.sizes(), self.dtype(), self.device());
+    copy_self(self, out);
+    return out;
+  }
+  std::vector<int64_t> bshape = broadcast_shape(shapes, op);
+  const bool adjacent =
+      indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  const int64_t insert_at = adjacent ? indexed.front() : 0;
+  // Output dims: the source dim, or -1 for a dim of the broadcast shape (which may have
+  // no dims at all, for 0-dim indices).
+  std::vector<int64_t> out_shape, source_dim;
+  auto add_broadcast_dims = [&] {
+    for (int64_t s : bshape) {
+      out_shape.push_back(s);
+      source_dim.push_back(-1);
+    }
+  };
+  if (!adjacent) add_broadcast_dims();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (adjacent && d == indexed.front()) add_broadcast_dims();
+    if (entries[d].defined) continue;
+    out_shape.push_back(self.sizes()[d]);
+    source_dim.push_back(d);
+  }
+  // Range check every index once, wrapping negatives.
+  for (int64_t d : indexed) {
+    for (int64_t& v : entries[d].values) v = checked_index(v, self.sizes()[d], d, op, true);
+  }
+  sdk::Tensor out = sdk::empty(out_shape, self.dtype(), self.device());
+  // Row-major strides of each index over the broadcast shape (0 on broadcast dims).
+  std::vector<std::vector<int64_t>> bstrides;
+  for (int64_t d : indexed) {
+    const std::vector<int64_t>& s = entries[d].shape;
+    std::vector<int64_t> st(bshape.size(), 0);
+    int64_t stride = 1;
+    for (size_t k = s.size(); k-- > 0;) {
+      const size_t b = bshape.size() - s.size() + k;
+      st[b] = s[k] == 1 ? 0 : stride;
+      stride *= s[k];
+    }
+    bstrides.push_back(std::move(st));
+  }
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
+    const int64_t* b = at + insert_at;  // the broadcast part of the output index
+    for (size_t o = 0; o < out_shape.size(); ++o) {
+      if (source_dim[o] >= 0) src[source_dim[o]] = at[o];
+    }
+    for (size_t k = 0; k < indexed.size(); ++k) {
+      int64_t flat = 0;
+      for (size_t j = 0; j < bshape.size(); ++j) flat += b[j] * bstrides[k][j];
+      src[indexed[k]] = entries[indexed[k]].values[flat];
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_indexing_kernels(sdk::Registrar& r) {
+  register_kernel<&index_select_out>(r, "loom::index_select.out", DTypeSet::All);
+  register_kernel<&gather_out>(r, "loom::gather.out", DTypeSet::All);
+  register_kernel<&scatter_src_out>(r, "loom::scatter.src_out", DTypeSet::All);
+  register_kernel<&scatter_value_out>(r, "loom::scatter.value_out", DTypeSet::All);
+  register_kernel<&scatter_add_out>(r, "loom::scatter_add.out", DTypeSet::All);
+  register_kernel<&nonzero>(r, "loom::nonzero", DTypeSet::All);
+  register_kernel<&index_tensor>(r, "loom::index.Tensor", DTypeSet::All);
+}
+
+}  // namespace loom::cpu

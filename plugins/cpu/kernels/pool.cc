@@ -1,0 +1,194 @@
+// 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices, average
+// pooling and adaptive average pooling. Loops over each (batch, channel) plane, planes
+// split over the thread pool, computing in float for float16/bfloat16.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../scalar_types.h"
+
+namespace loom::cpu {
+namespace {
+
+struct Pair {
+  int64_t h, w;
+};
+
+Pair pair_of(std::span<const int64_t> v, Pair if_empty = {0, 0}) {
+  if (v.empty()) return if_empty;
+  if (v.size() == 1) return {v[0], v[0]};
+  return {v[0], v[1]};
+}
+
+// The planes of `t`: count, sizes and the strides of each plane's start and its elements.
+struct Planes {
+  int64_t batch, channels, h, w;
+  int64_t batch_stride, channel_stride, h_stride, w_stride;
+};
+
+Planes planes_of(const sdk::Tensor& t) {
+  bool batched = t.dim() == 4;
+  auto s = t.sizes();
+  auto st = t.strides();
+  size_t b = batched ? 1 : 0;
+  return {batched ? s[0] : 1,  s[b],  s[b + 1],  s[b + 2],
+          batched ? st[0] : 0, st[b], st[b + 1], st[b + 2]};
+}
+
+// Calls f(src_plane, dst_plane_index) for each (batch, channel) plane, planes split over
+// the thread pool; `work` is about the operations one plane costs.
+template <typename T, typename F>
+void for_each_plane(const Planes& p, const T* src, int64_t work, const F& f) {
+  if (p.channels == 0) return;
+  parallel_for(0, p.batch * p.channels, grain_for(work), [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const int64_t n = o / p.channels, c = o % p.channels;
+      f(src + n * p.batch_stride + c * p.channel_stride, o);
+    }
+  });
+}
+
+// The taps of a pooling window along one dim that fall inside the input: taps
+// i in [first, last) read start + i * dilation, which lies in [0, size).
+struct Taps {
+  int64_t start, first, last;
+};
+
+Taps taps_of(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
+  const int64_t first = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  const int64_t last = start >= size ? 0 : std::min(kernel, (size - 1 - start) / dilation + 1);
+  return {start, first, std::max(first, last)};
+}
+
+std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
+    const sdk::Tensor& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
+    std::span<const int64_t> padding, std::span<const int64_t> dilation, bool,
+    const sdk::Tensor& values, const sdk::Tensor& indices) {
+  Pair k = pair_of(kernel_size), s = pair_of(stride, k), pad = pair_of(padding),
+       d = pair_of(dilation);
+  Planes p = planes_of(self);
+  int64_t oh = values.size(-2), ow = values.size(-1);
+  dispatch_floating_types(self.dtype(), "max_pool2d_with_indices", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* out = values.data<T>();
+    int64_t* idx = indices.data<int64_t>();
+    // the taps of each output column inside the input, computed once
+    std::vector<Taps> columns(static_cast<size_t>(ow));
+    for (int64_t x = 0; x < ow; ++x) columns[x] = taps_of(x * s.w - pad.w, k.w, d.w, p.w);
+    for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
+      T* dst = out + o * oh * ow;
+      int64_t* dst_idx = idx + o * oh * ow;
+      for (int64_t y = 0; y < oh; ++y) {
+        const Taps rows = taps_of(y * s.h - pad.h, k.h, d.h, p.h);
+        for (int64_t x = 0; x < ow; ++x) {
+          const Taps& cols = columns[x];
+          A best = -std::numeric_limits<A>::infinity();
+          int64_t best_index = -1;
+          for (int64_t i = rows.first; i < rows.last; ++i) {
+            const int64_t iy = rows.start + i * d.h;
+            const T* line = plane + iy * p.h_stride;
+            for (int64_t j = cols.first; j < cols.last; ++j) {
+              const int64_t ix = cols.start + j * d.w;
+              const A v = static_cast<A>(line[ix * p.w_stride]);
+              // NaN wins (the first NaN stays), as in PyTorch
+              if (best_index < 0 || v > best || (v != v && best == best)) {
+                best = v;
+                best_index = iy * p.w + ix;
+              }
+            }
+          }
+          dst[y * ow + x] = static_cast<T>(best);
+          dst_idx[y * ow + x] = best_index;
+        }
+      }
+    });
+  });
+  return {values, indices};
+}
+
+sdk::Tensor avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t> kernel_size,
+                           std::span<const int64_t> stride, std::span<const int64_t> padding, bool,
+                           bool count_include_pad, std::optional<int64_t> divisor_override,
+                           const sdk::Tensor& out) {
+  Pair k = pair_of(kernel_size), s = pair_of(stride, k), pad = pair_of(padding);
+  Planes p = planes_of(self);
+  int64_t oh = out.size(-2), ow = out.size(-1);
+  dispatch_floating_types(self.dtype(), "avg_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* dst_base = out.data<T>();
+    for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
+      T* dst = dst_base + o * oh * ow;
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t x = 0; x < ow; ++x) {
+          // the window clipped to the padded input, then to the input
+          int64_t y0 = y * s.h - pad.h, x0 = x * s.w - pad.w;
+          int64_t y1 = std::min(y0 + k.h, p.h + pad.h), x1 = std::min(x0 + k.w, p.w + pad.w);
+          int64_t padded_count = (y1 - y0) * (x1 - x0);
+          y0 = std::max<int64_t>(y0, 0);
+          x0 = std::max<int64_t>(x0, 0);
+          y1 = std::min(y1, p.h);
+          x1 = std::min(x1, p.w);
+          A total = 0;
+          for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              total += static_cast<A>(plane[iy * p.h_stride + ix * p.w_stride]);
+            }
+          }
+          int64_t divisor = divisor_override    ? *divisor_override
+                            : count_include_pad ? padded_count
+                                                : (y1 - y0) * (x1 - x0);
+          dst[y * ow + x] = static_cast<T>(total / static_cast<A>(divisor));
+        }
+      }
+    });
+  });
+  return out;
+}
+
+sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t>,
+                                    const sdk::Tensor& out) {
+  Planes p = planes_of(self);
+  int64_t oh = out.size(-2), ow = out.size(-1);
+  if (out.numel() == 0) return out;
+  // output cell i covers input [floor(i * in / out), ceil((i + 1) * in / out))
+  auto start = [](int64_t i, int64_t in, int64_t n) { return (i * in) / n; };
+  auto end = [](int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; };
+  dispatch_floating_types(self.dtype(), "adaptive_avg_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* dst_base = out.data<T>();
+    for_each_plane(p, self.data<T>(), p.h * p.w + oh * ow, [&](const T* plane, int64_t o) {
+      T* dst = dst_base + o * oh * ow;
+      for (int64_t y = 0; y < oh; ++y) {
+        int64_t y0 = start(y, p.h, oh), y1 = end(y, p.h, oh);
+        for (int64_t x = 0; x < ow; ++x) {
+          int64_t x0 = start(x, p.w, ow), x1 = end(x, p.w, ow);
+          A total = 0;
+          for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              total += static_cast<A>(plane[iy * p.h_stride + ix * p.w_stride]);
+            }
+          }
+          dst[y * ow + x] = static_cast<T>(total / static_cast<A>((y1 - y0) * (x1 - x0)));
+        }
+      }
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_pool_kernels(sdk::Registrar& r) {
+  register_kernel<&max_pool2d_with_indices_out>(r, "loom::max_pool2d_with_indices.out",
+                                                DTypeSet::Floating);
+  register_kernel<&avg_pool2d_out>(r, "loom::avg_pool2d.out", DTypeSet::Floating);
+  register_kernel<&adaptive_avg_pool2d_out>(r, "loom::adaptive_avg_pool2d.out", DTypeSet::Floating);
+}
+
+}  // namespace loom::cpu

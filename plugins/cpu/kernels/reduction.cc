@@ -1,0 +1,324 @@
+// Reductions on CPU tensors: sum, prod, amax, amin, max/min with indices, var, any, all
+// (the out= kernels of the Shaped reduction ops; outputs arrive allocated and contiguous).
+// All run on the thread pool with results independent of the thread count: sum, prod,
+// amax, amin and var fold chunks of each output (below), the others split the outputs.
+//
+// Note [Deterministic sum]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Floating-point addition is not associative, so a sum grouped by thread would change
+// with LOOM_NUM_THREADS. Here the grouping depends on the input's shape alone: each
+// output's reduced elements, in for_each_reduction's order, are cut into chunks of
+// kReduceChunk elements; one thread folds a chunk sequentially, and the chunks' partial
+// results are folded in chunk order on the calling thread. The pool only decides who
+// computes which chunk (whole outputs when each has a single chunk), so sum and prod
+// give the same bits for any thread count; an output of at most kReduceChunk elements
+// is folded exactly as the serial loop would. Floats accumulate in double, integers in
+// uint64 (wrapping, read back as int64).
+#include <cmath>
+#include <limits>
+
+#include "../kernels.h"
+#include "../parallel.h"
+#include "../reduction_loop.h"
+
+namespace loom::cpu {
+namespace {
+
+using OptionalDims = std::optional<std::span<const int64_t>>;
+
+// Reduced elements per chunk of one output (Note [Deterministic sum]).
+constexpr int64_t kReduceChunk = 16384;
+
+// acc[o] = the fold with `combine` of output o's chunks, each folded by
+// fold_range(o, begin, end) over its reduced elements [begin, end); chunked and parallel
+// as in Note [Deterministic sum].
+template <typename Acc, typename FoldRange, typename Combine>
+void fold_in_chunks(const ReductionPlan& plan, FoldRange fold_range, Combine combine,
+                    std::vector<Acc>& acc) {
+  const int64_t outputs = plan.out_numel;
+  const int64_t per_output = std::max<int64_t>(
+      1, (plan.reduced_numel + kReduceChunk - 1) / kReduceChunk);  // chunks of one output
+  auto fold = [&](int64_t o, int64_t chunk) {
+    const int64_t begin = chunk * kReduceChunk;
+    return fold_range(o, begin, std::min(plan.reduced_numel, begin + kReduceChunk));
+  };
+  if (per_output == 1) {  // whole outputs per thread, each folded serially
+    parallel_for(0, outputs, grain_for(plan.reduced_numel), [&](int64_t first, int64_t last) {
+      for (int64_t o = first; o < last; ++o) acc[o] = fold(o, 0);
+    });
+    return;
+  }
+  std::vector<Acc> partial(static_cast<size_t>(outputs * per_output));
+  parallel_for(0, outputs * per_output, 1, [&](int64_t first, int64_t last) {
+    for (int64_t w = first; w < last; ++w) partial[w] = fold(w / per_output, w % per_output);
+  });
+  for (int64_t o = 0; o < outputs; ++o) {
+    Acc total = partial[o * per_output];
+    for (int64_t c = 1; c < per_output; ++c) total = combine(total, partial[o * per_output + c]);
+    acc[o] = total;
+  }
+}
+
+// fold_in_chunks for a fold of single elements: each converted by `load` and combined
+// with `combine`, starting from `identity`.
+template <typename T, typename Acc, typename Load, typename Combine>
+void fold_elements_in_chunks(const ReductionPlan& plan, const T* base, Acc identity, Load load,
+                             Combine combine, std::vector<Acc>& acc) {
+  auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
+    Acc total = identity;
+    for_each_reduced_in_range(plan, base, o, begin, end,
+                              [&](T v) { total = combine(total, load(v)); });
+    return total;
+  };
+  fold_in_chunks(plan, fold_range, combine, acc);
+}
+
+// sum and prod: integers accumulate in int64 (wrapping), everything else in double.
+template <bool IsProd>
+void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const sdk::Tensor& out,
+                 const char* op) {
+  ReductionPlan plan = plan_reduction(self, dims);
+  bool integral_out = out.dtype() <= LOOM_DTYPE_INT64;
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    auto run = [&](auto acc_tag) {
+      using Acc = decltype(acc_tag);
+      std::vector<Acc> acc(static_cast<size_t>(plan.out_numel));
+      auto load = [&](T v) {
+        if constexpr (std::is_same_v<Acc, uint64_t>) {
+          return static_cast<Acc>(static_cast<int64_t>(v));  // wraps like int64
+        } else {
+          return static_cast<Acc>(static_cast<acc_type<T>>(v));
+        }
+      };
+      auto combine = [&](Acc a, Acc b) { return IsProd ? a * b : a + b; };
+      fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
+      if constexpr (std::is_same_v<Acc, uint64_t>) {
+        std::vector<int64_t> signed_acc(acc.begin(), acc.end());
+        store_values(out, signed_acc, op);
+      } else {
+        store_values(out, acc, op);
+      }
+    };
+    if (is_integral_v<T> && integral_out) {
+      run(uint64_t{});
+    } else {
+      run(double{});
+    }
+  });
+}
+
+sdk::Tensor sum_out(const sdk::Tensor& self, OptionalDims dim, bool, std::optional<LoomDType>,
+                    const sdk::Tensor& out) {
+  sum_or_prod<false>(self, dim.value_or(std::span<const int64_t>{}), out, "sum");
+  return out;
+}
+
+sdk::Tensor prod_out(const sdk::Tensor& self, int64_t dim, bool, std::optional<LoomDType>,
+                     const sdk::Tensor& out) {
+  sum_or_prod<true>(self, {&dim, 1}, out, "prod");
+  return out;
+}
+
+// amax / amin: NaN propagates (any NaN gives NaN), as in PyTorch. The extremum does not
+// depend on grouping, so it folds in chunks like the sum.
+template <bool IsMax>
+sdk::Tensor extremum_out(const sdk::Tensor& self, std::span<const int64_t> dims, bool,
+                         const sdk::Tensor& out) {
+  const char* op = IsMax ? "amax" : "amin";
+  ReductionPlan plan = plan_reduction(self, dims);
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    std::vector<A> acc(static_cast<size_t>(plan.out_numel));
+    A identity = IsMax ? std::numeric_limits<A>::lowest() : std::numeric_limits<A>::max();
+    if constexpr (is_floating_v<T>) {
+      identity = IsMax ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+    }
+    auto combine = [](A best, A v) {
+      if constexpr (is_floating_v<T>) {
+        if (best != best) return best;
+        if (v != v) return v;
+      }
+      return (IsMax ? v > best : v < best) ? v : best;
+    };
+    fold_elements_in_chunks(
+        plan, self.data<T>(), identity, [](T v) { return static_cast<A>(v); }, combine, acc);
+    T* dst = out.data<T>();
+    for (int64_t o = 0; o < plan.out_numel; ++o) dst[o] = static_cast<T>(acc[o]);
+  });
+  return out;
+}
+
+// max.dim / min.dim: the value and the index of its first occurrence (NaN wins).
+template <bool IsMax>
+std::tuple<sdk::Tensor, sdk::Tensor> extremum_dim_out(const sdk::Tensor& self, int64_t dim, bool,
+                                                      const sdk::Tensor& values,
+                                                      const sdk::Tensor& indices) {
+  const char* op = IsMax ? "max" : "min";
+  ReductionPlan plan = plan_reduction(self, {&dim, 1});
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* dst = values.data<T>();
+    int64_t* idx = indices.data<int64_t>();
+    parallel_for_each_reduction(plan, self.data<T>(), [&] {
+      return [&](int64_t o, auto&& visit) {
+        int64_t i = 0, best_index = 0;
+        A best{};
+        visit([&](T raw) {
+          A v = static_cast<A>(raw);
+          bool take = i == 0;
+          if constexpr (is_floating_v<T>) {
+            take = take || (best == best && (v != v || (IsMax ? v > best : v < best)));
+          } else {
+            take = take || (IsMax ? v > best : v < best);
+          }
+          if (take) {
+            best = v;
+            best_index = i;
+          }
+          ++i;
+        });
+        dst[o] = static_cast<T>(best);
+        idx[o] = best_index;
+      };
+    });
+  });
+  return {values, indices};
+}
+
+// var: each chunk of an output (Note [Deterministic sum]) takes two passes in double, the
+// mean and then the squared deviations (no cancellation), each summed in lanes (Note
+// [Lane sums]); chunks merge in order with Chan et al.'s pairwise update.
+//
+// Note [Lane sums]
+// ~~~~~~~~~~~~~~~~
+// With one accumulator every addition waits for the one before: a pass over a chunk is a
+// chain of add latencies, several times slower than reading the chunk. LaneSum keeps
+// kLanes accumulators, element k of the chunk (in for_each_reduction's order) going to
+// lane k % kLanes, and adds the lanes in a fixed tree at the end; the additions of a run
+// of elements are independent, and a contiguous run vectorises. The grouping depends
+// only on each element's position in its chunk, so var gives the same bits for any
+// thread count and for any split of the chunk into runs.
+struct LaneSum {
+  static constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int next = 0;  // the lane of the next element
+
+  void add(double v) {
+    lane[next] += v;
+    next = (next + 1) % kLanes;
+  }
+
+  // Adds value(p[i * stride]) for i in [0, count).
+  template <typename T, typename Value>
+  void add_run(const T* p, int64_t count, int64_t stride, Value value) {
+    int64_t i = 0;
+    for (; i < count && next != 0; ++i) add(value(p[i * stride]));
+    if (stride == 1) {
+      for (; i + kLanes <= count; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[i + l]);
+      }
+    } else {
+      for (; i + kLanes <= count; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[(i + l) * stride]);
+      }
+    }
+    for (; i < count; ++i) add(value(p[i * stride]));
+  }
+
+  double total() const {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  }
+};
+static_assert(LaneSum::kLanes == 8, "LaneSum::total adds eight lanes");
+
+struct Moments {
+  double count = 0, mean = 0, m2 = 0;  // m2: the sum of squared deviations from mean
+};
+
+Moments merge(const Moments& a, const Moments& b) {
+  const double count = a.count + b.count;
+  if (count == 0) return a;
+  const double delta = b.mean - a.mean;
+  return {count, a.mean + delta * (b.count / count),
+          a.m2 + b.m2 + delta * delta * (a.count * b.count / count)};
+}
+
+sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
+                    std::optional<sdk::Scalar> correction, bool, const sdk::Tensor& out) {
+  ReductionPlan plan = plan_reduction(self, dim.value_or(std::span<const int64_t>{}));
+  double c = correction ? correction->to_double() : 1.0;
+  std::vector<Moments> moments(static_cast<size_t>(plan.out_numel));
+  dispatch_floating_types(self.dtype(), "var", [&](auto tag) {
+    using T = decltype(tag);
+    const T* base = self.data<T>();
+    auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
+      auto value = [](T v) { return static_cast<double>(static_cast<acc_type<T>>(v)); };
+      LaneSum sum;
+      for_each_reduced_row_in_range(
+          plan, base, o, begin, end,
+          [&](const T* p, int64_t count, int64_t stride) { sum.add_run(p, count, stride, value); });
+      Moments m{static_cast<double>(end - begin), 0, 0};
+      const double mean = m.count > 0 ? sum.total() / m.count : 0;
+      auto squared_deviation = [&](T v) {
+        const double d = value(v) - mean;
+        return d * d;
+      };
+      LaneSum squares;
+      for_each_reduced_row_in_range(plan, base, o, begin, end,
+                                    [&](const T* p, int64_t count, int64_t stride) {
+                                      squares.add_run(p, count, stride, squared_deviation);
+                                    });
+      m.mean = mean;
+      m.m2 = squares.total();
+      return m;
+    };
+    fold_in_chunks(plan, fold_range, merge, moments);
+  });
+  std::vector<double> result(moments.size());
+  for (size_t o = 0; o < moments.size(); ++o) {
+    result[o] = moments[o].m2 / std::max(0.0, moments[o].count - c);
+  }
+  store_values(out, result, "var");
+  return out;
+}
+
+template <bool IsAny>
+sdk::Tensor any_all_out(const sdk::Tensor& self, OptionalDims dim, bool, const sdk::Tensor& out) {
+  const char* op = IsAny ? "any" : "all";
+  ReductionPlan plan = plan_reduction(self, dim.value_or(std::span<const int64_t>{}));
+  bool* dst = out.data<bool>();
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    parallel_for_each_reduction(plan, self.data<T>(), [&] {
+      return [&](int64_t o, auto&& visit) {
+        bool r = !IsAny;
+        visit([&](T v) {
+          bool truthy = static_cast<acc_type<T>>(v) != acc_type<T>(0);
+          r = IsAny ? (r || truthy) : (r && truthy);
+        });
+        dst[o] = r;
+      };
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_reduction_kernels(sdk::Registrar& r) {
+  register_kernel<&sum_out>(r, "loom::sum.dim_IntList_out", DTypeSet::All);
+  register_kernel<&prod_out>(r, "loom::prod.dim_int_out", DTypeSet::All);
+  register_kernel<&extremum_out<true>>(r, "loom::amax.out", DTypeSet::All);
+  register_kernel<&extremum_out<false>>(r, "loom::amin.out", DTypeSet::All);
+  register_kernel<&extremum_dim_out<true>>(r, "loom::max.dim_out", DTypeSet::All);
+  register_kernel<&extremum_dim_out<false>>(r, "loom::min.dim_out", DTypeSet::All);
+  register_kernel<&var_out>(r, "loom::var.correction_out", DTypeSet::Floating);
+  register_kernel<&any_all_out<true>>(r, "loom::any.dims_out", DTypeSet::All);
+  register_kernel<&any_all_out<false>>(r, "loom::all.dims_out", DTypeSet::All);
+}
+
+}  // namespace loom::cpu

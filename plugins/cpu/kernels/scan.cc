@@ -1,0 +1,69 @@
+// Scans on CPU tensors: cumsum, cumprod along one dim (integers accumulate in int64,
+// floating types in double; outputs arrive allocated and contiguous).
+#include "../kernels.h"
+#include "../reduction_loop.h"
+
+namespace loom::cpu {
+namespace {
+
+template <bool IsProd>
+sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDType>,
+                     const sdk::Tensor& out) {
+  const char* op = IsProd ? "cumprod" : "cumsum";
+  const int64_t ndim = self.dim();
+  if (self.numel() == 0) return out;
+  const int64_t d = wrap_dims({&dim, 1}, ndim, op)[0];
+  // Each line along `d` is a reduction of size 1 per element: walk the lines through a
+  // plan that reduces `d`, and write the running value to the contiguous output.
+  ReductionPlan plan = plan_reduction(
+      self, ndim == 0 ? std::span<const int64_t>{} : std::span<const int64_t>(&d, 1));
+  const int64_t length = plan.reduced_numel;
+  const int64_t out_inner = ndim == 0 ? 1 : out.strides()[d];  // contiguous output
+  const int64_t out_outer = out_inner * length;
+  const bool integral_out = out.dtype() <= LOOM_DTYPE_INT64;
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    auto run = [&](auto acc_tag) {
+      using Acc = decltype(acc_tag);
+      std::vector<Acc> values(static_cast<size_t>(self.numel()));
+      parallel_for_each_reduction(plan, self.data<T>(), [&] {
+        return [&](int64_t o, auto&& visit) {
+          // output element o of the plan = (outer index, inner index) around dim d
+          int64_t base = (o / out_inner) * out_outer + (o % out_inner);
+          Acc running = IsProd ? Acc(1) : Acc(0);
+          int64_t k = 0;
+          visit([&](T v) {
+            Acc x;
+            if constexpr (std::is_same_v<Acc, uint64_t>) {
+              x = static_cast<Acc>(static_cast<int64_t>(v));
+            } else {
+              x = static_cast<Acc>(static_cast<acc_type<T>>(v));
+            }
+            running = IsProd ? running * x : running + x;
+            values[base + k++ * out_inner] = running;
+          });
+        };
+      });
+      if constexpr (std::is_same_v<Acc, uint64_t>) {
+        store_values(out, std::vector<int64_t>(values.begin(), values.end()), op);
+      } else {
+        store_values(out, values, op);
+      }
+    };
+    if (is_integral_v<T> && integral_out) {
+      run(uint64_t{});
+    } else {
+      run(double{});
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_scan_kernels(sdk::Registrar& r) {
+  register_kernel<&scan_out<false>>(r, "loom::cumsum.out", DTypeSet::All);
+  register_kernel<&scan_out<true>>(r, "loom::cumprod.out", DTypeSet::All);
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,122 @@
+// softmax and log_softmax on CPU tensors along one dim (the out= kernels of the Shaped
+// ops; outputs arrive allocated and contiguous, in the result dtype).
+#include <cmath>
+#include <limits>
+
+#include "../isa.h"
+#include "../kernels.h"
+#include "../reduction_loop.h"
+#include "../vector_math.h"
+
+namespace loom::cpu {
+namespace {
+
+// One line of the softmax family in float (Note [Vectorised exp]), run in the active ISA
+// clone: the line's max (NaN ignored, as the serial loop did) and the sum of
+// exp(x - max) in kLanes fixed lanes; with KeepExp the line's values become exp(x - max).
+template <bool KeepExp>
+struct SoftmaxLine {
+  [[gnu::always_inline]] static inline void run(int, float* line, int64_t n, float* max_out,
+                                                float* sum_out) {
+    float lanes[kLanes];
+    for (float& m : lanes) m = -std::numeric_limits<float>::infinity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] = line[i + l] > lanes[l] ? line[i + l] : lanes[l];
+    }
+    for (; i < n; ++i)
+      lanes[i % kLanes] = line[i] > lanes[i % kLanes] ? line[i] : lanes[i % kLanes];
+    float max = lanes[0];
+    for (int l = 1; l < kLanes; ++l) max = lanes[l] > max ? lanes[l] : max;
+    for (float& s : lanes) s = 0;
+    for (i = 0; i + kLanes <= n; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        const float e = exp_nonpositive(line[i + l] - max);
+        if constexpr (KeepExp) line[i + l] = e;
+        lanes[l] += e;
+      }
+    }
+    for (; i < n; ++i) {
+      const float e = exp_nonpositive(line[i] - max);
+      if constexpr (KeepExp) line[i] = e;
+      lanes[i % kLanes] += e;
+    }
+    *max_out = max;
+    *sum_out = fold_lanes(lanes);
+  }
+};
+
+// Note [Stable softmax]
+// ~~~~~~~~~~~~~~~~~~~~~
+// Each line along `dim` is gathered into a buffer in the compute type (float, double for
+// a float64 result), its max m subtracted before exp: softmax = exp(x - m) / sum, and
+// log_softmax = (x - m) - log(sum), so no exp overflows. In float, exp and the sum are
+// vectorised and give the same bits at every ISA level (Note [Vectorised exp]). As in
+// PyTorch, a line whose max is infinite (all -inf, or a +inf) gives NaN, and a NaN
+// anywhere in a line makes it NaN.
+template <bool IsLog>
+sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDType>,
+                        const sdk::Tensor& out) {
+  const char* op = IsLog ? "loom::log_softmax" : "loom::softmax";
+  if (self.numel() == 0) return out;
+  const int64_t ndim = self.dim();
+  const int64_t d = wrap_dims({&dim, 1}, ndim, op)[0];
+  ReductionPlan plan = plan_reduction(
+      self, ndim == 0 ? std::span<const int64_t>{} : std::span<const int64_t>(&d, 1));
+  const int64_t length = plan.reduced_numel;
+  int64_t inner = 1;  // the contiguous output's stride of dim d
+  for (int64_t k = d + 1; k < ndim; ++k) inner *= self.sizes()[k];
+  dispatch_floating_types(out.dtype(), op, [&](auto out_tag) {
+    using Out = decltype(out_tag);
+    using Acc = std::conditional_t<std::is_same_v<Out, double>, double, float>;
+    Out* dst = out.data<Out>();
+    dispatch_all_types(self.dtype(), op, [&](auto in_tag) {
+      using T = decltype(in_tag);
+      parallel_for_each_reduction(plan, self.data<T>(), [&] {
+        return [&, line = std::vector<Acc>(static_cast<size_t>(length))](int64_t o,
+                                                                         auto&& visit) mutable {
+          size_t k = 0;
+          visit([&](T v) { line[k++] = static_cast<Acc>(static_cast<acc_type<T>>(v)); });
+          Out* row = dst + (o / inner) * inner * length + (o % inner);
+          if constexpr (std::is_same_v<Acc, float>) {
+            float max = 0, sum = 0;
+            run_with_isa<SoftmaxLine<!IsLog>, true>(0, line.data(), length, &max, &sum);
+            if constexpr (IsLog) {
+              const float log_sum = std::log(sum);
+              for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
+            } else {
+              const float scale = 1.0f / sum;
+              for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
+            }
+            return;
+          }
+          Acc max = -std::numeric_limits<Acc>::infinity();
+          for (Acc v : line) max = v > max ? v : max;
+          Acc sum = 0;
+          if constexpr (IsLog) {
+            for (Acc v : line) sum += std::exp(v - max);
+            const Acc log_sum = std::log(sum);
+            for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
+          } else {
+            for (Acc& v : line) {  // one exp per element, kept for the scaling pass
+              v = std::exp(v - max);
+              sum += v;
+            }
+            const Acc scale = Acc(1) / sum;
+            for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
+          }
+        };
+      });
+    });
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_softmax_kernels(sdk::Registrar& r) {
+  register_kernel<&softmax_out<false>>(r, "loom::softmax.int_out", DTypeSet::All);
+  register_kernel<&softmax_out<true>>(r, "loom::log_softmax.int_out", DTypeSet::All);
+}
+
+}  // namespace loom::cpu

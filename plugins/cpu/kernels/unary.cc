@@ -1,0 +1,419 @@
+// Unary pointwise kernels: the out= variants of every unary structured op in ops.def.
+//
+// Per the structured-op contract (Note [Structured ops] in the dispatcher) `self` already
+// has out's shape and the compute dtype; out has that dtype too, or bool for predicates.
+// PromotedFloat ops only ever see floating dtypes. float16 / bfloat16 compute in float.
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../elementwise_loop.h"
+#include "../kernels.h"
+#include "../scalar_types.h"
+
+namespace loom::cpu {
+namespace {
+
+using sdk::Scalar;
+using sdk::Tensor;
+
+// Runs fn (acc_type<T> -> acc_type<T>) over a floating tensor.
+template <typename Fn>
+Tensor float_unary(const char* op, const Tensor& self, const Tensor& out, Fn fn) {
+  dispatch_floating_types(out.dtype(), op, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_elements<T, T>(
+        out, [fn](T x) -> T { return static_cast<T>(fn(static_cast<A>(x))); }, self);
+  });
+  return out;
+}
+
+// out = self for types where the op is the identity.
+template <typename T>
+void copy_elements(const Tensor& self, const Tensor& out) {
+  map_elements<T, T>(
+      out, [](T x) -> T { return x; }, self);
+}
+
+// A kernel `NAME_out(self, out)` applying EXPR (in x of type A = the acc type) to a
+// floating tensor.
+#define LOOM_CPU_FLOAT_UNARY(NAME, EXPR)                     \
+  Tensor NAME##_out(const Tensor& self, const Tensor& out) { \
+    return float_unary(#NAME, self, out, [](auto x) {        \
+      using A [[maybe_unused]] = decltype(x);                \
+      return static_cast<A>(EXPR);                           \
+    });                                                      \
+  }
+
+LOOM_CPU_FLOAT_UNARY(exp, std::exp(x))
+LOOM_CPU_FLOAT_UNARY(exp2, std::exp2(x))
+LOOM_CPU_FLOAT_UNARY(expm1, std::expm1(x))
+LOOM_CPU_FLOAT_UNARY(log, std::log(x))
+LOOM_CPU_FLOAT_UNARY(log2, std::log2(x))
+LOOM_CPU_FLOAT_UNARY(log10, std::log10(x))
+LOOM_CPU_FLOAT_UNARY(log1p, std::log1p(x))
+LOOM_CPU_FLOAT_UNARY(sqrt, std::sqrt(x))
+LOOM_CPU_FLOAT_UNARY(rsqrt, A(1) / std::sqrt(x))
+LOOM_CPU_FLOAT_UNARY(reciprocal, A(1) / x)
+LOOM_CPU_FLOAT_UNARY(sin, std::sin(x))
+LOOM_CPU_FLOAT_UNARY(cos, std::cos(x))
+LOOM_CPU_FLOAT_UNARY(tan, std::tan(x))
+LOOM_CPU_FLOAT_UNARY(asin, std::asin(x))
+LOOM_CPU_FLOAT_UNARY(acos, std::acos(x))
+LOOM_CPU_FLOAT_UNARY(atan, std::atan(x))
+LOOM_CPU_FLOAT_UNARY(sinh, std::sinh(x))
+LOOM_CPU_FLOAT_UNARY(cosh, std::cosh(x))
+LOOM_CPU_FLOAT_UNARY(tanh, std::tanh(x))
+LOOM_CPU_FLOAT_UNARY(sigmoid, A(1) / (A(1) + std::exp(-x)))
+LOOM_CPU_FLOAT_UNARY(erf, std::erf(x))
+LOOM_CPU_FLOAT_UNARY(silu, x / (A(1) + std::exp(-x)))
+
+#undef LOOM_CPU_FLOAT_UNARY
+
+// --- sign-like ops on every numeric type ---
+
+template <typename T>
+T negate(T x) {
+  if constexpr (is_integral_v<T>) {
+    using W = wrap_type<T>;
+    return static_cast<T>(W(0) - static_cast<W>(x));  // wraps (the lowest value stays)
+  } else {
+    return -x;
+  }
+}
+
+Tensor neg_out(const Tensor& self, const Tensor& out) {
+  if (out.dtype() == LOOM_DTYPE_BOOL) {
+    throw sdk::Error("[neg] negation on a bool tensor is not supported; use logical_not");
+  }
+  dispatch_numeric_types(out.dtype(), "neg", [&]<typename T>(T) {
+    map_elements<T, T>(
+        out, [](T x) -> T { return negate(x); }, self);
+  });
+  return out;
+}
+
+Tensor abs_out(const Tensor& self, const Tensor& out) {
+  dispatch_all_types(out.dtype(), "abs", [&]<typename T>(T) {
+    if constexpr (std::is_unsigned_v<T>) {  // bool and uint8
+      copy_elements<T>(self, out);
+    } else if constexpr (is_integral_v<T>) {
+      map_elements<T, T>(
+          out, [](T x) -> T { return x < 0 ? negate(x) : x; }, self);
+    } else {
+      using A = acc_type<T>;
+      map_elements<T, T>(
+          out, [](T x) -> T { return static_cast<T>(std::abs(static_cast<A>(x))); }, self);
+    }
+  });
+  return out;
+}
+
+Tensor sign_out(const Tensor& self, const Tensor& out) {
+  dispatch_all_types(out.dtype(), "sign", [&]<typename T>(T) {
+    if constexpr (std::is_same_v<T, bool>) {
+      copy_elements<T>(self, out);
+    } else if constexpr (std::is_unsigned_v<T>) {
+      map_elements<T, T>(
+          out, [](T x) -> T { return static_cast<T>(x != 0); }, self);
+    } else if constexpr (is_integral_v<T>) {
+      map_elements<T, T>(
+          out, [](T x) -> T { return static_cast<T>((T(0) < x) - (x < T(0))); }, self);
+    } else {
+      using A = acc_type<T>;
+      map_elements<T, T>(
+          out,
+          [](T x) -> T {
+            A a = static_cast<A>(x);
+            if (std::isnan(a)) return x;
+            return static_cast<T>(static_cast<A>((A(0) < a) - (a < A(0))));
+          },
+          self);
+    }
+  });
+  return out;
+}
+
+Tensor relu_out(const Tensor& self, const Tensor& out) {
+  dispatch_numeric_types(out.dtype(), "relu", [&]<typename T>(T) {
+    if constexpr (std::is_unsigned_v<T>) {
+      copy_elements<T>(self, out);
+    } else {
+      using A = acc_type<T>;
+      map_elements<T, T>(
+          out, [](T x) -> T { return static_cast<A>(x) < A(0) ? T(0) : x; }, self);
+    }
+  });
+  return out;
+}
+
+// --- rounding: floating types round, integer types copy ---
+
+template <typename Fn>
+Tensor rounding(const char* op, const Tensor& self, const Tensor& out, Fn fn) {
+  dispatch_all_types(out.dtype(), op, [&]<typename T>(T) {
+    if constexpr (is_integral_v<T>) {
+      copy_elements<T>(self, out);
+    } else {
+      using A = acc_type<T>;
+      map_elements<T, T>(
+          out, [fn](T x) -> T { return static_cast<T>(fn(static_cast<A>(x))); }, self);
+    }
+  });
+  return out;
+}
+
+Tensor floor_out(const Tensor& self, const Tensor& out) {
+  return rounding("floor", self, out, [](auto x) { return std::floor(x); });
+}
+Tensor ceil_out(const Tensor& self, const Tensor& out) {
+  return rounding("ceil", self, out, [](auto x) { return std::ceil(x); });
+}
+// Half to even, like torch.round: nearbyint in the default rounding mode.
+Tensor round_out(const Tensor& self, const Tensor& out) {
+  return rounding("round", self, out, [](auto x) { return std::nearbyint(x); });
+}
+Tensor trunc_out(const Tensor& self, const Tensor& out) {
+  return rounding("trunc", self, out, [](auto x) { return std::trunc(x); });
+}
+
+// --- predicates: any input dtype, bool out ---
+
+template <typename Fn>
+Tensor predicate(const char* op, const Tensor& self, const Tensor& out, Fn fn) {
+  dispatch_all_types(self.dtype(), op, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_elements<bool, T>(
+        out, [fn](T x) -> bool { return fn(static_cast<A>(x)); }, self);
+  });
+  return out;
+}
+
+Tensor logical_not_out(const Tensor& self, const Tensor& out) {
+  return predicate("logical_not", self, out, [](auto x) { return !(x != decltype(x)(0)); });
+}
+Tensor isnan_out(const Tensor& self, const Tensor& out) {
+  return predicate("isnan", self, out, [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      return std::isnan(x);
+    } else {
+      return false;
+    }
+  });
+}
+Tensor isinf_out(const Tensor& self, const Tensor& out) {
+  return predicate("isinf", self, out, [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      return std::isinf(x);
+    } else {
+      return false;
+    }
+  });
+}
+Tensor isfinite_out(const Tensor& self, const Tensor& out) {
+  return predicate("isfinite", self, out, [](auto x) {
+    if constexpr (std::is_floating_point_v<decltype(x)>) {
+      return std::isfinite(x);
+    } else {
+      return true;
+    }
+  });
+}
+
+// --- clamp and friends ---
+
+// A Scalar bound as the acc type of T. For integer T the bound is truncated and
+// saturated to T's range, which clamps every value of T exactly as the real bound would.
+template <typename T>
+acc_type<T> bound_as(const Scalar& s) {
+  using A = acc_type<T>;
+  if constexpr (is_integral_v<T>) {
+    constexpr auto lo = std::numeric_limits<T>::lowest();
+    constexpr auto hi = std::numeric_limits<T>::max();
+    if (s.is_floating_point()) {
+      double v = std::trunc(s.d);
+      if (std::isnan(v)) return A(0);
+      if (v <= static_cast<double>(lo)) return lo;
+      if (v >= static_cast<double>(hi)) return hi;
+      return static_cast<A>(v);
+    }
+    if (s.i <= static_cast<int64_t>(lo)) return lo;
+    if (s.i >= static_cast<int64_t>(hi)) return hi;
+    return static_cast<A>(s.i);
+  } else {
+    return static_cast<A>(s.to_double());
+  }
+}
+
+// out = min(max(self, lo), hi); NaN stays NaN; lo > hi gives hi (like torch.clamp).
+Tensor clamp_impl(const char* op, const Tensor& self, std::optional<Scalar> min,
+                  std::optional<Scalar> max, const Tensor& out) {
+  dispatch_numeric_types(out.dtype(), op, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    if (min && max) {
+      const A lo = bound_as<T>(*min), hi = bound_as<T>(*max);
+      map_elements<T, T>(
+          out,
+          [lo, hi](T x) -> T {
+            A a = static_cast<A>(x);
+            a = a < lo ? lo : a;
+            return static_cast<T>(a > hi ? hi : a);
+          },
+          self);
+    } else if (min) {
+      const A lo = bound_as<T>(*min);
+      map_elements<T, T>(
+          out,
+          [lo](T x) -> T {
+            const A a = static_cast<A>(x);
+            return static_cast<T>(a < lo ? lo : a);
+          },
+          self);
+    } else {
+      const A hi = bound_as<T>(*max);
+      map_elements<T, T>(
+          out,
+          [hi](T x) -> T {
+            const A a = static_cast<A>(x);
+            return static_cast<T>(a > hi ? hi : a);
+          },
+          self);
+    }
+  });
+  return out;
+}
+
+Tensor clamp_out(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
+                 const Tensor& out) {
+  if (!min && !max) throw sdk::Error("[clamp] at least one of min and max must be given");
+  return clamp_impl("clamp", self, min, max, out);
+}
+
+Tensor hardtanh_out(const Tensor& self, Scalar min_val, Scalar max_val, const Tensor& out) {
+  return clamp_impl("hardtanh", self, min_val, max_val, out);
+}
+
+Tensor leaky_relu_out(const Tensor& self, Scalar negative_slope, const Tensor& out) {
+  const double slope = negative_slope.to_double();
+  return float_unary("leaky_relu", self, out, [slope](auto x) {
+    using A = decltype(x);
+    return x > A(0) ? x : x * static_cast<A>(slope);
+  });
+}
+
+Tensor elu_out(const Tensor& self, Scalar alpha, Scalar scale, Scalar input_scale,
+               const Tensor& out) {
+  const double a = alpha.to_double(), s = scale.to_double(), in = input_scale.to_double();
+  return float_unary("elu", self, out, [a, s, in](auto x) {
+    using A = decltype(x);
+    return x > A(0) ? x * static_cast<A>(s)
+                    : std::expm1(x * static_cast<A>(in)) * static_cast<A>(a * s);
+  });
+}
+
+Tensor softplus_out(const Tensor& self, Scalar beta, Scalar threshold, const Tensor& out) {
+  const double b = beta.to_double(), t = threshold.to_double();
+  return float_unary("softplus", self, out, [b, t](auto x) {
+    using A = decltype(x);
+    const A bx = x * static_cast<A>(b);
+    return bx > static_cast<A>(t) ? x
+                                  : static_cast<A>(std::log1p(std::exp(bx)) / static_cast<A>(b));
+  });
+}
+
+Tensor gelu_out(const Tensor& self, std::string_view approximate, const Tensor& out) {
+  if (approximate == "none") {
+    return float_unary("gelu", self, out, [](auto x) {
+      using A = decltype(x);
+      constexpr A kInvSqrt2 = A(0.70710678118654752440);
+      return A(0.5) * x * (A(1) + std::erf(x * kInvSqrt2));
+    });
+  }
+  if (approximate == "tanh") {
+    return float_unary("gelu", self, out, [](auto x) {
+      using A = decltype(x);
+      constexpr A kSqrt2OverPi = A(0.79788456080286535588);
+      constexpr A kCoeff = A(0.044715);
+      return A(0.5) * x * (A(1) + std::tanh(kSqrt2OverPi * (x + kCoeff * x * x * x)));
+    });
+  }
+  throw sdk::Error("[gelu] approximate must be 'none' or 'tanh', found '" +
+                   std::string(approximate) + "'");
+}
+
+// nan -> nan (default 0), +inf -> posinf (default the largest finite value of the dtype),
+// -inf -> neginf (default the lowest); integer and bool tensors are copied.
+Tensor nan_to_num_out(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                      std::optional<double> neginf, const Tensor& out) {
+  dispatch_all_types(out.dtype(), "nan_to_num", [&]<typename T>(T) {
+    if constexpr (is_integral_v<T>) {
+      copy_elements<T>(self, out);
+    } else {
+      using A = acc_type<T>;
+      const T nan_v = static_cast<T>(static_cast<A>(nan.value_or(0.0)));
+      const T pos_v = posinf ? static_cast<T>(static_cast<A>(*posinf)) : max_finite<T>();
+      const T neg_v = neginf ? static_cast<T>(static_cast<A>(*neginf)) : lowest_finite<T>();
+      map_elements<T, T>(
+          out,
+          [=](T x) -> T {
+            const A a = static_cast<A>(x);
+            if (std::isnan(a)) return nan_v;
+            if (std::isinf(a)) return a > A(0) ? pos_v : neg_v;
+            return x;
+          },
+          self);
+    }
+  });
+  return out;
+}
+
+}  // namespace
+
+void register_unary_kernels(sdk::Registrar& r) {
+  using D = DTypeSet;
+  register_kernel<&neg_out>(r, "loom::neg.out", D::Numeric);
+  register_kernel<&abs_out>(r, "loom::abs.out", D::All);
+  register_kernel<&sign_out>(r, "loom::sign.out", D::All);
+  register_kernel<&exp_out>(r, "loom::exp.out", D::Floating);
+  register_kernel<&exp2_out>(r, "loom::exp2.out", D::Floating);
+  register_kernel<&expm1_out>(r, "loom::expm1.out", D::Floating);
+  register_kernel<&log_out>(r, "loom::log.out", D::Floating);
+  register_kernel<&log2_out>(r, "loom::log2.out", D::Floating);
+  register_kernel<&log10_out>(r, "loom::log10.out", D::Floating);
+  register_kernel<&log1p_out>(r, "loom::log1p.out", D::Floating);
+  register_kernel<&sqrt_out>(r, "loom::sqrt.out", D::Floating);
+  register_kernel<&rsqrt_out>(r, "loom::rsqrt.out", D::Floating);
+  register_kernel<&reciprocal_out>(r, "loom::reciprocal.out", D::Floating);
+  register_kernel<&sin_out>(r, "loom::sin.out", D::Floating);
+  register_kernel<&cos_out>(r, "loom::cos.out", D::Floating);
+  register_kernel<&tan_out>(r, "loom::tan.out", D::Floating);
+  register_kernel<&asin_out>(r, "loom::asin.out", D::Floating);
+  register_kernel<&acos_out>(r, "loom::acos.out", D::Floating);
+  register_kernel<&atan_out>(r, "loom::atan.out", D::Floating);
+  register_kernel<&sinh_out>(r, "loom::sinh.out", D::Floating);
+  register_kernel<&cosh_out>(r, "loom::cosh.out", D::Floating);
+  register_kernel<&tanh_out>(r, "loom::tanh.out", D::Floating);
+  register_kernel<&sigmoid_out>(r, "loom::sigmoid.out", D::Floating);
+  register_kernel<&erf_out>(r, "loom::erf.out", D::Floating);
+  register_kernel<&relu_out>(r, "loom::relu.out", D::Numeric);
+  register_kernel<&silu_out>(r, "loom::silu.out", D::Floating);
+  register_kernel<&gelu_out>(r, "loom::gelu.out", D::Floating);
+  register_kernel<&floor_out>(r, "loom::floor.out", D::All);
+  register_kernel<&ceil_out>(r, "loom::ceil.out", D::All);
+  register_kernel<&round_out>(r, "loom::round.out", D::All);
+  register_kernel<&trunc_out>(r, "loom::trunc.out", D::All);
+  register_kernel<&logical_not_out>(r, "loom::logical_not.out", D::All);
+  register_kernel<&isnan_out>(r, "loom::isnan.out", D::All);
+  register_kernel<&isinf_out>(r, "loom::isinf.out", D::All);
+  register_kernel<&isfinite_out>(r, "loom::isfinite.out", D::All);
+  register_kernel<&clamp_out>(r, "loom::clamp.out", D::Numeric);
+  register_kernel<&leaky_relu_out>(r, "loom::leaky_relu.out", D::Floating);
+  register_kernel<&elu_out>(r, "loom::elu.out", D::Floating);
+  register_kernel<&softplus_out>(r, "loom::softplus.out", D::Floating);
+  register_kernel<&hardtanh_out>(r, "loom::hardtanh.out", D::Numeric);
+  register_kernel<&nan_to_num_out>(r, "loom::nan_to_num.out", D::All);
+}
+
+}  // namespace loom::cpu

@@ -1,0 +1,222 @@
+// conv2d (and its backward ops) and conv1d through the typed API, against float64
+// references computed here: groups, stride, padding, dilation, bias, non-contiguous
+// inputs, zero-size batches, the meta device and errors.
+#include "loom/random.h"
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class Conv : public OpsTest {};
+
+struct ConvCase {
+  int64_t n, c, h, w, oc, kh, kw;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, groups = 1;
+  int64_t oh() const { return (h + 2 * ph - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t ow() const { return (w + 2 * pw - dw * (kw - 1) - 1) / sw + 1; }
+  // Calls f(input index, weight index, output index) for each product term.
+  template <typename F>
+  void terms(F&& f) const {
+    int64_t cg = c / groups, og = oc / groups;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t y = 0; y < oh(); ++y)
+          for (int64_t x = 0; x < ow(); ++x)
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t iy = y * sh - ph + i * dh, ix = x * sw - pw + j * dw;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  int64_t ch = (o / og) * cg + ci;
+                  f(((b * c + ch) * h + iy) * w + ix, ((o * cg + ci) * kh + i) * kw + j,
+                    ((b * oc + o) * oh() + y) * ow() + x);
+                }
+  }
+  Values forward(const Values& x, const Values& wt, const Values* bias) const {
+    Values out(static_cast<size_t>(n * oc * oh() * ow()), 0.0);
+    terms([&](int64_t i, int64_t k, int64_t o) { out[o] += x[i] * wt[k]; });
+    if (bias)
+      for (size_t o = 0; o < out.size(); ++o) out[o] += (*bias)[(o / (oh() * ow())) % oc];
+    return out;
+  }
+  Shape input() const { return {n, c, h, w}; }
+  Shape weight() const { return {oc, c / groups, kh, kw}; }
+  Shape output() const { return {n, oc, oh(), ow()}; }
+};
+
+Tensor run_conv(const ConvCase& p, const Tensor& x, const Tensor& w,
+                const std::optional<Tensor>& b) {
+  return conv2d(x, w, b, {p.sh, p.sw}, {p.ph, p.pw}, {p.dh, p.dw}, p.groups);
+}
+
+const ConvCase kCases[] = {
+    {2, 3, 7, 6, 4, 3, 3},                            // plain
+    {1, 4, 8, 9, 6, 3, 2, 2, 1, 1, 0, 1, 1, 2},       // stride, padding, groups
+    {2, 6, 9, 9, 6, 3, 3, 1, 2, 2, 1, 2, 1, 3},       // dilation, groups
+    {1, 2, 5, 5, 4, 1, 1, 1, 1, 0, 0, 1, 1, 2},       // 1x1 grouped
+    {1, 16, 10, 10, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16},  // depthwise
+};
+
+TEST_F(Conv, Conv2dMatchesReference) {
+  manual_seed(11);
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::BFloat16}) {
+    double tol = t == ScalarType::Float64 ? 1e-12 : t == ScalarType::Float32 ? 1e-5 : 3e-2;
+    for (const ConvCase& p : kCases) {
+      Tensor x = random(p.input(), t), w = random(p.weight(), t), b = random({p.oc}, t);
+      Values bias = values(b);
+      Tensor y = run_conv(p, x, w, b);
+      ASSERT_EQ(shape(y), p.output());
+      EXPECT_EQ(y.dtype(), t);
+      expect_close(values(y), p.forward(values(x), values(w), &bias), tol);
+      expect_close(values(run_conv(p, x, w, std::nullopt)),
+                   p.forward(values(x), values(w), nullptr), tol);
+    }
+  }
+}
+
+TEST_F(Conv, Conv2dOfNonContiguousAndUnbatchedInputs) {
+  manual_seed(12);
+  ConvCase p{2, 3, 6, 5, 4, 3, 3, 1, 1, 1, 1};
+  Tensor x = random({2, 3, 5, 6}).transpose(2, 3);  // [2, 3, 6, 5], strided
+  Tensor w = random({4, 3, 3, 3}).transpose(2, 3);
+  expect_close(values(run_conv(p, x, w, std::nullopt)), p.forward(values(x), values(w), nullptr),
+               1e-5);
+  ConvCase one = p;
+  one.n = 1;
+  Tensor x1 = x.select(0, 1);
+  Tensor y = run_conv(one, x1, w, std::nullopt);
+  EXPECT_EQ(shape(y), (Shape{4, 6, 5}));
+  expect_close(values(y), one.forward(values(x1), values(w), nullptr), 1e-5);
+}
+
+TEST_F(Conv, Conv1dIsConv2dOverOneRow) {
+  manual_seed(13);
+  Tensor x = random({2, 4, 9}), w = random({6, 2, 3}), b = random({6});
+  Tensor y = conv1d(x, w, b, 2, 1, 2, 2);
+  ConvCase p{2, 4, 1, 9, 6, 1, 3, 1, 2, 0, 1, 1, 2, 2};
+  Values bias = values(b);
+  ASSERT_EQ(shape(y), (Shape{2, 6, p.ow()}));
+  expect_close(values(y), p.forward(values(x), values(w), &bias), 1e-5);
+  EXPECT_EQ(shape(conv1d(x.select(0, 0), w, b, 1, 0, 1, 2)), (Shape{6, 7}));
+}
+
+TEST_F(Conv, BackwardConvolutionsMatchReferenceSums) {
+  manual_seed(14);
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64}) {
+    double tol = t == ScalarType::Float64 ? 1e-12 : 1e-4;
+    for (const ConvCase& p : kCases) {
+      Tensor x = random(p.input(), t), w = random(p.weight(), t), g = random(p.output(), t);
+      Values xv = values(x), wv = values(w), gv = values(g);
+      Values gx(xv.size(), 0.0), gw(wv.size(), 0.0);
+      p.terms([&](int64_t i, int64_t k, int64_t o) {
+        gx[i] += wv[k] * gv[o];
+        gw[k] += xv[i] * gv[o];
+      });
+      Tensor dx = conv2d_backward_input(g, w, p.input(), {p.sh, p.sw}, {p.ph, p.pw}, {p.dh, p.dw},
+                                        p.groups);
+      Tensor dw = conv2d_backward_weight(g, x, p.weight(), {p.sh, p.sw}, {p.ph, p.pw}, {p.dh, p.dw},
+                                         p.groups);
+      ASSERT_EQ(shape(dx), p.input());
+      ASSERT_EQ(shape(dw), p.weight());
+      expect_close(values(dx), gx, tol);
+      expect_close(values(dw), gw, tol);
+    }
+  }
+}
+
+TEST_F(Conv, BackwardInputMatchesFiniteDifferences) {
+  // conv2d is linear in its input: (f(x + e*d) - f(x)) / e . g == d . dx exactly up to
+  // rounding, checked in float64 along a random direction.
+  manual_seed(15);
+  ConvCase p{1, 2, 5, 5, 3, 3, 3, 2, 2, 1, 1};
+  Tensor x = random(p.input(), ScalarType::Float64), w = random(p.weight(), ScalarType::Float64);
+  Tensor d = random(p.input(), ScalarType::Float64), g = random(p.output(), ScalarType::Float64);
+  double eps = 1e-3;
+  Values f0 = values(run_conv(p, x, w, std::nullopt));
+  Values f1 =
+      values(run_conv(p, add(x, mul(d, make({eps}, {}, ScalarType::Float64))), w, std::nullopt));
+  Values gv = values(g), dv = values(d);
+  double lhs = 0, rhs = 0;
+  for (size_t i = 0; i < f0.size(); ++i) lhs += (f1[i] - f0[i]) / eps * gv[i];
+  Values dx = values(conv2d_backward_input(g, w, p.input(), {2, 2}, {1, 1}, {1, 1}, 1));
+  for (size_t i = 0; i < dv.size(); ++i) rhs += dv[i] * dx[i];
+  EXPECT_NEAR(lhs, rhs, 1e-8);
+}
+
+// Kept whole across families: also max_pool2d(_with_indices) and adaptive_avg_pool2d (pool).
+TEST_F(Conv, ZeroSizeBatchAndMetaDevice) {
+  Tensor y = conv2d(empty({0, 3, 5, 5}), empty({4, 3, 3, 3}));
+  EXPECT_EQ(shape(y), (Shape{0, 4, 3, 3}));
+  Tensor dw = conv2d_backward_weight(empty({0, 4, 3, 3}), empty({0, 3, 5, 5}), {4, 3, 3, 3}, {1, 1},
+                                     {0, 0}, {1, 1}, 1);
+  EXPECT_EQ(values(dw), Values(4 * 3 * 3 * 3, 0.0));
+  EXPECT_EQ(shape(max_pool2d(empty({0, 2, 4, 4}), {2, 2})), (Shape{0, 2, 2, 2}));
+  TensorOptions meta = TensorOptions().device(Device{kMeta, -1});
+  EXPECT_EQ(shape(conv2d(empty({8, 64, 56, 56}, meta), empty({64, 64, 3, 3}, meta), std::nullopt,
+                         {2, 2}, {1, 1})),
+            (Shape{8, 64, 28, 28}));
+  auto [v, i] =
+      max_pool2d_with_indices(empty({2, 3, 7, 7}, meta), {3, 3}, {2, 2}, {1, 1}, {1, 1}, true);
+  EXPECT_EQ(shape(v), (Shape{2, 3, 4, 4}));
+  EXPECT_EQ(i.dtype(), ScalarType::Int64);
+  EXPECT_EQ(shape(adaptive_avg_pool2d(empty({2, 3, 7, 7}, meta), {1, 1})), (Shape{2, 3, 1, 1}));
+}
+
+TEST_F(Conv, ConvErrors) {
+  Tensor x = empty({1, 4, 5, 5});
+  expect_error(
+      [&] {
+        conv2d(x, empty({2, 3, 3, 3}));
+      },
+      "loom::conv2d", "expected input with 3 channels");
+  expect_error(
+      [&] {
+        conv2d(x, empty({3, 2, 3, 3}), std::nullopt, 1, 0, 1, 2);
+      },
+      "loom::conv2d", "to be a positive multiple of groups 2");
+  expect_error(
+      [&] {
+        conv2d(x, empty({2, 4, 7, 7}));
+      },
+      "loom::conv2d", "to be at least as large as the (dilated) kernel");
+  expect_error(
+      [&] {
+        conv2d(empty({4, 5}), empty({2, 4, 1, 1}));
+      },
+      "loom::conv2d", "expected a 3-D (unbatched) or 4-D (batched) input, found [4, 5]");
+  expect_error(
+      [&] {
+        conv2d(x, empty({2, 4, 1, 1}), empty({3}));
+      },
+      "loom::conv2d", "expected bias of shape [2], found [3]");
+  expect_error(
+      [&] {
+        conv2d(x, empty({2, 4, 1, 1}), std::nullopt, 0);
+      },
+      "loom::conv2d", "expected positive stride");
+  expect_error(
+      [&] {
+        conv2d(x, empty({2, 4, 1, 1}), std::nullopt, 1, 0, 1, 0);
+      },
+      "loom::conv2d", "expected positive groups");
+  expect_error(
+      [&] {
+        conv2d(make({1}, {1, 1, 1, 1}, ScalarType::Int32), empty({1, 1, 1, 1}));
+      },
+      "loom::conv2d", "expected input of a floating point dtype, found int32");
+  expect_error(
+      [&] {
+        conv2d_backward_input(empty({1, 2, 4, 4}), empty({2, 4, 3, 3}), {1, 4, 5, 5}, {1, 1},
+                              {0, 0}, {1, 1}, 1);
+      },
+      "loom::conv2d_backward_input",
+      "expected grad_output of shape [1, 2, 3, 3], found [1, 2, 4, 4]");
+  expect_error(
+      [&] {
+        conv1d(empty({2, 3, 4, 5}), empty({2, 3, 1}));
+      },
+      "loom::conv1d", "expected a 2-D (unbatched) or 3-D (batched) input");
+}
+
+}  // namespace
+}  // namespace loom::testing

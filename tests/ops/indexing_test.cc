@@ -1,0 +1,213 @@
+// The indexing ops through the typed API, against hand-computed values: index_select,
+// gather, scatter(_add), nonzero and advanced indexing (index.Tensor), on strided,
+// zero-size and several-dtype inputs, in-place variants, the meta device, and the errors.
+#include <limits>
+
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class Indexing : public OpsTest {};
+
+Tensor longs(const Values& v, const Shape& s) {
+  return make(v, s, ScalarType::Int64);
+}
+
+TEST_F(Indexing, IndexSelectGather) {
+  Tensor x = make(k23, {2, 3});
+  EXPECT_EQ(values(index_select(x, 1, longs({2, 0}, {2}))), (Values{3, 1, 6, 4}));
+  EXPECT_EQ(values(index_select(x.t(), 0, make({1}, {1}, ScalarType::Int32))), (Values{2, 5}));
+  EXPECT_EQ(shape(index_select(x, -2, longs({}, {0}))), (Shape{0, 3}));
+  Tensor g = gather(x, 1, longs({0, 0, 2, 1}, {2, 2}));
+  EXPECT_EQ(values(g), (Values{1, 1, 6, 5}));
+  Tensor h = gather(make(k23, {2, 3}, ScalarType::Float16).t(), 0, longs({2, 0}, {1, 2}));
+  EXPECT_EQ(h.dtype(), ScalarType::Float16);
+  EXPECT_EQ(values(h), (Values{3, 4}));
+  EXPECT_EQ(values(gather(make({1, 0, 1}, {3}, ScalarType::Bool), 0, longs({1, 2}, {2}))),
+            (Values{0, 1}));
+}
+
+TEST_F(Indexing, ScatterAndScatterAddWithInPlaceVariants) {
+  Tensor zeros = make({0, 0, 0, 0, 0, 0}, {2, 3});
+  Tensor idx = longs({2, 0}, {1, 2});
+  Tensor src = make({10, 20, 30, 40}, {2, 2});
+  EXPECT_EQ(values(scatter(zeros, 1, idx, src)), (Values{20, 0, 10, 0, 0, 0}));
+  EXPECT_EQ(values(scatter(zeros, 0, longs({1, 0, 1}, {1, 3}), 7.0)), (Values{0, 7, 0, 7, 0, 7}));
+  Tensor acc = make({1, 1, 1}, {3}, ScalarType::Int32);
+  acc.scatter_add_(0, longs({0, 0, 2, 0}, {4}), make({1, 2, 3, 4}, {4}, ScalarType::Int32));
+  EXPECT_EQ(values(acc), (Values{8, 1, 4}));
+  Tensor in_place = make(k23, {2, 3});
+  in_place.scatter_(0, longs({1}, {1, 1}), -1.0);
+  EXPECT_EQ(values(in_place), (Values{1, 2, 3, -1, 5, 6}));
+  Tensor b = make({0, 0}, {2}, ScalarType::Bool);
+  EXPECT_EQ(values(scatter_add(b, 0, longs({1, 1}, {2}), make({1, 1}, {2}, ScalarType::Bool))),
+            (Values{0, 1}));
+  // a transposed self and a float16 scatter_add
+  Tensor hf = scatter_add(make(k23, {2, 3}, ScalarType::Float16).t(), 0, longs({0, 0}, {1, 2}),
+                          make({0.5, 0.25}, {1, 2}, ScalarType::Float16));
+  EXPECT_EQ(values(hf), (Values{1.5, 4.25, 2, 5, 3, 6}));
+}
+
+TEST_F(Indexing, NonzeroAndAdvancedIndexing) {
+  Tensor x = make({0, 2, 0, 3, 0, 1}, {2, 3});
+  Tensor nz = nonzero(x.t());  // [[0, 3], [2, 0], [0, 1]]
+  EXPECT_EQ(shape(nz), (Shape{3, 2}));
+  EXPECT_EQ(values(nz), (Values{0, 1, 1, 0, 2, 1}));
+  EXPECT_EQ(shape(nonzero(empty({0, 2}))), (Shape{0, 2}));
+  Tensor y = make(k23, {2, 3});
+  // y[[1, 0]] and y[:, [-1]] and y[[[0], [1]], [0, 2]] (broadcast to [2, 2])
+  EXPECT_EQ(values(index(y, {longs({1, 0}, {2})})), (Values{4, 5, 6, 1, 2, 3}));
+  Tensor col = index(y, {std::nullopt, longs({-1}, {1})});
+  EXPECT_EQ(shape(col), (Shape{2, 1}));
+  EXPECT_EQ(values(col), (Values{3, 6}));
+  EXPECT_EQ(values(index(y, {longs({0, 1}, {2, 1}), longs({0, 2}, {2})})), (Values{1, 3, 4, 6}));
+  // a bool mask over both dims
+  Tensor mask = make({1, 0, 1, 0, 0, 1}, {2, 3}, ScalarType::Bool);
+  EXPECT_EQ(values(index(y, {mask})), (Values{1, 3, 6}));
+  // non-adjacent indexed dims put the broadcast dims first
+  Tensor z = make({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
+  Tensor nonadj = index(z, {longs({1}, {1}), std::nullopt, longs({0}, {1})});
+  EXPECT_EQ(shape(nonadj), (Shape{1, 2}));
+  EXPECT_EQ(values(nonadj), (Values{4, 6}));
+  expect_error([&] { index(y, {longs({2}, {1})}); }, "loom::index.Tensor",
+               "index 2 is out of range for dim 0 of size 2");
+  expect_error([&] { index(y, {make({0}, {1})}); }, "loom::index.Tensor",
+               "expected int64 or bool index tensors, found float32");
+}
+
+// Kept whole across families: also roll and repeat (shape).
+TEST_F(Indexing, EdgeCasesFromReview) {
+  Values v(12);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+  Tensor x = make(v, {3, 4});
+  // 0-dim integer indices drop the indexed dims
+  Tensor row = index(x, {longs({1}, {})});
+  EXPECT_EQ(shape(row), (Shape{4}));
+  EXPECT_EQ(values(row), (Values{4, 5, 6, 7}));
+  Tensor cube = make(Values(60, 1.0), {3, 4, 5});
+  EXPECT_EQ(shape(index(cube, {longs({1}, {}), longs({2}, {})})), (Shape{5}));
+  EXPECT_EQ(shape(index(cube, {std::nullopt, longs({2}, {})})), (Shape{3, 5}));
+  // an empty index addresses nothing: gather gives an empty result, scatter a copy
+  EXPECT_EQ(shape(gather(x, 1, longs({}, {0}))), (Shape{0}));
+  EXPECT_EQ(values(scatter(x, 0, longs({}, {0}), make({}, {0}))), v);
+  // roll by any int64 shift: shift mod size
+  Tensor five = make({0, 1, 2, 3, 4}, {5});
+  EXPECT_EQ(values(roll(five, {std::numeric_limits<int64_t>::min()})), (Values{3, 4, 0, 1, 2}));
+  EXPECT_EQ(
+      values(roll(five, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max()},
+                  {0, 0})),
+      (Values{1, 2, 3, 4, 0}));
+  expect_error([&] { repeat(five, {int64_t{1} << 62}); }, "loom::repeat", "overflow int64");
+}
+
+// Kept whole across families: also bernoulli and dropout (random) and one_hot (embedding).
+TEST_F(Indexing, MetaKernelsOfUnstructuredOps) {
+  const Device meta_device{kMeta, -1};
+  const TensorOptions meta = TensorOptions().device(meta_device);
+  const TensorOptions meta_int = TensorOptions().dtype(ScalarType::Int64).device(meta_device);
+  Tensor x = empty({4, 5, 6}, meta);
+  // shaped like an input
+  Tensor b = bernoulli(x);
+  EXPECT_EQ(shape_of(b), (Shape{4, 5, 6}));
+  EXPECT_EQ(b.device().type, kMeta);
+  EXPECT_EQ(shape_of(dropout(x, 0.5, true)), (Shape{4, 5, 6}));
+  EXPECT_EQ(dropout(x, 0.5, false).impl(), x.impl());
+  EXPECT_EQ(shape_of(one_hot(empty({3, 2}, meta_int), 7)), (Shape{3, 2, 7}));
+  // integer indices: adjacent indexed dims stay in place, separated ones go first
+  Tensor i23 = empty({2, 3}, meta_int), i3 = empty({3}, meta_int);
+  EXPECT_EQ(shape_of(index(x, {i23})), (Shape{2, 3, 5, 6}));
+  EXPECT_EQ(shape_of(index(x, {std::nullopt, i23, i3})), (Shape{4, 2, 3}));
+  EXPECT_EQ(shape_of(index(x, {i3, std::nullopt, i23})), (Shape{2, 3, 5}));
+  EXPECT_EQ(shape_of(index(x, {std::nullopt})), (Shape{4, 5, 6}));
+  // data-dependent shapes and bad arguments are errors naming the op
+  expect_error([&] { nonzero(x); }, "loom::nonzero",
+               "the output shape depends on the number of nonzero elements");
+  expect_error([&] { one_hot(empty({3}, meta_int)); }, "loom::one_hot",
+               "depends on the largest class (num_classes=-1)");
+  expect_error([&] { one_hot(x, 3); }, "loom::one_hot", "expected an int64 input, found float32");
+  expect_error(
+      [&] { index(x, {empty({4}, TensorOptions().dtype(ScalarType::Bool).device(meta_device))}); },
+      "loom::index.Tensor", "the number of true elements of a mask");
+  expect_error(
+      [&] {
+        index(x, {i23, empty({4}, meta_int)});
+      },
+      "loom::index.Tensor", "cannot be broadcast");
+  expect_error(
+      [&] {
+        index(x, {i3, i3, i3, i3});
+      },
+      "loom::index.Tensor", "too many indices for a tensor of 3 dims: found 4");
+  expect_error([&] { dropout(x, 1.5, true); }, "loom::dropout",
+               "expected p in [0, 1], found p=1.5");
+  expect_error([&] { bernoulli(empty({2}, meta_int)); }, "loom::bernoulli",
+               "dtype int64 is not supported");
+}
+
+// Kept whole across families: also cat (shape) and sort (sort).
+TEST_F(Indexing, BadInputsGetErrorsNamingTheOp) {
+  Tensor x = make(k23, {2, 3});
+  expect_error(
+      [&] {
+        cat({make({1}, {1, 1, 1}), x, make({1, 2}, {1, 2})});
+      },
+      "loom::cat", "expected tensors with 3 dims like tensor 0, found tensor 1 with 2 dims");
+  expect_error(
+      [&] {
+        cat({x, make({1, 2}, {1, 2})});
+      },
+      "loom::cat", "expected size 3 in dim 1 like tensor 0, found size 2 in tensor 1");
+  expect_error([&] { cat({x, x}, 2); }, "loom::cat", "dim 2 is out of range");
+  expect_error([&] { cat(std::vector<Tensor>{}); }, "loom::cat", "non-empty list");
+  expect_error([&] { index_select(x, 1, longs({3}, {1})); }, "loom::index_select",
+               "index 3 is out of range for dim 1 of size 3");
+  expect_error([&] { index_select(x, 0, make({0}, {1})); }, "loom::index_select",
+               "expected an int64 or int32 index tensor, found float32");
+  expect_error(
+      [&] {
+        gather(x, 0, longs({0, 5}, {1, 2}));
+      },
+      "loom::gather", "index 5 is out of range for dim 0 of size 2");
+  expect_error(
+      [&] {
+        gather(x, 0, make({0}, {1, 1}, ScalarType::Int32));
+      },
+      "loom::gather", "expected an int64 index tensor, found int32");
+  {
+    // many rows, split over the pool: the message names the first bad index in
+    // row-major order, and every index is checked before out= is written
+    Values many(3 * 4096, 1);
+    many[2 * 4096 + 7] = 9;
+    many[4096 + 3] = -2;
+    const Tensor wide = zeros({3, 4096});
+    const Tensor out = full({3, 4096}, 5.0);
+    expect_error(
+        [&] {
+          gather_out(out, wide, 0, longs(many, {3, 4096}));
+        },
+        "loom::gather.out", "index -2 is out of range for dim 0 of size 3");
+    EXPECT_EQ(values(out), Values(3 * 4096, 5.0));
+    expect_error(
+        [&] {
+          gather(wide.t(), 1, longs(many, {3, 4096}).t());
+        },
+        "loom::gather", "index -2 is out of range for dim 1 of size 3");
+  }
+  expect_error([&] { gather(x, 0, longs({0}, {1})); }, "loom::gather",
+               "expected an index with 2 dims like self, found 1 dims");
+  expect_error(
+      [&] {
+        scatter(x, 1, longs({-1}, {1, 1}), 1.0);
+      },
+      "loom::scatter.value", "index -1 is out of range for dim 1 of size 3");
+  expect_error(
+      [&] {
+        scatter_add(x, 0, longs({0}, {1, 1}), make({1}, {1, 1}, ScalarType::Int32));
+      },
+      "loom::scatter_add", "expected src of self's dtype float32, found int32");
+  expect_error([&] { sort(x, 2); }, "loom::sort", "dim 2 is out of range");
+}
+
+}  // namespace
+}  // namespace loom::testing

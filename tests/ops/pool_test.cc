@@ -1,0 +1,160 @@
+// The 2-D pooling ops (max_pool2d(_with_indices), avg_pool2d, adaptive_avg_pool2d)
+// through the typed API, against float64 references computed here: stride, padding,
+// dilation, ceil_mode, count_include_pad, divisor_override, non-contiguous inputs and
+// errors.
+#include <cmath>
+#include <limits>
+
+#include "loom/random.h"
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class Pool : public OpsTest {};
+
+// Reference max pooling of one [h, w] plane: values and flat indices.
+void reference_max_pool(const Values& x, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p,
+                        int64_t d, int64_t oh, int64_t ow, Values& out, Values& idx) {
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t c = 0; c < ow; ++c) {
+      double best = -std::numeric_limits<double>::infinity();
+      double at = -1;
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < k; ++j) {
+          int64_t iy = y * s - p + i * d, ix = c * s - p + j * d;
+          if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+          if (at < 0 || x[iy * w + ix] > best) {
+            best = x[iy * w + ix];
+            at = static_cast<double>(iy * w + ix);
+          }
+        }
+      out.push_back(best);
+      idx.push_back(at);
+    }
+}
+
+TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
+  manual_seed(16);
+  struct Case {
+    int64_t h, w, k, s, p, d;
+    bool ceil;
+    int64_t oh, ow;
+  };
+  const Case cases[] = {
+      {6, 6, 2, 2, 0, 1, false, 3, 3}, {7, 7, 3, 2, 1, 1, false, 4, 4},
+      {7, 7, 2, 2, 0, 1, true, 4, 4},  {6, 6, 3, 2, 1, 1, true, 4, 4},
+      {5, 5, 2, 2, 1, 1, true, 3, 3},  // the last window would start in the right padding
+      {9, 8, 3, 1, 1, 2, false, 7, 6}, {5, 5, 3, 3, 0, 1, true, 2, 2},
+  };
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
+    for (const Case& c : cases) {
+      Tensor x = random({2, 3, c.h, c.w}, t);
+      auto [v, i] =
+          max_pool2d_with_indices(x, {c.k, c.k}, {c.s, c.s}, {c.p, c.p}, {c.d, c.d}, c.ceil);
+      ASSERT_EQ(shape(v), (Shape{2, 3, c.oh, c.ow})) << c.h << " k" << c.k << " s" << c.s;
+      Values xv = values(x), ref, ref_idx;
+      for (int64_t plane = 0; plane < 6; ++plane) {
+        Values px(xv.begin() + plane * c.h * c.w, xv.begin() + (plane + 1) * c.h * c.w);
+        reference_max_pool(px, c.h, c.w, c.k, c.s, c.p, c.d, c.oh, c.ow, ref, ref_idx);
+      }
+      expect_close(values(v), ref, 0);
+      EXPECT_EQ(values(i), ref_idx);
+      expect_close(values(max_pool2d(x, {c.k}, {c.s}, {c.p}, {c.d}, c.ceil)), ref, 0);
+    }
+  }
+  // stride defaults to the kernel size; strided input; NaN wins
+  Tensor x = make({1, 5, 3, 2, 0, 8, 7, 6, 4, NAN, 1, 1, 2, 3, 4, 9}, {1, 4, 4});
+  auto [v, i] = max_pool2d_with_indices(x.transpose(1, 2), {2, 2});
+  Values got = values(v);
+  EXPECT_EQ(got[0], 8);
+  EXPECT_TRUE(std::isnan(got[1]));
+  EXPECT_EQ(values(i), (Values{5, 6, 9, 15}));
+}
+
+TEST_F(Pool, AvgPoolModes) {
+  // 1..16 in a 4x4 plane
+  Values seq;
+  for (int i = 1; i <= 16; ++i) seq.push_back(i);
+  Tensor x = make(seq, {1, 1, 4, 4});
+  expect_close(values(avg_pool2d(x, {2, 2})), {3.5, 5.5, 11.5, 13.5});
+  // padding 1, kernel 3, stride 2 -> 2x2; corner window covers 4 real of 9 cells
+  expect_close(values(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1})),
+               {(1 + 2 + 5 + 6) / 9.0, (2 + 3 + 4 + 6 + 7 + 8) / 9.0,
+                (5 + 6 + 9 + 10 + 13 + 14) / 9.0, (6 + 7 + 8 + 10 + 11 + 12 + 14 + 15 + 16) / 9.0});
+  expect_close(values(avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, false, false)),
+               {(1 + 2 + 5 + 6) / 4.0, (2 + 3 + 4 + 6 + 7 + 8) / 6.0,
+                (5 + 6 + 9 + 10 + 13 + 14) / 6.0, (6 + 7 + 8 + 10 + 11 + 12 + 14 + 15 + 16) / 9.0});
+  expect_close(values(avg_pool2d(x, {2, 2}, {}, {0, 0}, false, true, 2)), {7, 11, 23, 27});
+  // ceil_mode: 5x5 with kernel 2 stride 2 -> 3x3; the last window is clipped to the input
+  // (count_include_pad counts only up to the padded edge: 1 column here)
+  Values seq25;
+  for (int i = 0; i < 25; ++i) seq25.push_back(i);
+  Tensor y = make(seq25, {1, 5, 5});
+  Tensor pooled = avg_pool2d(y, {2, 2}, {2, 2}, {0, 0}, true);
+  ASSERT_EQ(shape(pooled), (Shape{1, 3, 3}));
+  Values pv = values(pooled);
+  EXPECT_DOUBLE_EQ(pv[2], (4 + 9) / 2.0);
+  EXPECT_DOUBLE_EQ(pv[8], 24);
+  Tensor h = make(seq, {1, 4, 4}, ScalarType::BFloat16);
+  expect_close(values(avg_pool2d(h, {2, 2})), {3.5, 5.5, 11.5, 13.5}, 1e-2);
+}
+
+TEST_F(Pool, AdaptiveAvgPool) {
+  Values seq;
+  for (int i = 0; i < 30; ++i) seq.push_back(i);
+  Tensor x = make(seq, {1, 5, 6});
+  // rows [0,3) [2,5), cols [0,2) [2,4) [4,6)
+  Tensor y = adaptive_avg_pool2d(x, {2, 3});
+  ASSERT_EQ(shape(y), (Shape{1, 2, 3}));
+  auto cell = [&](int r0, int r1, int c0, int c1) {
+    double s = 0;
+    for (int r = r0; r < r1; ++r)
+      for (int c = c0; c < c1; ++c) s += seq[r * 6 + c];
+    return s / ((r1 - r0) * (c1 - c0));
+  };
+  expect_close(values(y), {cell(0, 3, 0, 2), cell(0, 3, 2, 4), cell(0, 3, 4, 6), cell(2, 5, 0, 2),
+                           cell(2, 5, 2, 4), cell(2, 5, 4, 6)});
+  expect_close(values(adaptive_avg_pool2d(x.unsqueeze(0), {1})), {14.5});
+  EXPECT_EQ(shape(adaptive_avg_pool2d(x, {7, 8})), (Shape{1, 7, 8}));
+}
+
+TEST_F(Pool, PoolErrors) {
+  Tensor x = empty({1, 2, 4, 4});
+  expect_error(
+      [&] {
+        max_pool2d(x, {2, 2}, {}, {2, 2});
+      },
+      // a decomposition's error names it, then the op it called
+      "loom::max_pool2d", "expected padding of at most half the kernel size [2, 2], found [2, 2]");
+  expect_error(
+      [&] {
+        max_pool2d_with_indices(empty({4, 4}), {2, 2});
+      },
+      "loom::max_pool2d_with_indices",
+      "expected a 3-D (unbatched) or 4-D (batched) input, found [4, 4]");
+  expect_error(
+      [&] {
+        max_pool2d_with_indices(x, {5, 5});
+      },
+      "loom::max_pool2d_with_indices", "expected an output size of at least 1");
+  expect_error(
+      [&] {
+        avg_pool2d(x, {2, 2}, {}, {0, 0}, false, true, 0);
+      },
+      "loom::avg_pool2d", "expected a non-zero divisor_override");
+  expect_error([&] { avg_pool2d(x, {0, 2}); }, "loom::avg_pool2d", "expected positive kernel_size");
+  expect_error(
+      [&] {
+        adaptive_avg_pool2d(empty({1, 0, 4}), {2, 2});
+      },
+      "loom::adaptive_avg_pool2d", "expected non-zero sizes");
+  expect_error(
+      [&] {
+        max_pool2d(make({1}, {1, 1, 1}, ScalarType::Int64), {1, 1});
+      },
+      "loom::max_pool2d", "expected self of a floating point dtype");
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -1,0 +1,142 @@
+// The shape ops through the typed API, against hand-computed values: cat/stack,
+// split/chunk/flatten/reshape views, flip/roll/repeat, tril/triu and pad, on strided,
+// zero-size and several-dtype inputs, in-place variants, the meta device, and the errors.
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class ShapeOps : public OpsTest {};
+
+TEST_F(ShapeOps, CatAlongDimsWithPromotionAndLegacyEmpty) {
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Bool, ScalarType::Int8, ScalarType::Float16,
+                       ScalarType::BFloat16, ScalarType::Float64}) {
+    Tensor a = make({1, 0, 1, 1}, {2, 2}, t);
+    Tensor b = make({0, 1}, {2, 1}, t);
+    Tensor c = cat({a, b}, -1);
+    EXPECT_EQ(c.dtype(), t);
+    EXPECT_EQ(shape(c), (Shape{2, 3}));
+    EXPECT_EQ(values(c), (Values{1, 0, 0, 1, 1, 1})) << scalar_type_name(t);
+  }
+  Tensor x = make(k23, {2, 3});
+  // a transposed (non-contiguous) input, dim 0, and a legacy empty tensor that is skipped
+  Tensor r = cat({x, make({7, 8, 9}, {3, 1}).t(), empty({0})}, 0);
+  EXPECT_EQ(values(r), (Values{1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  // int32 with float32 promotes to float32
+  Tensor p = cat({make({1, 2}, {2}, ScalarType::Int32), make({0.5}, {1})});
+  EXPECT_EQ(p.dtype(), ScalarType::Float32);
+  EXPECT_EQ(values(p), (Values{1, 2, 0.5}));
+  EXPECT_EQ(shape(cat({empty({0, 3}), x})), (Shape{2, 3}));
+}
+
+TEST_F(ShapeOps, StackInsertsANewDim) {
+  Tensor a = make({1, 2}, {2});
+  Tensor b = make({3, 4}, {2});
+  EXPECT_EQ(values(stack({a, b})), (Values{1, 2, 3, 4}));
+  Tensor s = stack({a, b}, -1);
+  EXPECT_EQ(shape(s), (Shape{2, 2}));
+  EXPECT_EQ(values(s), (Values{1, 3, 2, 4}));
+  expect_error(
+      [&] {
+        stack({a, make({1, 2, 3}, {3})});
+      },
+      "loom::stack", "expected tensors of shape [2] like tensor 0, found [3] in tensor 1");
+}
+
+TEST_F(ShapeOps, SplitChunkFlattenReshapeAreViewsWhenPossible) {
+  Tensor x = make({0, 1, 2, 3, 4, 5, 6}, {7});
+  std::vector<Tensor> parts = split(x, 3);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(values(parts[2]), (Values{6}));
+  EXPECT_EQ(parts[1].data_ptr(), static_cast<char*>(x.data_ptr()) + 3 * sizeof(float));
+  std::vector<Tensor> chunks = chunk(make(k23, {2, 3}), 2, 1);
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(values(chunks[0]), (Values{1, 2, 4, 5}));
+  EXPECT_EQ(values(chunks[1]), (Values{3, 6}));
+  EXPECT_EQ(chunk(empty({0}), 3).size(), 3u);
+  Tensor y = make({0, 1, 2, 3, 4, 5, 6, 7}, {2, 2, 2});
+  Tensor f = flatten(y, 1);
+  EXPECT_EQ(shape(f), (Shape{2, 4}));
+  EXPECT_EQ(f.data_ptr(), y.data_ptr());  // a view
+  EXPECT_EQ(shape(flatten(make({5}, {}))), (Shape{1}));
+  Tensor r = reshape(y, {-1, 4});
+  EXPECT_EQ(shape(r), (Shape{2, 4}));
+  EXPECT_EQ(r.data_ptr(), y.data_ptr());
+  // transposed: no view exists, reshape copies
+  Tensor t = reshape(make(k23, {2, 3}).t(), {6});
+  EXPECT_EQ(values(t), (Values{1, 4, 2, 5, 3, 6}));
+  expect_error(
+      [&] {
+        reshape(y, {3, -1});
+      },
+      "loom::reshape", "is invalid for a tensor of 8 elements");
+  expect_error([&] { split(x, 0); }, "loom::split.Tensor", "expected a positive split_size");
+  expect_error([&] { chunk(x, 0); }, "loom::chunk", "expected a positive number of chunks");
+  expect_error([&] { flatten(y, 2, 1); }, "loom::flatten.using_ints", "start_dim 2");
+}
+
+TEST_F(ShapeOps, FlipRollRepeat) {
+  Tensor x = make(k23, {2, 3});
+  EXPECT_EQ(values(flip(x, {0, -1})), (Values{6, 5, 4, 3, 2, 1}));
+  EXPECT_EQ(values(flip(x.t(), {1})), (Values{4, 1, 5, 2, 6, 3}));
+  EXPECT_EQ(values(roll(x, 1)), (Values{6, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(values(roll(x, {1, -1}, {0, 1})), (Values{5, 6, 4, 2, 3, 1}));
+  EXPECT_EQ(values(roll(make({1, 0, 0}, {3}, ScalarType::Bool), 4, 0)), (Values{0, 1, 0}));
+  Tensor r = repeat(make({1, 2}, {2}, ScalarType::Int64), {2, 2});
+  EXPECT_EQ(shape(r), (Shape{2, 4}));
+  EXPECT_EQ(values(r), (Values{1, 2, 1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(shape(repeat(x, {0, 1})), (Shape{0, 3}));
+  EXPECT_EQ(values(repeat(make({7}, {}), {3})), (Values{7, 7, 7}));
+  expect_error([&] { repeat(x, {2}); }, "loom::repeat", "expected at least 2 repeats");
+  expect_error([&] { flip(x, {0, 0}); }, "loom::flip", "appears more than once");
+  expect_error([&] { roll(x, {1, 2}, {0}); }, "loom::roll", "as many shifts as dims");
+}
+
+TEST_F(ShapeOps, TrilTriuAndInPlace) {
+  Tensor x = make({1, 2, 3, 4, 5, 6, 7, 8, 9}, {3, 3});
+  EXPECT_EQ(values(tril(x)), (Values{1, 0, 0, 4, 5, 0, 7, 8, 9}));
+  EXPECT_EQ(values(triu(x, 1)), (Values{0, 2, 3, 0, 0, 6, 0, 0, 0}));
+  EXPECT_EQ(values(tril(x.t(), -1)), (Values{0, 0, 0, 2, 0, 0, 3, 6, 0}));
+  Tensor h = make({1, 2, 3, 4}, {1, 2, 2}, ScalarType::Float16);
+  h.triu_();
+  EXPECT_EQ(values(h), (Values{1, 2, 0, 4}));
+  expect_error([&] { tril(make({1}, {1})); }, "loom::tril", "at least 2 dims");
+}
+
+TEST_F(ShapeOps, PadConstantReflectReplicateCircular) {
+  Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor p = pad(x, {1, 2});
+  EXPECT_EQ(shape_of(p), (Shape{2, 6}));
+  EXPECT_EQ(values(p), (Values{0, 1, 2, 3, 0, 0, 0, 4, 5, 6, 0, 0}));
+  EXPECT_EQ(values(pad(x, {0, 0, 1, 0}, "constant", 7.0)), (Values{7, 7, 7, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(values(pad(x, {-1, 1})), (Values{2, 3, 0, 5, 6, 0}));  // negative pads crop
+  EXPECT_EQ(shape_of(pad(x, {-3, 0})), (Shape{2, 0}));
+  EXPECT_EQ(values(pad(x.t(), {1, 0})), (Values{0, 1, 4, 0, 2, 5, 0, 3, 6}));  // strided
+  EXPECT_EQ(values(pad(x, {2, 1}, "reflect")), (Values{3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}));
+  EXPECT_EQ(values(pad(x, {1, 2}, "replicate")), (Values{1, 1, 2, 3, 3, 3, 4, 4, 5, 6, 6, 6}));
+  EXPECT_EQ(values(pad(x, {1, 2}, "circular")), (Values{3, 1, 2, 3, 1, 2, 6, 4, 5, 6, 4, 5}));
+  EXPECT_EQ(values(pad(x, {0, 0, 1, 1}, "replicate")),
+            (Values{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}));
+  Tensor i = pad(make({1, 2}, {2}, ScalarType::Int32), {1, 1}, "constant", 9.0);
+  EXPECT_EQ(i.dtype(), ScalarType::Int32);
+  EXPECT_EQ(values(i), (Values{9, 1, 2, 9}));
+  EXPECT_EQ(shape_of(pad(empty({0, 2}), {1, 1})), (Shape{0, 4}));
+}
+
+// Kept whole across families: also topk and argsort (sort) and gather (indexing).
+TEST_F(ShapeOps, MetaDeviceRunsOnlyTheShapeRule) {
+  TensorOptions meta = TensorOptions().device(Device{kMeta, -1});
+  Tensor m = empty({4, 5}, meta);
+  EXPECT_EQ(shape(cat({m, empty({4, 2}, meta)}, 1)), (Shape{4, 7}));
+  EXPECT_EQ(shape(stack({m, m})), (Shape{2, 4, 5}));
+  auto [v, i] = topk(m, 3, 0);
+  EXPECT_EQ(shape(v), (Shape{3, 5}));
+  EXPECT_EQ(i.dtype(), ScalarType::Int64);
+  EXPECT_EQ(shape(gather(m, 1, empty({2, 3}, meta.dtype(ScalarType::Int64)))), (Shape{2, 3}));
+  EXPECT_EQ(shape(repeat(m, {2, 1, 3})), (Shape{2, 4, 15}));
+  EXPECT_EQ(shape(triu(m)), (Shape{4, 5}));
+  EXPECT_EQ(shape(argsort(m)), (Shape{4, 5}));
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -1,0 +1,98 @@
+// Pointwise ops with masks, three operands or modes: where, masked_fill, lerp, addcmul,
+// addcdiv and div's rounding modes (broadcasting, promotion, in-place, errors).
+#include "ops_test_util.h"
+
+namespace loom::testing {
+namespace {
+
+class Ternary : public OpsTest {};
+
+TEST_F(Ternary, WhereBroadcastsAndPromotesOnlyTheValues) {
+  Tensor cond = make({1, 0, 1}, {3}, ScalarType::Bool);
+  Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3}, ScalarType::Int32);
+  Tensor y = make({-1}, {1}, ScalarType::Float64);
+  Tensor r = where(cond, x, y);
+  EXPECT_EQ(r.dtype(), ScalarType::Float64);
+  EXPECT_EQ(shape(r), (Shape{2, 3}));
+  EXPECT_EQ(values(r), (Values{1, -1, 3, 4, -1, 6}));
+  EXPECT_EQ(values(where(cond, x.t().t(), wrapped_scalar(0))), (Values{1, 0, 3, 4, 0, 6}));
+  EXPECT_EQ(where(cond, x, wrapped_scalar(0)).dtype(), ScalarType::Int32);
+}
+
+TEST_F(Ternary, MaskedFillKeepsSelfsDtypeAndWorksInPlace) {
+  Tensor x = make({1, 2, 3, 4}, {2, 2}, ScalarType::Int64);
+  Tensor mask = make({1, 0}, {2}, ScalarType::Bool);  // broadcast over rows
+  EXPECT_EQ(values(masked_fill(x, mask, 9)), (Values{9, 2, 9, 4}));
+  EXPECT_EQ(masked_fill(x, mask, 9).dtype(), ScalarType::Int64);
+  Tensor f = make({1, 2, 3, 4}, {2, 2}, ScalarType::Float16);
+  f.masked_fill_(make({0, 1, 1, 0}, {2, 2}, ScalarType::Bool), -INFINITY);
+  EXPECT_EQ(values(f), (Values{1, -INFINITY, -INFINITY, 4}));
+}
+
+TEST_F(Ternary, LerpAddcmulAddcdiv) {
+  Tensor a = make({0, 10}, {2}), b = make({10, 20}, {2});
+  expect_close(values(lerp(a, b, 0.25)), {2.5, 12.5});
+  EXPECT_EQ(values(lerp(a, b, 1.0)), (Values{10, 20}));  // exact at weight 1
+  expect_close(values(lerp(a, b, make({0.5, 1}, {2}))), {5, 20});
+  Tensor s = make({1, 1}, {2});
+  expect_close(values(addcmul(s, a, b, 0.5)), {1, 101});
+  expect_close(values(addcdiv(s, b, make({2, 4}, {2}), 2)), {11, 11});
+  EXPECT_EQ(values(addcmul(make({1}, {1}, ScalarType::Int32), make({2, 3}, {2}, ScalarType::Int32),
+                           make({4}, {1}, ScalarType::Int32), 2)),
+            (Values{17, 25}));
+  Tensor inplace = make({1, 2}, {2}, ScalarType::Float64);
+  inplace.addcmul_(inplace, inplace);
+  EXPECT_EQ(values(inplace), (Values{2, 6}));
+}
+
+TEST_F(Ternary, DivRoundingModes) {
+  Tensor x = make({7, -7, 7, -7}, {4}, ScalarType::Int64);
+  Tensor y = make({2, 2, -2, -2}, {4}, ScalarType::Int64);
+  EXPECT_EQ(values(div(x, y, std::string("trunc"))), (Values{3, -3, -3, 3}));
+  EXPECT_EQ(values(div(x, y, std::string("floor"))), (Values{3, -4, -4, 3}));
+  EXPECT_EQ(div(x, y, std::string("floor")).dtype(), ScalarType::Int64);
+  Tensor true_div = div(x, y, std::nullopt);
+  EXPECT_EQ(true_div.dtype(), ScalarType::Float32);
+  EXPECT_EQ(values(true_div), (Values{3.5, -3.5, -3.5, 3.5}));
+  Tensor fx = make({7.5, -7.5}, {2}, ScalarType::Float32);
+  EXPECT_EQ(values(div(fx, make({2}, {1}), std::string("floor"))), (Values{3, -4}));
+  EXPECT_EQ(values(div(fx, make({2}, {1}), std::string("trunc"))), (Values{3, -3}));
+}
+
+TEST_F(Ternary, ZeroSizeAndMeta) {
+  EXPECT_EQ(shape(where(empty({0, 2}, TensorOptions().dtype(ScalarType::Bool)), zeros({2}),
+                        ones({0, 1}))),
+            (Shape{0, 2}));
+  Device meta{kMeta, -1};
+  Tensor m = empty({3, 1}, TensorOptions().device(meta));
+  EXPECT_EQ(shape(addcmul(m, empty({4}, TensorOptions().device(meta)), m)), (Shape{3, 4}));
+}
+
+TEST_F(Ternary, BadInputs) {
+  Tensor x = make({1, 2}, {2});
+  expect_error([&] { where(x, x, x); }, "loom::where.self", "expected a bool mask, found float32");
+  expect_error(
+      [&] {
+        masked_fill(x, make({1, 0, 1}, {3}, ScalarType::Bool), 0);
+      },
+      "loom::masked_fill.Scalar", "cannot be broadcast");
+  expect_error(
+      [&] {
+        div(make({1}, {1}, ScalarType::Int32), make({0}, {1}, ScalarType::Int32),
+            std::string("trunc"));
+      },
+      "loom::div.Tensor_mode", "integer division by zero");
+  expect_error([&] { div(x, x, std::string("round")); }, "loom::div.Tensor_mode",
+               "expected rounding_mode None");
+  expect_error(
+      [&] {
+        masked_fill(make({1}, {1}, ScalarType::Int32), make({1}, {1}, ScalarType::Bool), 0.5);
+      },
+      "loom::masked_fill.Scalar", "cannot be converted");
+  expect_error(
+      [&] { lerp(make({1}, {1}, ScalarType::Int32), make({1}, {1}, ScalarType::Int32), 0.5); },
+      "loom::lerp.Scalar", "dtype int32 is not supported");
+}
+
+}  // namespace
+}  // namespace loom::testing
