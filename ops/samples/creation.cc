@@ -14,7 +14,7 @@ OpSample no_meta_kernel(OpSample s) {
       Check::Meta,
       "no Meta kernel: the meta call throws 'no kernel for dispatch key Meta' where the CPU "
       "call fills the given out; fix in the op library (a meta kernel that checks out's "
-      "length, as fill_ and copy_ get in dispatcher/src/structured_ops.cc)");
+      "length, as fill_ and copy_ get in ops/src/standard_library.cc)");
 }
 
 std::vector<OpSample> make() {

@@ -21,7 +21,7 @@ OpSample no_meta_kernel(OpSample s) {
       Check::Meta,
       "no Meta kernel: the meta call throws 'no kernel for dispatch key Meta' where the CPU "
       "call fills the given out; fix in the op library (a meta kernel that checks out's "
-      "length, as the in-place random ops get in dispatcher/src/structured_ops.cc)");
+      "length, as the in-place random ops get in ops/src/standard_library.cc)");
 }
 
 std::vector<OpSample> make() {

@@ -1,6 +1,6 @@
 // Samples of the family of pointwise ops with masks, modes or three operands: where,
 // masked_fill, lerp, addcmul, addcdiv, clamp, div with a rounding mode (Note [Masks and
-// modes] in dispatcher/src/structured_ops.cc; Note [Op samples] in loom/ops/samples.h).
+// modes] in ops/src/structured_ops.cc; Note [Op samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {

@@ -14,7 +14,7 @@
 //             and the out= and in-place variants, where defined, accept meta outs of
 //             those and meta self (a sample marked not meta-checkable must raise);
 //   variants  the in-place (`name_`) and out= (`name.out`, `name.<overload>_out`)
-//             variants, named as dispatcher/src/structured_schemas.cc derives them and
+//             variants, named as ops/src/structured_schemas.cc derives them and
 //             called where defined, give the same values (in-place only where the
 //             result has self's shape and dtype);
 //   strided   every tensor argument rebuilt with a reversed-dim, stride-2 layout (same
@@ -43,8 +43,8 @@
 
 #include "absl/strings/str_join.h"
 #include "loom/call.h"
-#include "loom/core/op_library.h"
 #include "loom/loom.h"
+#include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
 #include "ops_test_util.h"
 
@@ -73,7 +73,7 @@ struct VariantNames {
   std::string inplace, out;
 };
 
-// As inplace_schema / out_schema in dispatcher/src/structured_schemas.cc.
+// As inplace_schema / out_schema in ops/src/structured_schemas.cc.
 VariantNames variant_names(const std::string& op) {
   const size_t dot = op.find('.', op.find("::") + 2);
   const std::string base = op.substr(0, dot);
