@@ -1,0 +1,191 @@
+// Sample inputs of the standard ops (ops.def), one file per op family under ops/samples/:
+// what the op sweep (tests/ops/op_sweep_test.cc) runs every op on. The model names
+// tensors by shape, dtype and kind of values only, so it depends on no frontend.
+//
+// Note [Op samples]
+// ~~~~~~~~~~~~~~~~~
+// Every op of ops.def has at least one OpSample; the sweep fails, naming the ops, when
+// one has none, so an op added to ops.def comes with samples. A sample is data, not
+// code: the op's name with its overload exactly as ops.def spells it, positional and
+// keyword arguments, and flags. Tensors are TensorSpecs (shape, dtype, what values) that
+// the sweep builds from a fixed seed, on cpu or on meta, contiguous or not, so one
+// sample serves every check (Note [Op sweep] in tests/ops/op_sweep_test.cc says which). Values are
+// chosen so the op is well defined: positive inputs for log and sqrt, indices within bounds,
+// distinct values where an op returns indices of ties. A sample that cannot run on the
+// meta device (its output shape depends on tensor values) says why; one that shows a
+// disagreement in loom that these files cannot fix is marked a known failure of that
+// check, with the reason; the sweep reports it instead of failing (and fails once it
+// passes, so the mark is removed). Samples are small (tens of elements), cover a 0-dim,
+// a broadcast and an empty case where the op allows, the dtypes the op is meant for, and
+// the keyword arguments of the schema. Where a sample would only show that loom refuses
+// an input by design (integer max pooling, int32 one_hot), it is left out.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "loom/core/scalar_type.h"
+
+namespace loom::ops {
+
+// The values a sample tensor holds (drawn from a fixed seed; integer dtypes get the
+// integer version of each range).
+enum class Fill : uint8_t {
+  Normal,    // floats in [-2, 2); integers in [-5, 5]
+  Positive,  // floats in [0.5, 2.5); integers in [1, 5]
+  Unit,      // floats in [0.05, 0.95]; integers 0 or 1
+  Index,     // integers in [0, bound), in any dtype
+  Bool,      // 0 or 1, in any dtype
+  SmallInt,  // integers in [-3, 3], in any dtype (ties and exact results)
+  Distinct,  // a permutation of 0 .. numel-1 (no ties), in any dtype
+  Zeros,     // all zero (outputs of in-place fills)
+  Special,   // floats cycling through nan, inf, -inf, 0, -0.5, 1.5 (integers: as Normal)
+};
+
+struct TensorSpec {
+  std::vector<int64_t> shape;
+  ScalarType dtype = ScalarType::Float32;
+  Fill fill = Fill::Normal;
+  int64_t bound = 0;  // Fill::Index: values in [0, bound)
+};
+
+// The device the sample runs on (cpu, or meta for the meta check), for Device arguments.
+struct SampleDevice {};
+struct None {};
+
+using SampleArg = std::variant<None, TensorSpec, std::vector<TensorSpec>, int64_t, double, bool,
+                               std::string, std::vector<int64_t>, ScalarType, SampleDevice>;
+
+// The checks of the sweep, for marking known failures.
+enum class Check : uint8_t { Meta, Variants, Strided };
+std::string_view check_name(Check check);  // "meta", "variants", "strided"
+
+struct KnownFailure {
+  Check check;
+  std::string reason;  // the disagreement observed, and where loom would be fixed
+};
+
+using SampleKwargs = std::vector<std::pair<std::string, SampleArg>>;
+
+struct OpSample {
+  OpSample(std::string op_name, std::vector<SampleArg> positional, SampleKwargs keywords = {})
+      : op(std::move(op_name)), args(std::move(positional)), kwargs(std::move(keywords)) {}
+
+  std::string op;  // "loom::add.Tensor", as in ops.def
+  std::vector<SampleArg> args;
+  SampleKwargs kwargs;
+  std::string note;            // what the sample exercises, when not obvious
+  bool meta_checkable = true;  // false: the output shape depends on values
+  std::string meta_reason;     // why not meta-checkable
+  bool deterministic = true;   // false: random; the sweep seeds before each run
+  double tolerance = 0;        // relative and absolute; 0: the sweep's default
+  std::vector<KnownFailure> known_failures;
+
+  // Builder-style modifiers, for the sample tables.
+  OpSample&& with_note(std::string text) && {
+    note = std::move(text);
+    return std::move(*this);
+  }
+  OpSample&& no_meta(std::string reason) && {
+    meta_checkable = false;
+    meta_reason = std::move(reason);
+    return std::move(*this);
+  }
+  OpSample&& random() && {
+    deterministic = false;
+    return std::move(*this);
+  }
+  OpSample&& tol(double t) && {
+    tolerance = t;
+    return std::move(*this);
+  }
+  OpSample&& known_failure(Check check, std::string reason) && {
+    known_failures.push_back({check, std::move(reason)});
+    return std::move(*this);
+  }
+  const KnownFailure* known_failure_of(Check check) const {
+    for (const KnownFailure& k : known_failures) {
+      if (k.check == check) return &k;
+    }
+    return nullptr;
+  }
+};
+
+// --- the families (ops/samples/<family>.cc) ---
+std::span<const OpSample> copy_samples();
+std::span<const OpSample> creation_samples();
+std::span<const OpSample> unary_samples();
+std::span<const OpSample> binary_samples();
+std::span<const OpSample> ternary_samples();
+std::span<const OpSample> reduction_samples();
+std::span<const OpSample> scan_samples();
+std::span<const OpSample> linalg_samples();
+std::span<const OpSample> conv_samples();
+std::span<const OpSample> pool_samples();
+std::span<const OpSample> random_samples();
+std::span<const OpSample> shape_samples();
+std::span<const OpSample> indexing_samples();
+std::span<const OpSample> sort_samples();
+std::span<const OpSample> softmax_samples();
+std::span<const OpSample> normalization_samples();
+std::span<const OpSample> loss_samples();
+std::span<const OpSample> embedding_samples();
+
+struct SampleFamily {
+  std::string_view name;  // "copy", "unary", ...
+  std::span<const OpSample> samples;
+};
+// Every family, in the order above.
+std::span<const SampleFamily> sample_families();
+// The samples of every family, in family order.
+std::span<const OpSample> all_samples();
+
+// --- shorthands for the sample tables ---
+namespace sample_helpers {
+
+inline constexpr ScalarType kBool = ScalarType::Bool;
+inline constexpr ScalarType kU8 = ScalarType::UInt8;
+inline constexpr ScalarType kI32 = ScalarType::Int32;
+inline constexpr ScalarType kI64 = ScalarType::Int64;
+inline constexpr ScalarType kF16 = ScalarType::Float16;
+inline constexpr ScalarType kBF16 = ScalarType::BFloat16;
+inline constexpr ScalarType kF32 = ScalarType::Float32;
+inline constexpr ScalarType kF64 = ScalarType::Float64;
+
+inline TensorSpec T(std::vector<int64_t> shape, ScalarType dtype = kF32, Fill fill = Fill::Normal) {
+  return {std::move(shape), dtype, fill, 0};
+}
+// Indices in [0, bound).
+inline TensorSpec Idx(std::vector<int64_t> shape, int64_t bound, ScalarType dtype = kI64) {
+  return {std::move(shape), dtype, Fill::Index, bound};
+}
+inline SampleArg I(int64_t v) {
+  return v;
+}
+inline SampleArg D(double v) {
+  return v;
+}
+inline SampleArg B(bool v) {
+  return v;
+}
+inline SampleArg S(std::string v) {
+  return v;
+}
+inline SampleArg L(std::vector<int64_t> v) {
+  return v;
+}
+inline SampleArg TL(std::vector<TensorSpec> v) {
+  return v;
+}
+inline SampleArg none() {
+  return None{};
+}
+
+}  // namespace sample_helpers
+
+}  // namespace loom::ops

@@ -1,0 +1,85 @@
+// Samples of the binary pointwise family: arithmetic, comparisons, logical and bitwise
+// ops (div with a rounding mode is in ternary.cc; Note [Op samples] in loom/ops/samples.h).
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+// Same shapes, broadcasting both ways, 0-dim with 0-dim, a 0-dim float64 operand with a
+// float32 matrix (a dimensioned operand's dtype wins), mixed int64 / float32, bfloat16,
+// and an empty tensor broadcast with a vector.
+void arithmetic(std::vector<OpSample>& out, const char* op, Fill a, Fill b) {
+  out.push_back({op, {T({2, 3}, kF32, a), T({2, 3}, kF32, b)}});
+  out.push_back({op, {T({3, 1}, kF32, a), T({1, 4}, kF32, b)}});
+  out.push_back({op, {T({2, 3}, kF64, a), T({3}, kF64, b)}});
+  out.push_back({op, {T({}, kF32, a), T({}, kF32, b)}});
+  out.push_back({op, {T({2, 3}, kF32, a), T({}, kF64, b)}});
+  out.push_back({op, {T({2, 3}, kI64, a), T({2, 3}, kF32, b)}});
+  out.push_back(OpSample{op, {T({2, 3}, kBF16, a), T({2, 3}, kBF16, b)}}.tol(2e-2));
+  out.push_back({op, {T({0, 3}, kF32, a), T({3}, kF32, b)}});
+}
+
+// The same for integers: int64, int32 broadcast with int64, 0-dim, uint8 in [0, 8).
+void integral(std::vector<OpSample>& out, const char* op, Fill a, Fill b) {
+  out.push_back({op, {T({2, 3}, kI64, a), T({2, 3}, kI64, b)}});
+  out.push_back({op, {T({3, 1}, kI32, a), T({4}, kI64, b)}});
+  out.push_back({op, {T({}, kI32, a), T({}, kI32, b)}});
+  out.push_back(
+      {op, {Idx({2, 3}, 8, kU8), b == Fill::Positive ? T({3}, kU8, b) : Idx({3}, 8, kU8)}});
+}
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> s;
+  for (const char* op : {"loom::add.Tensor", "loom::sub.Tensor", "loom::mul.Tensor",
+                         "loom::maximum", "loom::minimum"}) {
+    arithmetic(s, op, Fill::Normal, Fill::Normal);
+    integral(s, op, Fill::Normal, Fill::Normal);
+  }
+  s.push_back({"loom::add.Tensor", {T({2, 3}), T({3})}, {{"alpha", D(0.5)}}});
+  s.push_back({"loom::add.Tensor", {T({2, 3}, kI64), T({2, 3}, kI64)}, {{"alpha", I(3)}}});
+  s.push_back({"loom::sub.Tensor", {T({}), T({2, 2})}, {{"alpha", I(2)}}});
+  s.push_back({"loom::add.Tensor", {T({2, 3}, kBool, Fill::Bool), T({2, 3}, kBool, Fill::Bool)}});
+  arithmetic(s, "loom::div.Tensor", Fill::Normal, Fill::Positive);
+  integral(s, "loom::div.Tensor", Fill::Normal, Fill::Positive);
+  for (const char* op : {"loom::remainder.Tensor", "loom::fmod.Tensor"}) {
+    arithmetic(s, op, Fill::Normal, Fill::Positive);
+    integral(s, op, Fill::Normal, Fill::Positive);
+    s.push_back({op, {T({2, 3}), T({2, 3}, kF32, Fill::Normal)}});
+  }
+  arithmetic(s, "loom::pow.Tensor_Tensor", Fill::Positive, Fill::Normal);
+  s.push_back({"loom::pow.Tensor_Tensor", {T({2, 3}, kI64, Fill::SmallInt), Idx({2, 3}, 4)}});
+  s.push_back({"loom::pow.Tensor_Tensor", {T({3}, kI32, Fill::SmallInt), Idx({2, 1}, 3, kI32)}});
+  s.push_back({"loom::pow.Tensor_Tensor", {T({2, 3}, kF32, Fill::Normal), Idx({3}, 3, kF32)}});
+  arithmetic(s, "loom::atan2", Fill::Normal, Fill::Normal);
+  s.push_back({"loom::atan2", {T({2, 3}, kI64), T({3}, kI32)}});
+  for (const char* op :
+       {"loom::bitwise_and.Tensor", "loom::bitwise_or.Tensor", "loom::bitwise_xor.Tensor"}) {
+    integral(s, op, Fill::Normal, Fill::Normal);
+    s.push_back({op, {T({2, 3}, kBool, Fill::Bool), T({3}, kBool, Fill::Bool)}});
+  }
+  for (const char* op : {"loom::eq.Tensor", "loom::ne.Tensor", "loom::lt.Tensor", "loom::le.Tensor",
+                         "loom::gt.Tensor", "loom::ge.Tensor"}) {
+    arithmetic(s, op, Fill::SmallInt, Fill::SmallInt);
+    integral(s, op, Fill::SmallInt, Fill::SmallInt);
+    s.push_back({op, {T({2, 3}, kBool, Fill::Bool), T({3}, kBool, Fill::Bool)}});
+  }
+  for (const char* op : {"loom::logical_and", "loom::logical_or", "loom::logical_xor"}) {
+    s.push_back({op, {T({2, 3}, kBool, Fill::Bool), T({2, 3}, kBool, Fill::Bool)}});
+    s.push_back({op, {T({3, 1}, kBool, Fill::Bool), T({4}, kBool, Fill::Bool)}});
+    s.push_back({op, {T({2, 3}, kF32, Fill::SmallInt), T({3}, kI64, Fill::SmallInt)}});
+    s.push_back({op, {T({}, kF64, Fill::SmallInt), T({}, kBool, Fill::Bool)}});
+    s.push_back({op, {T({2, 3}, kF32, Fill::Special), T({2, 3}, kI32, Fill::Bool)}});
+  }
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> binary_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

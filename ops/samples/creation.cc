@@ -1,0 +1,48 @@
+// Samples of the creation family: arange, linspace, eye (their out= forms: the frontend
+// computes the length and allocates `out`; Note [Op samples] in loom/ops/samples.h).
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+// Known failure of the meta check (Note [Op samples]): loom registers no Meta kernel for
+// arange.start_out and linspace.out (eye.m_out, a decomposition, runs on meta).
+OpSample no_meta_kernel(OpSample s) {
+  return std::move(s).known_failure(
+      Check::Meta,
+      "no Meta kernel: the meta call throws 'no kernel for dispatch key Meta' where the CPU "
+      "call fills the given out; fix in the op library (a meta kernel that checks out's "
+      "length, as fill_ and copy_ get in ops/src/standard_library.cc)");
+}
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> samples = {
+      {"loom::arange.start_out", {I(0), I(5)}, {{"out", T({5}, kI64, Fill::Zeros)}}},
+      {"loom::arange.start_out", {D(0.5), D(3.0), D(0.5)}, {{"out", T({5}, kF32, Fill::Zeros)}}},
+      OpSample{"loom::arange.start_out", {I(10), I(0), I(-3)}, {{"out", T({4}, kI64, Fill::Zeros)}}}
+          .with_note("negative step"),
+      {"loom::arange.start_out", {I(-2), I(2)}, {{"out", T({4}, kF64, Fill::Zeros)}}},
+      {"loom::linspace.out", {D(0.0), D(1.0), I(5)}, {{"out", T({5}, kF32, Fill::Zeros)}}},
+      {"loom::linspace.out", {I(-1), I(1), I(4)}, {{"out", T({4}, kF64, Fill::Zeros)}}},
+      {"loom::linspace.out", {I(0), I(10), I(6)}, {{"out", T({6}, kI64, Fill::Zeros)}}},
+      {"loom::linspace.out", {D(2.0), D(2.0), I(1)}, {{"out", T({1}, kF32, Fill::Zeros)}}},
+      {"loom::eye.m_out", {I(3), I(4)}, {{"out", T({3, 4}, kF32, Fill::Zeros)}}},
+      {"loom::eye.m_out", {I(2), I(2)}, {{"out", T({2, 2}, kI64, Fill::Zeros)}}},
+      {"loom::eye.m_out", {I(3), I(1)}, {{"out", T({3, 1}, kBool, Fill::Zeros)}}},
+  };
+  for (OpSample& s : samples) {
+    if (s.op != "loom::eye.m_out") s = no_meta_kernel(std::move(s));
+  }
+  return samples;
+}
+
+}  // namespace
+
+std::span<const OpSample> creation_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,32 @@
+// Samples of the embedding family: embedding, one_hot (Note [Op samples] in
+// loom/ops/samples.h).
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> s = {
+      {"loom::embedding", {T({10, 3}), Idx({2, 4}, 10)}},
+      {"loom::embedding", {T({5, 2}, kF64), Idx({6}, 5)}, {{"padding_idx", I(0)}}},
+      {"loom::embedding", {T({4, 3}, kI32), Idx({}, 4)}},
+      {"loom::embedding", {T({6, 2}), Idx({3, 2}, 6, kI32), I(2), B(false), B(false)}},
+      {"loom::one_hot", {Idx({2, 3}, 4), I(5)}},
+      {"loom::one_hot", {Idx({4}, 3)}, {{"num_classes", I(3)}}},
+      {"loom::one_hot", {Idx({}, 2), I(2)}},
+      OpSample{"loom::one_hot", {Idx({2, 3}, 4)}}.no_meta(
+          "num_classes=-1: the class count is the largest value plus one"),
+  };
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> embedding_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,64 @@
+// Samples of the indexing family: index_select, gather, scatter (src, value, add),
+// index.Tensor, nonzero (Note [Op samples] in loom/ops/samples.h). scatter writes each
+// position of a row at most once (one index per row, or a permutation), so its result
+// does not depend on the order of the writes.
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+std::vector<OpSample> make() {
+  const std::string data_dependent = "the output shape depends on the values";
+  std::vector<OpSample> s = {
+      {"loom::index_select", {T({4, 3}), I(0), Idx({5}, 4)}},
+      {"loom::index_select", {T({2, 5}, kI64), I(1), Idx({3}, 5)}},
+      {"loom::index_select", {T({2, 3, 4}, kF64), I(-1), Idx({2}, 4, kI32)}},
+      {"loom::index_select", {T({}), I(0), Idx({1}, 1)}},
+      {"loom::index_select", {T({4, 3}), I(1), Idx({0}, 3)}},
+      {"loom::index_select", {T({3, 2}, kBool, Fill::Bool), I(0), Idx({}, 3)}},
+      {"loom::gather", {T({3, 4}), I(1), Idx({3, 2}, 4)}},
+      {"loom::gather", {T({3, 4}, kI64), I(0), Idx({2, 4}, 3)}},
+      {"loom::gather", {T({2, 3, 4}, kF64), I(-1), Idx({2, 3, 5}, 4)}, {{"sparse_grad", B(false)}}},
+      {"loom::gather", {T({}), I(0), Idx({}, 1)}},
+      {"loom::gather", {T({3, 4}), I(1), Idx({3, 0}, 4)}},
+      {"loom::scatter.src", {T({3, 4}), I(1), Idx({3, 1}, 4), T({3, 2})}},
+      {"loom::scatter.src", {T({3, 4}, kI64), I(0), Idx({1, 4}, 3), T({2, 4}, kI64)}},
+      {"loom::scatter.src", {T({}, kF64), I(0), Idx({}, 1), T({}, kF64)}},
+      {"loom::scatter.value", {T({3, 4}), I(1), Idx({3, 1}, 4), D(-1.5)}},
+      {"loom::scatter.value", {T({3, 4}, kI32), I(0), Idx({1, 2}, 3), I(9)}},
+      {"loom::scatter.value", {T({}), I(0), Idx({}, 1), D(2.0)}},
+      OpSample{
+          "loom::scatter_add",
+          {T({3, 4}, kF32, Fill::SmallInt), I(1), Idx({3, 5}, 4), T({3, 5}, kF32, Fill::SmallInt)}}
+          .with_note("repeated indices: integer-valued floats keep the sums exact"),
+      {"loom::scatter_add", {T({3, 4}, kI64), I(0), Idx({4, 4}, 3), T({4, 4}, kI64)}},
+      {"loom::scatter_add", {T({2, 3}, kF64), I(-1), Idx({2, 2}, 3), T({2, 3}, kF64)}},
+      {"loom::index.Tensor", {T({4, 5}), TL({Idx({3}, 4)})}},
+      {"loom::index.Tensor", {T({}), TL({})}},
+      OpSample{"loom::index.Tensor", {T({4, 5}, kI64), TL({Idx({2, 3}, 4), Idx({3}, 5)})}}
+          .with_note("two broadcast index tensors"),
+      {"loom::index.Tensor", {T({2, 3, 4}, kF64), TL({Idx({2}, 2), Idx({2}, 3), Idx({1}, 4)})}},
+      OpSample{"loom::index.Tensor", {T({3, 4}), TL({T({3, 4}, kBool, Fill::Bool)})}}.no_meta(
+          data_dependent + " (the number of true elements of a mask)"),
+      OpSample{"loom::index.Tensor", {T({3, 4}, kI64), TL({T({3}, kBool, Fill::Bool)})}}.no_meta(
+          data_dependent + " (the number of true elements of a mask)"),
+      OpSample{"loom::nonzero", {T({3, 4}, kF32, Fill::SmallInt)}}.no_meta(
+          data_dependent + " (the number of nonzero elements)"),
+      OpSample{"loom::nonzero", {T({2, 3, 2}, kBool, Fill::Bool)}}.no_meta(
+          data_dependent + " (the number of nonzero elements)"),
+      OpSample{"loom::nonzero", {T({}, kI64, Fill::Bool)}}.no_meta(
+          data_dependent + " (the number of nonzero elements)"),
+  };
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> indexing_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

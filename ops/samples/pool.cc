@@ -1,0 +1,45 @@
+// Samples of the pooling family: max_pool2d_with_indices, max_pool2d, avg_pool2d,
+// adaptive_avg_pool2d (Note [Op samples] in loom/ops/samples.h). Max pooling inputs hold
+// distinct values, so the indices of the maxima are unique.
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> s;
+  for (const char* op : {"loom::max_pool2d_with_indices", "loom::max_pool2d"}) {
+    s.push_back({op, {T({1, 2, 5, 5}, kF32, Fill::Distinct), L({2, 2})}});
+    s.push_back({op,
+                 {T({2, 1, 6, 5}, kF32, Fill::Distinct), L({3, 3}), L({2, 2}), L({1, 1})},
+                 {{"ceil_mode", B(true)}}});
+    s.push_back({op,
+                 {T({2, 7, 7}, kF64, Fill::Distinct), L({2, 2})},
+                 {{"stride", L({1, 2})}, {"dilation", L({2, 2})}}});
+    s.push_back(OpSample{op, {T({1, 2, 4, 4}, kBF16, Fill::Distinct), I(2), I(1)}}.tol(2e-2));
+  }
+  s.push_back({"loom::avg_pool2d", {T({1, 2, 5, 5}), L({2, 2})}});
+  s.push_back({"loom::avg_pool2d",
+               {T({2, 1, 6, 5}), L({3, 3}), L({2, 2}), L({1, 1})},
+               {{"ceil_mode", B(true)}, {"count_include_pad", B(false)}}});
+  s.push_back({"loom::avg_pool2d",
+               {T({2, 5, 5}, kF64), L({3, 2})},
+               {{"stride", L({1, 1})}, {"padding", L({1, 0})}, {"divisor_override", I(4)}}});
+  s.push_back(OpSample{"loom::avg_pool2d", {T({1, 2, 4, 4}, kBF16), I(2)}}.tol(2e-2));
+  s.push_back({"loom::adaptive_avg_pool2d", {T({1, 2, 5, 7}), L({2, 3})}});
+  s.push_back({"loom::adaptive_avg_pool2d", {T({2, 6, 6}, kF64), L({3, 3})}});
+  s.push_back({"loom::adaptive_avg_pool2d", {T({2, 3, 4, 4}), I(1)}});
+  s.push_back({"loom::adaptive_avg_pool2d", {T({1, 1, 3, 3}), L({5, 4})}});
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> pool_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

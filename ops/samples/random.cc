@@ -1,0 +1,68 @@
+// Samples of the random family: uniform_, normal_, bernoulli_, bernoulli, random_,
+// randperm, dropout (Note [Op samples] in loom/ops/samples.h). All are marked random:
+// the sweep seeds the generator before each run, and values are a function of the
+// logical position (Note [Random stream layout] in loom/sdk/philox.hpp), so layouts and
+// variants must agree exactly.
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+OpSample rnd(std::string op, std::vector<SampleArg> args, SampleKwargs kwargs = {}) {
+  return OpSample{std::move(op), std::move(args), std::move(kwargs)}.random();
+}
+
+// Known failure of the meta check (Note [Op samples]): loom registers no Meta kernel for
+// randperm.out (the in-place random fills get a meta no-op).
+OpSample no_meta_kernel(OpSample s) {
+  return std::move(s).known_failure(
+      Check::Meta,
+      "no Meta kernel: the meta call throws 'no kernel for dispatch key Meta' where the CPU "
+      "call fills the given out; fix in the op library (a meta kernel that checks out's "
+      "length, as the in-place random ops get in ops/src/standard_library.cc)");
+}
+
+std::vector<OpSample> make() {
+  const TensorSpec z23 = T({2, 3}, kF32, Fill::Zeros);
+  return {
+      rnd("loom::uniform_", {z23}),
+      rnd("loom::uniform_", {T({3, 4}, kF64, Fill::Zeros), D(-2.0), D(3.0)}),
+      rnd("loom::uniform_", {T({}, kF32, Fill::Zeros)}, {{"from", D(1.0)}, {"to", D(2.0)}}),
+      rnd("loom::uniform_", {T({2, 5}, kBF16, Fill::Zeros)}),
+      rnd("loom::normal_", {z23}),
+      rnd("loom::normal_", {T({3, 4}, kF64, Fill::Zeros), D(1.0), D(0.5)}),
+      rnd("loom::normal_", {T({}, kF32, Fill::Zeros)}, {{"std", D(2.0)}}),
+      rnd("loom::normal_", {T({5, 2}, kF16, Fill::Zeros)}, {{"mean", D(-1.0)}}),
+      rnd("loom::bernoulli_.float", {z23}),
+      rnd("loom::bernoulli_.float", {T({3, 4}, kF64, Fill::Zeros), D(0.2)}),
+      rnd("loom::bernoulli_.float", {T({4}, kI64, Fill::Zeros)}, {{"p", D(0.7)}}),
+      rnd("loom::bernoulli_.float", {T({}, kBool, Fill::Zeros)}),
+      rnd("loom::bernoulli", {T({2, 3}, kF32, Fill::Unit)}),
+      rnd("loom::bernoulli", {T({3, 4}, kF64, Fill::Unit)}),
+      rnd("loom::bernoulli", {T({}, kF32, Fill::Unit)}),
+      rnd("loom::bernoulli", {T({2, 3}, kBF16, Fill::Unit)}),
+      rnd("loom::random_.from", {T({2, 3}, kI64, Fill::Zeros), I(-5), I(5)}),
+      rnd("loom::random_.from", {T({3, 4}, kF32, Fill::Zeros), I(0), I(10)}),
+      rnd("loom::random_.from", {T({}, kI32, Fill::Zeros), I(1)}, {{"to", I(100)}}),
+      rnd("loom::random_.from", {T({6}, kU8, Fill::Zeros), I(0), none()}),
+      no_meta_kernel(rnd("loom::randperm.out", {I(6)}, {{"out", T({6}, kI64, Fill::Zeros)}})),
+      no_meta_kernel(rnd("loom::randperm.out", {I(1)}, {{"out", T({1}, kI32, Fill::Zeros)}})),
+      no_meta_kernel(rnd("loom::randperm.out", {I(10)}, {{"out", T({10}, kF32, Fill::Zeros)}})),
+      rnd("loom::dropout", {T({2, 3}), D(0.5), B(true)}),
+      rnd("loom::dropout", {T({3, 4}, kF64), D(0.2), B(true)}),
+      rnd("loom::dropout", {T({2, 3}), D(0.5), B(false)}),
+      rnd("loom::dropout", {T({}), D(0.0), B(true)}),
+      rnd("loom::dropout", {T({4}), D(1.0), B(true)}),
+  };
+}
+
+}  // namespace
+
+std::span<const OpSample> random_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

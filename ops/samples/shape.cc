@@ -1,0 +1,78 @@
+// Samples of the shape family: cat, stack, split, chunk, flatten, reshape, flip, roll,
+// repeat, tril, triu, pad (Note [Op samples] in loom/ops/samples.h).
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> s = {
+      {"loom::cat", {TL({T({2, 3}), T({1, 3})})}},
+      {"loom::cat", {TL({T({2, 3}, kI64), T({2, 1}, kI64), T({2, 2}, kI64)}), I(1)}},
+      {"loom::cat", {TL({T({2, 3}, kF64), T({2, 3}, kF64)})}, {{"dim", I(-1)}}},
+      OpSample{"loom::cat", {TL({T({2, 2}), T({2, 2}, kF64)}), I(0)}}.with_note(
+          "mixed dtypes promote"),
+      {"loom::cat", {TL({T({3}, kBool, Fill::Bool), T({2}, kBool, Fill::Bool)})}},
+      {"loom::cat", {TL({T({0, 3}), T({2, 3})})}},
+      {"loom::stack", {TL({T({2, 3}), T({2, 3}), T({2, 3})})}},
+      {"loom::stack", {TL({T({2, 3}, kI64), T({2, 3}, kI64)}), I(2)}},
+      {"loom::stack", {TL({T({}), T({})})}},
+      {"loom::stack", {TL({T({3}, kF64), T({3}, kF64)})}, {{"dim", I(-1)}}},
+      {"loom::split.Tensor", {T({5, 2}), I(2)}},
+      {"loom::split.Tensor", {T({2, 6}, kI64), I(3), I(1)}},
+      {"loom::split.Tensor", {T({4, 3}, kF64), I(4)}, {{"dim", I(0)}}},
+      {"loom::chunk", {T({5, 2}), I(3)}},
+      {"loom::chunk", {T({2, 6}, kI32), I(2), I(-1)}},
+      {"loom::chunk", {T({3, 2}), I(5)}, {{"dim", I(0)}}},
+      {"loom::flatten.using_ints", {T({2, 3, 4})}},
+      {"loom::flatten.using_ints", {T({2, 3, 4}, kI64), I(1), I(2)}},
+      {"loom::flatten.using_ints", {T({2, 3, 4, 2})}, {{"start_dim", I(1)}, {"end_dim", I(-2)}}},
+      {"loom::flatten.using_ints", {T({})}},
+      {"loom::reshape", {T({2, 3, 4}), L({4, -1})}},
+      {"loom::reshape", {T({6}, kI64), L({2, 1, 3})}},
+      {"loom::reshape", {T({}), L({1, 1})}},
+      {"loom::reshape", {T({1}, kF64), L({})}},
+      {"loom::flip", {T({2, 3, 4}), L({0, 2})}},
+      {"loom::flip", {T({3, 4}, kI64), L({-1})}},
+      {"loom::flip", {T({}), L({})}},
+      {"loom::flip", {T({0, 3}), L({1})}},
+      {"loom::flip", {T({5}, kBool, Fill::Bool), L({0})}},
+      {"loom::roll", {T({3, 4}), L({1}), L({0})}},
+      OpSample{"loom::roll", {T({3, 4}, kI64), L({2})}}.with_note("no dims: rolls the flattened"),
+      {"loom::roll", {T({3, 4}, kF64), L({1, -1}), L({0, 1})}},
+      {"loom::roll", {T({2, 3, 2}), I(5), I(1)}},
+      {"loom::roll", {T({}), L({1})}},
+      {"loom::repeat", {T({2, 3}), L({2, 1})}},
+      OpSample{"loom::repeat", {T({2, 3}, kI64), L({2, 1, 2})}}.with_note("leading new dim"),
+      {"loom::repeat", {T({}), L({3})}},
+      {"loom::repeat", {T({2, 3}), L({0, 2})}},
+      {"loom::repeat", {T({3}, kBool, Fill::Bool), L({1, 2})}},
+      {"loom::tril", {T({3, 4})}},
+      {"loom::tril", {T({3, 4}, kI64), I(-1)}},
+      {"loom::tril", {T({2, 3, 3}, kF64)}, {{"diagonal", I(1)}}},
+      {"loom::tril", {T({4, 2}, kBool, Fill::Bool), I(2)}},
+      {"loom::triu", {T({3, 4})}},
+      {"loom::triu", {T({3, 4}, kI32), I(1)}},
+      {"loom::triu", {T({2, 3, 3}, kF64)}, {{"diagonal", I(-1)}}},
+      {"loom::triu", {T({4, 2}), I(-5)}},
+      {"loom::pad", {T({2, 3}), L({1, 2})}},
+      {"loom::pad", {T({1, 2, 3}, kI64), L({0, 1, 2, 0})}, {{"value", D(7.0)}}},
+      {"loom::pad", {T({2, 4}), L({-1, 1})}},
+      {"loom::pad", {T({1, 2, 3, 4}), L({1, 2, 2, 1}), S("reflect")}},
+      {"loom::pad", {T({1, 2, 3}, kF64), L({2, 1}), S("replicate")}},
+      {"loom::pad", {T({1, 2, 3, 3}), L({1, 1, 2, 0})}, {{"mode", S("circular")}}},
+      {"loom::pad", {T({2, 3}), L({1, 1}), S("constant"), D(-2.5)}},
+  };
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> shape_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

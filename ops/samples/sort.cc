@@ -1,0 +1,43 @@
+// Samples of the sorting family: topk, sort, argsort (Note [Op samples] in
+// loom/ops/samples.h). Inputs hold distinct values, so the indices are unique.
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+TensorSpec distinct(std::vector<int64_t> shape, ScalarType dtype = kF32) {
+  return T(std::move(shape), dtype, Fill::Distinct);
+}
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> s = {
+      {"loom::topk", {distinct({3, 5}), I(2)}},
+      {"loom::topk", {distinct({4, 3}, kI64), I(3), I(0)}},
+      {"loom::topk", {distinct({3, 5}, kF64), I(2)}, {{"largest", B(false)}}},
+      {"loom::topk", {distinct({2, 3, 4}), I(1), I(1), B(true), B(true)}},
+      {"loom::topk", {distinct({}), I(1)}},
+      {"loom::topk", {distinct({6}), I(0)}},
+      {"loom::topk", {distinct({2, 4}), I(4)}, {{"sorted", B(true)}, {"largest", B(false)}}},
+  };
+  for (const char* op : {"loom::sort", "loom::argsort"}) {
+    s.push_back({op, {distinct({3, 5})}});
+    s.push_back({op, {distinct({4, 3}, kI64), I(0)}});
+    s.push_back({op, {distinct({3, 5}, kF64)}, {{"descending", B(true)}}});
+    s.push_back({op, {distinct({2, 3, 4}, kI32), I(1), B(true)}});
+    s.push_back({op, {distinct({})}});
+    s.push_back({op, {distinct({2, 0})}});
+    s.push_back(OpSample{op, {distinct({2, 5}, kBF16)}}.with_note("0 .. 9 are exact in bfloat16"));
+  }
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> sort_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

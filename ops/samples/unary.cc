@@ -1,0 +1,87 @@
+// Samples of the unary pointwise family: neg ... nan_to_num (clamp, with its two bounds,
+// is in ternary.cc; Note [Op samples] in loom/ops/samples.h).
+#include "loom/ops/samples.h"
+
+namespace loom::ops {
+namespace {
+
+using namespace sample_helpers;
+
+// A float op on values `fill`: a matrix, a 0-dim tensor, float64, bfloat16, (when
+// `ints`) an int64 input, which the rule promotes, and an empty tensor.
+void floating(std::vector<OpSample>& out, const char* op, Fill fill, bool ints = true) {
+  out.push_back({op, {T({2, 3}, kF32, fill)}});
+  out.push_back({op, {T({}, kF32, fill)}});
+  out.push_back({op, {T({3, 2}, kF64, fill)}});
+  out.push_back(OpSample{op, {T({2, 3}, kBF16, fill)}}.tol(2e-2));
+  if (ints) out.push_back({op, {T({2, 3}, kI64, fill == Fill::Unit ? Fill::Bool : fill)}});
+  out.push_back({op, {T({0, 3}, kF32, fill)}});
+}
+
+// An op defined for integers too: float32, 0-dim, int64, int32, float16 and empty.
+void numeric(std::vector<OpSample>& out, const char* op, Fill fill = Fill::Normal) {
+  out.push_back({op, {T({2, 3}, kF32, fill)}});
+  out.push_back({op, {T({}, kF32, fill)}});
+  out.push_back({op, {T({3, 2}, kI64, fill)}});
+  out.push_back({op, {T({4}, kI32, fill)}});
+  out.push_back(OpSample{op, {T({2, 3}, kF16, fill)}}.tol(1e-2));
+  out.push_back({op, {T({3, 0}, kI64, fill)}});
+}
+
+std::vector<OpSample> make() {
+  std::vector<OpSample> s;
+  for (const char* op : {"loom::neg", "loom::abs", "loom::sign", "loom::relu", "loom::floor",
+                         "loom::ceil", "loom::round", "loom::trunc"}) {
+    numeric(s, op);
+  }
+  for (const char* op : {"loom::exp", "loom::exp2", "loom::expm1", "loom::sin", "loom::cos",
+                         "loom::tan", "loom::atan", "loom::sinh", "loom::cosh", "loom::tanh",
+                         "loom::sigmoid", "loom::erf", "loom::silu"}) {
+    floating(s, op, Fill::Normal);
+  }
+  for (const char* op : {"loom::log", "loom::log2", "loom::log10", "loom::log1p", "loom::sqrt",
+                         "loom::rsqrt", "loom::reciprocal"}) {
+    floating(s, op, Fill::Positive);
+  }
+  for (const char* op : {"loom::asin", "loom::acos"}) floating(s, op, Fill::Unit);
+  for (const char* op : {"loom::logical_not", "loom::isnan", "loom::isinf", "loom::isfinite"}) {
+    s.push_back({op, {T({2, 3}, kF32, Fill::Special)}});
+    s.push_back({op, {T({}, kF64, Fill::Special)}});
+    s.push_back({op, {T({3, 2}, kI64, Fill::SmallInt)}});
+    s.push_back({op, {T({5}, kBool, Fill::Bool)}});
+    s.push_back({op, {T({2, 3}, kF16, Fill::Special)}});
+  }
+  s.push_back({"loom::gelu", {T({2, 3})}});
+  s.push_back({"loom::gelu", {T({})}, {{"approximate", S("tanh")}}});
+  s.push_back({"loom::gelu", {T({3, 2}, kF64)}, {{"approximate", S("none")}}});
+  s.push_back(OpSample{"loom::gelu", {T({2, 3}, kBF16)}, {{"approximate", S("tanh")}}}.tol(2e-2));
+  s.push_back({"loom::leaky_relu", {T({2, 3})}});
+  s.push_back({"loom::leaky_relu", {T({}), D(0.2)}});
+  s.push_back({"loom::leaky_relu", {T({3, 2}, kF64)}, {{"negative_slope", D(0.5)}}});
+  s.push_back({"loom::elu", {T({2, 3})}});
+  s.push_back({"loom::elu", {T({3, 2}, kF64), D(0.5), D(2.0), D(1.5)}});
+  s.push_back({"loom::elu", {T({})}, {{"alpha", D(2.0)}}});
+  s.push_back({"loom::softplus", {T({2, 3})}});
+  s.push_back({"loom::softplus", {T({3, 2}, kF64)}, {{"beta", D(2.0)}, {"threshold", D(1.0)}}});
+  s.push_back({"loom::softplus", {T({})}, {{"beta", I(3)}}});
+  s.push_back({"loom::hardtanh", {T({2, 3})}});
+  s.push_back({"loom::hardtanh", {T({3, 2}, kI64), I(-2), I(3)}});
+  s.push_back({"loom::hardtanh", {T({})}, {{"min_val", D(-0.5)}, {"max_val", D(0.5)}}});
+  s.push_back({"loom::nan_to_num", {T({2, 3}, kF32, Fill::Special)}});
+  s.push_back({"loom::nan_to_num",
+               {T({3, 2}, kF64, Fill::Special)},
+               {{"nan", D(1.0)}, {"posinf", D(9.0)}, {"neginf", D(-9.0)}}});
+  s.push_back({"loom::nan_to_num", {T({}, kF32, Fill::Special), D(2.0)}});
+  s.push_back({"loom::nan_to_num", {T({2, 2}, kI64)}});
+  s.push_back(OpSample{"loom::nan_to_num", {T({2, 3}, kF16, Fill::Special)}}.tol(1e-2));
+  return s;
+}
+
+}  // namespace
+
+std::span<const OpSample> unary_samples() {
+  static const std::vector<OpSample> samples = make();
+  return samples;
+}
+
+}  // namespace loom::ops

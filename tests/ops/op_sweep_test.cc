@@ -1,0 +1,566 @@
+// The op sweep: every op of the standard library (ops.def, loom::standard_ops()) on its
+// samples (ops/samples/, Note [Op samples]), through the CPU plugin and the meta device.
+//
+// Note [Op sweep]
+// ~~~~~~~~~~~~~~~
+// Driven by the op library, not by a list here: one test per op of ops.def
+// (OpSweep.Conforms/<op>), so a new op is swept, and it and EveryOpHasSamples fail until
+// it has samples. The test checks:
+//   kernel    the CPU dispatch-table row of the op (of its out= variant, for structured
+//             ops) is a kernel, or, for unstructured ops, a decomposition or a
+//             CompositeExplicit kernel of the core;
+// and, for each sample, against the functional call on contiguous CPU tensors:
+//   meta      the same call on meta tensors gives outputs of the same shapes and dtypes,
+//             and the out= and in-place variants, where defined, accept meta outs of
+//             those and meta self (a sample marked not meta-checkable must raise);
+//   variants  the in-place (`name_`) and out= (`name.out`, `name.<overload>_out`)
+//             variants, named as ops/src/structured_schemas.cc derives them and
+//             called where defined, give the same values (in-place only where the
+//             result has self's shape and dtype);
+//   strided   every tensor argument rebuilt with a reversed-dim, stride-2 layout (same
+//             values) gives the same values, also through the out= variant into outs
+//             of that layout.
+// Values compare exactly for integer and bool dtypes; floats within tol * (1 + |expected|)
+// with tol = the sample's tolerance, else 1e-12 (float64), 1e-5 (float32), 1e-2 (float16,
+// bfloat16). Inputs come from a splitmix64 stream seeded by the op name, the sample's
+// ordinal and the argument's position; every call is preceded by loom::manual_seed(kSeed),
+// so random ops compare exactly too. A known failure (OpSample::known_failures) of a check
+// is printed ("[  KNOWN   ]", with the observed difference) instead of failing, and listed
+// by the skipped OpSweepSummary.KnownFailures; the op's test fails once the check passes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "loom/call.h"
+#include "loom/loom.h"
+#include "loom/ops/op_library.h"
+#include "loom/ops/samples.h"
+#include "ops_test_util.h"
+
+namespace loom {
+namespace {
+
+using dispatch::Dispatcher;
+using dispatch::EntrySource;
+using ops::Check;
+using ops::Fill;
+using ops::OpSample;
+using ops::SampleArg;
+using ops::TensorSpec;
+
+constexpr uint64_t kSeed = 20240601;
+const Device kCpuDevice{kCPU, -1};
+const Device kMetaDevice{kMeta, -1};
+
+// --- the op library and derived names ---
+
+std::string op_name_of(std::string_view schema) {
+  return std::string(schema.substr(0, schema.find('(')));
+}
+
+struct VariantNames {
+  std::string inplace, out;
+};
+
+// As inplace_schema / out_schema in ops/src/structured_schemas.cc.
+VariantNames variant_names(const std::string& op) {
+  const size_t dot = op.find('.', op.find("::") + 2);
+  const std::string base = op.substr(0, dot);
+  const std::string overload = dot == std::string::npos ? "" : op.substr(dot + 1);
+  return {base + "_" + (overload.empty() ? "" : "." + overload),
+          base + "." + (overload.empty() || overload == "Tensor" ? "out" : overload + "_out")};
+}
+
+bool is_defined(const std::string& op) {
+  std::optional<dispatch::OperatorHandle> h = Dispatcher::instance().find(op);
+  return h && h->is_defined();
+}
+
+// --- tensors from specs ---
+
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
+  double below(int64_t n) { return std::floor(uniform() * static_cast<double>(n)); }
+};
+
+uint64_t hash_of(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (char c : text) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return h;
+}
+
+// One value of kind `fill` (Note [Op samples]) for element i.
+double draw(const TensorSpec& spec, bool floating, int64_t i, Rng& rng) {
+  switch (spec.fill) {
+    case Fill::Special:
+      if (floating) return std::array<double, 6>{NAN, INFINITY, -INFINITY, 0.0, -0.5, 1.5}[i % 6];
+      [[fallthrough]];
+    case Fill::Normal:
+      return floating ? -2.0 + 4.0 * rng.uniform() : rng.below(11) - 5;
+    case Fill::Positive:
+      return floating ? 0.5 + 2.0 * rng.uniform() : 1 + rng.below(5);
+    case Fill::Unit:
+      return floating ? 0.05 + 0.9 * rng.uniform() : rng.below(2);
+    case Fill::Index:
+      return rng.below(spec.bound);
+    case Fill::Bool:
+      return rng.below(2);
+    case Fill::SmallInt:
+      return rng.below(7) - 3;
+    case Fill::Distinct:
+      return static_cast<double>(i);  // shuffled below
+    case Fill::Zeros:
+      return 0;
+  }
+  return 0;
+}
+
+std::vector<double> spec_values(const TensorSpec& spec, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : spec.shape) n *= d;
+  Rng rng{seed};
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(draw(spec, is_floating_point(spec.dtype), i, rng));
+  if (spec.fill == Fill::Distinct) {  // Fisher-Yates
+    for (int64_t i = n - 1; i > 0; --i) std::swap(v[i], v[static_cast<size_t>(rng.below(i + 1))]);
+  }
+  return v;
+}
+
+// A tensor of `shape` whose storage holds the dims in reverse order with every element
+// two apart: transposed (2+ dims) and strided (1+ dims), never contiguous when numel > 1.
+Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype) {
+  const int64_t n = static_cast<int64_t>(shape.size());
+  if (n == 0) return empty({}, TensorOptions().dtype(dtype));
+  std::vector<int64_t> reversed(shape.rbegin(), shape.rend()), perm;
+  reversed.push_back(2);
+  for (int64_t i = n - 1; i >= 0; --i) perm.push_back(i);
+  return empty(reversed, TensorOptions().dtype(dtype)).select(n, 0).permute(perm);
+}
+
+enum class Layout { Contiguous, NonContiguous, Meta };
+
+Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout) {
+  if (layout == Layout::Meta) {
+    return empty(spec.shape, TensorOptions().dtype(spec.dtype).device(kMetaDevice));
+  }
+  std::vector<double> v = spec_values(spec, seed);
+  Tensor f64 = empty({static_cast<int64_t>(v.size())}, TensorOptions().dtype(ScalarType::Float64));
+  if (!v.empty()) std::memcpy(f64.data_ptr(), v.data(), v.size() * sizeof(double));
+  Tensor out = layout == Layout::NonContiguous
+                   ? non_contiguous_empty(spec.shape, spec.dtype)
+                   : empty(spec.shape, TensorOptions().dtype(spec.dtype));
+  copy_(out, f64.view(spec.shape));
+  return out;
+}
+
+Value build_value(const SampleArg& arg, uint64_t seed, Layout layout) {
+  const Device device = layout == Layout::Meta ? kMetaDevice : kCpuDevice;
+  return std::visit(
+      [&](const auto& a) -> Value {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, ops::None>) {
+          return Value();
+        } else if constexpr (std::is_same_v<A, TensorSpec>) {
+          return build_tensor(a, seed, layout);
+        } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
+          std::vector<Tensor> list;
+          for (size_t i = 0; i < a.size(); ++i)
+            list.push_back(build_tensor(a[i], seed + i, layout));
+          return list;
+        } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {
+          return device;
+        } else {
+          return a;
+        }
+      },
+      arg);
+}
+
+struct SweepParam {
+  const OpSample* sample;
+  int ordinal;  // among the samples of the op
+};
+
+struct Built {
+  std::vector<Value> args;
+  Kwargs kwargs;
+};
+
+Built build(const SweepParam& p, Layout layout) {
+  const uint64_t seed = hash_of(p.sample->op) * 31 + static_cast<uint64_t>(p.ordinal) * 1000;
+  Built b;
+  for (size_t i = 0; i < p.sample->args.size(); ++i) {
+    b.args.push_back(build_value(p.sample->args[i], seed + i * 17, layout));
+  }
+  for (size_t i = 0; i < p.sample->kwargs.size(); ++i) {
+    b.kwargs.emplace_back(p.sample->kwargs[i].first,
+                          build_value(p.sample->kwargs[i].second, seed + (100 + i) * 17, layout));
+  }
+  return b;
+}
+
+std::vector<Value> run(const std::string& op, const Built& b, const Kwargs& extra = {}) {
+  Kwargs kwargs = b.kwargs;
+  kwargs.insert(kwargs.end(), extra.begin(), extra.end());
+  manual_seed(kSeed);
+  return call(op, b.args, kwargs);
+}
+
+// The tensors among the results, lists flattened.
+std::vector<Tensor> tensors_of(const std::vector<Value>& results) {
+  std::vector<Tensor> out;
+  for (const Value& v : results) {
+    if (v.is_tensor()) out.push_back(v.to_tensor());
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+    }
+  }
+  return out;
+}
+
+// "[2, 3] float32"
+template <typename Sizes>
+std::string describe(const Sizes& sizes, ScalarType dtype) {
+  return str_cat("[", absl::StrJoin(sizes, ", "), "] ", scalar_type_name(dtype));
+}
+std::string describe(const Tensor& t) {
+  return describe(t.sizes(), t.dtype());
+}
+
+std::string num(double x) {
+  std::ostringstream s;
+  s.precision(10);
+  s << x;
+  return s.str();
+}
+
+double default_tolerance(ScalarType t) {
+  if (t == ScalarType::Float64) return 1e-12;
+  if (t == ScalarType::Float32) return 1e-5;
+  return 1e-2;
+}
+
+// Why `actual` differs from `expected` (empty when it does not).
+std::string compare(const std::vector<Tensor>& expected, const std::vector<Tensor>& actual,
+                    double tolerance, bool values_too = true) {
+  if (expected.size() != actual.size()) {
+    return str_cat(actual.size(), " outputs, expected ", expected.size());
+  }
+  for (size_t k = 0; k < expected.size(); ++k) {
+    const Tensor &e = expected[k], &a = actual[k];
+    if (describe(e) != describe(a)) {
+      return str_cat("output ", k, " is ", describe(a), ", expected ", describe(e));
+    }
+    if (!values_too) continue;
+    const testing::Values ev = testing::values(e), av = testing::values(a);
+    const bool exact = !is_floating_point(e.dtype());
+    const double tol = tolerance > 0 ? tolerance : default_tolerance(e.dtype());
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const double x = ev[i], y = av[i];
+      const bool same = exact ? x == y
+                        : std::isnan(x) || std::isnan(y)
+                            ? std::isnan(x) && std::isnan(y)
+                            : x == y || std::abs(x - y) <= tol * (1 + std::abs(x));
+      if (!same) {
+        return str_cat("output ", k, " element ", i, " is ", num(y), ", expected ", num(x),
+                       exact ? " (exact)" : str_cat(" (tolerance ", tol, ")"));
+      }
+    }
+  }
+  return "";
+}
+
+std::string describe(const SampleArg& arg) {
+  return std::visit(
+      [](const auto& a) -> std::string {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, ops::None>) {
+          return "None";
+        } else if constexpr (std::is_same_v<A, TensorSpec>) {
+          return describe(a.shape, a.dtype);
+        } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
+          std::vector<std::string> parts;
+          for (const TensorSpec& t : a) parts.push_back(describe(t.shape, t.dtype));
+          return str_cat("[", absl::StrJoin(parts, ", "), "]");
+        } else if constexpr (std::is_same_v<A, std::vector<int64_t>>) {
+          return str_cat("[", absl::StrJoin(a, ", "), "]");
+        } else if constexpr (std::is_same_v<A, ScalarType>) {
+          return std::string(scalar_type_name(a));
+        } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {
+          return "<device>";
+        } else if constexpr (std::is_same_v<A, std::string>) {
+          return "\"" + a + "\"";
+        } else {
+          return str_cat(a);
+        }
+      },
+      arg);
+}
+
+// "loom::add.Tensor #2 ([2, 3] float32, [3] float32, alpha=0.5)"
+std::string describe(const SweepParam& p) {
+  std::vector<std::string> parts;
+  for (const SampleArg& a : p.sample->args) parts.push_back(describe(a));
+  for (const auto& [name, value] : p.sample->kwargs) parts.push_back(name + "=" + describe(value));
+  return str_cat(p.sample->op, " #", p.ordinal, " (", absl::StrJoin(parts, ", "), ")");
+}
+
+// Reports a check's outcome, honouring the sample's known failure of that check.
+void report(const SweepParam& p, Check check, const std::string& failure) {
+  const OpSample& s = *p.sample;
+  const ops::KnownFailure* known = s.known_failure_of(check);
+  if (known == nullptr) {
+    if (!failure.empty()) ADD_FAILURE() << ops::check_name(check) << " check: " << failure;
+  } else if (failure.empty()) {
+    ADD_FAILURE() << "marked a known failure of the " << ops::check_name(check) << " check ("
+                  << known->reason << ") but it passes: remove the mark";
+  } else {
+    std::cout << "[  KNOWN   ] " << describe(p) << ", " << ops::check_name(check)
+              << " check: " << known->reason << "; observed: " << failure << "\n";
+  }
+}
+
+// Calls the out= variant `out_op` with outs shaped like `like` in `layout`; returns the
+// outs, and sets `failure` when the call returns other tensors than its outs.
+std::vector<Tensor> run_out(const std::string& out_op, const Built& b,
+                            const std::vector<Tensor>& like, Layout layout, std::string& failure) {
+  Kwargs kwargs;
+  std::vector<Tensor> outs;
+  for (const dispatch::Argument& a :
+       Dispatcher::instance().find_defined(out_op).schema().arguments) {
+    if (!a.alias || !a.alias->is_write || outs.size() >= like.size()) continue;
+    const Tensor& l = like[outs.size()];
+    const std::vector<int64_t> sizes(l.sizes().begin(), l.sizes().end());
+    outs.push_back(layout == Layout::NonContiguous ? non_contiguous_empty(sizes, l.dtype())
+                   : layout == Layout::Meta
+                       ? empty(sizes, TensorOptions().dtype(l.dtype()).device(kMetaDevice))
+                       : empty(sizes, TensorOptions().dtype(l.dtype())));
+    kwargs.emplace_back(a.name, outs.back());
+  }
+  std::vector<Tensor> returned = tensors_of(run(out_op, b, kwargs));
+  for (size_t i = 0; i < returned.size(); ++i) {
+    if (i >= outs.size() || returned[i].impl() != outs[i].impl()) {
+      failure = str_cat(out_op, " returned a tensor other than its out");
+    }
+  }
+  return outs;
+}
+
+// Whether the in-place variant is defined and the result could be written to self.
+bool inplace_applies(const std::string& inplace, const Built& b,
+                     const std::vector<Tensor>& expected) {
+  return is_defined(inplace) && !b.args.empty() && b.args[0].is_tensor() && expected.size() == 1 &&
+         describe(b.args[0].to_tensor()) == describe(expected[0]);
+}
+
+// --- the checks (Note [Op sweep]); each returns why it failed, empty when it passed ---
+
+std::string check_kernel(const std::string& op, OutputRule rule) {
+  const bool structured = rule != OutputRule::None;
+  const std::string target = structured ? variant_names(op).out : op;
+  if (!is_defined(target)) return target + " is not defined";
+  Dispatcher& d = Dispatcher::instance();
+  for (const dispatch::TableRow& row : d.dump_table(d.find_defined(target))) {
+    if (row.key != DispatchKey::CPU) continue;
+    if (row.source == EntrySource::Kernel) return "";
+    if (!structured && (row.source == EntrySource::Decomposition ||
+                        row.source == EntrySource::CompositeExplicit)) {
+      return "";
+    }
+    return str_cat(target, ": the CPU entry is ", dispatch::entry_source_name(row.source),
+                   " (provider '", row.provider, "'), expected ",
+                   structured ? "a kernel of the out= variant" : "a kernel or decomposition");
+  }
+  return target + " has no CPU row in its dispatch table";
+}
+
+std::string check_meta(const SweepParam& p, const std::vector<Tensor>& expected) {
+  const OpSample& s = *p.sample;
+  try {
+    std::vector<Tensor> meta = tensors_of(run(s.op, build(p, Layout::Meta)));
+    if (!s.meta_checkable) {
+      return str_cat("marked not meta-checkable (", s.meta_reason, ") but runs on meta");
+    }
+    for (const Tensor& t : meta) {
+      if (!(t.device() == kMetaDevice)) return "an output is not on the meta device";
+    }
+    std::string failure = compare(expected, meta, 0, /*values_too=*/false);
+    const VariantNames v = variant_names(s.op);
+    if (failure.empty() && is_defined(v.out)) {
+      run_out(v.out, build(p, Layout::Meta), expected, Layout::Meta, failure);
+    }
+    Built b = build(p, Layout::Meta);
+    if (failure.empty() && inplace_applies(v.inplace, b, expected)) {
+      std::vector<Tensor> returned = tensors_of(run(v.inplace, b));
+      if (returned.size() != 1 || returned[0].impl() != b.args[0].to_tensor().impl()) {
+        failure = str_cat(v.inplace, " on meta returned a new tensor");
+      }
+    }
+    return failure;
+  } catch (const Error& e) {
+    return s.meta_checkable ? str_cat("the meta call threw: ", e.what()) : "";
+  }
+}
+
+std::string check_variants(const SweepParam& p, const std::vector<Tensor>& expected) {
+  const OpSample& s = *p.sample;
+  const VariantNames v = variant_names(s.op);
+  std::string failure;
+  try {
+    if (is_defined(v.out)) {
+      std::vector<Tensor> outs =
+          run_out(v.out, build(p, Layout::Contiguous), expected, Layout::Contiguous, failure);
+      if (failure.empty()) failure = compare(expected, outs, s.tolerance);
+      if (!failure.empty()) return str_cat(v.out, ": ", failure);
+    }
+    Built b = build(p, Layout::Contiguous);
+    if (inplace_applies(v.inplace, b, expected)) {
+      Tensor self = b.args[0].to_tensor();
+      std::vector<Tensor> returned = tensors_of(run(v.inplace, b));
+      failure = compare(expected, {self}, s.tolerance);
+      if (failure.empty() && returned[0].impl() != self.impl()) failure = "returned a new tensor";
+      if (!failure.empty()) return str_cat(v.inplace, ": ", failure);
+    }
+  } catch (const Error& e) {
+    return str_cat("a variant threw: ", e.what());
+  }
+  return "";
+}
+
+std::string check_strided(const SweepParam& p, const std::vector<Tensor>& expected) {
+  Built b = build(p, Layout::NonContiguous);
+  try {
+    std::string failure = compare(expected, tensors_of(run(p.sample->op, b)), p.sample->tolerance);
+    const std::string out_op = variant_names(p.sample->op).out;
+    if (failure.empty() && is_defined(out_op)) {
+      std::vector<Tensor> outs = run_out(out_op, b, expected, Layout::NonContiguous, failure);
+      if (failure.empty()) failure = compare(expected, outs, p.sample->tolerance);
+      if (!failure.empty()) failure = str_cat(out_op, " into non-contiguous outs: ", failure);
+    }
+    return failure;
+  } catch (const Error& e) {
+    return str_cat("the call with non-contiguous tensors threw: ", e.what());
+  }
+}
+
+// --- the tests ---
+
+struct LibraryOp {
+  std::string name;
+  OutputRule rule;
+};
+
+void PrintTo(const LibraryOp& op, std::ostream* os) {
+  *os << op.name;
+}
+
+std::vector<LibraryOp> library_ops() {
+  std::vector<LibraryOp> ops;
+  for (const OpDefinition& def : standard_ops()) {
+    ops.push_back({op_name_of(def.schema), def.output});
+  }
+  return ops;
+}
+
+std::vector<SweepParam> samples_of(const std::string& op) {
+  std::vector<SweepParam> out;
+  for (const OpSample& s : ops::all_samples()) {
+    if (s.op == op) out.push_back({&s, static_cast<int>(out.size())});
+  }
+  return out;
+}
+
+class OpSweep : public ::testing::TestWithParam<LibraryOp> {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
+    Runtime::load_default();
+  }
+};
+
+TEST_P(OpSweep, Conforms) {
+  const LibraryOp& op = GetParam();
+  EXPECT_EQ(check_kernel(op.name, op.rule), "") << "kernel check";
+  const std::vector<SweepParam> samples = samples_of(op.name);
+  ASSERT_FALSE(samples.empty()) << op.name << " has no samples (Note [Op samples])";
+  for (const SweepParam& p : samples) {
+    SCOPED_TRACE(describe(p));
+    std::vector<Tensor> expected;
+    try {
+      expected = tensors_of(run(op.name, build(p, Layout::Contiguous)));
+    } catch (const Error& e) {
+      ADD_FAILURE() << "the call on contiguous cpu tensors threw: " << e.what();
+      continue;
+    }
+    report(p, Check::Meta, check_meta(p, expected));
+    report(p, Check::Variants, check_variants(p, expected));
+    report(p, Check::Strided, check_strided(p, expected));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Library, OpSweep, ::testing::ValuesIn(library_ops()),
+                         [](const auto& info) {
+                           std::string name = info.param.name.substr(6);  // "loom::"
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+// An op of ops.def without samples fails here by name (Note [Op samples]).
+TEST(OpSweepSummary, EveryOpHasSamples) {
+  std::set<std::string> library;
+  for (const LibraryOp& op : library_ops()) library.insert(op.name);
+  std::map<std::string, std::set<std::string_view>> families_of;
+  for (const ops::SampleFamily& f : ops::sample_families()) {
+    for (const OpSample& s : f.samples) families_of[s.op].insert(f.name);
+  }
+  std::string missing, unknown, doubled;
+  for (const std::string& op : library) {
+    if (!families_of.count(op)) missing += " " + op;
+  }
+  for (const auto& [op, families] : families_of) {
+    if (!library.count(op)) unknown += " " + op;
+    if (families.size() > 1) doubled += str_cat(" ", op, " (", families.size(), " families)");
+  }
+  EXPECT_TRUE(missing.empty()) << "ops of ops.def without samples (add them to ops/samples/):"
+                               << missing;
+  EXPECT_TRUE(unknown.empty()) << "samples of ops not in ops.def:" << unknown;
+  EXPECT_TRUE(doubled.empty()) << "ops with samples in more than one family:" << doubled;
+}
+
+// The samples marked known failures, listed (skipped when there are any, so ctest shows
+// them); OpSweep.Conforms checks that each still fails.
+TEST(OpSweepSummary, KnownFailures) {
+  std::map<std::string, int> marks;  // "op, check: reason" -> samples
+  for (const OpSample& s : ops::all_samples()) {
+    for (const ops::KnownFailure& k : s.known_failures) {
+      ++marks[str_cat(s.op, ", ", ops::check_name(k.check), " check: ", k.reason)];
+    }
+  }
+  std::string list;
+  for (const auto& [mark, count] : marks) list += str_cat("\n  ", mark, " (", count, " samples)");
+  if (!list.empty()) GTEST_SKIP() << "known failures:" << list;
+}
+
+}  // namespace
+}  // namespace loom
