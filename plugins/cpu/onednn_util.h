@@ -45,13 +45,6 @@ class PrimitiveKey {
     std::memcpy(&bits, &v, sizeof bits);
     return add(bits);
   }
-  template <typename Range>
-  PrimitiveKey& add_all(const Range& r) {
-    text_ += '[';
-    for (int64_t v : r) add(v);
-    text_ += ']';
-    return *this;
-  }
   const std::string& str() const { return text_; }
 
  private:

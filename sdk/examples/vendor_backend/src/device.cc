@@ -10,8 +10,6 @@
 namespace npu_sim {
 namespace {
 
-std::atomic<int64_t> g_bytes{0};
-
 LoomError* bad_index(int32_t index) {
   return loom::sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT,
                                "[npu_sim] device index " + std::to_string(index) +
@@ -40,13 +38,11 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out) {
         LOOM_STATUS_RESOURCE_EXHAUSTED,
         "[npu_sim] out of memory allocating " + std::to_string(nbytes) + " bytes");
   }
-  g_bytes.fetch_add(static_cast<int64_t>(nbytes));
   return nullptr;
 }
 
 void deallocate(void*, int32_t, void* ptr, size_t nbytes) {
   std::free(ptr);
-  g_bytes.fetch_sub(static_cast<int64_t>(nbytes));
 }
 
 // Streams and events are plain counters: work runs eagerly on the calling thread.
@@ -109,9 +105,6 @@ const LoomDeviceInterface kInterface = [] {
 
 const LoomDeviceInterface& device_interface() {
   return kInterface;
-}
-int64_t bytes_in_use() {
-  return g_bytes.load();
 }
 
 }  // namespace npu_sim

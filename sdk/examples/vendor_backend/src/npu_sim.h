@@ -13,8 +13,6 @@ inline constexpr int32_t kDeviceCount = 2;
 
 // The device interface (allocator, streams, events, copies) handed to the host.
 const LoomDeviceInterface& device_interface();
-// Bytes currently allocated on all npu_sim devices.
-int64_t bytes_in_use();
 
 // Registers the kernels for the backend key the host assigned.
 void register_kernels(loom::sdk::Registrar& r, uint32_t backend_key, int16_t device_type);
