@@ -7,17 +7,17 @@ set -euo pipefail
 src=$1
 build=$2
 status=0
-bad_includes=$(grep -rnE '#[[:space:]]*include[[:space:]]*[<"](loom/(core|dispatcher|runtime|loom)[/.]|.*\.\./(core|dispatcher))' \
+bad_includes=$(grep -rnE '#[[:space:]]*include[[:space:]]*[<"](loom/(core|dispatcher|ops|runtime|loom)[/.]|.*\.\./(core|dispatcher|ops))' \
   "$src/plugins" "$src/tests/plugins" "$src/sdk/examples" || true)
 if [ -n "$bad_includes" ]; then
-  echo "plugins include core/dispatcher headers (only sdk/ is allowed):"
+  echo "plugins include core/dispatcher/ops headers (only sdk/ is allowed):"
   echo "$bad_includes"
   status=1
 fi
 count=0
 while IFS= read -r so; do
   count=$((count + 1))
-  if readelf -d "$so" | grep -qE 'NEEDED.*libloom(_core|_dispatcher|)\.so'; then
+  if readelf -d "$so" | grep -qE 'NEEDED.*libloom(_core|_schema|_dispatcher|_ops|)\.so'; then
     echo "$so links a loom core library:"
     readelf -d "$so" | grep NEEDED
     status=1

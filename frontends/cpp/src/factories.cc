@@ -2,6 +2,7 @@
 // device's plugin fills its own memory).
 #include "loom/factories.h"
 
+#include "loom/ops/creation.h"
 #include "loom/ops/generated/ops.h"
 
 namespace loom {
@@ -29,28 +30,13 @@ Tensor arange(const Scalar& end, std::optional<TensorOptions> options) {
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step,
               std::optional<TensorOptions> options) {
-  const bool integral =
-      !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
-  TensorOptions o =
-      options.value_or(TensorOptions().dtype(integral ? ScalarType::Int64 : ScalarType::Float32));
-  const double s = start.to_double(), e = end.to_double(), d = step.to_double();
-  LOOM_CHECK(d != 0, "arange", "step must be nonzero");
-  LOOM_CHECK(std::isfinite(s) && std::isfinite(e), "arange",
-             "expected finite start and end, found ", s, " and ", e);
-  int64_t length = 0;
-  if (integral) {
-    const int64_t span = end.to_int() - start.to_int(), st = step.to_int();
-    length = span / st + (span % st != 0 ? 1 : 0);
-  } else {
-    length = static_cast<int64_t>(std::ceil((e - s) / d));
-  }
-  // A length below zero (bounds and step of opposite signs) reaches the kernel as 0 and
-  // fails there with the op's own message.
-  return arange_out(empty({std::max<int64_t>(length, 0)}, o), start, end, step);
+  TensorOptions o = options.value_or(TensorOptions().dtype(
+      ops::arange_is_integral(start, end, step) ? ScalarType::Int64 : ScalarType::Float32));
+  return arange_out(empty({ops::arange_length(start, end, step)}, o), start, end, step);
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, TensorOptions options) {
-  LOOM_CHECK(steps >= 0, "linspace", "number of steps must be non-negative, found ", steps);
+  ops::check_linspace_steps(steps);
   return linspace_out(empty({steps}, options), start, end, steps);
 }
 
