@@ -188,10 +188,6 @@ std::span<const DecompositionEntry> loss_decompositions();
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);
 
-// The Meta kernel of an op without a shape rule (meta_kernels.cc: typed functions wrapped
-// like decompositions), or nullptr.
-LoomKernelFn find_meta_kernel(std::string_view op);
-
 // Helpers shared by decompositions.
 // A 0-dim float64 CPU tensor flagged as a wrapped number (promotes like a C++ scalar).
 Tensor wrapped_number(double value);
