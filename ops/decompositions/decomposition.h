@@ -172,20 +172,21 @@ constexpr LoomKernelFn decomposition() {
   return &Decomposition<Fn>::kernel;
 }
 
-// The decompositions of each op family (one file each under decompositions/).
+// The decompositions of each op family (decompositions/<family>.cc; families without
+// decompositions have no file).
+std::span<const DecompositionEntry> copy_decompositions();
+std::span<const DecompositionEntry> creation_decompositions();
 std::span<const DecompositionEntry> reduction_decompositions();
-std::span<const DecompositionEntry> tensor_decompositions();
 std::span<const DecompositionEntry> linalg_decompositions();
-std::span<const DecompositionEntry> conv_pool_decompositions();
+std::span<const DecompositionEntry> conv_decompositions();
+std::span<const DecompositionEntry> pool_decompositions();
 std::span<const DecompositionEntry> shape_decompositions();
-std::span<const DecompositionEntry> nn_decompositions();
+std::span<const DecompositionEntry> sort_decompositions();
+std::span<const DecompositionEntry> normalization_decompositions();
+std::span<const DecompositionEntry> loss_decompositions();
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);
-
-// The Meta kernel of an op without a shape rule (meta_kernels.cc: typed functions wrapped
-// like decompositions), or nullptr.
-LoomKernelFn find_meta_kernel(std::string_view op);
 
 // Helpers shared by decompositions.
 // A 0-dim float64 CPU tensor flagged as a wrapped number (promotes like a C++ scalar).
@@ -194,5 +195,8 @@ Tensor wrapped_number(double value);
 Tensor cast(const Tensor& t, ScalarType dtype);
 // How many elements of `self` each output element of a reduction over `dim` combines.
 int64_t reduced_count(const Tensor& self, const OptionalIntList& dim, std::string_view op);
+// A per-channel [C] tensor viewed as [1, C, 1, ...] to broadcast against an input of
+// `ndim` dims whose channels are dim 1.
+Tensor channel_view(const Tensor& t, int64_t ndim);
 
 }  // namespace loom::ops

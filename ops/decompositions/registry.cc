@@ -22,12 +22,16 @@ LoomKernelFn find_decomposition(std::string_view op) {
   static const auto* table = [] {
     auto* map = new absl::flat_hash_map<std::string_view, LoomKernelFn>();
     for (auto family : {
+             copy_decompositions(),
+             creation_decompositions(),
              reduction_decompositions(),
-             tensor_decompositions(),
              linalg_decompositions(),
-             conv_pool_decompositions(),
+             conv_decompositions(),
+             pool_decompositions(),
              shape_decompositions(),
-             nn_decompositions(),
+             sort_decompositions(),
+             normalization_decompositions(),
+             loss_decompositions(),
          }) {
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }
@@ -58,6 +62,12 @@ int64_t reduced_count(const Tensor& self, const OptionalIntList& dim, std::strin
     count *= self.dim() == 0 ? 1 : self.sizes()[wrap_dim(d, self.dim(), op)];
   }
   return count;
+}
+
+Tensor channel_view(const Tensor& t, int64_t ndim) {
+  DimVector shape(static_cast<size_t>(ndim), 1);
+  shape[1] = t.numel();
+  return loom::contiguous(t).view(shape);
 }
 
 }  // namespace loom::ops

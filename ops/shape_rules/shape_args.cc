@@ -127,10 +127,17 @@ ShapeRule find_shape_rule(std::string_view op) {
     auto* map = new absl::flat_hash_map<std::string_view, ShapeRule>();
     for (auto family : {
              reduction_shape_rules(),
+             scan_shape_rules(),
              linalg_shape_rules(),
-             conv_pool_shape_rules(),
-             shape_indexing_shape_rules(),
-             nn_shape_rules(),
+             conv_shape_rules(),
+             pool_shape_rules(),
+             shape_shape_rules(),
+             indexing_shape_rules(),
+             sort_shape_rules(),
+             softmax_shape_rules(),
+             normalization_shape_rules(),
+             loss_shape_rules(),
+             embedding_shape_rules(),
          }) {
       for (const ShapeRuleEntry& e : family) map->emplace(e.op, e.rule);
     }
@@ -166,6 +173,48 @@ DimVector reduced_shape(IntArrayRef sizes, const std::vector<bool>& mask, bool k
 
 OutputMeta output(DimVector shape, ScalarType dtype, Device device) {
   return OutputMeta{std::move(shape), dtype, dtype, device};
+}
+
+DimVector sizes_of(const TensorImpl& t) {
+  return DimVector(t.sizes().begin(), t.sizes().end());
+}
+
+int64_t size_at(const TensorImpl& t, int64_t dim) {
+  return t.dim() == 0 ? 1 : t.sizes()[dim];
+}
+
+ScalarType accumulating_dtype(const TensorImpl& self, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(self.dtype(), /*include_bool=*/true) ? ScalarType::Int64 : self.dtype();
+}
+
+Pair pair(const ShapeArgs& args, size_t i, const char* name) {
+  std::span<const int64_t> v = args.ints(i);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() != 2) args.fail("expected ", name, " to have 1 or 2 values, found ", v.size());
+  return {v[0], v[1]};
+}
+
+Pair positive_pair(const ShapeArgs& args, size_t i, const char* name) {
+  Pair p = pair(args, i, name);
+  if (p.h <= 0 || p.w <= 0) {
+    args.fail("expected positive ", name, ", found [", p.h, ", ", p.w, "]");
+  }
+  return p;
+}
+
+Pair nonnegative_pair(const ShapeArgs& args, size_t i, const char* name) {
+  Pair p = pair(args, i, name);
+  if (p.h < 0 || p.w < 0) {
+    args.fail("expected non-negative ", name, ", found [", p.h, ", ", p.w, "]");
+  }
+  return p;
+}
+
+void require_floating(const ShapeArgs& args, const TensorImpl& t, const char* name) {
+  if (!is_floating_point(t.dtype())) {
+    args.fail("expected ", name, " of a floating point dtype, found ", scalar_type_name(t.dtype()));
+  }
 }
 
 }  // namespace loom::ops

@@ -95,12 +95,20 @@ struct ShapeRuleEntry {
   ShapeRule rule;
 };
 
-// The rules of each op family (one file each under shape_rules/).
+// The rules of each op family (shape_rules/<family>.cc; families without Shaped ops have
+// no file).
 std::span<const ShapeRuleEntry> reduction_shape_rules();
+std::span<const ShapeRuleEntry> scan_shape_rules();
 std::span<const ShapeRuleEntry> linalg_shape_rules();
-std::span<const ShapeRuleEntry> conv_pool_shape_rules();
-std::span<const ShapeRuleEntry> shape_indexing_shape_rules();
-std::span<const ShapeRuleEntry> nn_shape_rules();
+std::span<const ShapeRuleEntry> conv_shape_rules();
+std::span<const ShapeRuleEntry> pool_shape_rules();
+std::span<const ShapeRuleEntry> shape_shape_rules();
+std::span<const ShapeRuleEntry> indexing_shape_rules();
+std::span<const ShapeRuleEntry> sort_shape_rules();
+std::span<const ShapeRuleEntry> softmax_shape_rules();
+std::span<const ShapeRuleEntry> normalization_shape_rules();
+std::span<const ShapeRuleEntry> loss_shape_rules();
+std::span<const ShapeRuleEntry> embedding_shape_rules();
 
 // The rule of `op`, or nullptr.
 ShapeRule find_shape_rule(std::string_view op);
@@ -112,5 +120,22 @@ std::vector<bool> reduced_dim_mask(const ShapeArgs& args, std::span<const int64_
 // The shape left after reducing the masked dims (kept as 1 when keepdim).
 DimVector reduced_shape(IntArrayRef sizes, const std::vector<bool>& mask, bool keepdim);
 OutputMeta output(DimVector shape, ScalarType dtype, Device device);
+// The sizes of `t` as a DimVector.
+DimVector sizes_of(const TensorImpl& t);
+// A tensor's size along `dim`, treating a 0-dim tensor as one element.
+int64_t size_at(const TensorImpl& t, int64_t dim);
+// sum and prod accumulate integers and bool in int64 unless a dtype is given (and so do
+// the scans).
+ScalarType accumulating_dtype(const TensorImpl& self, std::optional<ScalarType> dtype);
+
+// Convolution and pooling: `int[2]` arguments and floating inputs.
+struct Pair {
+  int64_t h, w;
+};
+// An `int[2]` argument: one value is used for both dims.
+Pair pair(const ShapeArgs& args, size_t i, const char* name);
+Pair positive_pair(const ShapeArgs& args, size_t i, const char* name);
+Pair nonnegative_pair(const ShapeArgs& args, size_t i, const char* name);
+void require_floating(const ShapeArgs& args, const TensorImpl& t, const char* name);
 
 }  // namespace loom::ops

@@ -9,6 +9,7 @@
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/structured_schemas.h"
+#include "meta/meta_kernel.h"
 #include "structured_ops.h"
 
 namespace loom::ops {

@@ -1,5 +1,4 @@
-// Decompositions of convolution and pooling ops: conv1d (a conv2d over a height-1 plane)
-// and max_pool2d (the values of max_pool2d_with_indices).
+// Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -30,20 +29,13 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return out.squeeze(plane_dim);
 }
 
-Tensor max_pool2d(const Tensor& self, const IntList& kernel_size, const IntList& stride,
-                  const IntList& padding, const IntList& dilation, bool ceil_mode) {
-  return std::get<0>(
-      loom::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
-}
-
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::conv1d", decomposition<&conv1d>()},
-    {"loom::max_pool2d", decomposition<&max_pool2d>()},
 };
 
 }  // namespace
 
-std::span<const DecompositionEntry> conv_pool_decompositions() {
+std::span<const DecompositionEntry> conv_decompositions() {
   return kDecompositions;
 }
 

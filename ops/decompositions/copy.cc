@@ -1,4 +1,4 @@
-// Decompositions of tensor-level ops: clone, contiguous, to (dtype / device), eye.
+// Decompositions of the copy ops: clone, contiguous, to (dtype / device).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -29,30 +29,16 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool co
   return to_device(self, self.device(), dtype, non_blocking, copy);
 }
 
-// Zeros with ones on the main diagonal (a view of out).
-Tensor eye_out(int64_t n, int64_t m, const Tensor& out) {
-  if (n < 0 || m < 0) fail("loom::eye", "expected non-negative sizes, found n=", n, " m=", m);
-  if (out.dim() != 2 || out.sizes()[0] != n || out.sizes()[1] != m) {
-    fail("loom::eye", "expected out of shape [", n, ", ", m, "], found ",
-         shape_to_string(out.sizes()));
-  }
-  if (out.numel() == 0) return out;
-  loom::fill_(out, 0);
-  loom::fill_(out.diagonal(), 1);
-  return out;
-}
-
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::to.dtype", decomposition<&to_dtype>()},
     {"loom::to.device", decomposition<&to_device>()},
-    {"loom::eye.m_out", decomposition<&eye_out>()},
     {"loom::clone", decomposition<&clone_contiguous>()},
     {"loom::contiguous", decomposition<&contiguous>()},
 };
 
 }  // namespace
 
-std::span<const DecompositionEntry> tensor_decompositions() {
+std::span<const DecompositionEntry> copy_decompositions() {
   return kDecompositions;
 }
 

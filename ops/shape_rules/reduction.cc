@@ -1,15 +1,9 @@
-// Shape rules of the reductions and scans (sum, prod, amax, amin, max/min with indices,
-// var, any, all, cumsum, cumprod).
+// Shape rules of the reductions (sum, prod, amax, amin, max/min with indices, var, any,
+// all).
 #include "shape_rule.h"
 
 namespace loom::ops {
 namespace {
-
-// sum and prod accumulate integers and bool in int64 unless a dtype is given.
-ScalarType accumulating_dtype(const TensorImpl& self, std::optional<ScalarType> dtype) {
-  if (dtype) return *dtype;
-  return is_integral(self.dtype(), /*include_bool=*/true) ? ScalarType::Int64 : self.dtype();
-}
 
 // The rule of `op(self, dims, keepdim)` with a result of `dtype`.
 void reduce(const ShapeArgs& args, std::span<const int64_t> dims, bool keepdim, ScalarType dtype,
@@ -74,13 +68,6 @@ void any_all(const ShapeArgs& args, OutputMetas& out) {
   reduce(args, dims, args.boolean(2), ScalarType::Bool, out);
 }
 
-void scan(const ShapeArgs& args, OutputMetas& out) {
-  const TensorImpl& self = args.tensor(0);
-  args.wrap_dim(args.integer(1), self.dim());
-  out.push_back(output(DimVector(self.sizes().begin(), self.sizes().end()),
-                       accumulating_dtype(self, args.optional_dtype(2)), self.device()));
-}
-
 constexpr ShapeRuleEntry kRules[] = {
     {"loom::sum.dim_IntList", &sum_dim},
     {"loom::prod.dim_int", &prod_dim},
@@ -91,8 +78,6 @@ constexpr ShapeRuleEntry kRules[] = {
     {"loom::var.correction", &var},
     {"loom::any.dims", &any_all},
     {"loom::all.dims", &any_all},
-    {"loom::cumsum", &scan},
-    {"loom::cumprod", &scan},
 };
 
 }  // namespace

@@ -1,0 +1,127 @@
+// Decompositions of the normalization ops: layer_norm (the output of native_layer_norm),
+// batch_norm, group_norm.
+#include "decomposition.h"
+#include "loom/core/type_promotion.h"
+
+namespace loom::ops {
+namespace {
+
+void check_channels(const std::optional<Tensor>& t, const char* name, int64_t channels,
+                    const char* op) {
+  if (t && (t->dim() != 1 || t->numel() != channels)) {
+    fail(op, "expected ", name, " of shape [", channels, "] (one per channel), found ",
+         shape_to_string(t->sizes()));
+  }
+}
+
+Tensor layer_norm(const Tensor& input, const IntList& normalized_shape,
+                  const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                  double eps) {
+  return std::get<0>(loom::native_layer_norm(input, normalized_shape, weight, bias, eps));
+}
+
+// (x - mean) * rsqrt(var + eps) * weight + bias over the channels of dim 1, in the
+// input's dtype.
+Tensor normalize_channels(const Tensor& input, const Tensor& mean, const Tensor& var,
+                          const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+                          double eps) {
+  const int64_t ndim = input.dim();
+  Tensor scale = loom::rsqrt(loom::add(channel_view(var, ndim), wrapped_number(eps)));
+  Tensor y = loom::mul(loom::sub(input, channel_view(mean, ndim)), scale);
+  if (weight) y = loom::mul(y, channel_view(*weight, ndim));
+  if (bias) y = loom::add(y, channel_view(*bias, ndim));
+  return cast(y, input.dtype());
+}
+
+// Note [batch_norm statistics]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Training normalizes with the batch's mean and biased variance over every dim but the
+// channels (dim 1) and, when running stats are given, updates them in place:
+// running = (1 - momentum) * running + momentum * batch, with the unbiased variance
+// (n / (n - 1) times the biased one), as PyTorch. Evaluation normalizes with the running
+// stats. An empty input gives an empty output and leaves the running stats alone.
+Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+                  const std::optional<Tensor>& running_var, bool training, double momentum,
+                  double eps) {
+  const char* op = "loom::batch_norm";
+  if (input.dim() < 2) {
+    fail(op, "expected an input of at least 2 dims (N, C, ...), found ", input.dim(), " dims");
+  }
+  if (!is_floating_point(input.dtype())) {
+    fail(op, "expected a floating point input, found ", scalar_type_name(input.dtype()));
+  }
+  const int64_t channels = input.size(1);
+  check_channels(weight, "weight", channels, op);
+  check_channels(bias, "bias", channels, op);
+  check_channels(running_mean, "running_mean", channels, op);
+  check_channels(running_var, "running_var", channels, op);
+  if (running_mean.has_value() != running_var.has_value()) {
+    fail(op, "expected running_mean and running_var both given or both None");
+  }
+  if (!training && !running_mean) {
+    fail(op, "expected running_mean and running_var when training is false, found None");
+  }
+  if (input.numel() == 0) return loom::clone(input);
+  if (!training) return normalize_channels(input, *running_mean, *running_var, weight, bias, eps);
+
+  const int64_t per_channel = input.numel() / channels;
+  if (per_channel <= 1) {
+    fail(op, "expected more than 1 value per channel when training, found an input of shape ",
+         shape_to_string(input.sizes()));
+  }
+  DimVector dims;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d != 1) dims.push_back(d);
+  }
+  Tensor mean = loom::mean(input, dims);
+  Tensor var = loom::var(input, dims, Scalar(int64_t{0}));
+  if (running_mean) {
+    Tensor keep = wrapped_number(1.0 - momentum), take = wrapped_number(momentum);
+    loom::copy_(*running_mean, loom::add(loom::mul(*running_mean, keep),
+                                         loom::mul(cast(mean, running_mean->dtype()), take)));
+    double unbias = static_cast<double>(per_channel) / static_cast<double>(per_channel - 1);
+    Tensor unbiased = loom::mul(cast(var, running_var->dtype()), wrapped_number(unbias));
+    loom::copy_(*running_var, loom::add(loom::mul(*running_var, keep), loom::mul(unbiased, take)));
+  }
+  return normalize_channels(input, mean, var, weight, bias, eps);
+}
+
+// Each sample's channels split into groups; a group (its channels and every spatial
+// element) is normalized as one layer_norm row, then the per-channel affine applies.
+Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<Tensor>& weight,
+                  const std::optional<Tensor>& bias, double eps) {
+  const char* op = "loom::group_norm";
+  if (input.dim() < 2) {
+    fail(op, "expected an input of at least 2 dims (N, C, ...), found ", input.dim(), " dims");
+  }
+  const int64_t batch = input.size(0), channels = input.size(1);
+  if (num_groups <= 0 || channels % num_groups != 0) {
+    fail(op, "expected the number of channels ", channels, " to be divisible by num_groups ",
+         num_groups);
+  }
+  check_channels(weight, "weight", channels, op);
+  check_channels(bias, "bias", channels, op);
+  int64_t group_size = channels / num_groups;
+  for (int64_t d = 2; d < input.dim(); ++d) group_size *= input.size(d);
+  Tensor rows = loom::contiguous(input).view({batch, num_groups, group_size});
+  const std::optional<Tensor> no_affine;
+  Tensor y = loom::layer_norm(rows, {group_size}, no_affine, no_affine, eps).view(input.sizes());
+  if (weight) y = loom::mul(y, channel_view(*weight, input.dim()));
+  if (bias) y = loom::add(y, channel_view(*bias, input.dim()));
+  return cast(y, input.dtype());
+}
+
+constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::layer_norm", decomposition<&layer_norm>()},
+    {"loom::batch_norm", decomposition<&batch_norm>()},
+    {"loom::group_norm", decomposition<&group_norm>()},
+};
+
+}  // namespace
+
+std::span<const DecompositionEntry> normalization_decompositions() {
+  return kDecompositions;
+}
+
+}  // namespace loom::ops

@@ -1,0 +1,206 @@
+// Decompositions of the shape ops: stack (unsqueeze views, then cat), the views split,
+// chunk, flatten and reshape (a copy only when the strides allow no view), and pad.
+#include <algorithm>
+#include <cstdint>
+
+#include "decomposition.h"
+#include "loom/core/type_promotion.h"
+
+namespace loom::ops {
+namespace {
+
+Tensor stack_tensors(const std::vector<Tensor>& tensors, int64_t dim) {
+  constexpr const char* op = "loom::stack";
+  if (tensors.empty()) fail(op, "expected a non-empty list of tensors");
+  const Tensor& first = tensors[0];
+  for (size_t i = 1; i < tensors.size(); ++i) {
+    if (!std::equal(first.sizes().begin(), first.sizes().end(), tensors[i].sizes().begin(),
+                    tensors[i].sizes().end())) {
+      fail(op, "expected tensors of shape ", shape_to_string(first.sizes()),
+           " like tensor 0, found ", shape_to_string(tensors[i].sizes()), " in tensor ", i);
+    }
+  }
+  const int64_t d = wrap_dim(dim, first.dim() + 1, op);
+  std::vector<Tensor> pieces;
+  pieces.reserve(tensors.size());
+  for (const Tensor& t : tensors) pieces.push_back(t.unsqueeze(d));
+  return loom::cat(pieces, d);
+}
+
+// Views of `self` along `dim` of the given sizes, back to back.
+std::vector<Tensor> split_with_sizes(const Tensor& self, int64_t dim,
+                                     const std::vector<int64_t>& sizes) {
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    out.push_back(self.narrow(dim, start, s));
+    start += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> split_views(const Tensor& self, int64_t split_size, int64_t dim) {
+  constexpr const char* op = "loom::split.Tensor";
+  if (self.dim() == 0) fail(op, "expected a tensor with at least one dim, found 0 dims");
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  const int64_t size = self.sizes()[d];
+  if (split_size < 0 || (split_size == 0 && size != 0)) {
+    fail(op, "expected a positive split_size for dim ", d, " of size ", size, ", found ",
+         split_size);
+  }
+  std::vector<int64_t> sizes;
+  if (size == 0) {
+    sizes.push_back(0);
+  } else {
+    for (int64_t start = 0; start < size; start += split_size) {
+      sizes.push_back(std::min(split_size, size - start));
+    }
+  }
+  return split_with_sizes(self, d, sizes);
+}
+
+std::vector<Tensor> chunk_views(const Tensor& self, int64_t chunks, int64_t dim) {
+  constexpr const char* op = "loom::chunk";
+  if (self.dim() == 0) fail(op, "expected a tensor with at least one dim, found 0 dims");
+  if (chunks <= 0) fail(op, "expected a positive number of chunks, found ", chunks);
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  const int64_t size = self.sizes()[d];
+  if (size == 0) return split_with_sizes(self, d, std::vector<int64_t>(chunks, 0));
+  return split_views(self, (size + chunks - 1) / chunks, d);
+}
+
+Tensor reshape_view_or_copy(const Tensor& self, const IntList& shape) {
+  if (std::optional<Tensor> view = self.reshape_as_view(shape)) return *view;
+  return loom::contiguous(self).view(shape);
+}
+
+Tensor flatten_dims(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  constexpr const char* op = "loom::flatten.using_ints";
+  const int64_t ndim = std::max<int64_t>(self.dim(), 1);
+  const int64_t start = wrap_dim(start_dim, ndim, op);
+  const int64_t end = wrap_dim(end_dim, ndim, op);
+  if (start > end) {
+    fail(op, "expected start_dim ", start, " to come no later than end_dim ", end);
+  }
+  if (self.dim() == 0) return reshape_view_or_copy(self, std::vector<int64_t>{1});
+  if (start == end) return self;
+  std::vector<int64_t> shape;
+  int64_t flat = 1;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (d < start || d > end) {
+      shape.push_back(self.sizes()[d]);
+    } else {
+      flat *= self.sizes()[d];
+      if (d == end) shape.push_back(flat);
+    }
+  }
+  return reshape_view_or_copy(self, IntList(std::span<const int64_t>(shape)));
+}
+
+// Note [pad]
+// ~~~~~~~~~~
+// `pad` lists (before, after) pairs from the last dim backwards. Constant mode fills a
+// new tensor with the value and copies the input's overlap into a narrowed view of it
+// (negative pads crop). The other modes pad one dim at a time (so corners come from the
+// already padded dims), copying single slices: reflect mirrors without repeating the edge,
+// replicate repeats the edge, circular wraps around.
+Tensor pad_constant(const Tensor& self, std::span<const int64_t> pad, double value) {
+  const int64_t ndim = self.dim();
+  DimVector sizes(self.sizes().begin(), self.sizes().end());
+  Tensor source = self;
+  DimVector out_start(static_cast<size_t>(ndim), 0);
+  bool empty_overlap = false;
+  for (size_t p = 0; p < pad.size() / 2; ++p) {
+    const int64_t d = ndim - 1 - static_cast<int64_t>(p);
+    const int64_t before = pad[2 * p], after = pad[2 * p + 1];
+    const int64_t size = self.size(d);
+    sizes[d] = size + before + after;
+    if (sizes[d] < 0) {
+      fail("loom::pad", "padding (", before, ", ", after, ") of dim ", d, " of size ", size,
+           " gives a negative size ", sizes[d]);
+    }
+    const int64_t crop_before = std::max<int64_t>(-before, 0);
+    const int64_t length = size - crop_before - std::max<int64_t>(-after, 0);
+    if (length <= 0) {
+      empty_overlap = true;
+      continue;
+    }
+    source = source.narrow(d, crop_before, length);
+    out_start[d] = std::max<int64_t>(before, 0);
+  }
+  Tensor out = empty(sizes, self.dtype(), self.device());
+  loom::fill_(out, Scalar(value));
+  if (empty_overlap || source.numel() == 0) return out;
+  Tensor target = out;
+  for (int64_t d = 0; d < ndim; ++d) target = target.narrow(d, out_start[d], source.size(d));
+  loom::copy_(target, source);
+  return out;
+}
+
+Tensor pad_dim(const Tensor& self, int64_t d, int64_t before, int64_t after,
+               std::string_view mode) {
+  const int64_t size = self.size(d);
+  const bool reflect = mode == "reflect", circular = mode == "circular";
+  if (before < 0 || after < 0) {
+    fail("loom::pad", "expected non-negative padding in mode '", mode, "', found (", before, ", ",
+         after, ") for dim ", d);
+  }
+  const int64_t limit = reflect ? size - 1 : circular ? size : (size > 0 ? INT64_MAX : 0);
+  if (before > limit || after > limit) {
+    fail("loom::pad", "padding (", before, ", ", after, ") of dim ", d, " of size ", size,
+         " is too large for mode '", mode, "' (at most ", limit, ")");
+  }
+  DimVector sizes(self.sizes().begin(), self.sizes().end());
+  sizes[d] = size + before + after;
+  Tensor out = empty(sizes, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  loom::copy_(out.narrow(d, before, size), self);
+  for (int64_t i = 0; i < before; ++i) {
+    int64_t src = reflect ? before - i : circular ? size - before + i : 0;
+    loom::copy_(out.narrow(d, i, 1), self.narrow(d, src, 1));
+  }
+  for (int64_t j = 0; j < after; ++j) {
+    int64_t src = reflect ? size - 2 - j : circular ? j : size - 1;
+    loom::copy_(out.narrow(d, before + size + j, 1), self.narrow(d, src, 1));
+  }
+  return out;
+}
+
+Tensor pad(const Tensor& self, const IntList& pad_list, std::string_view mode,
+           std::optional<double> value) {
+  std::span<const int64_t> pad = pad_list.span();
+  if (pad.size() % 2 != 0 || static_cast<int64_t>(pad.size()) > 2 * self.dim()) {
+    fail("loom::pad", "expected an even number of pads, at most 2 per dim (", 2 * self.dim(),
+         "), found ", pad.size());
+  }
+  if (mode == "constant") return pad_constant(self, pad, value.value_or(0.0));
+  if (mode != "reflect" && mode != "replicate" && mode != "circular") {
+    fail("loom::pad", "expected mode 'constant', 'reflect', 'replicate' or 'circular', found '",
+         mode, "'");
+  }
+  if (value && *value != 0.0) {
+    fail("loom::pad", "expected no value in mode '", mode, "', found ", *value);
+  }
+  Tensor out = self;
+  for (size_t p = 0; p < pad.size() / 2; ++p) {
+    out = pad_dim(out, self.dim() - 1 - static_cast<int64_t>(p), pad[2 * p], pad[2 * p + 1], mode);
+  }
+  return out.is_alias_of(self) ? loom::clone(self) : out;
+}
+
+constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::stack", decomposition<&stack_tensors>()},
+    {"loom::split.Tensor", decomposition<&split_views>()},
+    {"loom::chunk", decomposition<&chunk_views>()},
+    {"loom::flatten.using_ints", decomposition<&flatten_dims>()},
+    {"loom::reshape", decomposition<&reshape_view_or_copy>()},
+    {"loom::pad", decomposition<&pad>()},
+};
+
+}  // namespace
+
+std::span<const DecompositionEntry> shape_decompositions() {
+  return kDecompositions;
+}
+
+}  // namespace loom::ops

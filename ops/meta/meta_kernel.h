@@ -1,0 +1,26 @@
+// Meta kernels of the ops without a shape rule (rule None in ops.def), written as typed
+// functions wrapped like decompositions (Note [Meta kernels of unstructured ops] in
+// registry.cc).
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "decompositions/decomposition.h"
+
+namespace loom::ops {
+
+// The meta kernels of each op family (meta/<family>.cc; families without such meta
+// kernels have no file).
+std::span<const DecompositionEntry> random_meta_kernels();
+std::span<const DecompositionEntry> indexing_meta_kernels();
+std::span<const DecompositionEntry> embedding_meta_kernels();
+
+// The Meta kernel of an op without a shape rule, or nullptr.
+LoomKernelFn find_meta_kernel(std::string_view op);
+
+// Helpers shared by the meta kernels.
+// Raises "[op] the output shape depends on <what>, ...": a meta tensor has no data.
+[[noreturn]] void data_dependent(const char* op, const char* what);
+
+}  // namespace loom::ops

@@ -1,0 +1,103 @@
+// Shape rules of 2-D pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d.
+#include "loom/core/type_promotion.h"
+#include "shape_rule.h"
+
+namespace loom::ops {
+namespace {
+
+void require_pool_input(const ShapeArgs& args, const TensorImpl& self) {
+  if (self.dim() != 3 && self.dim() != 4) {
+    args.fail("expected a 3-D (unbatched) or 4-D (batched) input, found ",
+              shape_to_string(self.sizes()));
+  }
+  for (int64_t d = self.dim() - 3; d < self.dim(); ++d) {
+    if (self.sizes()[d] == 0) {
+      args.fail("expected non-zero sizes in the channel and spatial dims, found ",
+                shape_to_string(self.sizes()));
+    }
+  }
+  require_floating(args, self, "self");
+}
+
+// The pooled size along one dim (PyTorch's rule: with ceil_mode the last window must start
+// inside the input or the left padding).
+int64_t pool_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dil,
+                      bool ceil_mode) {
+  int64_t span = in + 2 * pad - dil * (kernel - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+DimVector pooled_shape(const ShapeArgs& args, const TensorImpl& self, Pair kernel, Pair stride,
+                       Pair pad, Pair dil, bool ceil_mode) {
+  if (pad.h > kernel.h / 2 || pad.w > kernel.w / 2) {
+    args.fail("expected padding of at most half the kernel size [", kernel.h, ", ", kernel.w,
+              "], found [", pad.h, ", ", pad.w, "]");
+  }
+  int64_t h = self.sizes()[self.dim() - 2];
+  int64_t w = self.sizes()[self.dim() - 1];
+  int64_t oh = pool_out_size(h, kernel.h, stride.h, pad.h, dil.h, ceil_mode);
+  int64_t ow = pool_out_size(w, kernel.w, stride.w, pad.w, dil.w, ceil_mode);
+  if (oh <= 0 || ow <= 0) {
+    args.fail("expected an output size of at least 1, found [", oh, ", ", ow, "] for input ",
+              shape_to_string(self.sizes()));
+  }
+  DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.push_back(oh);
+  shape.push_back(ow);
+  return shape;
+}
+
+// stride=[] means the kernel size.
+Pair pool_stride(const ShapeArgs& args, size_t i, Pair kernel) {
+  if (args.ints(i).empty()) return kernel;
+  return positive_pair(args, i, "stride");
+}
+
+void max_pool2d_with_indices(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& self = args.tensor(0);
+  require_pool_input(args, self);
+  Pair kernel = positive_pair(args, 1, "kernel_size");
+  DimVector shape = pooled_shape(args, self, kernel, pool_stride(args, 2, kernel),
+                                 nonnegative_pair(args, 3, "padding"),
+                                 positive_pair(args, 4, "dilation"), args.boolean(5));
+  out.push_back(output(shape, self.dtype(), self.device()));
+  out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
+}
+
+void avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& self = args.tensor(0);
+  require_pool_input(args, self);
+  Pair kernel = positive_pair(args, 1, "kernel_size");
+  std::optional<int64_t> divisor = args.optional_integer(6);
+  if (divisor && *divisor == 0) args.fail("expected a non-zero divisor_override, found 0");
+  out.push_back(
+      output(pooled_shape(args, self, kernel, pool_stride(args, 2, kernel),
+                          nonnegative_pair(args, 3, "padding"), Pair{1, 1}, args.boolean(4)),
+             self.dtype(), self.device()));
+}
+
+void adaptive_avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& self = args.tensor(0);
+  require_pool_input(args, self);
+  Pair size = nonnegative_pair(args, 1, "output_size");
+  DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
+  shape.push_back(size.h);
+  shape.push_back(size.w);
+  out.push_back(output(std::move(shape), self.dtype(), self.device()));
+}
+
+constexpr ShapeRuleEntry kRules[] = {
+    {"loom::max_pool2d_with_indices", &max_pool2d_with_indices},
+    {"loom::avg_pool2d", &avg_pool2d},
+    {"loom::adaptive_avg_pool2d", &adaptive_avg_pool2d},
+};
+
+}  // namespace
+
+std::span<const ShapeRuleEntry> pool_shape_rules() {
+  return kRules;
+}
+
+}  // namespace loom::ops
