@@ -12,6 +12,7 @@ namespace loom::ops {
 
 // The meta kernels of each op family (meta/<family>.cc; families without such meta
 // kernels have no file).
+std::span<const DecompositionEntry> creation_meta_kernels();
 std::span<const DecompositionEntry> random_meta_kernels();
 std::span<const DecompositionEntry> indexing_meta_kernels();
 std::span<const DecompositionEntry> embedding_meta_kernels();
@@ -22,5 +23,7 @@ LoomKernelFn find_meta_kernel(std::string_view op);
 // Helpers shared by the meta kernels.
 // Raises "[op] the output shape depends on <what>, ...": a meta tensor has no data.
 [[noreturn]] void data_dependent(const char* op, const char* what);
+// Raises "[op] expected a 1-D out of <length> elements, found shape ..." unless out is.
+void check_out_length(const char* op, const Tensor& out, int64_t length);
 
 }  // namespace loom::ops

@@ -1,5 +1,6 @@
-// Meta kernels of the random ops with an output shaped like an input: bernoulli,
-// dropout (the in-place random fills get the op library's meta no-op kernel).
+// Meta kernels of the random ops with an output shaped like an input (bernoulli,
+// dropout) and of randperm's out= form (the in-place random fills get the op library's
+// meta no-op kernel).
 #include "loom/core/type_promotion.h"
 #include "meta_kernel.h"
 
@@ -28,7 +29,15 @@ Tensor dropout_meta(const Tensor& input, double p, bool train) {
   return empty(input.sizes(), input.dtype(), input.device());
 }
 
+// randperm writes a permutation of 0..n-1 into out.
+Tensor randperm_meta(int64_t n, const Tensor& out) {
+  if (n < 0) fail("loom::randperm.out", "expected n >= 0, found n=", n);
+  check_out_length("loom::randperm.out", out, n);
+  return out;
+}
+
 constexpr DecompositionEntry kMetaKernels[] = {
+    {"loom::randperm.out", decomposition<&randperm_meta>()},
     {"loom::bernoulli", decomposition<&bernoulli_meta>()},
     {"loom::dropout", decomposition<&dropout_meta>()},
 };

@@ -4,6 +4,7 @@
 // count, advanced indexing with integer indices; and, for the ops whose output shape
 // depends on tensor values (nonzero, masks, one_hot inferring its class count), an error
 // that says so instead of "no kernel for dispatch key Meta".
+#include "loom/core/type_promotion.h"
 #include "meta_kernel.h"
 
 namespace loom::ops {
@@ -22,8 +23,16 @@ namespace loom::ops {
        ", which a meta tensor does not have (expected a tensor with data)");
 }
 
+void check_out_length(const char* op, const Tensor& out, int64_t length) {
+  if (out.dim() != 1 || out.sizes()[0] != length) {
+    fail(op, "expected a 1-D out of ", length, " elements, found shape ",
+         shape_to_string(out.sizes()));
+  }
+}
+
 LoomKernelFn find_meta_kernel(std::string_view op) {
   for (auto family : {
+           creation_meta_kernels(),
            random_meta_kernels(),
            indexing_meta_kernels(),
            embedding_meta_kernels(),

@@ -7,16 +7,6 @@ namespace {
 
 using namespace sample_helpers;
 
-// Known failure of the meta check (Note [Op samples]): loom registers no Meta kernel for
-// arange.start_out and linspace.out (eye.m_out, a decomposition, runs on meta).
-OpSample no_meta_kernel(OpSample s) {
-  return std::move(s).known_failure(
-      Check::Meta,
-      "no Meta kernel: the meta call throws 'no kernel for dispatch key Meta' where the CPU "
-      "call fills the given out; fix in the op library (a meta kernel that checks out's "
-      "length, as fill_ and copy_ get in ops/src/standard_library.cc)");
-}
-
 std::vector<OpSample> make() {
   std::vector<OpSample> samples = {
       {"loom::arange.start_out", {I(0), I(5)}, {{"out", T({5}, kI64, Fill::Zeros)}}},
@@ -32,9 +22,6 @@ std::vector<OpSample> make() {
       {"loom::eye.m_out", {I(2), I(2)}, {{"out", T({2, 2}, kI64, Fill::Zeros)}}},
       {"loom::eye.m_out", {I(3), I(1)}, {{"out", T({3, 1}, kBool, Fill::Zeros)}}},
   };
-  for (OpSample& s : samples) {
-    if (s.op != "loom::eye.m_out") s = no_meta_kernel(std::move(s));
-  }
   return samples;
 }
 

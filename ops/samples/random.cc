@@ -14,16 +14,6 @@ OpSample rnd(std::string op, std::vector<SampleArg> args, SampleKwargs kwargs = 
   return OpSample{std::move(op), std::move(args), std::move(kwargs)}.random();
 }
 
-// Known failure of the meta check (Note [Op samples]): loom registers no Meta kernel for
-// randperm.out (the in-place random fills get a meta no-op).
-OpSample no_meta_kernel(OpSample s) {
-  return std::move(s).known_failure(
-      Check::Meta,
-      "no Meta kernel: the meta call throws 'no kernel for dispatch key Meta' where the CPU "
-      "call fills the given out; fix in the op library (a meta kernel that checks out's "
-      "length, as the in-place random ops get in ops/src/standard_library.cc)");
-}
-
 std::vector<OpSample> make() {
   const TensorSpec z23 = T({2, 3}, kF32, Fill::Zeros);
   return {
@@ -47,9 +37,9 @@ std::vector<OpSample> make() {
       rnd("loom::random_.from", {T({3, 4}, kF32, Fill::Zeros), I(0), I(10)}),
       rnd("loom::random_.from", {T({}, kI32, Fill::Zeros), I(1)}, {{"to", I(100)}}),
       rnd("loom::random_.from", {T({6}, kU8, Fill::Zeros), I(0), none()}),
-      no_meta_kernel(rnd("loom::randperm.out", {I(6)}, {{"out", T({6}, kI64, Fill::Zeros)}})),
-      no_meta_kernel(rnd("loom::randperm.out", {I(1)}, {{"out", T({1}, kI32, Fill::Zeros)}})),
-      no_meta_kernel(rnd("loom::randperm.out", {I(10)}, {{"out", T({10}, kF32, Fill::Zeros)}})),
+      rnd("loom::randperm.out", {I(6)}, {{"out", T({6}, kI64, Fill::Zeros)}}),
+      rnd("loom::randperm.out", {I(1)}, {{"out", T({1}, kI32, Fill::Zeros)}}),
+      rnd("loom::randperm.out", {I(10)}, {{"out", T({10}, kF32, Fill::Zeros)}}),
       rnd("loom::dropout", {T({2, 3}), D(0.5), B(true)}),
       rnd("loom::dropout", {T({3, 4}, kF64), D(0.2), B(true)}),
       rnd("loom::dropout", {T({2, 3}), D(0.5), B(false)}),
