@@ -8,35 +8,36 @@ namespace {
 
 using namespace sample_helpers;
 
-OpSample f32(std::string op, std::vector<SampleArg> args, SampleKwargs kwargs = {}) {
-  return OpSample{std::move(op), std::move(args), std::move(kwargs)}.tol(1e-4);
-}
-
 std::vector<OpSample> make() {
   return {
-      f32("loom::conv2d", {T({1, 2, 5, 5}), T({3, 2, 3, 3})}),
-      f32("loom::conv2d", {T({2, 2, 5, 6}), T({3, 2, 3, 3}), T({3}), L({2, 2}), L({1, 1})}),
-      f32("loom::conv2d", {T({1, 4, 6, 6}), T({4, 2, 3, 3})},
-          {{"bias", T({4})}, {"padding", I(2)}, {"dilation", I(2)}, {"groups", I(2)}}),
-      f32("loom::conv2d", {T({1, 2, 4, 5}), T({2, 2, 1, 3})}, {{"stride", L({1, 2})}}),
+      blocked_sums("loom::conv2d", {T({1, 2, 5, 5}), T({3, 2, 3, 3})}),
+      blocked_sums("loom::conv2d",
+                   {T({2, 2, 5, 6}), T({3, 2, 3, 3}), T({3}), L({2, 2}), L({1, 1})}),
+      blocked_sums("loom::conv2d", {T({1, 4, 6, 6}), T({4, 2, 3, 3})},
+                   {{"bias", T({4})}, {"padding", I(2)}, {"dilation", I(2)}, {"groups", I(2)}}),
+      blocked_sums("loom::conv2d", {T({1, 2, 4, 5}), T({2, 2, 1, 3})}, {{"stride", L({1, 2})}}),
       {"loom::conv2d", {T({1, 1, 4, 4}, kF64), T({2, 1, 2, 2}, kF64), T({2}, kF64)}},
-      f32("loom::conv1d", {T({2, 2, 7}), T({4, 2, 3})}),
-      f32("loom::conv1d", {T({1, 4, 8}), T({4, 2, 3}), T({4})},
-          {{"stride", I(2)}, {"padding", I(1)}, {"dilation", I(1)}, {"groups", I(2)}}),
+      blocked_sums("loom::conv1d", {T({2, 2, 7}), T({4, 2, 3})}),
+      blocked_sums("loom::conv1d", {T({1, 4, 8}), T({4, 2, 3}), T({4})},
+                   {{"stride", I(2)}, {"padding", I(1)}, {"dilation", I(1)}, {"groups", I(2)}}),
       {"loom::conv1d", {T({1, 1, 6}, kF64), T({1, 1, 2}, kF64)}, {{"dilation", I(2)}}},
       // grad_output of conv2d(1x2x5x5, 3x2x3x3) with stride 1, padding 1: 1x3x5x5.
-      f32("loom::conv2d_backward_input", {T({1, 3, 5, 5}), T({3, 2, 3, 3}), L({1, 2, 5, 5}),
-                                          L({1, 1}), L({1, 1}), L({1, 1}), I(1)}),
+      blocked_sums("loom::conv2d_backward_input",
+                   {T({1, 3, 5, 5}), T({3, 2, 3, 3}), L({1, 2, 5, 5}), L({1, 1}), L({1, 1}),
+                    L({1, 1}), I(1)}),
       // stride 2, padding 1 on 6x6: 3x3 out (input_size picks 6 among 5 and 6).
-      f32("loom::conv2d_backward_input", {T({2, 4, 3, 3}), T({4, 1, 3, 3}), L({2, 2, 6, 6}),
-                                          L({2, 2}), L({1, 1}), L({1, 1}), I(2)}),
+      blocked_sums("loom::conv2d_backward_input",
+                   {T({2, 4, 3, 3}), T({4, 1, 3, 3}), L({2, 2, 6, 6}), L({2, 2}), L({1, 1}),
+                    L({1, 1}), I(2)}),
       {"loom::conv2d_backward_input",
        {T({1, 2, 2, 2}, kF64), T({2, 1, 2, 2}, kF64), L({1, 1, 4, 4}), L({1, 1}), L({0, 0}),
         L({2, 2}), I(1)}},
-      f32("loom::conv2d_backward_weight", {T({1, 3, 5, 5}), T({1, 2, 5, 5}), L({3, 2, 3, 3}),
-                                           L({1, 1}), L({1, 1}), L({1, 1}), I(1)}),
-      f32("loom::conv2d_backward_weight", {T({2, 4, 3, 3}), T({2, 2, 6, 6}), L({4, 1, 3, 3}),
-                                           L({2, 2}), L({1, 1}), L({1, 1}), I(2)}),
+      blocked_sums("loom::conv2d_backward_weight",
+                   {T({1, 3, 5, 5}), T({1, 2, 5, 5}), L({3, 2, 3, 3}), L({1, 1}), L({1, 1}),
+                    L({1, 1}), I(1)}),
+      blocked_sums("loom::conv2d_backward_weight",
+                   {T({2, 4, 3, 3}), T({2, 2, 6, 6}), L({4, 1, 3, 3}), L({2, 2}), L({1, 1}),
+                    L({1, 1}), I(2)}),
       {"loom::conv2d_backward_weight",
        {T({1, 2, 2, 2}, kF64), T({1, 1, 4, 4}, kF64), L({2, 1, 2, 2}), L({1, 1}), L({0, 0}),
         L({2, 2}), I(1)}},

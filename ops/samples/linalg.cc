@@ -8,51 +8,47 @@ namespace {
 
 using namespace sample_helpers;
 
-OpSample f32(std::string op, std::vector<SampleArg> args, SampleKwargs kwargs = {}) {
-  return OpSample{std::move(op), std::move(args), std::move(kwargs)}.tol(1e-4);
-}
-
 std::vector<OpSample> make() {
   return {
-      f32("loom::mm", {T({2, 3}), T({3, 4})}),
+      blocked_sums("loom::mm", {T({2, 3}), T({3, 4})}),
       {"loom::mm", {T({3, 5}, kF64), T({5, 2}, kF64)}},
       {"loom::mm", {T({2, 3}, kI64, Fill::SmallInt), T({3, 2}, kI64, Fill::SmallInt)}},
       OpSample{"loom::mm", {T({4, 3}, kBF16), T({3, 4}, kBF16)}}.tol(3e-2),
-      f32("loom::mm", {T({1, 3}), T({3, 1})}),
+      blocked_sums("loom::mm", {T({1, 3}), T({3, 1})}),
       OpSample{"loom::mm", {T({2, 0}), T({0, 3})}}.with_note("empty inner dim: zeros"),
       {"loom::mm", {T({0, 3}), T({3, 2})}},
-      f32("loom::bmm", {T({2, 2, 3}), T({2, 3, 4})}),
+      blocked_sums("loom::bmm", {T({2, 2, 3}), T({2, 3, 4})}),
       {"loom::bmm", {T({3, 2, 2}, kF64), T({3, 2, 5}, kF64)}},
       {"loom::bmm", {T({2, 2, 3}, kI32, Fill::SmallInt), T({2, 3, 2}, kI32, Fill::SmallInt)}},
-      f32("loom::addmm", {T({2, 4}), T({2, 3}), T({3, 4})}),
+      blocked_sums("loom::addmm", {T({2, 4}), T({2, 3}), T({3, 4})}),
       OpSample{"loom::addmm",
                {T({4}, kF64), T({2, 3}, kF64), T({3, 4}, kF64)},
                {{"beta", D(0.5)}, {"alpha", D(2.0)}}}
           .with_note("bias broadcast over rows"),
-      f32("loom::addmm", {T({}), T({3, 2}), T({2, 2})}, {{"beta", I(0)}}),
-      f32("loom::addmm", {T({2, 1}), T({2, 3}), T({3, 3})}, {{"alpha", D(-1.0)}}),
+      blocked_sums("loom::addmm", {T({}), T({3, 2}), T({2, 2})}, {{"beta", I(0)}}),
+      blocked_sums("loom::addmm", {T({2, 1}), T({2, 3}), T({3, 3})}, {{"alpha", D(-1.0)}}),
       {"loom::addmm", {T({2, 3}), T({2, 0}), T({0, 3})}, {{"beta", D(2.0)}}},
-      f32("loom::baddbmm", {T({2, 2, 4}), T({2, 2, 3}), T({2, 3, 4})}),
+      blocked_sums("loom::baddbmm", {T({2, 2, 4}), T({2, 2, 3}), T({2, 3, 4})}),
       OpSample{"loom::baddbmm",
                {T({4}, kF64), T({3, 2, 3}, kF64), T({3, 3, 4}, kF64)},
                {{"beta", D(2.0)}, {"alpha", D(0.5)}}},
-      f32("loom::baddbmm", {T({2, 1}), T({2, 2, 3}), T({2, 3, 2})}, {{"beta", I(0)}}),
-      f32("loom::dot", {T({5}), T({5})}),
+      blocked_sums("loom::baddbmm", {T({2, 1}), T({2, 2, 3}), T({2, 3, 2})}, {{"beta", I(0)}}),
+      blocked_sums("loom::dot", {T({5}), T({5})}),
       {"loom::dot", {T({4}, kF64), T({4}, kF64)}},
       {"loom::dot", {T({6}, kI64, Fill::SmallInt), T({6}, kI64, Fill::SmallInt)}},
-      f32("loom::dot", {T({1}), T({1})}),
+      blocked_sums("loom::dot", {T({1}), T({1})}),
       {"loom::dot", {T({0}), T({0})}},
-      f32("loom::matmul", {T({2, 3}), T({3, 4})}),
-      f32("loom::matmul", {T({3}), T({3})}),
-      f32("loom::matmul", {T({2, 3}), T({3})}),
-      f32("loom::matmul", {T({3}), T({3, 2})}),
+      blocked_sums("loom::matmul", {T({2, 3}), T({3, 4})}),
+      blocked_sums("loom::matmul", {T({3}), T({3})}),
+      blocked_sums("loom::matmul", {T({2, 3}), T({3})}),
+      blocked_sums("loom::matmul", {T({3}), T({3, 2})}),
       OpSample{"loom::matmul", {T({2, 2, 3}), T({3, 4})}}.tol(1e-4).with_note(
           "batched times matrix: the matrix broadcasts"),
-      f32("loom::matmul", {T({2, 1, 2, 3}), T({3, 3, 2})}),
+      blocked_sums("loom::matmul", {T({2, 1, 2, 3}), T({3, 3, 2})}),
       {"loom::matmul", {T({2, 3}, kF64), T({2, 3, 2}, kF64)}},
-      f32("loom::linear", {T({2, 3}), T({4, 3}), T({4})}),
-      f32("loom::linear", {T({2, 3}), T({4, 3})}),
-      f32("loom::linear", {T({2, 2, 3}), T({5, 3})}, {{"bias", T({5})}}),
+      blocked_sums("loom::linear", {T({2, 3}), T({4, 3}), T({4})}),
+      blocked_sums("loom::linear", {T({2, 3}), T({4, 3})}),
+      blocked_sums("loom::linear", {T({2, 2, 3}), T({5, 3})}, {{"bias", T({5})}}),
       {"loom::linear", {T({3}, kF64), T({2, 3}, kF64), T({}, kF64)}},
   };
 }

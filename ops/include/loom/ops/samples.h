@@ -186,6 +186,13 @@ inline SampleArg none() {
   return None{};
 }
 
+// A float32 sample of an op whose sums oneDNN may block differently per layout
+// (products, convolutions): compared within 1e-4.
+inline OpSample blocked_sums(std::string op, std::vector<SampleArg> args,
+                             SampleKwargs kwargs = {}) {
+  return OpSample{std::move(op), std::move(args), std::move(kwargs)}.tol(1e-4);
+}
+
 }  // namespace sample_helpers
 
 }  // namespace loom::ops
