@@ -46,12 +46,9 @@ namespace {
 
 using TensorList = absl::InlinedVector<Tensor, 6>;
 
-enum class StructuredVariant : uint8_t { Functional, Inplace, Out };
-
 // What the op library's kernels of one variant need; the kernels' context. Lives as long
 // as the process (the ops are never undefined).
 struct StructuredInfo {
-  StructuredVariant variant;
   OutputRule rule;
   std::string name;                // the variant's qualified name, for messages
   OperatorHandle out_op;           // the out= variant of the family
@@ -431,8 +428,7 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
                "op-library", "structured op '", def.schema,
                "' must return one Tensor (or Tensors, for rule Shaped)");
   }
-  StructuredInfo info{StructuredVariant::Out,
-                      def.output,
+  StructuredInfo info{def.output,
                       "",
                       {},
                       nullptr,
@@ -468,14 +464,12 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
   info.out_op = out_op;
   info.out_info = out;
 
-  info.variant = StructuredVariant::Functional;
   OperatorHandle functional_op;
   const StructuredInfo* f = define_variant(functional, info, owner, &functional_op);
   register_kernel(functional_op, DispatchKey::CompositeExplicit, &functional_kernel, f, owner,
                   "structured functional");
 
   if (has_inplace_variant(functional, def.output, def.tags)) {
-    info.variant = StructuredVariant::Inplace;
     OperatorHandle inplace_op;
     const StructuredInfo* in = define_variant(inplace_schema(functional), info, owner, &inplace_op);
     register_kernel(inplace_op, DispatchKey::CompositeExplicit, &inplace_kernel, in, owner,
