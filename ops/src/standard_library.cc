@@ -11,6 +11,7 @@
 #include "loom/ops/structured_schemas.h"
 #include "meta/meta_kernel.h"
 #include "structured_ops.h"
+#include "views/view_kernel.h"
 
 namespace loom::ops {
 
@@ -33,7 +34,7 @@ bool writes_only_self(const OpDefinition& def, std::string_view name) {
 }
 
 // An op the kernels of a backend compute (or decompose): its definition, its Meta kernel
-// and its decomposition.
+// and its decomposition; or a view op, with its one kernel for every backend.
 void define_unstructured_op(const OpDefinition& def, const dispatch::Registrant* owner) {
   Dispatcher& d = Dispatcher::instance();
   OperatorHandle op;
@@ -50,6 +51,12 @@ void define_unstructured_op(const OpDefinition& def, const dispatch::Registrant*
     LOOM_CHECK(kernel != nullptr, "op-library", "op '", op.name(),
                "' is tagged decomposition but has none in ops/decompositions/");
     d.register_kernel(op, DispatchKey::CompositeImplicit, {kernel, nullptr}, owner, "decomposition")
+        .release();
+  } else if (has_tag(def.tags, "view")) {
+    LoomKernelFn kernel = find_view_kernel(op.name());
+    LOOM_CHECK(kernel != nullptr, "op-library", "op '", op.name(),
+               "' is tagged view but has no kernel in ops/views/view.cc");
+    d.register_kernel(op, DispatchKey::CompositeExplicit, {kernel, nullptr}, owner, "view")
         .release();
   }
 }

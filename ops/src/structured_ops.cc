@@ -265,7 +265,7 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
       t = moved;
     }
     if (!same_shape(t.sizes(), meta.shape)) {
-      t = t.expand(meta.shape);
+      t = t.TensorBase::expand(meta.shape);  // below the functionality keys: no op call
     }
     ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;
     if (t.dtype() != target) {

@@ -12,7 +12,8 @@
 // sample serves every check (Note [Op sweep] in tests/ops/op_sweep_test.cc says which). Values are
 // chosen so the op is well defined: positive inputs for log and sqrt, indices within bounds,
 // distinct values where an op returns indices of ties. A sample that cannot run on the
-// meta device (its output shape depends on tensor values) says why; one that shows a
+// meta device (its output shape depends on tensor values) says why, and so does one whose
+// result depends on the input's layout by design (as_strided, view: no strided check); one that shows a
 // disagreement in loom that these files cannot fix is marked a known failure of that
 // check, with the reason; the sweep reports it instead of failing (and fails once it
 // passes, so the mark is removed). Samples are small (tens of elements), cover a 0-dim,
@@ -82,6 +83,8 @@ struct OpSample {
   std::string note;            // what the sample exercises, when not obvious
   bool meta_checkable = true;  // false: the output shape depends on values
   std::string meta_reason;     // why not meta-checkable
+  bool strided_checkable = true;  // false: the result depends on the input's layout
+  std::string strided_reason;     // why not (as_strided reads storage; view needs strides)
   bool deterministic = true;   // false: random; the sweep seeds before each run
   double tolerance = 0;        // relative and absolute; 0: the sweep's default
   std::vector<KnownFailure> known_failures;
@@ -94,6 +97,11 @@ struct OpSample {
   OpSample&& no_meta(std::string reason) && {
     meta_checkable = false;
     meta_reason = std::move(reason);
+    return std::move(*this);
+  }
+  OpSample&& no_strided(std::string reason) && {
+    strided_checkable = false;
+    strided_reason = std::move(reason);
     return std::move(*this);
   }
   OpSample&& random() && {
@@ -128,6 +136,7 @@ std::span<const OpSample> linalg_samples();
 std::span<const OpSample> conv_samples();
 std::span<const OpSample> pool_samples();
 std::span<const OpSample> random_samples();
+std::span<const OpSample> view_samples();
 std::span<const OpSample> shape_samples();
 std::span<const OpSample> indexing_samples();
 std::span<const OpSample> sort_samples();

@@ -27,32 +27,11 @@ class Tensor : public TensorBase {
   template <typename T>
   T item() const;
 
-  // --- views (TensorBase's, returning Tensor) ---
-  Tensor as_strided(IntList sizes, IntList strides,
-                    std::optional<int64_t> storage_offset = std::nullopt) const {
-    return TensorBase::as_strided(sizes, strides, storage_offset);
-  }
-  Tensor view(IntList sizes) const { return TensorBase::view(sizes); }
+  // --- views: the view ops (view, transpose, expand, ...) are generated op calls below,
+  // so every functionality key sees them (Note [View ops] in ops/views/view.cc); these two
+  // helpers ask TensorBase directly whether a view is possible. ---
   std::optional<Tensor> reshape_as_view(IntList sizes) const {
     return TensorBase::reshape_as_view(sizes);
-  }
-  Tensor permute(IntList dims) const { return TensorBase::permute(dims); }
-  Tensor transpose(int64_t dim0, int64_t dim1) const { return TensorBase::transpose(dim0, dim1); }
-  Tensor t() const { return TensorBase::t(); }
-  Tensor expand(IntList sizes) const { return TensorBase::expand(sizes); }
-  Tensor slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
-               int64_t step = 1) const {
-    return TensorBase::slice(dim, start, end, step);
-  }
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const {
-    return TensorBase::narrow(dim, start, length);
-  }
-  Tensor select(int64_t dim, int64_t index) const { return TensorBase::select(dim, index); }
-  Tensor squeeze() const { return TensorBase::squeeze(); }
-  Tensor squeeze(int64_t dim) const { return TensorBase::squeeze(dim); }
-  Tensor unsqueeze(int64_t dim) const { return TensorBase::unsqueeze(dim); }
-  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const {
-    return TensorBase::diagonal(offset, dim1, dim2);
   }
   std::optional<Tensor> flatten_as_view(int64_t start_dim = 0, int64_t end_dim = -1) const {
     return TensorBase::flatten_as_view(start_dim, end_dim);
