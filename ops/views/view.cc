@@ -28,7 +28,9 @@
 namespace loom::ops {
 namespace {
 
-Tensor view_shape(const Tensor& self, IntList size) { return self.TensorBase::view(size); }
+Tensor view_shape(const Tensor& self, IntList size) {
+  return self.TensorBase::view(size);
+}
 
 Tensor as_strided_view(const Tensor& self, IntList size, IntList stride,
                        std::optional<int64_t> storage_offset) {
@@ -39,13 +41,17 @@ Tensor alias_view(const Tensor& self) {
   return self.TensorBase::as_strided(self.sizes(), self.strides(), self.storage_offset());
 }
 
-Tensor permute_view(const Tensor& self, IntList dims) { return self.TensorBase::permute(dims); }
+Tensor permute_view(const Tensor& self, IntList dims) {
+  return self.TensorBase::permute(dims);
+}
 
 Tensor transpose_view(const Tensor& self, int64_t dim0, int64_t dim1) {
   return self.TensorBase::transpose(dim0, dim1);
 }
 
-Tensor t_view(const Tensor& self) { return self.TensorBase::t(); }
+Tensor t_view(const Tensor& self) {
+  return self.TensorBase::t();
+}
 
 // `implicit` only tells autograd the expansion came from broadcasting; the view is the same.
 Tensor expand_view(const Tensor& self, IntList size, bool /*implicit*/) {
@@ -65,9 +71,13 @@ Tensor select_view(const Tensor& self, int64_t dim, int64_t index) {
   return self.TensorBase::select(dim, index);
 }
 
-Tensor squeeze_all(const Tensor& self) { return self.TensorBase::squeeze(); }
+Tensor squeeze_all(const Tensor& self) {
+  return self.TensorBase::squeeze();
+}
 
-Tensor squeeze_dim(const Tensor& self, int64_t dim) { return self.TensorBase::squeeze(dim); }
+Tensor squeeze_dim(const Tensor& self, int64_t dim) {
+  return self.TensorBase::squeeze(dim);
+}
 
 Tensor unsqueeze_view(const Tensor& self, int64_t dim) {
   return self.TensorBase::unsqueeze(dim);
@@ -105,8 +115,8 @@ Tensor unflatten_view(const Tensor& self, int64_t dim, IntList sizes_list) {
     }
     resolved[static_cast<size_t>(infer)] = length / known;
   } else if (known != length) {
-    fail(op, "sizes ", shape_to_string(sizes), " multiply to ", known, ", not to the size ",
-         length, " of dim ", d);
+    fail(op, "sizes ", shape_to_string(sizes), " multiply to ", known, ", not to the size ", length,
+         " of dim ", d);
   }
   DimVector new_sizes(self.sizes().begin(), self.sizes().begin() + d);
   DimVector new_strides(self.strides().begin(), self.strides().begin() + d);

@@ -78,6 +78,29 @@ void BM_AddOneElementCpuPlugin(benchmark::State& state) {
 }
 BENCHMARK(BM_AddOneElementCpuPlugin);
 
+// A view op through the dispatcher (loom::Tensor::transpose, Note [View ops]) against the
+// direct metadata call it replaced (TensorBase::transpose); both make and release one
+// tensor handle per call.
+void BM_TransposeDirect(benchmark::State& state) {
+  if (!load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so")) return;
+  loom::Tensor x = loom::ones({4, 5});
+  for (auto _ : state) {
+    loom::TensorBase t = x.TensorBase::transpose(0, 1);
+    benchmark::DoNotOptimize(t.impl());
+  }
+}
+BENCHMARK(BM_TransposeDirect);
+
+void BM_TransposeDispatched(benchmark::State& state) {
+  if (!load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so")) return;
+  loom::Tensor x = loom::ones({4, 5});
+  for (auto _ : state) {
+    loom::Tensor t = x.transpose(0, 1);
+    benchmark::DoNotOptimize(t.impl());
+  }
+}
+BENCHMARK(BM_TransposeDispatched);
+
 // 16M float32 elements: 64 MiB per operand.
 constexpr int64_t kLargeNumel = int64_t{1} << 24;
 

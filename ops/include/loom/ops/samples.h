@@ -13,13 +13,13 @@
 // chosen so the op is well defined: positive inputs for log and sqrt, indices within bounds,
 // distinct values where an op returns indices of ties. A sample that cannot run on the
 // meta device (its output shape depends on tensor values) says why, and so does one whose
-// result depends on the input's layout by design (as_strided, view: no strided check); one that shows a
-// disagreement in loom that these files cannot fix is marked a known failure of that
-// check, with the reason; the sweep reports it instead of failing (and fails once it
-// passes, so the mark is removed). Samples are small (tens of elements), cover a 0-dim,
-// a broadcast and an empty case where the op allows, the dtypes the op is meant for, and
-// the keyword arguments of the schema. Where a sample would only show that loom refuses
-// an input by design (integer max pooling, int32 one_hot), it is left out.
+// result depends on the input's layout by design (as_strided, view: no strided check); one that
+// shows a disagreement in loom that these files cannot fix is marked a known failure of that check,
+// with the reason; the sweep reports it instead of failing (and fails once it passes, so the mark
+// is removed). Samples are small (tens of elements), cover a 0-dim, a broadcast and an empty case
+// where the op allows, the dtypes the op is meant for, and the keyword arguments of the schema.
+// Where a sample would only show that loom refuses an input by design (integer max pooling, int32
+// one_hot), it is left out.
 #pragma once
 
 #include <cstdint>
@@ -80,13 +80,13 @@ struct OpSample {
   std::string op;  // "loom::add.Tensor", as in ops.def
   std::vector<SampleArg> args;
   SampleKwargs kwargs;
-  std::string note;            // what the sample exercises, when not obvious
-  bool meta_checkable = true;  // false: the output shape depends on values
-  std::string meta_reason;     // why not meta-checkable
+  std::string note;               // what the sample exercises, when not obvious
+  bool meta_checkable = true;     // false: the output shape depends on values
+  std::string meta_reason;        // why not meta-checkable
   bool strided_checkable = true;  // false: the result depends on the input's layout
   std::string strided_reason;     // why not (as_strided reads storage; view needs strides)
-  bool deterministic = true;   // false: random; the sweep seeds before each run
-  double tolerance = 0;        // relative and absolute; 0: the sweep's default
+  bool deterministic = true;      // false: random; the sweep seeds before each run
+  double tolerance = 0;           // relative and absolute; 0: the sweep's default
   std::vector<KnownFailure> known_failures;
 
   // Builder-style modifiers, for the sample tables.
