@@ -38,6 +38,9 @@ Storage::~Storage() {
     // through on_storage_created (see Note [Plugin lifetime]).
     AllocatorRegistry& registry = AllocatorRegistry::instance();
     if (registry.has_observers()) [[unlikely]] {
+      // Inside a read section, as for allocations: a plugin's observer is removed, and
+      // readers waited for, before its code is unmapped.
+      ReadSection section;
       registry.notify({device_, data_, nbytes_, /*is_free=*/true});
     }
     allocator_->deallocate(data_, nbytes_, device_);

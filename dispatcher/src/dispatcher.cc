@@ -248,8 +248,8 @@ Registration Dispatcher::register_kernel(OperatorHandle op, DispatchKey key, Ker
   std::lock_guard<std::mutex> lock(impl_->mutex);
   RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Kernel, owner, key);
   record->op = op.entry();
-  record->slot = std::make_unique<KernelSlot>(
-      KernelSlot{kernel, owner, debug.empty() ? op.name() : std::move(debug), key});
+  record->slot = std::make_unique<KernelSlot>(kernel, owner,
+                                              debug.empty() ? op.name() : std::move(debug), key);
   op.entry()->kernels[registration_index(key)].push_back(record);
   impl_->recompute(*op.entry());
   return Registration(record->id);
@@ -264,8 +264,8 @@ Registration Dispatcher::register_fallback(DispatchKey key, KernelFunction kerne
   if (owner == nullptr) owner = app_registrant();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   RegistrationRecord* record = impl_->add_record(RegistrationRecord::Kind::Fallback, owner, key);
-  record->slot = std::make_unique<KernelSlot>(KernelSlot{
-      kernel, owner, debug.empty() ? str_cat(dispatch_key_name(key), " fallback") : debug, key});
+  record->slot = std::make_unique<KernelSlot>(
+      kernel, owner, debug.empty() ? str_cat(dispatch_key_name(key), " fallback") : debug, key);
   impl_->fallbacks[runtime_index(key)].push_back(record);
   impl_->recompute_all();
   return Registration(record->id);
@@ -476,10 +476,24 @@ std::vector<TableRow> Dispatcher::dump_table(OperatorHandle op) const {
     if (r.slot != nullptr && r.slot->owner != nullptr) {
       row.provider = r.slot->owner->name;
       row.debug = r.slot->debug;
+      row.dtype_claim = r.slot->dtype_claim.load(std::memory_order_relaxed);
     }
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+int Dispatcher::declare_dtypes(OperatorHandle op, DispatchKey key, const Registrant* owner,
+                               uint64_t mask) {
+  LOOM_CHECK(op.valid(), "dispatcher", "declare_dtypes got an invalid operator handle");
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  int applied = 0;
+  for (RegistrationRecord* record : op.entry()->kernels[registration_index(key)]) {
+    if (record->owner != owner) continue;
+    record->slot->dtype_claim.fetch_or(mask, std::memory_order_relaxed);
+    ++applied;
+  }
+  return applied;
 }
 
 std::string Dispatcher::defined_by(OperatorHandle op) const {

@@ -219,9 +219,47 @@ std::string_view strip_own_prefix(std::string_view message, const std::string& o
 
 }  // namespace
 
+// Note [Dtype claims]
+// ~~~~~~~~~~~~~~~~~~~
+// A plugin may declare which dtypes a kernel accepts (declare_capability, or the SDK's
+// impl<&fn>(op, key, dtypes)). The claim is about the op's first tensor argument (self, or
+// out for ops without tensor inputs): index and mask arguments keep their own dtypes.
+// A call in an unclaimed dtype is refused here, before the kernel runs, with a message
+// that lists the claim; kernels without a claim cost one relaxed load and a branch.
+[[noreturn]] void refuse_dtype(const OperatorEntry& e, DispatchKey key, ScalarType dtype,
+                               uint64_t claim) {
+  std::string claims;
+  for (int t = 0; t < kNumScalarTypes; ++t) {
+    if ((claim >> t) & 1) {
+      if (!claims.empty()) claims += ", ";
+      claims += std::string(scalar_type_name(static_cast<ScalarType>(t)));
+    }
+  }
+  fail_with(ErrorCode::Unimplemented, e.name, "backend ", dispatch_key_name(key),
+            " does not support dtype ", scalar_type_name(dtype), " (claims: ", claims, ")");
+}
+
+void check_dtype_claim(const OperatorEntry& e, const KernelSlot& slot, DispatchKey key,
+                       uint64_t claim, const LoomValue* args, size_t num_args) {
+  for (size_t i = 0; i < num_args; ++i) {
+    const TensorImpl* t = nullptr;
+    if (args[i].tag == LOOM_VALUE_TENSOR) {
+      t = reinterpret_cast<const TensorImpl*>(args[i].u.tensor);
+    } else if (args[i].tag == LOOM_VALUE_TENSOR_LIST && args[i].length > 0) {
+      t = reinterpret_cast<const TensorImpl*>(args[i].u.tensors[0]);
+    }
+    if (t == nullptr) continue;
+    if (!((claim >> static_cast<int>(t->dtype())) & 1)) refuse_dtype(e, key, t->dtype(), claim);
+    return;
+  }
+}
+
 void invoke_kernel(const OperatorEntry& e, const Signature* sig, const KernelSlot& slot,
                    DispatchKey key, DispatchKeySet keys, const LoomValue* args, size_t num_args,
                    LoomValue* returns, size_t num_returns) {
+  if (uint64_t claim = slot.dtype_claim.load(std::memory_order_relaxed)) [[unlikely]] {
+    check_dtype_claim(e, slot, key, claim, args, num_args);
+  }
   for (size_t i = 0; i < num_returns; ++i) returns[i].tag = LOOM_VALUE_NONE;
   LoomKernelCall call{sizeof(LoomKernelCall),
                       reinterpret_cast<const LoomOperator*>(&e),
@@ -245,6 +283,22 @@ void invoke_kernel(const OperatorEntry& e, const Signature* sig, const KernelSlo
 
 namespace {
 
+// Bumps the version counter of every tensor the call wrote (Note [Version counter]).
+void bump_versions(const Signature& sig, const LoomValue* args) {
+  for (uint32_t i : sig.written_args) {
+    const LoomValue& v = args[i];
+    if (v.tag == LOOM_VALUE_TENSOR) {
+      reinterpret_cast<TensorImpl*>(v.u.tensor)->storage()->bump_version();
+    } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
+      for (uint32_t j = 0; j < v.length; ++j) {
+        if (v.u.tensors[j] != nullptr) {
+          reinterpret_cast<TensorImpl*>(v.u.tensors[j])->storage()->bump_version();
+        }
+      }
+    }
+  }
+}
+
 inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySet keys,
                      const LoomValue* args, size_t num_args, LoomValue* returns,
                      size_t num_returns) {
@@ -263,7 +317,11 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
 Signature make_signature(FunctionSchema schema) {
   Signature sig;
   sig.schema_text = schema.to_string();
-  for (const Argument& a : schema.arguments) sig.accepted_arg_tags.push_back(accepted_tags(a.type));
+  for (size_t i = 0; i < schema.arguments.size(); ++i) {
+    const Argument& a = schema.arguments[i];
+    sig.accepted_arg_tags.push_back(accepted_tags(a.type));
+    if (a.alias && a.alias->is_write) sig.written_args.push_back(static_cast<uint32_t>(i));
+  }
   for (const Argument& r : schema.returns) {
     sig.accepted_return_tags.push_back(accepted_tags(r.type));
   }
@@ -362,6 +420,8 @@ void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
   }
   keys = (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
   dispatch(e, sig, keys, args, num_args, returns, num_returns);
+  if (!sig->written_args.empty()) [[unlikely]]
+    bump_versions(*sig, args);
 }
 
 void Dispatcher::redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args,

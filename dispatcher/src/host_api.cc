@@ -3,6 +3,7 @@
 // LoomError so no exception crosses the boundary.
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -10,9 +11,11 @@
 #include "loom/core/device.h"
 #include "loom/core/error.h"
 #include "loom/core/generator.h"
+#include "loom/core/storage.h"
 #include "loom/core/tensor_base.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/dlpack_conversion.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 #include "plugin_record.h"
 
 namespace loom::dispatch {
@@ -98,8 +101,21 @@ LoomError* register_kernel(LoomPluginContext* ctx, const LoomOperator* op, uint3
   return guarded([&] {
     PluginRecord& plugin = plugin_of(ctx, "register_kernel");
     OperatorHandle handle = check_op(op, "register_kernel");
-    Registration r = Dispatcher::instance().register_kernel(handle, key_from_abi(key),
-                                                            {fn, kernel_ctx}, &plugin.registrant);
+    DispatchKey dispatch_key = key_from_abi(key);
+    Registration r = Dispatcher::instance().register_kernel(handle, dispatch_key, {fn, kernel_ctx},
+                                                            &plugin.registrant);
+    uint64_t claim = 0;  // declared before the kernel was registered
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      auto op_claims = plugin.capabilities.find(handle.name());
+      if (op_claims != plugin.capabilities.end()) {
+        auto it = op_claims->second.find(dispatch_key_name(dispatch_key));
+        if (it != op_claims->second.end()) claim = it->second;
+      }
+    }
+    if (claim != 0) {
+      Dispatcher::instance().declare_dtypes(handle, dispatch_key, &plugin.registrant, claim);
+    }
     uint64_t id = r.release();
     if (out != nullptr) *out = to_abi_registration(id);
   });
@@ -129,7 +145,13 @@ LoomError* register_fallthrough(LoomPluginContext* ctx, uint32_t key, LoomRegist
 LoomError* deregister(LoomRegistration* registration) {
   return guarded([&] {
     LOOM_CHECK(registration != nullptr, "host", "deregister: the registration is null");
-    Dispatcher::instance().deregister(reinterpret_cast<uintptr_t>(registration));
+    const uint64_t id = reinterpret_cast<uintptr_t>(registration);
+    if (id & kObserverRegistrationBit) {
+      // An allocation observer; unload would remove it again, which is a no-op.
+      AllocatorRegistry::instance().remove_observer(id & ~kObserverRegistrationBit);
+      return;
+    }
+    Dispatcher::instance().deregister(id);
   });
 }
 
@@ -303,8 +325,14 @@ LoomError* declare_capability(LoomPluginContext* ctx, const LoomOperator* op, ui
     LOOM_CHECK(dtype_mask < (uint64_t{1} << kNumScalarTypes), "host", "declare_capability(",
                handle.name(), "): dtype mask 0x", absl::Hex(dtype_mask),
                " names dtypes that do not exist (expected bits 0..", kNumScalarTypes - 1, ")");
-    std::lock_guard<std::mutex> lock(plugin.mutex);
-    plugin.capabilities[handle.name()][key_name] |= dtype_mask;
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      plugin.capabilities[handle.name()][key_name] |= dtype_mask;
+    }
+    // Enforced from now on (Note [Dtype claims]); a kernel registered later gets the
+    // claim at its registration.
+    Dispatcher::instance().declare_dtypes(handle, key_from_abi(key), &plugin.registrant,
+                                          dtype_mask);
   });
 }
 
@@ -341,6 +369,170 @@ LoomError* generator_reserve(LoomDevice device, uint64_t count, uint64_t* out_se
   });
 }
 
+// --- ABI 1.2: argument structs (Note [Argument structs] in loom/plugin.h) ---
+
+// Checks an argument struct's pointer and size: it must hold at least `needed` bytes (the
+// fields of the minor that introduced the function).
+template <typename Args>
+Args& check_args(Args* args, size_t needed, const char* function) {
+  LOOM_CHECK(args != nullptr, "host", function, ": the argument struct is null");
+  LOOM_CHECK(args->struct_size >= needed, "host", function, ": struct_size ", args->struct_size,
+             " is smaller than the ", needed, " bytes of its ABI 1.2 fields");
+  return *args;
+}
+
+TensorImpl* check_tensor(LoomTensor* t, const char* function) {
+  LOOM_CHECK(t != nullptr, "host", function, ": the tensor is null");
+  return as_impl(t);
+}
+
+// A slot value set through the ABI: the plugin's value and destroy, and the plugin that
+// must stay loaded until destroy has run (its live_objects counts the value).
+struct PluginSlotValue {
+  void* value;
+  void (*destroy)(void*);
+  PluginRecord* plugin;
+};
+
+void destroy_plugin_slot_value(void* box) {
+  auto* v = static_cast<PluginSlotValue*>(box);
+  if (v->destroy != nullptr) v->destroy(v->value);
+  if (v->plugin != nullptr) v->plugin->live_objects.fetch_sub(1, std::memory_order_acq_rel);
+  delete v;
+}
+
+int32_t check_slot(int32_t slot, const char* function) {
+  LOOM_CHECK(slot >= 0 && slot < kMaxExtensionSlots, "host", function, ": slot ", slot,
+             " is out of range (expected 0..", kMaxExtensionSlots - 1, ", from slot_claim)");
+  return slot;
+}
+
+LoomError* slot_claim(LoomSlotClaimArgs* args) {
+  return guarded([&] {
+    LoomSlotClaimArgs& a = check_args(args, sizeof(LoomSlotClaimArgs), "slot_claim");
+    plugin_of(a.plugin, "slot_claim");
+    a.out_slot = ExtensionSlots::claim(check_string(a.name, "slot_claim", "name"));
+  });
+}
+
+LoomError* tensor_slot_get(LoomTensorSlotArgs* args) {
+  return guarded([&] {
+    LoomTensorSlotArgs& a =
+        check_args(args, offsetof(LoomTensorSlotArgs, plugin), "tensor_slot_get");
+    TensorImpl* t = check_tensor(a.tensor, "tensor_slot_get");
+    auto* box = static_cast<PluginSlotValue*>(t->extension(check_slot(a.slot, "tensor_slot_get")));
+    a.value = box == nullptr ? nullptr : box->value;
+  });
+}
+
+LoomError* tensor_slot_set(LoomTensorSlotArgs* args) {
+  return guarded([&] {
+    LoomTensorSlotArgs& a = check_args(args, sizeof(LoomTensorSlotArgs), "tensor_slot_set");
+    TensorImpl* t = check_tensor(a.tensor, "tensor_slot_set");
+    int32_t slot = check_slot(a.slot, "tensor_slot_set");
+    if (a.value == nullptr) {
+      t->set_extension(slot, nullptr, nullptr);
+      return;
+    }
+    PluginRecord* plugin = a.destroy == nullptr ? nullptr : &plugin_of(a.plugin, "tensor_slot_set");
+    auto* box = new PluginSlotValue{a.value, a.destroy, plugin};
+    if (plugin != nullptr) plugin->live_objects.fetch_add(1, std::memory_order_acq_rel);
+    t->set_extension(slot, box, &destroy_plugin_slot_value);
+  });
+}
+
+DispatchKey check_functionality_key(uint32_t abi_key, const char* function) {
+  DispatchKey key = key_from_abi(abi_key);
+  LOOM_CHECK(
+      is_functionality_key(key) && key != DispatchKey::Dense && key != DispatchKey::Structured,
+      "host", function, ": key ", abi_key, " (", dispatch_key_name(key),
+      ") is not a functionality key a plugin may set (expected LOOM_KEY_QUANTIZED .. "
+      "LOOM_KEY_TRACER)");
+  return key;
+}
+
+LoomError* tensor_key_get(LoomTensorKeyArgs* args) {
+  return guarded([&] {
+    LoomTensorKeyArgs& a = check_args(args, sizeof(LoomTensorKeyArgs), "tensor_key_get");
+    TensorImpl* t = check_tensor(a.tensor, "tensor_key_get");
+    a.present = t->key_set().has(check_functionality_key(a.dispatch_key, "tensor_key_get")) ? 1 : 0;
+  });
+}
+
+LoomError* tensor_key_set(LoomTensorKeyArgs* args) {
+  return guarded([&] {
+    LoomTensorKeyArgs& a = check_args(args, sizeof(LoomTensorKeyArgs), "tensor_key_set");
+    TensorImpl* t = check_tensor(a.tensor, "tensor_key_set");
+    DispatchKey key = check_functionality_key(a.dispatch_key, "tensor_key_set");
+    if (a.present != 0) {
+      t->add_key(key);
+    } else {
+      t->remove_key(key);
+    }
+  });
+}
+
+LoomError* tensor_version(LoomTensorVersionArgs* args) {
+  return guarded([&] {
+    LoomTensorVersionArgs& a = check_args(args, sizeof(LoomTensorVersionArgs), "tensor_version");
+    TensorImpl* t = check_tensor(a.tensor, "tensor_version");
+    if (a.bump != 0) t->storage()->bump_version(a.bump);
+    a.out_version = t->storage()->version();
+  });
+}
+
+DispatchKeySet keys_from_abi(const uint32_t* keys, size_t count, const char* function) {
+  LOOM_CHECK(count == 0 || keys != nullptr, "host", function, ": ", count,
+             " keys given but the array is null");
+  DispatchKeySet set;
+  for (size_t i = 0; i < count; ++i) set = set.add(check_functionality_key(keys[i], function));
+  return set;
+}
+
+LoomError* local_keys_push(LoomLocalKeysArgs* args) {
+  return guarded([&] {
+    LoomLocalKeysArgs& a = check_args(args, sizeof(LoomLocalKeysArgs), "local_keys_push");
+    DispatchKeySet include = keys_from_abi(a.include, a.num_include, "local_keys_push");
+    DispatchKeySet exclude = keys_from_abi(a.exclude, a.num_exclude, "local_keys_push");
+    LocalDispatchKeySet& local = detail::tls_local_keys;
+    a.out_saved[0] = local.included;
+    a.out_saved[1] = local.excluded;
+    local.included |= include.raw();
+    local.excluded |= exclude.raw();
+  });
+}
+
+LoomError* local_keys_restore(const LoomLocalKeysArgs* args) {
+  return guarded([&] {
+    const LoomLocalKeysArgs& a = check_args(args, sizeof(LoomLocalKeysArgs), "local_keys_restore");
+    detail::tls_local_keys.included = a.out_saved[0];
+    detail::tls_local_keys.excluded = a.out_saved[1];
+  });
+}
+
+LoomError* add_allocation_observer(LoomAllocationObserverArgs* args) {
+  return guarded([&] {
+    LoomAllocationObserverArgs& a =
+        check_args(args, sizeof(LoomAllocationObserverArgs), "add_allocation_observer");
+    PluginRecord& plugin = plugin_of(a.plugin, "add_allocation_observer");
+    LOOM_CHECK(a.fn != nullptr, "host", "add_allocation_observer: fn is null");
+    LoomAllocationObserverFn fn = a.fn;
+    void* ctx = a.ctx;
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    LOOM_CHECK(!plugin.closing, "host", "add_allocation_observer: plugin '", plugin.registrant.name,
+               "' is unloading");
+    uint64_t id = AllocatorRegistry::instance().add_observer([fn, ctx](const AllocationEvent& e) {
+      LoomAllocationEvent event{sizeof(LoomAllocationEvent),
+                                {e.device.type, e.device.index},
+                                e.ptr,
+                                e.nbytes,
+                                e.is_free ? 1 : 0};
+      fn(ctx, &event);
+    });
+    plugin.observer_registrations.push_back(id);
+    a.out_registration = to_abi_registration(id | kObserverRegistrationBit);
+  });
+}
 }  // namespace
 
 const LoomHostApi* host_api() {
@@ -372,6 +564,15 @@ const LoomHostApi* host_api() {
       .set_attribute = &set_attribute,
       .error_create = &error_create,
       .generator_reserve = &generator_reserve,
+      .slot_claim = &slot_claim,
+      .tensor_slot_get = &tensor_slot_get,
+      .tensor_slot_set = &tensor_slot_set,
+      .tensor_key_get = &tensor_key_get,
+      .tensor_key_set = &tensor_key_set,
+      .tensor_version = &tensor_version,
+      .local_keys_push = &local_keys_push,
+      .local_keys_restore = &local_keys_restore,
+      .add_allocation_observer = &add_allocation_observer,
   };
   return &api;
 }

@@ -14,12 +14,19 @@
 
 namespace loom::dispatch {
 
-// What the table points at: immutable once published.
+// What the table points at: immutable once published, but for the dtype claim, which a
+// plugin may declare after registering the kernel.
 struct KernelSlot {
+  KernelSlot() = default;
+  KernelSlot(KernelFunction k, const Registrant* o, std::string d, DispatchKey key)
+      : kernel(k), owner(o), debug(std::move(d)), registered_key(key) {}
+
   KernelFunction kernel;
   const Registrant* owner = nullptr;  // null for the dispatcher's own error kernels
   std::string debug;
   DispatchKey registered_key = DispatchKey::Undefined;
+  // Note [Dtype claims]: bit i = ScalarType i the kernel accepts; 0 = no claim (any).
+  std::atomic<uint64_t> dtype_claim{0};
 };
 
 // The argument and return checks of a defined op, immutable once published.
@@ -28,6 +35,9 @@ struct Signature {
   std::string schema_text;
   std::vector<uint16_t> accepted_arg_tags;  // bit t: LoomValueTag t is accepted
   std::vector<uint16_t> accepted_return_tags;
+  // Arguments the op writes (`Tensor(a!)`), whose storages' version counters a call from
+  // the top bumps (Note [Version counter] in storage.h). Empty for most ops.
+  std::vector<uint32_t> written_args;
 };
 
 // One registration of a kernel, fallback, fallthrough or definition.

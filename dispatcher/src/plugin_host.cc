@@ -94,6 +94,13 @@ struct PluginHost::Impl {
 
   // Removes everything the plugin registered; waits for readers.
   static void undo_registrations(PluginRecord& plugin) {
+    std::vector<uint64_t> observers;
+    {
+      std::lock_guard<std::mutex> lock(plugin.mutex);
+      observers.swap(plugin.observer_registrations);
+    }
+    // Before deregister_all, whose wait for readers covers observers being notified.
+    for (uint64_t id : observers) AllocatorRegistry::instance().remove_observer(id);
     Dispatcher::instance().deregister_all(&plugin.registrant);
     remove_allocators(plugin);
     std::vector<int16_t> device_types;
@@ -293,8 +300,8 @@ void PluginHost::unload(const std::string& name) {
     if (live != 0) {
       fail_with(ErrorCode::FailedPrecondition, "plugin-host", "cannot unload plugin '", name,
                 "': ", live,
-                " storage(s) allocated by its devices are still alive (release every tensor on "
-                "its devices first)");
+                " storage(s) allocated by its devices or tensor slot value(s) it set are still "
+                "alive (release every tensor on its devices or holding its slot values first)");
     }
   };
   refuse_if_alive();

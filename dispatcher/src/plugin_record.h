@@ -62,6 +62,7 @@ struct PluginRecord {
   std::vector<std::string> device_type_names;
   std::vector<std::string> backends;
   std::vector<uint64_t> allocator_registrations;
+  std::vector<uint64_t> observer_registrations;  // AllocatorRegistry observer ids
   std::vector<std::unique_ptr<PluginDeviceAllocator>> allocators;
   std::map<std::string, std::string> attributes;
   std::map<std::string, std::map<std::string, uint64_t>> capabilities;
@@ -69,6 +70,10 @@ struct PluginRecord {
   LoomPluginContext* context() { return reinterpret_cast<LoomPluginContext*>(this); }
   static PluginRecord* from(LoomPluginContext* ctx) { return reinterpret_cast<PluginRecord*>(ctx); }
 };
+
+// Allocation observers registered through the ABI are handed out as registrations with
+// this bit set, so deregister tells them from dispatcher registrations.
+inline constexpr uint64_t kObserverRegistrationBit = uint64_t{1} << 63;
 
 // The host services table handed to every plugin.
 const LoomHostApi* host_api();

@@ -100,6 +100,21 @@ bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
   return true;
 }
 
+// PyTorch refuses `-` on bool in the op's meta function, before any backend: negation and
+// subtraction have no bool meaning, and the message points at the logical op meant. Here
+// too, so every backend gives the hint (a kernel's dtype claim would refuse it with a
+// plainer message first).
+void refuse_bool_arithmetic(const std::string& op, ScalarType compute) {
+  if (compute != ScalarType::Bool) return;
+  std::string_view base = std::string_view(op).substr(0, op.find('.'));
+  if (base == "loom::neg" || base == "loom::neg_") {
+    fail(op, "negation on a bool tensor is not supported; use logical_not");
+  }
+  if (base == "loom::sub" || base == "loom::sub_") {
+    fail(op, "subtraction with bool tensors is not supported; use logical_xor instead");
+  }
+}
+
 OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {
   OutputMeta meta;
   LOOM_CHECK(!info.inputs.empty(), "op-library", op, " is pointwise but has no tensor input");
@@ -147,6 +162,7 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
     meta.compute = ScalarType::Float32;
     meta.inputs_ready = false;
   }
+  refuse_bool_arithmetic(op, meta.compute);
   meta.result = info.rule == OutputRule::Bool ? ScalarType::Bool : meta.compute;
   return meta;
 }

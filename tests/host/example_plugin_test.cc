@@ -57,7 +57,7 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
         [&] {
           call_tensor("loom::mul.Tensor", {dispatch::box(dev_a), dispatch::box(dev_d)});
         },
-        "loom::mul.Tensor", {"npu_sim copies contiguous tensors of equal dtype"});
+        "loom::mul.Tensor", {"backend npu_sim does not support dtype float64 (claims: float32)"});
     // Broadcasting on the device: the core hands the kernel stride-0 views.
     Tensor dev_row = empty(std::vector<int64_t>{2, 3}, ScalarType::Float32, npu);
     call_tensor("loom::fill_.Scalar", {dispatch::box(dev_row), dispatch::box(1.0)});

@@ -91,7 +91,7 @@ TEST_F(Ternary, BadInputs) {
       "loom::masked_fill.Scalar", "cannot be converted");
   expect_error(
       [&] { lerp(make({1}, {1}, ScalarType::Int32), make({1}, {1}, ScalarType::Int32), 0.5); },
-      "loom::lerp.Scalar", "dtype int32 is not supported");
+      "loom::lerp.Scalar", "does not support dtype int32");
 }
 
 }  // namespace

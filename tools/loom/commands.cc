@@ -56,12 +56,19 @@ int show_dispatch(const std::string& op_name) {
   Dispatcher& d = Dispatcher::instance();
   OperatorHandle op = d.find_defined(op_name);
   std::printf("%s\n  defined by: %s\n", op.schema().to_string().c_str(), d.defined_by(op).c_str());
-  std::printf("  %-18s %-20s %-14s %s\n", "key", "source", "plugin", "kernel");
+  std::printf("  %-18s %-20s %-14s %-28s %s\n", "key", "source", "plugin", "kernel", "dtypes");
   for (const dispatch::TableRow& row : d.dump_table(op)) {
     std::string source(dispatch::entry_source_name(row.source));
-    std::printf("  %-18s %-20s %-14s %s\n", dispatch_key_name(row.key).c_str(), source.c_str(),
-                row.provider.empty() ? "-" : row.provider.c_str(),
-                row.debug.empty() ? "-" : row.debug.c_str());
+    std::string dtypes;  // the kernel's claim (Note [Dtype claims]); "-": any
+    for (int t = 0; t < kNumScalarTypes; ++t) {
+      if ((row.dtype_claim >> t) & 1) {
+        if (!dtypes.empty()) dtypes += ",";
+        dtypes += scalar_type_name(static_cast<ScalarType>(t));
+      }
+    }
+    std::printf("  %-18s %-20s %-14s %-28s %s\n", dispatch_key_name(row.key).c_str(),
+                source.c_str(), row.provider.empty() ? "-" : row.provider.c_str(),
+                row.debug.empty() ? "-" : row.debug.c_str(), dtypes.empty() ? "-" : dtypes.c_str());
   }
   return 0;
 }

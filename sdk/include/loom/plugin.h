@@ -18,6 +18,15 @@
  *    calls err->destroy(err) exactly once.
  *  - No C++ exception, std:: type or RTTI crosses this boundary.
  *
+ * Note [Argument structs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ *  Functions added since 1.2 take one argument struct (LoomXxxArgs) that starts with
+ *  struct_size, as PJRT's do: the caller zero-initialises it, sets struct_size =
+ *  sizeof() and the inputs, and reads the outputs (fields named out_*) after the call.
+ *  A later minor appends fields; the host reads a field only when the caller's
+ *  struct_size covers it and otherwise uses the documented default, so adding an
+ *  argument never changes a function's signature.
+ *
  * Note [Ownership annotations]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  *  "borrowed"  the callee may read it only for the duration of the call.
@@ -40,8 +49,10 @@ extern "C" {
 /* Minor history (a plugin that uses a service of minor N needs a host with minor >= N;
  * check LOOM_HAS_FIELD(host, LoomHostApi, field) before using it on an older host):
  *   1.0  the initial ABI
- *   1.1  LoomHostApi::generator_reserve (random numbers) */
-#define LOOM_ABI_VERSION_MINOR 1
+ *   1.1  LoomHostApi::generator_reserve (random numbers)
+ *   1.2  per-tensor extension slots, tensor key bits and version counter, thread-local
+ *        key guards, allocation observers (Note [Argument structs]) */
+#define LOOM_ABI_VERSION_MINOR 2
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -265,6 +276,88 @@ typedef struct LoomDeviceInterface {
 } LoomDeviceInterface;
 
 /* ------------------------------------------------------------------------------------
+ * ABI 1.2 argument structs (Note [Argument structs])
+ * ---------------------------------------------------------------------------------- */
+
+/* slot_claim: a slot by name, idempotent (the same name gives the same slot). There are
+ * 8 slots per process; claiming a ninth name fails with RESOURCE_EXHAUSTED. */
+typedef struct LoomSlotClaimArgs {
+  size_t struct_size;
+  LoomPluginContext* plugin;
+  const char* name; /* borrowed, e.g. "autograd" */
+  int32_t out_slot;
+} LoomSlotClaimArgs;
+
+/* tensor_slot_get writes the slot's value (NULL when unset) to `value`. tensor_slot_set
+ * replaces it: the previous value's destroy runs; `value` and `destroy` become the
+ * tensor's (destroy runs when the value is replaced or the tensor dies; NULL value
+ * clears). A plugin that sets values is not unloaded while any is alive. A tensor is
+ * shared by every handle of it but not by its views: each view has its own slots. */
+typedef struct LoomTensorSlotArgs {
+  size_t struct_size;
+  LoomTensor* tensor; /* borrowed */
+  int32_t slot;
+  void* value;
+  void (*destroy)(void* value);
+  LoomPluginContext* plugin; /* tensor_slot_set: the plugin owning `destroy` */
+} LoomTensorSlotArgs;
+
+/* tensor_key_get writes whether the tensor's key set holds `dispatch_key` to `present`;
+ * tensor_key_set adds it (present = 1) or removes it (present = 0). Only functionality
+ * keys (LOOM_KEY_QUANTIZED .. LOOM_KEY_TRACER). Not synchronised: set key bits before
+ * the tensor is shared with other threads. */
+typedef struct LoomTensorKeyArgs {
+  size_t struct_size;
+  LoomTensor* tensor; /* borrowed */
+  uint32_t dispatch_key;
+  int32_t present;
+} LoomTensorKeyArgs;
+
+/* tensor_version writes the counter to out_version, after adding `bump` to it. The host
+ * bumps it by one after every op call from the top (call_op, an app's call) that writes
+ * the tensor (a `Tensor(a!)` argument); autograd compares versions to refuse a backward
+ * through a tensor modified in place. */
+typedef struct LoomTensorVersionArgs {
+  size_t struct_size;
+  LoomTensor* tensor; /* borrowed */
+  uint64_t bump;
+  uint64_t out_version;
+} LoomTensorVersionArgs;
+
+/* local_keys_push adds `include` keys to, and `exclude` keys to the excluded set of,
+ * every dispatch on the calling thread, and writes the thread's previous sets (opaque)
+ * to out_saved; local_keys_restore(args) puts them back. Pushes and restores nest. */
+typedef struct LoomLocalKeysArgs {
+  size_t struct_size;
+  const uint32_t* include; /* borrowed LoomDispatchKey ids */
+  size_t num_include;
+  const uint32_t* exclude;
+  size_t num_exclude;
+  uint64_t out_saved[2];
+} LoomLocalKeysArgs;
+
+typedef struct LoomAllocationEvent {
+  size_t struct_size;
+  LoomDevice device;
+  const void* ptr;
+  size_t nbytes;
+  int32_t is_free; /* 0: an allocation, 1: a free */
+} LoomAllocationEvent;
+
+/* Called on the allocating thread, for every allocation and free of every device type,
+ * while the allocator's lock-free read section is held: it must not allocate tensors,
+ * load or unload plugins, or block. */
+typedef void (*LoomAllocationObserverFn)(void* ctx, const LoomAllocationEvent* event);
+
+typedef struct LoomAllocationObserverArgs {
+  size_t struct_size;
+  LoomPluginContext* plugin;
+  LoomAllocationObserverFn fn;
+  void* ctx; /* static; passed to fn */
+  LoomRegistration* out_registration; /* for deregister */
+} LoomAllocationObserverArgs;
+
+/* ------------------------------------------------------------------------------------
  * The host's services, handed to the plugin at entry. Static for the plugin's lifetime.
  * Every function returns NULL on success or an owned LoomError.
  * ---------------------------------------------------------------------------------- */
@@ -354,7 +447,28 @@ typedef struct LoomHostApi {
    * element, and element i uses counter *out_offset + i. */
   LoomError* (*generator_reserve)(LoomDevice device, uint64_t count, uint64_t* out_seed,
                                   uint64_t* out_offset);
+
+  /* ---------------------------- ABI 1.2 ---------------------------------------------
+   * Absent from 1.0 and 1.1 hosts: test LOOM_HAS_FIELD(host, LoomHostApi, slot_claim).
+   * Each takes an argument struct (Note [Argument structs]). */
+
+  /* --- per-tensor extension slots: state a plugin attaches to tensors --- */
+  LoomError* (*slot_claim)(LoomSlotClaimArgs* args);
+  LoomError* (*tensor_slot_get)(LoomTensorSlotArgs* args);
+  LoomError* (*tensor_slot_set)(LoomTensorSlotArgs* args);
+  /* --- a tensor's functionality key bits (e.g. Autograd when it requires grad) --- */
+  LoomError* (*tensor_key_get)(LoomTensorKeyArgs* args);
+  LoomError* (*tensor_key_set)(LoomTensorKeyArgs* args);
+  /* --- the version counter of a tensor's storage (shared by its views) --- */
+  LoomError* (*tensor_version)(LoomTensorVersionArgs* args);
+  /* --- thread-local include/exclude key sets (profiling, no-grad) --- */
+  LoomError* (*local_keys_push)(LoomLocalKeysArgs* args);
+  LoomError* (*local_keys_restore)(const LoomLocalKeysArgs* args);
+  /* --- observers of every allocation and free (removed with deregister or unload) --- */
+  LoomError* (*add_allocation_observer)(LoomAllocationObserverArgs* args);
 } LoomHostApi;
+
+
 
 /* ------------------------------------------------------------------------------------
  * The plugin's table, returned from the entry point. Static until unload.

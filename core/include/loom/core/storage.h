@@ -1,7 +1,9 @@
 // Storage: a refcounted block of device memory shared by a tensor and its views.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 #include "loom/core/allocator.h"
 #include "loom/core/device.h"
@@ -22,6 +24,15 @@ class Storage final : public RefCounted {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
 
+  // Note [Version counter]
+  // ~~~~~~~~~~~~~~~~~~~~~~
+  // Counts the writes to this storage, so to every view of it (PyTorch keeps one counter
+  // per group of views, the same thing). The dispatcher bumps it after every op call from
+  // the top that writes a tensor of it (a `Tensor(a!)` argument); autograd saves it with
+  // a tensor and refuses a backward through one modified in place since.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version(uint64_t by = 1) { version_.fetch_add(by, std::memory_order_relaxed); }
+
  private:
   Storage() = default;
   ~Storage() override;
@@ -32,6 +43,7 @@ class Storage final : public RefCounted {
   Allocator* allocator_ = nullptr;  // null for wrapped memory
   void (*deleter_)(void*, void*) = nullptr;
   void* deleter_ctx_ = nullptr;
+  std::atomic<uint64_t> version_{0};
 };
 
 }  // namespace loom

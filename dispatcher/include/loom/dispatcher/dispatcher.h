@@ -96,8 +96,9 @@ std::string_view entry_source_name(EntrySource source);
 struct TableRow {
   DispatchKey key;
   EntrySource source;
-  std::string provider;  // registrant name, empty for Missing/Fallthrough
-  std::string debug;     // the kernel's debug name
+  std::string provider;      // registrant name, empty for Missing/Fallthrough
+  std::string debug;         // the kernel's debug name
+  uint64_t dtype_claim = 0;  // the kernel's claimed dtypes (bit = ScalarType); 0: none
 };
 
 class Dispatcher {
@@ -164,6 +165,10 @@ class Dispatcher {
 
   // --- introspection ---
   std::vector<TableRow> dump_table(OperatorHandle op) const;
+  // Records the dtypes (bit i = ScalarType i) that `owner`'s kernels of `op` under `key`
+  // accept (Note [Dtype claims]); calls in other dtypes are refused before the kernel
+  // runs. Returns how many of its kernels it applied to (0: none registered yet).
+  int declare_dtypes(OperatorHandle op, DispatchKey key, const Registrant* owner, uint64_t mask);
   // Who defined the op ("core", a plugin name), empty when undefined.
   std::string defined_by(OperatorHandle op) const;
 

@@ -1,7 +1,8 @@
 // Compile-time boxing: loom::sdk::boxed<&fn> turns a typed C++ function such as
 //   Tensor add(const Tensor& a, const Tensor& b, Scalar alpha)
 // into the ABI's LoomKernelFn, unpacking arguments, packing returns and catching every
-// exception at the edge. A kernel that needs to redispatch takes a
+// exception at the edge. A kernel that needs to redispatch, or the state its plugin
+// registered it with (Registrar::impl<&fn>(op, key, &state): no globals needed), takes a
 // `const DispatchContext&` as its first parameter.
 #pragma once
 
@@ -37,7 +38,14 @@ struct Scalar {
 // What a kernel knows about its call: the op, and how to call the next kernel.
 class DispatchContext {
  public:
-  explicit DispatchContext(const LoomKernelCall* call) : call_(call) {}
+  explicit DispatchContext(const LoomKernelCall* call, void* state = nullptr)
+      : call_(call), state_(state) {}
+  // The pointer given at registration, as T (the plugin's own state).
+  template <typename T>
+  T& state() const {
+    if (state_ == nullptr) throw Error("[sdk] this kernel was registered without a state pointer");
+    return *static_cast<T*>(state_);
+  }
   const LoomOperator* op() const { return call_->op; }
   const char* op_name() const { return host().op_name(call_->op); }
   uint32_t dispatch_key() const { return call_->dispatch_key; }
@@ -56,6 +64,7 @@ class DispatchContext {
 
  private:
   const LoomKernelCall* call_;
+  void* state_;
 };
 
 namespace detail {
@@ -244,10 +253,10 @@ template <typename... Rest>
 struct TakesContext<std::tuple<DispatchContext, Rest...>> : std::true_type {};
 
 template <auto Fn, size_t Offset, size_t... I>
-decltype(auto) invoke_unboxed(const LoomKernelCall* call, std::index_sequence<I...>) {
+decltype(auto) invoke_unboxed(void* state, const LoomKernelCall* call, std::index_sequence<I...>) {
   using Args = typename FunctionTraits<decltype(Fn)>::Args;
   if constexpr (Offset == 1) {
-    DispatchContext context(call);
+    DispatchContext context(call, state);
     return Fn(context, ArgCast<std::tuple_element_t<I + 1, Args>>::from(call->args[I])...);
   } else {
     return Fn(ArgCast<std::tuple_element_t<I, Args>>::from(call->args[I])...);
@@ -320,7 +329,7 @@ R DispatchContext::redispatch_as() const {
 
 // The boxed kernel for a typed function Fn (a function pointer constant).
 template <auto Fn>
-LoomError* boxed(void* /*ctx*/, const LoomKernelCall* call) noexcept {
+LoomError* boxed(void* state, const LoomKernelCall* call) noexcept {
   return catch_all([&] {
     using Traits = detail::FunctionTraits<decltype(Fn)>;
     constexpr size_t offset = detail::TakesContext<typename Traits::Args>::value ? 1 : 0;
@@ -334,9 +343,10 @@ LoomError* boxed(void* /*ctx*/, const LoomKernelCall* call) noexcept {
     }
     auto indices = std::make_index_sequence<num_args>{};
     if constexpr (num_returns == 0) {
-      detail::invoke_unboxed<Fn, offset>(call, indices);
+      detail::invoke_unboxed<Fn, offset>(state, call, indices);
     } else {
-      detail::write_returns(call->returns, detail::invoke_unboxed<Fn, offset>(call, indices));
+      detail::write_returns(call->returns,
+                            detail::invoke_unboxed<Fn, offset>(state, call, indices));
     }
   });
 }

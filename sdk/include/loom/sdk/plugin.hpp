@@ -4,7 +4,7 @@
 //   static loom::sdk::Tensor my_add(const loom::sdk::Tensor& a, const loom::sdk::Tensor& b,
 //                                   loom::sdk::Scalar alpha) { ... }
 //   static void init(loom::sdk::Registrar& r) {
-//     r.impl<&my_add>("loom::add.Tensor", LOOM_KEY_CPU);
+//     r.impl<&my_add>("loom::add.Tensor", LOOM_KEY_CPU, loom::sdk::dtypes::floating);
 //   }
 //   LOOM_PLUGIN("my_backend", "1.0.0", init)
 #pragma once
@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "loom/plugin.h"
+#include "loom/sdk/dtype.hpp"
 #include "loom/sdk/error.hpp"
+#include "loom/sdk/extension.hpp"
 #include "loom/sdk/host.hpp"
 #include "loom/sdk/kernel.hpp"
 #include "loom/sdk/tensor.hpp"
@@ -50,10 +52,20 @@ class Registrar {
             void* ctx = nullptr) {
     check(host().register_kernel(context(), op(qualified_name), dispatch_key, fn, ctx, nullptr));
   }
-  // Registers a typed kernel (boxed at compile time).
+  // Registers a typed kernel (boxed at compile time). `state` reaches it through its
+  // DispatchContext (ctx.state<T>()).
   template <auto Fn>
-  void impl(const char* qualified_name, uint32_t dispatch_key) {
-    impl(qualified_name, dispatch_key, &boxed<Fn>);
+  void impl(const char* qualified_name, uint32_t dispatch_key, void* state = nullptr) {
+    impl(qualified_name, dispatch_key, &boxed<Fn>, state);
+  }
+  // Registers a typed kernel with the dtypes it claims: the host refuses calls in other
+  // dtypes with "[op] backend B does not support dtype D (claims: ...)" before the kernel
+  // runs, and `loom dispatch OP` lists the claim.
+  template <auto Fn>
+  void impl(const char* qualified_name, uint32_t dispatch_key, DTypeSet dtypes,
+            void* state = nullptr) {
+    impl(qualified_name, dispatch_key, &boxed<Fn>, state);
+    check(host().declare_capability(context(), op(qualified_name), dispatch_key, dtypes.mask()));
   }
   void fallback(uint32_t dispatch_key, LoomKernelFn fn, void* ctx = nullptr) {
     check(host().register_fallback(context(), dispatch_key, fn, ctx, nullptr));
@@ -72,11 +84,18 @@ class Registrar {
     check(host().register_device_type(context(), name, backend_key, device, &type));
     return type;
   }
-  void capability(const char* qualified_name, uint32_t dispatch_key,
-                  std::initializer_list<LoomDType> dtypes) {
-    uint64_t mask = 0;
-    for (LoomDType t : dtypes) mask |= uint64_t{1} << t;
-    check(host().declare_capability(context(), op(qualified_name), dispatch_key, mask));
+  // Declares the dtypes of an already registered kernel (impl with a DTypeSet does both).
+  void capability(const char* qualified_name, uint32_t dispatch_key, DTypeSet dtypes) {
+    check(host().declare_capability(context(), op(qualified_name), dispatch_key, dtypes.mask()));
+  }
+  // Calls fn(ctx, event) for every allocation and free (ABI 1.2); removed at unload.
+  LoomRegistration* allocation_observer(LoomAllocationObserverFn fn, void* ctx = nullptr) {
+    auto a = detail::args_struct<LoomAllocationObserverArgs>();
+    a.plugin = context();
+    a.fn = fn;
+    a.ctx = ctx;
+    check(detail::host_1_2("allocation_observer").add_allocation_observer(&a));
+    return a.out_registration;
   }
   void attribute(const char* key, const char* value) {
     check(host().set_attribute(context(), key, value));

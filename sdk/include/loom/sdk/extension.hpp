@@ -1,0 +1,120 @@
+// The ABI 1.2 services plugins build functionality on (autograd, profiler, quantization):
+// per-tensor extension slots, a tensor's functionality key bits and version counter,
+// thread-local key guards and allocation observers. Each throws loom::sdk::Error when
+// the host is older than 1.2.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "loom/plugin.h"
+#include "loom/sdk/error.hpp"
+#include "loom/sdk/host.hpp"
+#include "loom/sdk/tensor.hpp"
+
+namespace loom::sdk {
+namespace detail {
+
+// Throws unless the host's table has the ABI 1.2 services.
+inline const LoomHostApi& host_1_2(const char* service) {
+  const LoomHostApi& h = host();
+  if (!LOOM_HAS_FIELD(&h, LoomHostApi, add_allocation_observer)) {
+    throw Error(std::string("[sdk] ") + service + " needs a loom host with ABI 1.2, found " +
+                    std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor),
+                LOOM_STATUS_VERSION_MISMATCH);
+  }
+  return h;
+}
+
+template <typename Args>
+Args args_struct() {
+  Args a{};
+  a.struct_size = sizeof(Args);
+  return a;
+}
+
+}  // namespace detail
+
+// A per-tensor slot claimed by name (idempotent): slot_of("autograd").
+inline int32_t slot_of(const char* name) {
+  auto a = detail::args_struct<LoomSlotClaimArgs>();
+  a.plugin = plugin_state().context;
+  a.name = name;
+  check(detail::host_1_2("slot_of").slot_claim(&a));
+  return a.out_slot;
+}
+
+// The value `t` holds in `slot` (nullptr when unset).
+inline void* slot_value(const Tensor& t, int32_t slot) {
+  auto a = detail::args_struct<LoomTensorSlotArgs>();
+  a.tensor = t.get();
+  a.slot = slot;
+  check(detail::host_1_2("slot_value").tensor_slot_get(&a));
+  return a.value;
+}
+
+// Gives `value` to `t`'s slot; `destroy(value)` runs when it is replaced or `t` dies (the
+// plugin stays loaded until then). A null value clears the slot.
+inline void set_slot_value(const Tensor& t, int32_t slot, void* value, void (*destroy)(void*)) {
+  auto a = detail::args_struct<LoomTensorSlotArgs>();
+  a.tensor = t.get();
+  a.slot = slot;
+  a.value = value;
+  a.destroy = destroy;
+  a.plugin = plugin_state().context;
+  check(detail::host_1_2("set_slot_value").tensor_slot_set(&a));
+}
+
+// Whether `t`'s key set holds functionality key `key` (LOOM_KEY_AUTOGRAD, ...).
+inline bool has_key(const Tensor& t, uint32_t key) {
+  auto a = detail::args_struct<LoomTensorKeyArgs>();
+  a.tensor = t.get();
+  a.dispatch_key = key;
+  check(detail::host_1_2("has_key").tensor_key_get(&a));
+  return a.present != 0;
+}
+
+inline void set_key(const Tensor& t, uint32_t key, bool present) {
+  auto a = detail::args_struct<LoomTensorKeyArgs>();
+  a.tensor = t.get();
+  a.dispatch_key = key;
+  a.present = present ? 1 : 0;
+  check(detail::host_1_2("set_key").tensor_key_set(&a));
+}
+
+// The version counter of `t`'s storage, after adding `bump` (Note [Version counter]).
+inline uint64_t version(const Tensor& t, uint64_t bump = 0) {
+  auto a = detail::args_struct<LoomTensorVersionArgs>();
+  a.tensor = t.get();
+  a.bump = bump;
+  check(detail::host_1_2("version").tensor_version(&a));
+  return a.out_version;
+}
+
+// Adds `include` keys to, and excludes `exclude` keys from, every dispatch on this
+// thread while alive: LocalKeyGuard guard({}, {LOOM_KEY_AUTOGRAD}) is no-grad.
+class LocalKeyGuard {
+ public:
+  LocalKeyGuard(std::initializer_list<uint32_t> include, std::initializer_list<uint32_t> exclude)
+      : include_(include), exclude_(exclude) {
+    args_ = detail::args_struct<LoomLocalKeysArgs>();
+    args_.include = include_.data();
+    args_.num_include = include_.size();
+    args_.exclude = exclude_.data();
+    args_.num_exclude = exclude_.size();
+    check(detail::host_1_2("LocalKeyGuard").local_keys_push(&args_));
+  }
+  ~LocalKeyGuard() {
+    if (LoomError* err = host().local_keys_restore(&args_)) err->destroy(err);
+  }
+  LocalKeyGuard(const LocalKeyGuard&) = delete;
+  LocalKeyGuard& operator=(const LocalKeyGuard&) = delete;
+
+ private:
+  std::vector<uint32_t> include_, exclude_;
+  LoomLocalKeysArgs args_;
+};
+
+}  // namespace loom::sdk

@@ -1,0 +1,369 @@
+/*
+ * loom/plugin.h — the stable C ABI between the loom core and its plugins.
+ *
+ * This is the only header a plugin needs (the C++ helpers under loom/sdk/ wrap it).
+ * It is plain C11 and compiles as C++. See docs/architecture.md, "The plugin ABI".
+ *
+ * Note [ABI evolution rules]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ *  - LOOM_ABI_VERSION_MAJOR must match between host and plugin. A MINOR release only
+ *    adds: new fields at the end of structs, new enumerators, new functions at the end
+ *    of tables. Nothing is removed, renamed or reordered.
+ *  - Every struct that crosses the boundary starts with `size_t struct_size`, filled
+ *    by whoever allocates the struct with sizeof() as that side compiled it. A reader
+ *    checks LOOM_HAS_FIELD() before reading a field and never compares sizes for
+ *    equality. A struct_size of zero is rejected.
+ *  - Errors are LoomError objects returned as a pointer; NULL means success. An error
+ *    carries its own destroy function, so whoever created it frees it, whoever holds it
+ *    calls err->destroy(err) exactly once.
+ *  - No C++ exception, std:: type or RTTI crosses this boundary.
+ *
+ * Note [Ownership annotations]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ *  "borrowed"  the callee may read it only for the duration of the call.
+ *  "static"    the pointer stays valid until the plugin that provided it is unloaded.
+ *  "owned"     the receiver now holds one reference / the object and must release it
+ *              through the table it came from.
+ */
+#ifndef LOOM_PLUGIN_H_
+#define LOOM_PLUGIN_H_
+
+#include <dlpack/dlpack.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOOM_ABI_VERSION_MAJOR 1
+#define LOOM_ABI_VERSION_MINOR 0
+
+/* The one symbol a plugin exports (see LoomPluginEntryFn). */
+#define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
+
+#if defined(_WIN32)
+#define LOOM_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define LOOM_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* True when `ptr` (a struct starting with struct_size) is large enough to hold `field`. */
+#define LOOM_HAS_FIELD(ptr, type, field)       \
+  ((ptr) != NULL && (ptr)->struct_size != 0 && \
+   (ptr)->struct_size >= offsetof(type, field) + sizeof(((type*)0)->field))
+
+/* ------------------------------------------------------------------------------------
+ * Errors
+ * ---------------------------------------------------------------------------------- */
+
+typedef enum LoomStatusCode {
+  LOOM_STATUS_OK = 0,
+  LOOM_STATUS_INVALID_ARGUMENT = 1, /* wrong shape, dtype, device, value */
+  LOOM_STATUS_NOT_FOUND = 2,        /* unknown op, key, device type */
+  LOOM_STATUS_ALREADY_EXISTS = 3,   /* duplicate definition or registration */
+  LOOM_STATUS_UNIMPLEMENTED = 4,    /* no kernel, unsupported dtype */
+  LOOM_STATUS_FAILED_PRECONDITION = 5,
+  LOOM_STATUS_RESOURCE_EXHAUSTED = 6, /* out of memory */
+  LOOM_STATUS_INTERNAL = 7,
+  LOOM_STATUS_VERSION_MISMATCH = 8
+} LoomStatusCode;
+
+typedef struct LoomError LoomError;
+struct LoomError {
+  size_t struct_size;
+  int32_t code;        /* LoomStatusCode */
+  const char* message; /* owned by the error; valid until destroy() */
+  /* Frees the error. Provided by whoever created it. */
+  void (*destroy)(LoomError* self);
+};
+
+/* ------------------------------------------------------------------------------------
+ * Data types, devices, dispatch keys (ABI-stable numbering)
+ * ---------------------------------------------------------------------------------- */
+
+typedef enum LoomDType {
+  LOOM_DTYPE_BOOL = 0,
+  LOOM_DTYPE_UINT8 = 1,
+  LOOM_DTYPE_INT8 = 2,
+  LOOM_DTYPE_INT16 = 3,
+  LOOM_DTYPE_INT32 = 4,
+  LOOM_DTYPE_INT64 = 5,
+  LOOM_DTYPE_FLOAT16 = 6,
+  LOOM_DTYPE_BFLOAT16 = 7,
+  LOOM_DTYPE_FLOAT32 = 8,
+  LOOM_DTYPE_FLOAT64 = 9,
+  LOOM_DTYPE_QINT8 = 10,
+  LOOM_DTYPE_QUINT8 = 11,
+  LOOM_DTYPE_QINT32 = 12,
+  LOOM_DTYPE_COUNT = 13
+} LoomDType;
+
+/* Device types known without any plugin. Others are assigned at run time by
+ * register_device_type and are >= LOOM_DEVICE_FIRST_DYNAMIC. */
+enum { LOOM_DEVICE_CPU = 0, LOOM_DEVICE_META = 1, LOOM_DEVICE_FIRST_DYNAMIC = 2 };
+
+typedef struct LoomDevice {
+  int16_t type;  /* a device type id */
+  int16_t index; /* -1 means "current / any" */
+} LoomDevice;
+
+/* Dispatch keys. These ids are stable ABI; the host maps them to its internal priority
+ * order, so a plugin never depends on bit positions. Key sets handed to kernels are
+ * opaque: a kernel passes its LoomKernelCall::key_set on to redispatch unchanged. */
+typedef enum LoomDispatchKey {
+  LOOM_KEY_UNDEFINED = 0,
+  /* backends (the "Dense" functionality on a device) */
+  LOOM_KEY_CPU = 1,
+  LOOM_KEY_CUDA = 2,
+  LOOM_KEY_HIP = 3,
+  LOOM_KEY_META = 4,
+  LOOM_KEY_VENDOR_FIRST = 16, /* LOOM_KEY_VENDOR_FIRST + i, i < LOOM_MAX_VENDOR_BACKENDS */
+  /* functionalities, from lowest to highest priority */
+  LOOM_KEY_QUANTIZED = 64,
+  LOOM_KEY_AUTOGRAD = 65,
+  LOOM_KEY_AUTOCAST = 66,
+  LOOM_KEY_PROFILER = 67,
+  LOOM_KEY_TRACER = 68,
+  /* alias keys: register once, fill several table entries */
+  LOOM_KEY_COMPOSITE_EXPLICIT = 128, /* every backend */
+  LOOM_KEY_COMPOSITE_IMPLICIT = 129  /* a decomposition: backends without a kernel */
+} LoomDispatchKey;
+
+#define LOOM_MAX_VENDOR_BACKENDS 12
+
+/* ------------------------------------------------------------------------------------
+ * Tensors
+ * ---------------------------------------------------------------------------------- */
+
+/* Opaque refcounted tensor handle owned by the host. */
+typedef struct LoomTensor LoomTensor;
+
+/* A DLPack-compatible view of a tensor. Filled by LoomHostApi::tensor_view.
+ * dl.shape and dl.strides (in elements) are borrowed from the tensor and valid while
+ * the caller holds a reference to it. dl.data is the storage base pointer; the first
+ * element is at (char*)dl.data + dl.byte_offset. */
+typedef struct LoomTensorView {
+  size_t struct_size;
+  DLTensor dl;
+  int32_t dtype;     /* LoomDType; authoritative (DLPack has no quantized types) */
+  LoomDevice device; /* loom device (dl.device is the DLPack equivalent) */
+  int64_t numel;
+  int32_t is_contiguous; /* row-major contiguous */
+} LoomTensorView;
+
+/* ------------------------------------------------------------------------------------
+ * Boxed values: what a kernel receives and returns
+ * ---------------------------------------------------------------------------------- */
+
+typedef enum LoomValueTag {
+  LOOM_VALUE_NONE = 0,
+  LOOM_VALUE_TENSOR = 1,      /* u.tensor */
+  LOOM_VALUE_INT = 2,         /* u.i */
+  LOOM_VALUE_DOUBLE = 3,      /* u.d */
+  LOOM_VALUE_BOOL = 4,        /* u.i (0 or 1) */
+  LOOM_VALUE_STRING = 5,      /* u.str, NUL-terminated, `length` bytes before the NUL */
+  LOOM_VALUE_DTYPE = 6,       /* u.i is a LoomDType */
+  LOOM_VALUE_DEVICE = 7,      /* u.device */
+  LOOM_VALUE_INT_LIST = 8,    /* u.ints[length] */
+  LOOM_VALUE_DOUBLE_LIST = 9, /* u.doubles[length] */
+  LOOM_VALUE_BOOL_LIST = 10,  /* u.bools[length] */
+  LOOM_VALUE_TENSOR_LIST = 11 /* u.tensors[length]; an element may be NULL for Tensor?[] */
+} LoomValueTag;
+
+/* 16 bytes. Arguments are borrowed by the kernel for the duration of the call (tensors,
+ * strings and list arrays included). Returns written by a kernel are owned by the caller:
+ * a returned tensor carries one reference; a returned list array or string must be
+ * allocated with LoomHostApi::list_allocate (the receiver frees it with value_release).
+ * A fixed-size list argument (int[2]) is always a list of that length. */
+typedef struct LoomValue {
+  uint32_t tag;    /* LoomValueTag */
+  uint32_t length; /* element count for lists and strings */
+  union {
+    int64_t i;
+    double d;
+    LoomTensor* tensor;
+    const char* str;
+    const int64_t* ints;
+    const double* doubles;
+    const uint8_t* bools;
+    LoomTensor* const* tensors;
+    LoomDevice device;
+  } u;
+} LoomValue;
+
+/* ------------------------------------------------------------------------------------
+ * Kernels
+ * ---------------------------------------------------------------------------------- */
+
+/* Opaque handles owned by the host. */
+typedef struct LoomOperator LoomOperator;           /* lives as long as the host */
+typedef struct LoomRegistration LoomRegistration;   /* see deregister */
+typedef struct LoomPluginContext LoomPluginContext; /* the host's record of one plugin */
+
+typedef struct LoomKernelCall {
+  size_t struct_size;
+  const LoomOperator* op;
+  /* Opaque. The keys below the one this kernel runs under; pass it to redispatch to
+   * call the next kernel in line. */
+  uint64_t key_set;
+  uint32_t dispatch_key; /* LoomDispatchKey this kernel was selected for */
+  const LoomValue* args; /* borrowed; num_args == the schema's argument count */
+  size_t num_args;
+  LoomValue* returns; /* the kernel fills all num_returns entries with owned values */
+  size_t num_returns;
+} LoomKernelCall;
+
+/* A boxed kernel. `ctx` is the pointer given at registration (borrowed, static). */
+typedef LoomError* (*LoomKernelFn)(void* ctx, const LoomKernelCall* call);
+
+/* ------------------------------------------------------------------------------------
+ * Devices (DESIGN §5 rule 8). Everything a device plugin provides; the host holds no
+ * vendor types. Streams and events are opaque handles of the plugin.
+ * ---------------------------------------------------------------------------------- */
+
+typedef struct LoomDeviceProperties {
+  size_t struct_size;
+  char name[128];
+  int64_t total_memory_bytes;
+  int32_t compute_units;
+} LoomDeviceProperties;
+
+typedef enum LoomCopyKind {
+  LOOM_COPY_HOST_TO_DEVICE = 0,
+  LOOM_COPY_DEVICE_TO_HOST = 1,
+  LOOM_COPY_DEVICE_TO_DEVICE = 2
+} LoomCopyKind;
+
+typedef struct LoomDeviceInterface {
+  size_t struct_size;
+  void* ctx; /* static; passed to every function below */
+  LoomError* (*device_count)(void* ctx, int32_t* out_count);
+  LoomError* (*get_properties)(void* ctx, int32_t index, LoomDeviceProperties* out);
+  /* memory */
+  LoomError* (*allocate)(void* ctx, int32_t index, size_t nbytes, void** out_ptr);
+  void (*deallocate)(void* ctx, int32_t index, void* ptr, size_t nbytes);
+  /* streams: a NULL stream is the device's default stream */
+  LoomError* (*stream_create)(void* ctx, int32_t index, void** out_stream);
+  LoomError* (*stream_destroy)(void* ctx, int32_t index, void* stream);
+  LoomError* (*stream_synchronize)(void* ctx, int32_t index, void* stream);
+  /* events */
+  LoomError* (*event_create)(void* ctx, int32_t index, void** out_event);
+  LoomError* (*event_destroy)(void* ctx, int32_t index, void* event);
+  LoomError* (*event_record)(void* ctx, int32_t index, void* event, void* stream);
+  LoomError* (*event_wait)(void* ctx, int32_t index, void* event, void* stream);
+  LoomError* (*event_synchronize)(void* ctx, int32_t index, void* event);
+  LoomError* (*device_synchronize)(void* ctx, int32_t index);
+  /* copies of nbytes between host and device or within the device, ordered on stream */
+  LoomError* (*copy)(void* ctx, int32_t index, LoomCopyKind kind, void* dst, const void* src,
+                     size_t nbytes, void* stream);
+} LoomDeviceInterface;
+
+/* ------------------------------------------------------------------------------------
+ * The host's services, handed to the plugin at entry. Static for the plugin's lifetime.
+ * Every function returns NULL on success or an owned LoomError.
+ * ---------------------------------------------------------------------------------- */
+
+typedef struct LoomKeyValue {
+  const char* key;   /* borrowed */
+  const char* value; /* borrowed */
+} LoomKeyValue;
+
+typedef struct LoomHostApi {
+  size_t struct_size;
+  uint32_t abi_major;
+  uint32_t abi_minor;
+  const char* host_version; /* static, e.g. "0.1.0" */
+
+  /* --- operators --- */
+  /* Defines an operator from a schema string (PyTorch grammar). The definition is owned
+   * by `plugin` and removed when it unloads. out_op: static handle. */
+  LoomError* (*define_op)(LoomPluginContext* plugin, const char* schema,
+                          const LoomOperator** out_op);
+  /* Finds "ns::name" or "ns::name.overload". out_op is NULL when not found (no error). */
+  LoomError* (*find_op)(const char* qualified_name, const LoomOperator** out_op);
+  const char* (*op_name)(const LoomOperator* op);   /* static; "ns::name.overload" */
+  const char* (*op_schema)(const LoomOperator* op); /* static: valid for the process */
+
+  /* --- registration; out_registration may be NULL (the plugin keeps it until unload) --- */
+  LoomError* (*register_kernel)(LoomPluginContext* plugin, const LoomOperator* op,
+                                uint32_t dispatch_key, LoomKernelFn fn, void* ctx,
+                                LoomRegistration** out_registration);
+  /* A kernel for every op reaching `dispatch_key` that has no kernel of its own. */
+  LoomError* (*register_fallback)(LoomPluginContext* plugin, uint32_t dispatch_key, LoomKernelFn fn,
+                                  void* ctx, LoomRegistration** out_registration);
+  /* Marks `dispatch_key` as skipped for every op (a functionality key not used). */
+  LoomError* (*register_fallthrough)(LoomPluginContext* plugin, uint32_t dispatch_key,
+                                     LoomRegistration** out_registration);
+  /* Removes exactly this registration; what it replaced becomes visible again. */
+  LoomError* (*deregister)(LoomRegistration* registration);
+  /* Assigns a vendor backend slot by name (idempotent per plugin and name). */
+  LoomError* (*register_backend)(LoomPluginContext* plugin, const char* name,
+                                 uint32_t* out_dispatch_key);
+  /* Registers a device type served by `backend_key`; `device` is static. Memory of the
+   * new device type is allocated through device->allocate. */
+  LoomError* (*register_device_type)(LoomPluginContext* plugin, const char* name,
+                                     uint32_t backend_key, const LoomDeviceInterface* device,
+                                     int16_t* out_device_type);
+  LoomError* (*find_device_type)(const char* name, int16_t* out_device_type);
+
+  /* --- tensors --- */
+  /* A new uninitialised tensor. strides may be NULL (contiguous). out: owned. */
+  LoomError* (*tensor_empty)(const int64_t* sizes, const int64_t* strides, int32_t ndim,
+                             int32_t dtype, LoomDevice device, LoomTensor** out);
+  void (*tensor_retain)(LoomTensor* t);
+  void (*tensor_release)(LoomTensor* t);
+  LoomError* (*tensor_view)(LoomTensor* t, LoomTensorView* out);
+
+  /* --- calling ops --- */
+  /* Dispatches from the top, like an app call. args borrowed; returns filled, owned. */
+  LoomError* (*call_op)(const LoomOperator* op, const LoomValue* args, size_t num_args,
+                        LoomValue* returns, size_t num_returns);
+  /* Dispatches with an explicit key set (a kernel's call->key_set). */
+  LoomError* (*redispatch)(const LoomOperator* op, uint64_t key_set, const LoomValue* args,
+                           size_t num_args, LoomValue* returns, size_t num_returns);
+  /* Releases what a LoomValue owns (tensor references, list arrays). */
+  void (*value_release)(LoomValue* value);
+  /* Memory for list returns; freed by the receiver through value_release. */
+  void* (*list_allocate)(size_t nbytes);
+
+  /* --- capabilities (DESIGN §5 rule 6) --- */
+  /* Declares that this plugin's kernel for `op` under `dispatch_key` supports dtypes in
+   * `dtype_mask` (bit i = LoomDType i). */
+  LoomError* (*declare_capability)(LoomPluginContext* plugin, const LoomOperator* op,
+                                   uint32_t dispatch_key, uint64_t dtype_mask);
+  /* Key/value attributes, e.g. "driver_version". Strings are copied. */
+  LoomError* (*set_attribute)(LoomPluginContext* plugin, const char* key, const char* value);
+
+  /* --- errors created by the host for plugins that have no allocator of their own --- */
+  LoomError* (*error_create)(int32_t code, const char* message);
+} LoomHostApi;
+
+/* ------------------------------------------------------------------------------------
+ * The plugin's table, returned from the entry point. Static until unload.
+ * ---------------------------------------------------------------------------------- */
+
+typedef struct LoomPluginApi {
+  size_t struct_size;
+  uint32_t abi_major;  /* LOOM_ABI_VERSION_MAJOR the plugin was built with */
+  uint32_t abi_minor;  /* the lowest host minor version it needs */
+  const char* name;    /* static, [a-z0-9_]+ */
+  const char* version; /* static, the plugin's own version */
+  /* Registers everything. `plugin` identifies this plugin in host calls and is static
+   * until shutdown returns. options: borrowed. On error the host undoes every
+   * registration the plugin made and unloads it. */
+  LoomError* (*initialize)(LoomPluginContext* plugin, const LoomKeyValue* options,
+                           size_t num_options);
+  /* Called once before unload, after which no kernel of the plugin is called. */
+  LoomError* (*shutdown)(void);
+} LoomPluginApi;
+
+/* The exported entry point, named LOOM_PLUGIN_ENTRY_SYMBOL. The plugin may reject the host
+ * (e.g. major mismatch) with an error. On success *out_api is the plugin's static table. */
+typedef LoomError* (*LoomPluginEntryFn)(const LoomHostApi* host, const LoomPluginApi** out_api);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOOM_PLUGIN_H_ */
