@@ -1,0 +1,152 @@
+// ABI 1.2 through a plugin built on the SDK (tests/plugins/test_extension_plugin.cc):
+// per-tensor slots and their lifetime, key bits, the version counter the dispatcher bumps
+// on writes, thread-local key guards, allocation observers, dtype claims, kernels with a
+// state pointer; and plugins built against the frozen 1.0 and 1.1 headers still load.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+
+#include "../dispatcher/dispatch_test_util.h"
+#include "loom/call.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
+#include "loom/dispatcher/plugin_host.h"
+#include "loom/loom.h"
+
+namespace loom::testing {
+namespace {
+
+using dispatch::Dispatcher;
+using dispatch::OperatorHandle;
+using dispatch::PluginHost;
+
+std::string test_plugin(const std::string& name) {
+  return std::string(LOOM_TEST_PLUGIN_DIR) + "/libloom_plugin_" + name + ".so";
+}
+
+// Loads a plugin unless a plugin of that name is loaded already.
+void ensure_loaded(const std::string& file, const std::string& name) {
+  for (const dispatch::PluginInfo& p : PluginHost::instance().plugins()) {
+    if (p.name == name) return;
+  }
+  PluginHost::instance().load(file);
+}
+
+class Abi12 : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ops::load_standard_library();
+    ensure_loaded(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so", "cpu");
+    ensure_loaded(test_plugin("test_extension"), "test_extension");
+  }
+  static int64_t int_of(const std::string& op, const std::vector<Value>& args = {}) {
+    return call(op, args)[0].to_int();
+  }
+};
+
+TEST_F(Abi12, SlotValuesLiveWithTheTensorAndKeepThePluginLoaded) {
+  const int64_t destroyed_before = int_of("test_ext::destroyed");
+  {
+    Tensor x = ones({2});
+    EXPECT_EQ(int_of("test_ext::get_tag", {x}), -1);  // unset
+    call("test_ext::set_tag", {x, 7});
+    EXPECT_EQ(int_of("test_ext::get_tag", {x}), 7);
+    Tensor same = x;  // another handle on the same tensor sees it
+    EXPECT_EQ(int_of("test_ext::get_tag", {same}), 7);
+    EXPECT_EQ(int_of("test_ext::get_tag", {x.view({2})}), -1);  // a view has its own slots
+    call("test_ext::set_tag", {x, 9});                          // replacing destroys the old value
+    EXPECT_EQ(int_of("test_ext::destroyed"), destroyed_before + 1);
+    EXPECT_EQ(int_of("test_ext::get_tag", {x}), 9);
+    // The plugin's destroy function must outlive the value: unload is refused.
+    expect_error([] { PluginHost::instance().unload("test_extension"); }, "plugin-host",
+                 {"cannot unload plugin 'test_extension'", "tensor slot value(s)"});
+  }
+  EXPECT_EQ(int_of("test_ext::destroyed"), destroyed_before + 2);
+}
+
+TEST_F(Abi12, KeyBitsAreSetAndClearedOnTheTensor) {
+  Tensor x = ones({2});
+  EXPECT_FALSE(x.key_set().has(DispatchKey::Autograd));
+  EXPECT_TRUE(call("test_ext::set_autograd_bit", {x, true})[0].to_bool());
+  EXPECT_TRUE(x.key_set().has(DispatchKey::Autograd));
+  EXPECT_FALSE(call("test_ext::set_autograd_bit", {x, false})[0].to_bool());
+  EXPECT_FALSE(x.key_set().has(DispatchKey::Autograd));
+}
+
+TEST_F(Abi12, VersionCounterCountsWritesAndIsSharedByViews) {
+  Tensor x = zeros({2, 3});
+  const int64_t v0 = int_of("test_ext::version", {x, 0});
+  Tensor y = add(x, ones({2, 3}));  // reads x: no bump
+  EXPECT_EQ(int_of("test_ext::version", {x, 0}), v0);
+  x.add_(y);  // writes x
+  EXPECT_EQ(int_of("test_ext::version", {x, 0}), v0 + 1);
+  add_out(x, y, y);  // writes x through out=
+  EXPECT_EQ(int_of("test_ext::version", {x, 0}), v0 + 2);
+  Tensor t = x.t();
+  t.mul_(y.t());  // a write through a view bumps the shared counter
+  EXPECT_EQ(int_of("test_ext::version", {x, 0}), v0 + 3);
+  EXPECT_EQ(int_of("test_ext::version", {t, 5}), v0 + 8);  // a plugin may bump too
+  EXPECT_EQ(int_of("test_ext::version", {y, 0}), 0);
+}
+
+// A Profiler fallback on the host counts the ops the plugin's guard lets it see.
+TEST_F(Abi12, LocalKeyGuardIncludesKeysForTheCallsInsideIt) {
+  static std::atomic<int> profiled{0};
+  profiled = 0;
+  auto profiler = [](void*, const LoomKernelCall* call) -> LoomError* {
+    ++profiled;
+    Dispatcher::instance().redispatch(OperatorHandle::from_abi(call->op),
+                                      DispatchKeySet(call->key_set), call->args, call->num_args,
+                                      call->returns, call->num_returns);
+    return nullptr;
+  };
+  dispatch::Registration fallback = Dispatcher::instance().register_fallback(
+      DispatchKey::Profiler, dispatch::KernelFunction{profiler, nullptr});
+  Tensor x = ones({3});
+  Tensor n = call("test_ext::neg_profiled", {x})[0].to_tensor();
+  EXPECT_EQ(n.data<float>()[0], -1.0f);
+  EXPECT_EQ(profiled.load(), 1);                               // loom::neg inside the guard
+  EXPECT_EQ(dispatch::local_dispatch_key_set().included, 0u);  // restored
+  neg(x);
+  EXPECT_EQ(profiled.load(), 1);
+}
+
+TEST_F(Abi12, AllocationObserverSeesAllocationsAndFrees) {
+  const int64_t allocs = int_of("test_ext::allocations");
+  const int64_t frees = int_of("test_ext::frees");
+  { Tensor x = empty({1000}); }
+  EXPECT_GE(int_of("test_ext::allocations"), allocs + 1);
+  EXPECT_GE(int_of("test_ext::frees"), frees + 1);
+}
+
+TEST_F(Abi12, DtypeClaimsAreEnforcedAndShownAndKernelsGetTheirState) {
+  Tensor f = ones({2});
+  Tensor r = call("test_ext::scaled", {f})[0].to_tensor();
+  EXPECT_EQ(r.data<float>()[1], 3.0f);  // scale from the registration's state
+  expect_error(
+      [] { call("test_ext::scaled", {ones({2}, TensorOptions().dtype(ScalarType::Int64))}); },
+      "test_ext::scaled", {"backend CPU does not support dtype int64 (claims: float32, float64)"});
+  OperatorHandle op = Dispatcher::instance().find_defined("test_ext::scaled");
+  bool found = false;
+  for (const dispatch::TableRow& row : Dispatcher::instance().dump_table(op)) {
+    if (row.key != DispatchKey::CPU) continue;
+    found = true;
+    EXPECT_EQ(row.dtype_claim, (uint64_t{1} << static_cast<int>(ScalarType::Float32)) |
+                                   (uint64_t{1} << static_cast<int>(ScalarType::Float64)));
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(FrozenAbi, PluginsBuiltAgainstOlderHeadersLoadAndRun) {
+  ops::load_standard_library();
+  for (int minor : {0, 1}) {
+    const std::string name = "frozen_abi_1_" + std::to_string(minor);
+    dispatch::PluginInfo info = PluginHost::instance().load(test_plugin(name));
+    EXPECT_EQ(info.abi_minor, static_cast<uint32_t>(minor));
+    EXPECT_EQ(call("frozen_1_" + std::to_string(minor) + "::answer")[0].to_int(), 42);
+    PluginHost::instance().unload(name);
+  }
+}
+
+}  // namespace
+}  // namespace loom::testing

@@ -1,0 +1,113 @@
+// Exercises the ABI 1.2 services through the SDK (loom/sdk/extension.hpp), for
+// tests/host/abi_1_2_test.cc: a per-tensor slot holding an int, the Autograd key bit,
+// the version counter, a thread-local key guard around a call, an allocation observer,
+// and a kernel registered with a dtype claim and a state pointer.
+#include <atomic>
+
+#include "loom/sdk/plugin.hpp"
+
+namespace {
+
+namespace sdk = loom::sdk;
+
+std::atomic<int64_t> g_destroyed{0};
+std::atomic<int64_t> g_allocations{0}, g_frees{0};
+
+struct PluginState {
+  int32_t tag_slot = -1;
+  int64_t scale = 0;
+};
+PluginState g_state;  // handed to the kernels that need it as their registration state
+
+void destroy_tag(void* value) {
+  delete static_cast<int64_t*>(value);
+  g_destroyed.fetch_add(1);
+}
+
+void set_tag(const sdk::DispatchContext& ctx, const sdk::Tensor& self, int64_t value) {
+  sdk::set_slot_value(self, ctx.state<PluginState>().tag_slot, new int64_t(value), &destroy_tag);
+}
+
+int64_t get_tag(const sdk::DispatchContext& ctx, const sdk::Tensor& self) {
+  void* v = sdk::slot_value(self, ctx.state<PluginState>().tag_slot);
+  return v == nullptr ? -1 : *static_cast<int64_t*>(v);
+}
+
+int64_t destroyed() {
+  return g_destroyed.load();
+}
+
+bool set_autograd_bit(const sdk::Tensor& self, bool on) {
+  sdk::set_key(self, LOOM_KEY_AUTOGRAD, on);
+  return sdk::has_key(self, LOOM_KEY_AUTOGRAD);
+}
+
+int64_t version(const sdk::Tensor& self, int64_t bump) {
+  return static_cast<int64_t>(sdk::version(self, static_cast<uint64_t>(bump)));
+}
+
+// Calls loom::neg with the Profiler key included on this thread, through the ABI.
+sdk::Tensor neg_profiled(const sdk::Tensor& self) {
+  sdk::LocalKeyGuard guard({LOOM_KEY_PROFILER}, {});
+  const LoomOperator* neg = nullptr;
+  sdk::check(sdk::host().find_op("loom::neg", &neg));
+  LoomValue args[1] = {};
+  args[0].tag = LOOM_VALUE_TENSOR;
+  args[0].u.tensor = self.get();
+  LoomValue out[1] = {};
+  sdk::check(sdk::host().call_op(neg, args, 1, out, 1));
+  return sdk::Tensor::adopt(out[0].u.tensor);
+}
+
+int64_t allocations() {
+  return g_allocations.load();
+}
+
+int64_t frees() {
+  return g_frees.load();
+}
+
+void observe(void*, const LoomAllocationEvent* event) {
+  (event->is_free ? g_frees : g_allocations).fetch_add(1);
+}
+
+// A float-only kernel whose claim the host enforces; it multiplies by the state's scale.
+sdk::Tensor scaled(const sdk::DispatchContext& ctx, const sdk::Tensor& self) {
+  sdk::Tensor out = sdk::empty(self.sizes(), self.dtype());
+  const int64_t n = self.numel();
+  const double scale = static_cast<double>(ctx.state<PluginState>().scale);
+  if (self.dtype() == LOOM_DTYPE_FLOAT32) {
+    for (int64_t i = 0; i < n; ++i) out.data<float>()[i] = self.data<float>()[i] * scale;
+  } else {
+    for (int64_t i = 0; i < n; ++i) out.data<double>()[i] = self.data<double>()[i] * scale;
+  }
+  return out;
+}
+
+void init(sdk::Registrar& r) {
+  g_state.tag_slot = sdk::slot_of("test_extension");
+  g_state.scale = 3;
+  r.def("test_ext::set_tag(Tensor self, int value) -> ()");
+  r.def("test_ext::get_tag(Tensor self) -> int");
+  r.def("test_ext::destroyed() -> int");
+  r.def("test_ext::set_autograd_bit(Tensor self, bool on) -> bool");
+  r.def("test_ext::version(Tensor self, int bump) -> int");
+  r.def("test_ext::neg_profiled(Tensor self) -> Tensor");
+  r.def("test_ext::allocations() -> int");
+  r.def("test_ext::frees() -> int");
+  r.def("test_ext::scaled(Tensor self) -> Tensor");
+  r.impl<&set_tag>("test_ext::set_tag", LOOM_KEY_CPU, &g_state);
+  r.impl<&get_tag>("test_ext::get_tag", LOOM_KEY_CPU, &g_state);
+  r.impl<&destroyed>("test_ext::destroyed", LOOM_KEY_CPU);
+  r.impl<&set_autograd_bit>("test_ext::set_autograd_bit", LOOM_KEY_CPU);
+  r.impl<&version>("test_ext::version", LOOM_KEY_CPU);
+  r.impl<&neg_profiled>("test_ext::neg_profiled", LOOM_KEY_CPU);
+  r.impl<&allocations>("test_ext::allocations", LOOM_KEY_CPU);
+  r.impl<&frees>("test_ext::frees", LOOM_KEY_CPU);
+  r.impl<&scaled>("test_ext::scaled", LOOM_KEY_CPU, sdk::dtypes::float32_64, &g_state);
+  r.allocation_observer(&observe);
+}
+
+}  // namespace
+
+LOOM_PLUGIN("test_extension", "0.1.0", init)
