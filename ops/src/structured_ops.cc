@@ -100,6 +100,68 @@ bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
   return true;
 }
 
+// One element of a 0-dim CPU tensor, converted to `target` on the host without a kernel
+// (so no CPU plugin is needed to use C++ numbers with a device); float16 and bfloat16,
+// which need the CPU plugin's conversions, go through copy_.
+template <typename T>
+double element_as_double(const Tensor& t) {
+  return static_cast<double>(*t.data<T>());
+}
+Tensor cast_host_scalar(const Tensor& t, ScalarType target) {
+  auto simple = [](ScalarType s) {
+    return s == ScalarType::Bool || s == ScalarType::Int64 || s == ScalarType::Int32 ||
+           s == ScalarType::Float64 || s == ScalarType::Float32;
+  };
+  Tensor out = empty(t.sizes(), target, t.device());
+  if (!simple(t.dtype()) || !simple(target)) {
+    loom::copy_(out, t);
+    return out;
+  }
+  double d = 0;
+  int64_t i = 0;
+  switch (t.dtype()) {
+    case ScalarType::Bool:
+      i = *t.data<bool>() ? 1 : 0;
+      d = static_cast<double>(i);
+      break;
+    case ScalarType::Int32:
+      i = *t.data<int32_t>();
+      d = static_cast<double>(i);
+      break;
+    case ScalarType::Int64:
+      i = *t.data<int64_t>();
+      d = static_cast<double>(i);
+      break;
+    case ScalarType::Float32:
+      d = element_as_double<float>(t);
+      i = static_cast<int64_t>(d);
+      break;
+    default:
+      d = element_as_double<double>(t);
+      i = static_cast<int64_t>(d);
+      break;
+  }
+  const bool floating_source = t.dtype() == ScalarType::Float32 || t.dtype() == ScalarType::Float64;
+  switch (target) {
+    case ScalarType::Bool:
+      *out.data<bool>() = floating_source ? d != 0.0 : i != 0;
+      break;
+    case ScalarType::Int32:
+      *out.data<int32_t>() = static_cast<int32_t>(i);
+      break;
+    case ScalarType::Int64:
+      *out.data<int64_t>() = i;
+      break;
+    case ScalarType::Float32:
+      *out.data<float>() = static_cast<float>(d);
+      break;
+    default:
+      *out.data<double>() = d;
+      break;
+  }
+  return out;
+}
+
 // PyTorch refuses `-` on bool in the op's meta function, before any backend: negation and
 // subtraction have no bool meaning, and the message points at the logical op meant. Here
 // too, so every backend gives the hint (a kernel's dtype claim would refuse it with a
@@ -276,6 +338,11 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
   for (int index : info.inputs) {
     Tensor t = borrow(args[index]);
     if (!(t.device() == meta.device)) {  // a 0-dim CPU tensor used with another device
+      // Cast on the host first (`x + 2` with x float32 on a device): the device's copy_
+      // then moves an element of the compute dtype, and a backend with one dtype needs no
+      // dtype conversion in its copies.
+      ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;
+      if (t.dtype() != target) t = cast_host_scalar(t, target);
       Tensor moved = empty(t.sizes(), t.dtype(), meta.device);
       loom::copy_(moved, t);
       t = moved;

@@ -51,6 +51,14 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
     call_tensor("loom::copy_", {dispatch::box(host_c), dispatch::box(dev_c), dispatch::box(false)});
     EXPECT_EQ(host_c.data<float>()[0], 2.0f);
     EXPECT_EQ(host_c.data<float>()[2], 4.0f);
+    // A C++ number is cast to float32 on the host before it moves to the device, so the
+    // float32-only backend needs no dtype conversion in its copy_.
+    Tensor dev_e = dev_a + 2.0;
+    EXPECT_EQ(dev_e.device(), npu);
+    EXPECT_EQ(dev_e.dtype(), ScalarType::Float32);
+    Tensor host_e = empty(shape, ScalarType::Float32);
+    call_tensor("loom::copy_", {dispatch::box(host_e), dispatch::box(dev_e), dispatch::box(false)});
+    EXPECT_EQ(host_e.data<float>()[1], 4.0f);
     // Its kernels check their inputs and name the op.
     Tensor dev_d = empty(std::vector<int64_t>{3}, ScalarType::Float64, npu);
     expect_error(
