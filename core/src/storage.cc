@@ -1,6 +1,7 @@
 // Storage allocation, wrapping and release, reporting to allocation observers.
 #include "loom/core/storage.h"
 
+#include "loom/core/device_runtime.h"
 #include "loom/core/read_section.h"
 
 namespace loom {
@@ -10,6 +11,7 @@ Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
   ReadSection section;  // the registered allocator may be replaced concurrently
   AllocatorRegistry& registry = AllocatorRegistry::instance();
   Allocator& allocator = registry.get(device.type);
+  if (device.type != kCPU && device.type != kMeta) device = resolve_device(device);
   s->data_ = allocator.allocate(nbytes, device);
   s->nbytes_ = nbytes;
   s->device_ = device;

@@ -603,16 +603,67 @@ std::string PluginDeviceAllocator::owner() const {
 }
 
 int32_t PluginDeviceAllocator::device_count() const {
-  if (!LOOM_HAS_FIELD(device_, LoomDeviceInterface, device_count) ||
-      device_->device_count == nullptr) {
-    return -1;
-  }
+  int32_t cached = device_count_.load(std::memory_order_relaxed);
+  if (cached != -2) return cached;
   int32_t count = -1;
-  if (LoomError* err = device_->device_count(device_->ctx, &count)) {
-    take_error(err);
-    return -1;
+  if (LOOM_HAS_FIELD(device_, LoomDeviceInterface, device_count) &&
+      device_->device_count != nullptr) {
+    if (LoomError* err = device_->device_count(device_->ctx, &count)) {
+      take_error(err);
+      count = -1;
+    }
   }
+  device_count_.store(count, std::memory_order_relaxed);
   return count;
+}
+
+void PluginDeviceAllocator::require(bool present, const char* function) const {
+  LOOM_CHECK(present, "device", "device type '", device_type_name_, "' of plugin '",
+             plugin_->registrant.name, "' has no ", function, " in its device interface");
+}
+
+void PluginDeviceAllocator::check(LoomError* err, const std::string& what) const {
+  if (err == nullptr) return;
+  TakenError taken = take_error(err);
+  fail_with(taken.code, "device", "plugin '", plugin_->registrant.name, "' failed to ", what, ": ",
+            taken.message);
+}
+
+DeviceProperties PluginDeviceAllocator::properties(int16_t index) const {
+  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, get_properties) &&
+              device_->get_properties != nullptr,
+          "get_properties");
+  LoomDeviceProperties p{};
+  p.struct_size = sizeof(LoomDeviceProperties);
+  check(device_->get_properties(device_->ctx, index, &p),
+        str_cat("report the properties of ", device_type_name_, ":", index));
+  p.name[sizeof(p.name) - 1] = '\0';  // never trust the plugin to terminate it
+  return DeviceProperties{p.name, p.total_memory_bytes, p.compute_units};
+}
+
+void PluginDeviceAllocator::synchronize(int16_t index) const {
+  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, device_synchronize) &&
+              device_->device_synchronize != nullptr,
+          "device_synchronize");
+  check(device_->device_synchronize(device_->ctx, index),
+        str_cat("synchronize ", device_type_name_, ":", index));
+}
+
+void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const void* src,
+                                 size_t nbytes) const {
+  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, copy) && device_->copy != nullptr, "copy");
+  const LoomCopyKind abi_kind = kind == CopyKind::HostToDevice   ? LOOM_COPY_HOST_TO_DEVICE
+                                : kind == CopyKind::DeviceToHost ? LOOM_COPY_DEVICE_TO_HOST
+                                                                 : LOOM_COPY_DEVICE_TO_DEVICE;
+  check(device_->copy(device_->ctx, index, abi_kind, dst, src, nbytes, nullptr),
+        str_cat("copy ", nbytes, " bytes on ", device_type_name_, ":", index));
+  // The copy was ordered on the default stream: wait for it, so the caller may read or
+  // free the memory at once.
+  if (LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_synchronize) &&
+      device_->stream_synchronize != nullptr) {
+    check(device_->stream_synchronize(device_->ctx, index, nullptr),
+          str_cat("synchronize ", device_type_name_, ":", index, " after a copy"));
+  }
 }
 
 void PluginDeviceAllocator::on_storage_created() {

@@ -12,6 +12,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "loom/core/allocator.h"
+#include "loom/core/device_runtime.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/plugin.h"
 
@@ -28,7 +29,7 @@ struct PluginRecord;
 // (Note [Lock-free dispatch and safe unload]), so no call can be inside the plugin
 // when the library is closed. Errors a plugin returns are destroyed by the host as
 // soon as it has copied their message.
-class PluginDeviceAllocator final : public Allocator {
+class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
  public:
   PluginDeviceAllocator(PluginRecord* plugin, const LoomDeviceInterface* device,
                         std::string device_type_name)
@@ -38,13 +39,23 @@ class PluginDeviceAllocator final : public Allocator {
   std::string owner() const override;
   void on_storage_created() override;
   void on_storage_destroyed() override;
-  // The device interface's device_count, or -1 when it has none or it fails.
-  int32_t device_count() const;
+  const DeviceRuntime* runtime() const override { return this; }
+  // The device interface's device_count (asked once), or -1 when it has none or it fails.
+  int32_t device_count() const override;
+  DeviceProperties properties(int16_t index) const override;
+  void synchronize(int16_t index) const override;
+  void copy(CopyKind kind, int16_t index, void* dst, const void* src, size_t nbytes) const override;
 
  private:
+  // Throws unless the interface has `present` (a non-null function it claims to have).
+  void require(bool present, const char* function) const;
+  // Throws the plugin's error, if any, as "[device] plugin 'x' failed to <what>: ...".
+  void check(LoomError* err, const std::string& what) const;
+
   PluginRecord* plugin_;
   const LoomDeviceInterface* device_;
   std::string device_type_name_;
+  mutable std::atomic<int32_t> device_count_{-2};  // -2: not asked yet
 };
 
 struct PluginRecord {

@@ -10,6 +10,7 @@
 #include "loom/ops/op_library.h"
 #include "loom/ops/structured_schemas.h"
 #include "meta/meta_kernel.h"
+#include "device_copy.h"
 #include "structured_ops.h"
 #include "views/view_kernel.h"
 
@@ -78,6 +79,7 @@ void load_standard_library() {
         define_structured_op(def, op_library_registrant());
       }
     }
+    register_device_copy(op_library_registrant());
   });
 }
 

@@ -4,6 +4,7 @@
 
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/core/device.h"
+#include "loom/devices.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/runtime.h"
@@ -13,6 +14,24 @@ namespace {
 
 using dispatch::Dispatcher;
 using dispatch::PluginHost;
+
+loom::Runtime load_npu_sim() {
+  std::string manifest = std::string("plugins { path: \"") + LOOM_EXAMPLE_PLUGIN_DIR +
+                         "/libloom_plugin_npu_sim.so\" }\n";
+  return loom::Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
+}
+
+// A float32 CPU tensor of `shape` holding 0, 1, 2, ... (no CPU plugin is loaded here).
+Tensor host_iota(std::vector<int64_t> shape) {
+  Tensor t = empty(shape, ScalarType::Float32);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = static_cast<float>(i);
+  return t;
+}
+
+std::vector<float> host_values(const Tensor& t) {
+  Tensor host = t.to("cpu");
+  return std::vector<float>(host.data<float>(), host.data<float>() + host.numel());
+}
 
 Tensor call_tensor(const char* op, std::initializer_list<LoomValue> args) {
   std::vector<LoomValue> a(args);
@@ -32,7 +51,7 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
   EXPECT_EQ(info.device_types, std::vector<std::string>{"npu_sim"});
   EXPECT_EQ(info.backends, std::vector<std::string>{"npu_sim"});
   EXPECT_EQ(info.attributes.at("driver_version"), "sim-7.1");
-  EXPECT_EQ(info.kernels, 4);
+  EXPECT_EQ(info.kernels, 13);
   EXPECT_EQ(info.capabilities.at("loom::add.out").at("npu_sim"), uint64_t{1} << LOOM_DTYPE_FLOAT32);
 
   Device npu = parse_device("npu_sim:1");
@@ -80,6 +99,42 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
   }
   PluginHost::instance().unload("npu_sim");
   expect_error([] { parse_device("npu_sim:0"); }, "device", {"unknown device type 'npu_sim'"});
+}
+
+// The host drives the device through its interface: counts, properties, index
+// resolution, the current device, synchronisation and copies between devices.
+TEST(ExamplePlugin, DeviceSideThroughTheDeviceInterface) {
+  loom::Runtime runtime = load_npu_sim();
+  EXPECT_EQ(device_count("npu_sim"), 2);
+  EXPECT_EQ(device_count("cpu"), 1);
+  expect_error([] { device_count("tpu"); }, "device", {"unknown device type 'tpu'"});
+  EXPECT_EQ(device_properties(parse_device("npu_sim:1")).name, "npu_sim 1");
+  {
+    // "npu_sim" is the current device, index 0: it mixes with npu_sim:0 tensors.
+    Tensor a = empty({3}, TensorOptions().device(parse_device("npu_sim")));
+    EXPECT_EQ(a.device(), parse_device("npu_sim:0"));
+    Tensor b = host_iota({3}).to("npu_sim:0");
+    a.fill_(2.0);
+    EXPECT_EQ(host_values(a + b), (std::vector<float>{2, 3, 4}));
+    expect_error([] { empty({3}, TensorOptions().device(parse_device("npu_sim:5"))); }, "device",
+                 {"npu_sim:5 does not exist: npu_sim has 2 devices (npu_sim:0..npu_sim:1)"});
+    {
+      DeviceGuard guard(parse_device("npu_sim:1"));
+      EXPECT_EQ(empty({1}, TensorOptions().device(parse_device("npu_sim"))).device().index, 1);
+    }
+    EXPECT_EQ(empty({1}, TensorOptions().device(parse_device("npu_sim"))).device().index, 0);
+    // host -> npu_sim:0, transposed there -> npu_sim:1 (through host memory) -> host
+    Tensor host = host_iota({2, 3});
+    Tensor on0 = host.to("npu_sim:0").t();
+    Tensor on1 = on0.to("npu_sim:1");
+    EXPECT_EQ(on1.device(), parse_device("npu_sim:1"));
+    EXPECT_EQ(host_values(on1), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+    // into a non-contiguous destination on the device
+    Tensor dst = empty({3, 2}, TensorOptions().device(parse_device("npu_sim:1"))).t();
+    dst.copy_(host);
+    EXPECT_EQ(host_values(dst.t()), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+    synchronize(on1.device());
+  }
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 
 namespace loom {
 
+class DeviceRuntime;
+
 class Allocator {
  public:
   virtual ~Allocator() = default;
@@ -24,6 +26,8 @@ class Allocator {
   // live objects through it (see PluginRecord).
   virtual void on_storage_created() {}
   virtual void on_storage_destroyed() {}
+  // The device type's runtime (count, properties, copies), for plugin device types.
+  virtual const DeviceRuntime* runtime() const { return nullptr; }
 };
 
 struct AllocationEvent {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -36,6 +37,10 @@ class Tensor : public TensorBase {
   std::optional<Tensor> flatten_as_view(int64_t start_dim = 0, int64_t end_dim = -1) const {
     return TensorBase::flatten_as_view(start_dim, end_dim);
   }
+
+  // tensor.to("npu_sim:1"): the device named by a string (loom::parse_device), then the
+  // to.device op (a copy through the devices' runtimes, Note [Copies between devices]).
+  Tensor to(std::string_view device) const;
 
   // --- ops: one method per op whose first argument is `self`; the definitions are in
   // loom/ops/generated/ops.h. ---

@@ -1,24 +1,113 @@
-// The npu_sim plugin's entry: claims a backend slot, registers the device type and its
-// kernels, and declares attributes. Options (from the manifest): "driver_version".
+// npu_sim: a simulated accelerator with two devices ("npu_sim:0", "npu_sim:1") whose
+// memory is host memory, written on the SDK's helpers alone: the start of a real port.
+// It claims a backend key, registers its device type (the SDK's host-memory device
+// interface), and float32 kernels for 12 ops; loom derives the functional, in-place and
+// operator forms, broadcasting, type promotion and copies to and from other devices.
+// Options (from the manifest): "driver_version".
+#include <cmath>
 #include <string>
 
-#include "npu_sim.h"
+#include "loom/sdk/device.hpp"
+#include "loom/sdk/loop.hpp"
+#include "loom/sdk/plugin.hpp"
 
-namespace npu_sim {
 namespace {
 
+using loom::sdk::elementwise;
+using loom::sdk::Scalar;
+using loom::sdk::Tensor;
+
+const LoomDeviceInterface kDevice = loom::sdk::host_memory_device<2>("npu_sim");
+
+// Out= kernels of structured ops: inputs arrive broadcast to out's shape (any strides)
+// and cast to float32, the only dtype claimed below.
+template <float (*F)(float)>
+Tensor unary_out(const Tensor& self, const Tensor& out) {
+  elementwise<float>(out, F, self);
+  return out;
+}
+template <float (*F)(float, float)>
+Tensor binary_out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  elementwise<float>(out, F, self, other);
+  return out;
+}
+Tensor add_out(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+  const float a = static_cast<float>(alpha.to_double());
+  elementwise<float>(
+      out, [a](float x, float y) { return x + a * y; }, self, other);
+  return out;
+}
+Tensor sub_out(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+  const float a = static_cast<float>(alpha.to_double());
+  elementwise<float>(
+      out, [a](float x, float y) { return x - a * y; }, self, other);
+  return out;
+}
+
+float neg(float x) {
+  return -x;
+}
+float relu(float x) {
+  return x > 0 ? x : 0;
+}
+float sqrt_(float x) {
+  return std::sqrt(x);
+}
+float exp_(float x) {
+  return std::exp(x);
+}
+float abs_(float x) {
+  return std::fabs(x);
+}
+float mul(float x, float y) {
+  return x * y;
+}
+float div(float x, float y) {
+  return x / y;
+}
+float maximum(float x, float y) {
+  return std::isnan(x) || x > y ? x : y;
+}
+float minimum(float x, float y) {
+  return std::isnan(x) || x < y ? x : y;
+}
+
+Tensor fill_(const Tensor& self, Scalar value) {
+  const float v = static_cast<float>(value.to_double());
+  elementwise<float>(self, [v] { return v; });
+  return self;
+}
+
+// Copies on one device (loom moves data between devices through kDevice's copy).
+Tensor copy_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
+  elementwise<float>(
+      self, [](float x) { return x; }, src);
+  return self;
+}
+
 void init(loom::sdk::Registrar& r) {
-  uint32_t key = r.backend("npu_sim");
-  int16_t device_type = r.device_type("npu_sim", key, &device_interface());
-  register_kernels(r, key, device_type);
-  std::string driver(r.option("driver_version", "sim-1.0"));
-  r.attribute("driver_version", driver.c_str());
-  std::string abi =
-      std::to_string(LOOM_ABI_VERSION_MAJOR) + "." + std::to_string(LOOM_ABI_VERSION_MINOR);
-  r.attribute("sdk_abi", abi.c_str());
+  const uint32_t key = r.backend("npu_sim");
+  r.device_type("npu_sim", key, &kDevice);
+  const loom::sdk::DTypeSet f32{LOOM_DTYPE_FLOAT32};
+  r.impl<&add_out>("loom::add.out", key, f32);
+  r.impl<&sub_out>("loom::sub.out", key, f32);
+  r.impl<&binary_out<mul>>("loom::mul.out", key, f32);
+  r.impl<&binary_out<div>>("loom::div.out", key, f32);
+  r.impl<&binary_out<maximum>>("loom::maximum.out", key, f32);
+  r.impl<&binary_out<minimum>>("loom::minimum.out", key, f32);
+  r.impl<&unary_out<neg>>("loom::neg.out", key, f32);
+  r.impl<&unary_out<relu>>("loom::relu.out", key, f32);
+  r.impl<&unary_out<sqrt_>>("loom::sqrt.out", key, f32);
+  r.impl<&unary_out<exp_>>("loom::exp.out", key, f32);
+  r.impl<&unary_out<abs_>>("loom::abs.out", key, f32);
+  r.impl<&fill_>("loom::fill_.Scalar", key, f32);
+  r.impl<&copy_>("loom::copy_", key, f32);
+  r.attribute("driver_version", std::string(r.option("driver_version", "sim-1.0")).c_str());
+  r.attribute("sdk_abi", (std::to_string(LOOM_ABI_VERSION_MAJOR) + "." +
+                          std::to_string(LOOM_ABI_VERSION_MINOR))
+                             .c_str());
 }
 
 }  // namespace
-}  // namespace npu_sim
 
-LOOM_PLUGIN("npu_sim", "0.1.0", npu_sim::init)
+LOOM_PLUGIN("npu_sim", "0.1.0", init)

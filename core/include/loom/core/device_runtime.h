@@ -1,0 +1,53 @@
+// What the host asks of a device type beyond memory: how many devices it has, their
+// properties, synchronisation and raw copies between host and device memory; and which
+// device of each type is current on a thread. A plugin's device type provides it through
+// its LoomDeviceInterface (the dispatcher's PluginDeviceAllocator); cpu and meta have none.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "loom/core/device.h"
+
+namespace loom {
+
+struct DeviceProperties {
+  std::string name;
+  int64_t total_memory_bytes = 0;
+  int32_t compute_units = 0;
+};
+
+enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  // -1 when the device type does not say.
+  virtual int32_t device_count() const = 0;
+  // Each throws loom::Error("device", ...) when the plugin fails or lacks the function.
+  virtual DeviceProperties properties(int16_t index) const = 0;
+  virtual void synchronize(int16_t index) const = 0;
+  // Copies nbytes between host memory and device `index` (or within it), on its current
+  // stream, and waits for the copy to finish.
+  virtual void copy(CopyKind kind, int16_t index, void* dst, const void* src,
+                    size_t nbytes) const = 0;
+};
+
+// The device runtime of `type`, or nullptr (cpu, meta, unknown types). Valid inside a
+// ReadSection or while a storage of that type is alive (the plugin cannot unload then).
+const DeviceRuntime* find_device_runtime(DeviceType type);
+
+// Note [Current device]
+// ~~~~~~~~~~~~~~~~~~~~~
+// Each thread has a current device index per device type, 0 until a DeviceGuard changes
+// it. A device given without an index ("npu_sim") means that device: tensors made on it
+// get the resolved index, so they mix with tensors made on "npu_sim:0". An index beyond
+// the type's device count is refused when memory is allocated on it.
+int16_t current_device_index(DeviceType type);
+void set_current_device_index(DeviceType type, int16_t index);
+// `device` with index -1 replaced by the current index (cpu and meta keep -1), checked
+// against the type's device count; throws "[device] npu_sim:5 does not exist ...".
+Device resolve_device(Device device);
+
+}  // namespace loom

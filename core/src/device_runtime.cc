@@ -1,0 +1,48 @@
+// The current device per thread and type, device index resolution, and the lookup of a
+// device type's runtime through its allocator (Note [Current device]).
+#include "loom/core/device_runtime.h"
+
+#include <array>
+
+#include "loom/core/allocator.h"
+#include "loom/core/error.h"
+
+namespace loom {
+namespace {
+
+thread_local std::array<int16_t, kMaxDeviceTypes> tls_current_index{};
+
+}  // namespace
+
+const DeviceRuntime* find_device_runtime(DeviceType type) {
+  Allocator* allocator = AllocatorRegistry::instance().find(type);
+  return allocator == nullptr ? nullptr : allocator->runtime();
+}
+
+int16_t current_device_index(DeviceType type) {
+  return type >= 0 && type < kMaxDeviceTypes ? tls_current_index[type] : 0;
+}
+
+void set_current_device_index(DeviceType type, int16_t index) {
+  LOOM_CHECK(type >= 0 && type < kMaxDeviceTypes, "device", "device type ", type,
+             " is out of range");
+  LOOM_CHECK(index >= 0, "device", "a current device index must be >= 0, found ", index);
+  tls_current_index[type] = index;
+}
+
+Device resolve_device(Device device) {
+  if (device.type == kCPU || device.type == kMeta) return device;
+  if (device.index < 0) device.index = current_device_index(device.type);
+  if (const DeviceRuntime* runtime = find_device_runtime(device.type)) {
+    const int32_t count = runtime->device_count();
+    if (count >= 0 && device.index >= count) {
+      std::string name = DeviceTypeRegistry::instance().name(device.type);
+      fail("device", device.to_string(), " does not exist: ", name, " has ", count, " device",
+           count == 1 ? "" : "s",
+           count > 0 ? str_cat(" (", name, ":0..", name, ":", count - 1, ")") : std::string());
+    }
+  }
+  return device;
+}
+
+}  // namespace loom

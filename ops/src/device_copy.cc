@@ -1,0 +1,112 @@
+// Copies between devices: the op library's kernel for loom::copy_ on the Structured key,
+// which moves bytes through the device types' runtimes (their LoomDeviceInterface copies)
+// so no backend's copy_ needs to know any other device.
+//
+// Note [Copies between devices]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// copy_(dst, src) with dst and src on different devices (meta aside) never reaches a
+// backend kernel. The source is first brought to dst's shape and dtype, contiguous, on its
+// own device (a same-device copy_, which the source backend's kernel does); the bytes then
+// move as one block: host to device and device to host through the device's `copy`, and
+// between two devices that are not the host through a host buffer (device to host, then
+// host to device; a direct device-to-device path between indices is left to a later
+// interface function). When dst is not contiguous, the block lands in a contiguous
+// temporary on dst's device and a same-device copy_ puts it in place. Every other copy_
+// goes on to the backends unchanged.
+#include <cstring>
+#include <vector>
+
+#include "device_copy.h"
+#include "loom/core/device_runtime.h"
+#include "loom/core/error.h"
+#include "loom/core/read_section.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/ops/generated/ops.h"
+
+namespace loom::ops {
+namespace {
+
+using dispatch::Dispatcher;
+using dispatch::OperatorHandle;
+
+const DeviceRuntime& runtime_of(Device device) {
+  const DeviceRuntime* runtime = find_device_runtime(device.type);
+  LOOM_CHECK(runtime != nullptr, "loom::copy_", "device type ",
+             DeviceTypeRegistry::instance().name(device.type),
+             " has no device runtime to copy with (only plugin device types have one)");
+  return *runtime;
+}
+
+// nbytes from src's memory to dst's memory; either side may be the host.
+void move_bytes(Device dst_device, void* dst, Device src_device, const void* src, size_t nbytes) {
+  if (nbytes == 0) return;
+  if (src_device.type == kCPU) {
+    runtime_of(dst_device).copy(CopyKind::HostToDevice, dst_device.index, dst, src, nbytes);
+  } else if (dst_device.type == kCPU) {
+    runtime_of(src_device).copy(CopyKind::DeviceToHost, src_device.index, dst, src, nbytes);
+  } else {
+    std::vector<unsigned char> host(nbytes);
+    runtime_of(src_device).copy(CopyKind::DeviceToHost, src_device.index, host.data(), src, nbytes);
+    runtime_of(dst_device).copy(CopyKind::HostToDevice, dst_device.index, dst, host.data(), nbytes);
+  }
+}
+
+void copy_between_devices(const Tensor& dst, const Tensor& src) {
+  // src in dst's shape and dtype, contiguous, still on its own device.
+  Tensor block = src;
+  if (!(src.dtype() == dst.dtype() && src.is_contiguous() &&
+        std::equal(src.sizes().begin(), src.sizes().end(), dst.sizes().begin(),
+                   dst.sizes().end()))) {
+    block = empty(dst.sizes(), dst.dtype(), src.device());
+    loom::copy_(block, src);
+  }
+  Tensor landing =
+      dst.is_contiguous() ? dst : Tensor(empty(dst.sizes(), dst.dtype(), dst.device()));
+  move_bytes(dst.device(), landing.data_ptr(), src.device(), block.data_ptr(),
+             static_cast<size_t>(dst.numel()) * element_size(dst.dtype()));
+  if (landing.impl() != dst.impl()) loom::copy_(dst, landing);
+}
+
+bool crosses_devices(const TensorImpl* dst, const TensorImpl* src) {
+  if (dst->device() == src->device()) return false;
+  return dst->device().type != kMeta && src->device().type != kMeta;
+}
+
+LoomError* copy_kernel(void*, const LoomKernelCall* call) {
+  try {
+    const auto* dst = reinterpret_cast<const TensorImpl*>(call->args[0].u.tensor);
+    const auto* src = reinterpret_cast<const TensorImpl*>(call->args[1].u.tensor);
+    if (!crosses_devices(dst, src)) {
+      Dispatcher::instance().redispatch_checked_arguments(
+          OperatorHandle::from_abi(call->op), DispatchKeySet(call->key_set), call->args,
+          call->num_args, call->returns, call->num_returns);
+      return nullptr;
+    }
+    Tensor d = Tensor::borrow(const_cast<TensorImpl*>(dst));
+    copy_between_devices(d, Tensor::borrow(const_cast<TensorImpl*>(src)));
+    d.impl()->retain();
+    call->returns[0] = call->args[0];
+    return nullptr;
+  } catch (const Error& e) {
+    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
+  }
+}
+
+}  // namespace
+
+void register_device_copy(const dispatch::Registrant* owner) {
+  Dispatcher& d = Dispatcher::instance();
+  d.register_kernel(d.find_defined("loom::copy_"), DispatchKey::Structured, {&copy_kernel, nullptr},
+                    owner, "copy between devices")
+      .release();
+}
+
+}  // namespace loom::ops
+
+namespace loom {
+
+Tensor Tensor::to(std::string_view device) const {
+  return to(parse_device(device));
+}
+
+}  // namespace loom
