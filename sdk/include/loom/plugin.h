@@ -251,26 +251,32 @@ typedef enum LoomCopyKind {
   LOOM_COPY_DEVICE_TO_DEVICE = 2
 } LoomCopyKind;
 
+/* Slots marked REQUIRED must be set; the others may be NULL, and the host then says the
+ * device cannot do that (device_count NULL: the count is unknown and indices are not
+ * checked; copy NULL: tensors cannot move on or off the device). loom/sdk/device.hpp
+ * supplies every slot for devices whose memory is host memory. */
 typedef struct LoomDeviceInterface {
   size_t struct_size;
   void* ctx; /* static; passed to every function below */
-  LoomError* (*device_count)(void* ctx, int32_t* out_count);
-  LoomError* (*get_properties)(void* ctx, int32_t index, LoomDeviceProperties* out);
-  /* memory */
+  LoomError* (*device_count)(void* ctx, int32_t* out_count); /* optional */
+  LoomError* (*get_properties)(void* ctx, int32_t index, LoomDeviceProperties* out); /* optional */
+  /* memory: REQUIRED */
   LoomError* (*allocate)(void* ctx, int32_t index, size_t nbytes, void** out_ptr);
   void (*deallocate)(void* ctx, int32_t index, void* ptr, size_t nbytes);
-  /* streams: a NULL stream is the device's default stream */
+  /* streams (optional): a NULL stream is the device's default stream */
   LoomError* (*stream_create)(void* ctx, int32_t index, void** out_stream);
   LoomError* (*stream_destroy)(void* ctx, int32_t index, void* stream);
   LoomError* (*stream_synchronize)(void* ctx, int32_t index, void* stream);
-  /* events */
+  /* events (optional) */
   LoomError* (*event_create)(void* ctx, int32_t index, void** out_event);
   LoomError* (*event_destroy)(void* ctx, int32_t index, void* event);
   LoomError* (*event_record)(void* ctx, int32_t index, void* event, void* stream);
   LoomError* (*event_wait)(void* ctx, int32_t index, void* event, void* stream);
   LoomError* (*event_synchronize)(void* ctx, int32_t index, void* event);
-  LoomError* (*device_synchronize)(void* ctx, int32_t index);
-  /* copies of nbytes between host and device or within the device, ordered on stream */
+  LoomError* (*device_synchronize)(void* ctx, int32_t index); /* optional */
+  /* copies of nbytes between host and device or within the device, ordered on stream;
+   * optional, but the host moves tensors between devices only through it (it then waits
+   * with stream_synchronize when present) */
   LoomError* (*copy)(void* ctx, int32_t index, LoomCopyKind kind, void* dst, const void* src,
                      size_t nbytes, void* stream);
 } LoomDeviceInterface;
