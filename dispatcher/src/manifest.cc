@@ -2,6 +2,8 @@
 // loom/dispatcher/manifest.h and dispatcher/proto/manifest.proto).
 #include "loom/dispatcher/manifest.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -32,12 +34,15 @@ namespace fs = std::filesystem;
 namespace pb = google::protobuf;
 
 constexpr std::string_view kOrigin = "$ORIGIN";
+constexpr std::string_view kLibDir = "$LIBDIR";
 constexpr std::string_view kDefaultSource = "<embedded default>";
 
 // The embedded default manifest; see default_manifest().
 constexpr std::string_view kDefaultManifestText = R"pb(
-  # Installed layout: <prefix>/bin/<exe> and <prefix>/lib/loom/plugins/libloom_plugin_*.so
+  # Installed layout: <prefix>/bin/<exe> and <prefix>/lib/loom/plugins/libloom_plugin_*.so;
+  # an app elsewhere finds the plugins beside the loom libraries it links.
   search_dirs: "$ORIGIN/../lib/loom/plugins"
+  search_dirs: "$LIBDIR/loom/plugins"
   plugins { name: "cpu" }
 )pb";
 
@@ -168,9 +173,14 @@ bool IsFileSource(std::string_view source) {
   return !(source.size() >= 2 && source.front() == '<' && source.back() == '>');
 }
 
+bool StartsWithToken(std::string_view entry, std::string_view token) {
+  return entry.starts_with(token) &&
+         (entry.size() == token.size() || entry[token.size()] == '/');
+}
+
+// "$ORIGIN" or "$LIBDIR" (Note [Manifest resolution]).
 bool StartsWithOrigin(std::string_view entry) {
-  return entry.starts_with(kOrigin) &&
-         (entry.size() == kOrigin.size() || entry[kOrigin.size()] == '/');
+  return StartsWithToken(entry, kOrigin) || StartsWithToken(entry, kLibDir);
 }
 
 bool IsValidPluginName(std::string_view name) {
@@ -197,8 +207,26 @@ const fs::path& ExecutableDir() {
   return dir;
 }
 
+// The directory holding libloom_dispatcher (this code), found with dladdr.
+const fs::path& LibraryDir() {
+  static const fs::path dir = [] {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<const void*>(&LibraryDir), &info) == 0 ||
+        info.dli_fname == nullptr) {
+      fail("plugin-host", "cannot expand $LIBDIR: dladdr found no file for libloom_dispatcher");
+    }
+    std::error_code ec;
+    fs::path lib = fs::canonical(info.dli_fname, ec);
+    return (ec ? fs::path(info.dli_fname) : lib).parent_path();
+  }();
+  return dir;
+}
+
 std::string ExpandOrigin(const std::string& entry) {
-  if (!StartsWithOrigin(entry)) return entry;
+  if (StartsWithToken(entry, kLibDir)) {
+    return absl::StrCat(LibraryDir().string(), entry.substr(kLibDir.size()));
+  }
+  if (!StartsWithToken(entry, kOrigin)) return entry;
   return absl::StrCat(ExecutableDir().string(), entry.substr(kOrigin.size()));
 }
 

@@ -188,7 +188,7 @@ TEST(ParseManifestTest, StringSourcesKeepRelativeEntries) {
 TEST(DefaultManifestTest, SearchesNextToTheExecutableAndRequiresCpu) {
   const DeploymentManifest& m = default_manifest();
   EXPECT_EQ(m.source, "<embedded default>");
-  EXPECT_THAT(m.search_dirs, ElementsAre("$ORIGIN/../lib/loom/plugins"));
+  EXPECT_THAT(m.search_dirs, ElementsAre("$ORIGIN/../lib/loom/plugins", "$LIBDIR/loom/plugins"));
   ASSERT_EQ(m.plugins.size(), 1u);
   EXPECT_EQ(m.plugins[0].name, "cpu");
   EXPECT_EQ(m.plugins[0].path, "");
@@ -431,8 +431,14 @@ TEST(PluginSearchDirsTest, ExpandsOriginAtTheStartOfEntries) {
 
 TEST(PluginSearchDirsTest, DefaultManifest) {
   ScopedEnv env("LOOM_PLUGIN_PATH", std::nullopt);
+  // $LIBDIR: the directory of libloom_dispatcher.so, build/lib beside this test's build/bin
+  const std::string lib_dir = std::filesystem::canonical(ExecutableDir() / "../lib").string();
   EXPECT_THAT(plugin_search_dirs(default_manifest()),
-              ElementsAre(ExecutableDir().string() + "/../lib/loom/plugins"));
+              ElementsAre(ExecutableDir().string() + "/../lib/loom/plugins",
+                          lib_dir + "/loom/plugins"));
+  // A manifest may use the token too; it is never rebased onto the manifest's directory.
+  DeploymentManifest m = parse_manifest("search_dirs: \"$LIBDIR/vendor\"", "/etc/app/x.textproto");
+  EXPECT_THAT(plugin_search_dirs(m), ElementsAre(lib_dir + "/vendor"));
 }
 
 // --- resolve_plugin_file ---------------------------------------------------------------

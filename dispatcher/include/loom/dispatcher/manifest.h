@@ -25,7 +25,9 @@ namespace loom::dispatch {
 //   directory holding the running executable (read from /proc/self/exe), like the
 //   dynamic linker's rpath token. It is expanded late, by plugin_search_dirs() for
 //   directories and by resolve_plugin_file() for explicit paths, so a manifest stays
-//   relocatable together with the binary.
+//   relocatable together with the binary. "$LIBDIR" likewise stands for the directory
+//   holding the loom libraries (libloom_dispatcher, found with dladdr), so an app built
+//   anywhere against an installed loom finds that installation's plugins.
 //
 // * Search order for a plugin given by name, first hit wins:
 //     1. each entry of the LOOM_PLUGIN_PATH environment variable, left to right
