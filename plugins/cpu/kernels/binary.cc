@@ -313,29 +313,28 @@ LOOM_CPU_PREDICATE2(logical_xor, (x != A(0)) != (y != A(0)))
 }  // namespace
 
 void register_binary_kernels(sdk::Registrar& r) {
-  using D = DTypeSet;
-  register_kernel<&add_out>(r, "loom::add.out", D::All);
-  register_kernel<&sub_out>(r, "loom::sub.out", D::Numeric);
-  register_kernel<&mul_out>(r, "loom::mul.out", D::All);
-  register_kernel<&div_out>(r, "loom::div.out", D::Floating);
-  register_kernel<&remainder_out>(r, "loom::remainder.out", D::Numeric);
-  register_kernel<&fmod_out>(r, "loom::fmod.out", D::Numeric);
-  register_kernel<&pow_out>(r, "loom::pow.Tensor_Tensor_out", D::All);
-  register_kernel<&maximum_out>(r, "loom::maximum.out", D::All);
-  register_kernel<&minimum_out>(r, "loom::minimum.out", D::All);
-  register_kernel<&atan2_out>(r, "loom::atan2.out", D::Floating);
-  register_kernel<&bitwise_and_out>(r, "loom::bitwise_and.out", D::Integral);
-  register_kernel<&bitwise_or_out>(r, "loom::bitwise_or.out", D::Integral);
-  register_kernel<&bitwise_xor_out>(r, "loom::bitwise_xor.out", D::Integral);
-  register_kernel<&eq_out>(r, "loom::eq.out", D::All);
-  register_kernel<&ne_out>(r, "loom::ne.out", D::All);
-  register_kernel<&lt_out>(r, "loom::lt.out", D::All);
-  register_kernel<&le_out>(r, "loom::le.out", D::All);
-  register_kernel<&gt_out>(r, "loom::gt.out", D::All);
-  register_kernel<&ge_out>(r, "loom::ge.out", D::All);
-  register_kernel<&logical_and_out>(r, "loom::logical_and.out", D::All);
-  register_kernel<&logical_or_out>(r, "loom::logical_or.out", D::All);
-  register_kernel<&logical_xor_out>(r, "loom::logical_xor.out", D::All);
+  r.impl<&add_out>("loom::add.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&sub_out>("loom::sub.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&mul_out>("loom::mul.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&div_out>("loom::div.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&remainder_out>("loom::remainder.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&fmod_out>("loom::fmod.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&pow_out>("loom::pow.Tensor_Tensor_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&maximum_out>("loom::maximum.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&minimum_out>("loom::minimum.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&atan2_out>("loom::atan2.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&bitwise_and_out>("loom::bitwise_and.out", LOOM_KEY_CPU, sdk::dtypes::integral_and_bool);
+  r.impl<&bitwise_or_out>("loom::bitwise_or.out", LOOM_KEY_CPU, sdk::dtypes::integral_and_bool);
+  r.impl<&bitwise_xor_out>("loom::bitwise_xor.out", LOOM_KEY_CPU, sdk::dtypes::integral_and_bool);
+  r.impl<&eq_out>("loom::eq.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&ne_out>("loom::ne.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&lt_out>("loom::lt.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&le_out>("loom::le.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&gt_out>("loom::gt.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&ge_out>("loom::ge.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&logical_and_out>("loom::logical_and.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&logical_or_out>("loom::logical_or.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&logical_xor_out>("loom::logical_xor.out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

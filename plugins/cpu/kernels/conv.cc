@@ -410,11 +410,11 @@ sdk::Tensor conv2d_backward_weight_out(const sdk::Tensor& grad_output, const sdk
 }  // namespace
 
 void register_conv_kernels(sdk::Registrar& r) {
-  register_kernel<&conv2d_out>(r, "loom::conv2d.out", DTypeSet::Floating);
-  register_kernel<&conv2d_backward_input_out>(r, "loom::conv2d_backward_input.out",
-                                              DTypeSet::Floating);
-  register_kernel<&conv2d_backward_weight_out>(r, "loom::conv2d_backward_weight.out",
-                                               DTypeSet::Floating);
+  r.impl<&conv2d_out>("loom::conv2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&conv2d_backward_input_out>("loom::conv2d_backward_input.out", LOOM_KEY_CPU,
+                                     sdk::dtypes::floating);
+  r.impl<&conv2d_backward_weight_out>("loom::conv2d_backward_weight.out", LOOM_KEY_CPU,
+                                      sdk::dtypes::floating);
 }
 
 }  // namespace loom::cpu

@@ -86,8 +86,8 @@ Tensor linspace_out(Scalar start, Scalar end, int64_t steps, const Tensor& out) 
 }  // namespace
 
 void register_creation_kernels(sdk::Registrar& r) {
-  register_kernel<&arange_out>(r, "loom::arange.start_out", DTypeSet::Numeric);
-  register_kernel<&linspace_out>(r, "loom::linspace.out", DTypeSet::Numeric);
+  r.impl<&arange_out>("loom::arange.start_out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&linspace_out>("loom::linspace.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
 }
 
 }  // namespace loom::cpu

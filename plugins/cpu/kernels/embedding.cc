@@ -107,7 +107,7 @@ sdk::Tensor one_hot(const sdk::Tensor& self, int64_t num_classes) {
 }  // namespace
 
 void register_embedding_kernels(sdk::Registrar& r) {
-  register_kernel<&embedding_out>(r, "loom::embedding.out", DTypeSet::All);
+  r.impl<&embedding_out>("loom::embedding.out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&one_hot>("loom::one_hot", LOOM_KEY_CPU);
   r.capability("loom::one_hot", LOOM_KEY_CPU, {LOOM_DTYPE_INT64});
 }

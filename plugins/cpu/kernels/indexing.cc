@@ -365,13 +365,13 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
 }  // namespace
 
 void register_indexing_kernels(sdk::Registrar& r) {
-  register_kernel<&index_select_out>(r, "loom::index_select.out", DTypeSet::All);
-  register_kernel<&gather_out>(r, "loom::gather.out", DTypeSet::All);
-  register_kernel<&scatter_src_out>(r, "loom::scatter.src_out", DTypeSet::All);
-  register_kernel<&scatter_value_out>(r, "loom::scatter.value_out", DTypeSet::All);
-  register_kernel<&scatter_add_out>(r, "loom::scatter_add.out", DTypeSet::All);
-  register_kernel<&nonzero>(r, "loom::nonzero", DTypeSet::All);
-  register_kernel<&index_tensor>(r, "loom::index.Tensor", DTypeSet::All);
+  r.impl<&index_select_out>("loom::index_select.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&gather_out>("loom::gather.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&scatter_src_out>("loom::scatter.src_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&scatter_value_out>("loom::scatter.value_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&scatter_add_out>("loom::scatter_add.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&nonzero>("loom::nonzero", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&index_tensor>("loom::index.Tensor", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

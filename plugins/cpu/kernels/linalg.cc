@@ -281,11 +281,11 @@ sdk::Tensor dot_out(const sdk::Tensor& self, const sdk::Tensor& other, const sdk
 }  // namespace
 
 void register_linalg_kernels(sdk::Registrar& r) {
-  register_kernel<&mm_out>(r, "loom::mm.out", DTypeSet::Numeric);
-  register_kernel<&bmm_out>(r, "loom::bmm.out", DTypeSet::Numeric);
-  register_kernel<&addmm_out>(r, "loom::addmm.out", DTypeSet::Numeric);
-  register_kernel<&baddbmm_out>(r, "loom::baddbmm.out", DTypeSet::Numeric);
-  register_kernel<&dot_out>(r, "loom::dot.out", DTypeSet::Numeric);
+  r.impl<&mm_out>("loom::mm.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&bmm_out>("loom::bmm.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&addmm_out>("loom::addmm.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&baddbmm_out>("loom::baddbmm.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&dot_out>("loom::dot.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
 }
 
 }  // namespace loom::cpu

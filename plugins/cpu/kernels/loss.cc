@@ -100,7 +100,7 @@ sdk::Tensor nll_loss_out(const sdk::Tensor& self, const sdk::Tensor& target,
 }  // namespace
 
 void register_loss_kernels(sdk::Registrar& r) {
-  register_kernel<&nll_loss_out>(r, "loom::nll_loss.out", DTypeSet::Floating);
+  r.impl<&nll_loss_out>("loom::nll_loss.out", LOOM_KEY_CPU, sdk::dtypes::floating);
 }
 
 }  // namespace loom::cpu

@@ -119,7 +119,8 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
 }  // namespace
 
 void register_normalization_kernels(sdk::Registrar& r) {
-  register_kernel<&native_layer_norm_out>(r, "loom::native_layer_norm.out", DTypeSet::Floating);
+  r.impl<&native_layer_norm_out>("loom::native_layer_norm.out", LOOM_KEY_CPU,
+                                 sdk::dtypes::floating);
 }
 
 }  // namespace loom::cpu

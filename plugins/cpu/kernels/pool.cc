@@ -185,10 +185,11 @@ sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int
 }  // namespace
 
 void register_pool_kernels(sdk::Registrar& r) {
-  register_kernel<&max_pool2d_with_indices_out>(r, "loom::max_pool2d_with_indices.out",
-                                                DTypeSet::Floating);
-  register_kernel<&avg_pool2d_out>(r, "loom::avg_pool2d.out", DTypeSet::Floating);
-  register_kernel<&adaptive_avg_pool2d_out>(r, "loom::adaptive_avg_pool2d.out", DTypeSet::Floating);
+  r.impl<&max_pool2d_with_indices_out>("loom::max_pool2d_with_indices.out", LOOM_KEY_CPU,
+                                       sdk::dtypes::floating);
+  r.impl<&avg_pool2d_out>("loom::avg_pool2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&adaptive_avg_pool2d_out>("loom::adaptive_avg_pool2d.out", LOOM_KEY_CPU,
+                                   sdk::dtypes::floating);
 }
 
 }  // namespace loom::cpu

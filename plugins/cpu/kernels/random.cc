@@ -373,13 +373,13 @@ sdk::Tensor dropout(const sdk::Tensor& input, double p, bool train) {
 }  // namespace
 
 void register_random_kernels(sdk::Registrar& r) {
-  register_kernel<&uniform_>(r, "loom::uniform_", DTypeSet::Floating);
-  register_kernel<&normal_>(r, "loom::normal_", DTypeSet::Floating);
-  register_kernel<&bernoulli_float_>(r, "loom::bernoulli_.float", DTypeSet::All);
-  register_kernel<&bernoulli>(r, "loom::bernoulli", DTypeSet::Floating);
-  register_kernel<&random_from_>(r, "loom::random_.from", DTypeSet::All);
-  register_kernel<&randperm_out>(r, "loom::randperm.out", DTypeSet::Numeric);
-  register_kernel<&dropout>(r, "loom::dropout", DTypeSet::Floating);
+  r.impl<&uniform_>("loom::uniform_", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&normal_>("loom::normal_", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&bernoulli_float_>("loom::bernoulli_.float", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&bernoulli>("loom::bernoulli", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&random_from_>("loom::random_.from", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&randperm_out>("loom::randperm.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&dropout>("loom::dropout", LOOM_KEY_CPU, sdk::dtypes::floating);
 }
 
 }  // namespace loom::cpu

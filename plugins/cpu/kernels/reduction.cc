@@ -310,15 +310,15 @@ sdk::Tensor any_all_out(const sdk::Tensor& self, OptionalDims dim, bool, const s
 }  // namespace
 
 void register_reduction_kernels(sdk::Registrar& r) {
-  register_kernel<&sum_out>(r, "loom::sum.dim_IntList_out", DTypeSet::All);
-  register_kernel<&prod_out>(r, "loom::prod.dim_int_out", DTypeSet::All);
-  register_kernel<&extremum_out<true>>(r, "loom::amax.out", DTypeSet::All);
-  register_kernel<&extremum_out<false>>(r, "loom::amin.out", DTypeSet::All);
-  register_kernel<&extremum_dim_out<true>>(r, "loom::max.dim_out", DTypeSet::All);
-  register_kernel<&extremum_dim_out<false>>(r, "loom::min.dim_out", DTypeSet::All);
-  register_kernel<&var_out>(r, "loom::var.correction_out", DTypeSet::Floating);
-  register_kernel<&any_all_out<true>>(r, "loom::any.dims_out", DTypeSet::All);
-  register_kernel<&any_all_out<false>>(r, "loom::all.dims_out", DTypeSet::All);
+  r.impl<&sum_out>("loom::sum.dim_IntList_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&prod_out>("loom::prod.dim_int_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&extremum_out<true>>("loom::amax.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&extremum_out<false>>("loom::amin.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&extremum_dim_out<true>>("loom::max.dim_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&extremum_dim_out<false>>("loom::min.dim_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&var_out>("loom::var.correction_out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&any_all_out<true>>("loom::any.dims_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&any_all_out<false>>("loom::all.dims_out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

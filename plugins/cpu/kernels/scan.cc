@@ -62,8 +62,8 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
 }  // namespace
 
 void register_scan_kernels(sdk::Registrar& r) {
-  register_kernel<&scan_out<false>>(r, "loom::cumsum.out", DTypeSet::All);
-  register_kernel<&scan_out<true>>(r, "loom::cumprod.out", DTypeSet::All);
+  r.impl<&scan_out<false>>("loom::cumsum.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&scan_out<true>>("loom::cumprod.out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

@@ -118,12 +118,12 @@ sdk::Tensor triangle_out(const sdk::Tensor& self, int64_t diagonal, const sdk::T
 }  // namespace
 
 void register_shape_kernels(sdk::Registrar& r) {
-  register_kernel<&cat_out>(r, "loom::cat.out", DTypeSet::All);
-  register_kernel<&flip_out>(r, "loom::flip.out", DTypeSet::All);
-  register_kernel<&roll_out>(r, "loom::roll.out", DTypeSet::All);
-  register_kernel<&repeat_out>(r, "loom::repeat.out", DTypeSet::All);
-  register_kernel<&triangle_out<true>>(r, "loom::tril.out", DTypeSet::All);
-  register_kernel<&triangle_out<false>>(r, "loom::triu.out", DTypeSet::All);
+  r.impl<&cat_out>("loom::cat.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&flip_out>("loom::flip.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&roll_out>("loom::roll.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&repeat_out>("loom::repeat.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&triangle_out<true>>("loom::tril.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&triangle_out<false>>("loom::triu.out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

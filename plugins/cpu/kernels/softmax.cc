@@ -115,8 +115,8 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
 }  // namespace
 
 void register_softmax_kernels(sdk::Registrar& r) {
-  register_kernel<&softmax_out<false>>(r, "loom::softmax.int_out", DTypeSet::All);
-  register_kernel<&softmax_out<true>>(r, "loom::log_softmax.int_out", DTypeSet::All);
+  r.impl<&softmax_out<false>>("loom::softmax.int_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&softmax_out<true>>("loom::log_softmax.int_out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

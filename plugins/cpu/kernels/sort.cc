@@ -109,8 +109,8 @@ std::tuple<sdk::Tensor, sdk::Tensor> topk_out(const sdk::Tensor& self, int64_t k
 }  // namespace
 
 void register_sort_kernels(sdk::Registrar& r) {
-  register_kernel<&sort_out>(r, "loom::sort.out", DTypeSet::All);
-  register_kernel<&topk_out>(r, "loom::topk.out", DTypeSet::All);
+  r.impl<&sort_out>("loom::sort.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&topk_out>("loom::topk.out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu

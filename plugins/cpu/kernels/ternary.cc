@@ -175,14 +175,13 @@ Tensor div_mode_out(const Tensor& self, const Tensor& other,
 }  // namespace
 
 void register_ternary_kernels(sdk::Registrar& r) {
-  using D = DTypeSet;
-  register_kernel<&where_out>(r, "loom::where.self_out", D::All);
-  register_kernel<&masked_fill_out>(r, "loom::masked_fill.Scalar_out", D::All);
-  register_kernel<&lerp_scalar_out>(r, "loom::lerp.Scalar_out", D::Floating);
-  register_kernel<&lerp_tensor_out>(r, "loom::lerp.out", D::Floating);
-  register_kernel<&addcmul_out>(r, "loom::addcmul.out", D::Numeric);
-  register_kernel<&addcdiv_out>(r, "loom::addcdiv.out", D::Floating);
-  register_kernel<&div_mode_out>(r, "loom::div.Tensor_mode_out", D::Numeric);
+  r.impl<&where_out>("loom::where.self_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&masked_fill_out>("loom::masked_fill.Scalar_out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&lerp_scalar_out>("loom::lerp.Scalar_out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&lerp_tensor_out>("loom::lerp.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&addcmul_out>("loom::addcmul.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&addcdiv_out>("loom::addcdiv.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&div_mode_out>("loom::div.Tensor_mode_out", LOOM_KEY_CPU, sdk::dtypes::numeric);
 }
 
 }  // namespace loom::cpu
