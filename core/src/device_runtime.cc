@@ -11,6 +11,13 @@ namespace loom {
 namespace {
 
 thread_local std::array<int16_t, kMaxDeviceTypes> tls_current_index{};
+thread_local std::array<void*, kNumBackends> tls_current_stream{};  // by backend key
+
+int backend_slot(DeviceType type) {
+  DispatchKey backend = DeviceTypeRegistry::instance().backend(type);
+  LOOM_CHECK(is_backend_key(backend), "device", "device type ", type, " has no backend");
+  return static_cast<int>(backend);
+}
 
 }  // namespace
 
@@ -28,6 +35,20 @@ void set_current_device_index(DeviceType type, int16_t index) {
              " is out of range");
   LOOM_CHECK(index >= 0, "device", "a current device index must be >= 0, found ", index);
   tls_current_index[type] = index;
+}
+
+void* current_stream(DeviceType type) {
+  if (type == kCPU || type == kMeta) return nullptr;
+  return tls_current_stream[backend_slot(type)];
+}
+
+void set_current_stream(DeviceType type, void* stream) {
+  LOOM_CHECK(type != kCPU && type != kMeta, "device", "cpu and meta have no streams");
+  tls_current_stream[backend_slot(type)] = stream;
+}
+
+void* current_stream_of_backend(DispatchKey backend) {
+  return is_backend_key(backend) ? tls_current_stream[static_cast<int>(backend)] : nullptr;
 }
 
 Device resolve_device(Device device) {

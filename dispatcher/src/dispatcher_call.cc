@@ -6,6 +6,7 @@
 
 #include "dispatcher_internal.h"
 #include "loom/core/device.h"
+#include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
 #include "loom/core/tensor_impl.h"
 #include "loom/dispatcher/abi_keys.h"
@@ -268,7 +269,8 @@ void invoke_kernel(const OperatorEntry& e, const Signature* sig, const KernelSlo
                       args,
                       num_args,
                       returns,
-                      num_returns};
+                      num_returns,
+                      current_stream_of_backend(key)};
   LoomError* err = slot.kernel.fn(slot.kernel.ctx, &call);
   if (err != nullptr) [[unlikely]]
     raise_kernel_error(err, e, slot, key, returns, num_returns);

@@ -9,6 +9,7 @@
 
 #include "dispatcher_internal.h"
 #include "loom/core/device.h"
+#include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
 #include "loom/core/generator.h"
 #include "loom/core/storage.h"
@@ -655,15 +656,76 @@ void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const 
   const LoomCopyKind abi_kind = kind == CopyKind::HostToDevice   ? LOOM_COPY_HOST_TO_DEVICE
                                 : kind == CopyKind::DeviceToHost ? LOOM_COPY_DEVICE_TO_HOST
                                                                  : LOOM_COPY_DEVICE_TO_DEVICE;
-  check(device_->copy(device_->ctx, index, abi_kind, dst, src, nbytes, nullptr),
+  // Queued on the thread's current stream (Note [Current stream]), after the kernels
+  // queued there, then waited for, so the caller may read or free the memory at once.
+  void* stream = current_stream(DeviceTypeRegistry::instance().find(device_type_name_));
+  check(device_->copy(device_->ctx, index, abi_kind, dst, src, nbytes, stream),
         str_cat("copy ", nbytes, " bytes on ", device_type_name_, ":", index));
-  // The copy was ordered on the default stream: wait for it, so the caller may read or
-  // free the memory at once.
   if (LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_synchronize) &&
       device_->stream_synchronize != nullptr) {
-    check(device_->stream_synchronize(device_->ctx, index, nullptr),
-          str_cat("synchronize ", device_type_name_, ":", index, " after a copy"));
+    stream_synchronize(index, stream);
   }
+}
+
+// --- streams and events: each live handle counts as an object of the plugin ---
+
+void* PluginDeviceAllocator::stream_create(int16_t index) const {
+  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_create) &&
+              device_->stream_create != nullptr && device_->stream_destroy != nullptr,
+          "stream_create and stream_destroy");
+  void* stream = nullptr;
+  check(device_->stream_create(device_->ctx, index, &stream),
+        str_cat("create a stream on ", device_type_name_, ":", index));
+  plugin_->live_objects.fetch_add(1, std::memory_order_acq_rel);
+  return stream;
+}
+
+void PluginDeviceAllocator::stream_destroy(int16_t index, void* stream) const {
+  LoomError* err = device_->stream_destroy(device_->ctx, index, stream);
+  plugin_->live_objects.fetch_sub(1, std::memory_order_acq_rel);
+  check(err, str_cat("destroy a stream on ", device_type_name_, ":", index));
+}
+
+void PluginDeviceAllocator::stream_synchronize(int16_t index, void* stream) const {
+  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_synchronize) &&
+              device_->stream_synchronize != nullptr,
+          "stream_synchronize");
+  check(device_->stream_synchronize(device_->ctx, index, stream),
+        str_cat("synchronize a stream of ", device_type_name_, ":", index));
+}
+
+void* PluginDeviceAllocator::event_create(int16_t index) const {
+  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, event_synchronize) &&
+              device_->event_create != nullptr && device_->event_destroy != nullptr &&
+              device_->event_record != nullptr && device_->event_wait != nullptr &&
+              device_->event_synchronize != nullptr,
+          "event functions");
+  void* event = nullptr;
+  check(device_->event_create(device_->ctx, index, &event),
+        str_cat("create an event on ", device_type_name_, ":", index));
+  plugin_->live_objects.fetch_add(1, std::memory_order_acq_rel);
+  return event;
+}
+
+void PluginDeviceAllocator::event_destroy(int16_t index, void* event) const {
+  LoomError* err = device_->event_destroy(device_->ctx, index, event);
+  plugin_->live_objects.fetch_sub(1, std::memory_order_acq_rel);
+  check(err, str_cat("destroy an event on ", device_type_name_, ":", index));
+}
+
+void PluginDeviceAllocator::event_record(int16_t index, void* event, void* stream) const {
+  check(device_->event_record(device_->ctx, index, event, stream),
+        str_cat("record an event on ", device_type_name_, ":", index));
+}
+
+void PluginDeviceAllocator::event_wait(int16_t index, void* event, void* stream) const {
+  check(device_->event_wait(device_->ctx, index, event, stream),
+        str_cat("wait for an event on ", device_type_name_, ":", index));
+}
+
+void PluginDeviceAllocator::event_synchronize(int16_t index, void* event) const {
+  check(device_->event_synchronize(device_->ctx, index, event),
+        str_cat("synchronize an event on ", device_type_name_, ":", index));
 }
 
 void PluginDeviceAllocator::on_storage_created() {

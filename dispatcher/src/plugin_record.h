@@ -45,6 +45,14 @@ class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
   DeviceProperties properties(int16_t index) const override;
   void synchronize(int16_t index) const override;
   void copy(CopyKind kind, int16_t index, void* dst, const void* src, size_t nbytes) const override;
+  void* stream_create(int16_t index) const override;
+  void stream_destroy(int16_t index, void* stream) const override;
+  void stream_synchronize(int16_t index, void* stream) const override;
+  void* event_create(int16_t index) const override;
+  void event_destroy(int16_t index, void* event) const override;
+  void event_record(int16_t index, void* event, void* stream) const override;
+  void event_wait(int16_t index, void* event, void* stream) const override;
+  void event_synchronize(int16_t index, void* event) const override;
 
  private:
   // Throws unless the interface has `present` (a non-null function it claims to have).

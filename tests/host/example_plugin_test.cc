@@ -137,5 +137,47 @@ TEST(ExamplePlugin, DeviceSideThroughTheDeviceInterface) {
   }
 }
 
+// Kernels queue on the current stream (a worker thread in npu_sim); an event orders a
+// second stream after the first. s1 runs a chain of ten passes over 1M elements; s2 waits
+// for the event recorded after it, then adds 1: every element must see the whole chain.
+TEST(ExamplePlugin, StreamsQueueKernelsAndEventsOrderStreams) {
+  loom::Runtime runtime = load_npu_sim();
+  const Device npu = parse_device("npu_sim:0");
+  Stream s1 = Stream::create(npu);
+  Stream s2 = Stream::create(npu);
+  const int64_t n = int64_t{1} << 20;
+  Tensor x = host_iota({n}).to("npu_sim:0");
+  // Device-side operands: no C++ number (whose move to the device would wait for the
+  // stream) inside the queued chain.
+  Tensor one = empty({n}, TensorOptions().device(npu));
+  one.fill_(1.0);
+  Tensor two = one + one;
+  Event produced(npu);
+  for (int round = 0; round < 3; ++round) {
+    Tensor y, z;
+    {
+      StreamGuard guard(s1);
+      EXPECT_EQ(current_stream(npu.type), s1.handle());
+      y = x * two;
+      for (int i = 0; i < 9; ++i) y = y * one;
+      produced.record(s1);
+    }
+    EXPECT_EQ(current_stream(npu.type), nullptr);  // the guard restored the default stream
+    produced.wait(s2);
+    {
+      StreamGuard guard(s2);
+      z = y + one;
+    }
+    s2.synchronize();
+    std::vector<float> values = host_values(z);
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) wrong += values[i] != static_cast<float>(2 * i + 1);
+    EXPECT_EQ(wrong, 0) << "round " << round;
+  }
+  synchronize(npu);  // every stream of the device
+  expect_error([] { PluginHost::instance().unload("npu_sim"); }, "plugin-host", {"still alive"});
+  expect_error([] { Stream::create(parse_device("cpu")); }, "device", {"cpu has no streams"});
+}
+
 }  // namespace
 }  // namespace loom::testing

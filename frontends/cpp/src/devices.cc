@@ -65,4 +65,83 @@ DeviceGuard::~DeviceGuard() {
   if (type_ != kCPU && type_ != kMeta) set_current_device_index(type_, previous_);
 }
 
+// --- streams and events ---
+
+namespace {
+
+// The device's runtime for streams and events; cpu and meta have none.
+const DeviceRuntime& stream_runtime(Device device) {
+  LOOM_CHECK(device.type != kCPU && device.type != kMeta, "device", device.to_string(),
+             " has no streams or events");
+  return runtime_for(device.type, "make streams and events");
+}
+
+}  // namespace
+
+Stream Stream::create(Device device) {
+  ReadSection section;
+  device = resolve_device(device);
+  const DeviceRuntime& runtime = stream_runtime(device);
+  void* raw = runtime.stream_create(device.index);
+  // The plugin cannot unload while the stream lives (it counts as its object).
+  return Stream(device, std::shared_ptr<void>(raw, [device, &runtime](void* s) {
+                  try {
+                    runtime.stream_destroy(device.index, s);
+                  } catch (const Error&) {
+                    // a destructor: the plugin's failure to destroy is not recoverable here
+                  }
+                }));
+}
+
+Stream Stream::default_stream(Device device) {
+  return Stream(resolve_device(device), nullptr);
+}
+
+void Stream::synchronize() const {
+  if (device_.type == kCPU || device_.type == kMeta) return;
+  ReadSection section;
+  stream_runtime(device_).stream_synchronize(device_.index, handle_.get());
+}
+
+StreamGuard::StreamGuard(const Stream& stream)
+    : stream_(stream),
+      previous_index_(current_device_index(stream.device().type)),
+      previous_stream_(current_stream(stream.device().type)) {
+  set_current_device_index(stream.device().type, stream.device().index);
+  set_current_stream(stream.device().type, stream.handle());
+}
+
+StreamGuard::~StreamGuard() {
+  set_current_stream(stream_.device().type, previous_stream_);
+  set_current_device_index(stream_.device().type, previous_index_);
+}
+
+Event::Event(Device device) : device_(resolve_device(device)) {
+  ReadSection section;
+  const DeviceRuntime& runtime = stream_runtime(device_);
+  Device d = device_;
+  handle_ = std::shared_ptr<void>(runtime.event_create(d.index), [d, &runtime](void* e) {
+    try {
+      runtime.event_destroy(d.index, e);
+    } catch (const Error&) {
+    }
+  });
+}
+
+void Event::record(const Stream& stream) {
+  LOOM_CHECK(stream.device() == device_, "device", "an event of ", device_.to_string(),
+             " cannot record on a stream of ", stream.device().to_string());
+  stream_runtime(device_).event_record(device_.index, handle_.get(), stream.handle());
+}
+
+void Event::wait(const Stream& stream) const {
+  LOOM_CHECK(stream.device().type == device_.type, "device", "an event of ", device_.to_string(),
+             " cannot be waited for on a stream of ", stream.device().to_string());
+  stream_runtime(device_).event_wait(stream.device().index, handle_.get(), stream.handle());
+}
+
+void Event::synchronize() const {
+  stream_runtime(device_).event_synchronize(device_.index, handle_.get());
+}
+
 }  // namespace loom

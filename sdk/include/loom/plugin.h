@@ -51,7 +51,8 @@ extern "C" {
  *   1.0  the initial ABI
  *   1.1  LoomHostApi::generator_reserve (random numbers)
  *   1.2  per-tensor extension slots, tensor key bits and version counter, thread-local
- *        key guards, allocation observers (Note [Argument structs]) */
+ *        key guards, allocation observers (Note [Argument structs]); the current stream
+ *        in LoomKernelCall; the host uses the device interface (counts, copies, streams) */
 #define LOOM_ABI_VERSION_MINOR 2
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
@@ -227,6 +228,10 @@ typedef struct LoomKernelCall {
   size_t num_args;
   LoomValue* returns; /* the kernel fills all num_returns entries with owned values */
   size_t num_returns;
+  /* ABI 1.2 (test LOOM_HAS_FIELD(call, LoomKernelCall, stream)): the calling thread's
+   * current stream of the backend's device type (set by a stream guard; NULL: the default
+   * stream). A kernel queues its work on it; loom's copies off the device wait for it. */
+  void* stream;
 } LoomKernelCall;
 
 /* A boxed kernel. `ctx` is the pointer given at registration (borrowed, static). */

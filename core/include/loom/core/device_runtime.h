@@ -32,6 +32,17 @@ class DeviceRuntime {
   // stream, and waits for the copy to finish.
   virtual void copy(CopyKind kind, int16_t index, void* dst, const void* src,
                     size_t nbytes) const = 0;
+  // Streams and events: opaque handles of the plugin; a stream or event alive keeps its
+  // plugin loaded. A null stream is the device's default stream.
+  virtual void* stream_create(int16_t index) const = 0;
+  virtual void stream_destroy(int16_t index, void* stream) const = 0;
+  virtual void stream_synchronize(int16_t index, void* stream) const = 0;
+  virtual void* event_create(int16_t index) const = 0;
+  virtual void event_destroy(int16_t index, void* event) const = 0;
+  virtual void event_record(int16_t index, void* event, void* stream) const = 0;
+  // Work queued on `stream` after this waits for the event's last record.
+  virtual void event_wait(int16_t index, void* event, void* stream) const = 0;
+  virtual void event_synchronize(int16_t index, void* event) const = 0;
 };
 
 // The device runtime of `type`, or nullptr (cpu, meta, unknown types). Valid inside a
@@ -46,6 +57,17 @@ const DeviceRuntime* find_device_runtime(DeviceType type);
 // the type's device count is refused when memory is allocated on it.
 int16_t current_device_index(DeviceType type);
 void set_current_device_index(DeviceType type, int16_t index);
+// Note [Current stream]
+// ~~~~~~~~~~~~~~~~~~~~~
+// Each thread has a current stream per device type (null: the default stream), set with a
+// stream guard together with the current device. Every kernel call for that type's backend
+// carries it (LoomKernelCall::stream), and copies on and off the device are queued on it.
+void* current_stream(DeviceType type);
+void set_current_stream(DeviceType type, void* stream);
+// The current stream of the device type a backend key serves (null for cpu and meta): the
+// kernel call's fast path.
+void* current_stream_of_backend(DispatchKey backend);
+
 // `device` with index -1 replaced by the current index (cpu and meta keep -1), checked
 // against the type's device count; throws "[device] npu_sim:5 does not exist ...".
 Device resolve_device(Device device);

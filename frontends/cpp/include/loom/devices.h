@@ -8,9 +8,19 @@
 //     loom::TensorOptions().device(loom::parse_device("npu_sim")));
 //   }  // y is on npu_sim:1
 //   loom::synchronize(x.device());
+//
+// Streams and events (Note [Current stream]): kernels and copies of a device type are
+// queued on the thread's current stream, which a StreamGuard sets.
+//
+//   loom::Stream s = loom::Stream::create(loom::parse_device("npu_sim:0"));
+//   loom::Event done(s.device());
+//   { loom::StreamGuard guard(s); y = x * 2; done.record(s); }
+//   done.wait(other);            // work queued on `other` after this runs after y
+//   done.synchronize();          // or s.synchronize(): the host waits
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "loom/core/device.h"
@@ -36,6 +46,54 @@ class DeviceGuard {
  private:
   DeviceType type_;
   int16_t previous_;
+};
+
+// A stream of a device: a handle shared by copies, destroyed with the last one. The
+// default stream of a device has a null handle.
+class Stream {
+ public:
+  // A new stream on `device` (its index resolved); throws for cpu and meta.
+  static Stream create(Device device);
+  static Stream default_stream(Device device);
+  Device device() const { return device_; }
+  void* handle() const { return handle_.get(); }
+  // Waits for the work queued on this stream.
+  void synchronize() const;
+
+ private:
+  Stream(Device device, std::shared_ptr<void> handle)
+      : device_(device), handle_(std::move(handle)) {}
+  Device device_;
+  std::shared_ptr<void> handle_;
+};
+
+// Makes `stream` (and its device) current for its device type on this thread while alive.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream);
+  ~StreamGuard();
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  Stream stream_;  // kept alive while current
+  int16_t previous_index_;
+  void* previous_stream_;
+};
+
+// An event of a device: records a position in a stream's queue.
+class Event {
+ public:
+  explicit Event(Device device);
+  void record(const Stream& stream);
+  // Makes work queued on `stream` after this call wait for the last record.
+  void wait(const Stream& stream) const;
+  // The host waits for the last record.
+  void synchronize() const;
+
+ private:
+  Device device_;
+  std::shared_ptr<void> handle_;
 };
 
 }  // namespace loom

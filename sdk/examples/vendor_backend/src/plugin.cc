@@ -1,7 +1,8 @@
 // npu_sim: a simulated accelerator with two devices ("npu_sim:0", "npu_sim:1") whose
-// memory is host memory, written on the SDK's helpers alone: the start of a real port.
-// It claims a backend key, registers its device type (the SDK's host-memory device
-// interface), and float32 kernels for 12 ops; loom derives the functional, in-place and
+// memory is host memory and whose streams are worker threads, written on the SDK's
+// helpers alone: the start of a real port. It claims a backend key, registers its device
+// type (the SDK's host-memory device interface), and float32 kernels for 13 ops that
+// queue their work on the call's stream; loom derives the functional, in-place and
 // operator forms, broadcasting, type promotion and copies to and from other devices.
 // Options (from the manifest): "driver_version".
 #include <cmath>
@@ -13,35 +14,45 @@
 
 namespace {
 
+using loom::sdk::DispatchContext;
 using loom::sdk::elementwise;
 using loom::sdk::Scalar;
 using loom::sdk::Tensor;
 
 const LoomDeviceInterface kDevice = loom::sdk::host_memory_device<2>("npu_sim");
 
+// Queues out[i] = f(inputs[i]...) on the call's stream: a worker thread per stream, or at
+// once on the default stream (Note [Worker streams] in loom/sdk/device.hpp). The copies
+// captured keep the tensors alive until the work has run.
+template <typename F, typename... In>
+Tensor queue(const DispatchContext& ctx, const Tensor& out, F f, const In&... inputs) {
+  loom::sdk::on_stream(ctx.stream(),
+                       [out, f, inputs...] { elementwise<float>(out, f, inputs...); });
+  return out;
+}
+
 // Out= kernels of structured ops: inputs arrive broadcast to out's shape (any strides)
 // and cast to float32, the only dtype claimed below.
 template <float (*F)(float)>
-Tensor unary_out(const Tensor& self, const Tensor& out) {
-  elementwise<float>(out, F, self);
-  return out;
+Tensor unary_out(const DispatchContext& ctx, const Tensor& self, const Tensor& out) {
+  return queue(ctx, out, F, self);
 }
 template <float (*F)(float, float)>
-Tensor binary_out(const Tensor& self, const Tensor& other, const Tensor& out) {
-  elementwise<float>(out, F, self, other);
-  return out;
+Tensor binary_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
+                  const Tensor& out) {
+  return queue(ctx, out, F, self, other);
 }
-Tensor add_out(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+Tensor add_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other, Scalar alpha,
+               const Tensor& out) {
   const float a = static_cast<float>(alpha.to_double());
-  elementwise<float>(
-      out, [a](float x, float y) { return x + a * y; }, self, other);
-  return out;
+  return queue(
+      ctx, out, [a](float x, float y) { return x + a * y; }, self, other);
 }
-Tensor sub_out(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+Tensor sub_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other, Scalar alpha,
+               const Tensor& out) {
   const float a = static_cast<float>(alpha.to_double());
-  elementwise<float>(
-      out, [a](float x, float y) { return x - a * y; }, self, other);
-  return out;
+  return queue(
+      ctx, out, [a](float x, float y) { return x - a * y; }, self, other);
 }
 
 float neg(float x) {
@@ -72,17 +83,15 @@ float minimum(float x, float y) {
   return std::isnan(x) || x < y ? x : y;
 }
 
-Tensor fill_(const Tensor& self, Scalar value) {
+Tensor fill_(const DispatchContext& ctx, const Tensor& self, Scalar value) {
   const float v = static_cast<float>(value.to_double());
-  elementwise<float>(self, [v] { return v; });
-  return self;
+  return queue(ctx, self, [v] { return v; });
 }
 
 // Copies on one device (loom moves data between devices through kDevice's copy).
-Tensor copy_(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
-  elementwise<float>(
-      self, [](float x) { return x; }, src);
-  return self;
+Tensor copy_(const DispatchContext& ctx, const Tensor& self, const Tensor& src, bool) {
+  return queue(
+      ctx, self, [](float x) { return x; }, src);
 }
 
 void init(loom::sdk::Registrar& r) {

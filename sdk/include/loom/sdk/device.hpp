@@ -9,20 +9,136 @@
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // loom/plugin.h marks which LoomDeviceInterface slots a device must provide (allocate,
 // deallocate, and copy for tensors to move on and off it) and which may be NULL. The
-// defaults here: malloc/free memory; memcpy copies; streams and events that complete at
-// once (work runs on the calling thread, so every wait is already satisfied); device
-// count and properties from the template arguments.
+// defaults here: malloc/free memory; memcpy copies; device count and properties from the
+// arguments; and streams as a real accelerator has them, simulated (Note [Worker streams]).
+//
+// Note [Worker streams]
+// ~~~~~~~~~~~~~~~~~~~~~
+// A stream is a worker thread running the work queued on it in order; the default stream
+// (NULL) runs work at once on the calling thread. A kernel queues its body with
+// on_stream(ctx.stream(), fn), capturing the tensors it uses by value (each copy holds a
+// reference until the work has run). An event records a position in a stream: record
+// queues "the event reaches generation g", wait queues "block until it reaches g" on
+// another stream, so work after the wait runs after work before the record, as with CUDA
+// events. stream_synchronize waits until the queue is empty; a failure inside queued work
+// is kept and returned by the next synchronisation of that stream.
 #pragma once
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "loom/plugin.h"
 #include "loom/sdk/error.hpp"
 
 namespace loom::sdk {
+
+// A simulated stream (Note [Worker streams]).
+class WorkerStream {
+ public:
+  WorkerStream() : worker_([this] { run(); }) {}
+  ~WorkerStream() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    worker_.join();
+  }
+  void enqueue(std::function<void()> work) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queue_.push_back(std::move(work));
+    }
+    wake_.notify_all();
+  }
+  // Waits until everything queued so far has run; returns the first failure, if any.
+  std::string synchronize() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    return std::exchange(failure_, std::string());
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      std::function<void()> work = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+      lock.unlock();
+      std::string failed;
+      try {
+        work();
+      } catch (const std::exception& e) {
+        failed = e.what();
+      }
+      work = nullptr;  // release the captured tensors before reporting idle
+      lock.lock();
+      if (!failed.empty() && failure_.empty()) failure_ = failed;
+      busy_ = false;
+      if (queue_.empty()) idle_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<std::function<void()>> queue_;
+  bool busy_ = false, stopping_ = false;
+  std::string failure_;
+  std::thread worker_;  // last: starts after the fields above exist
+};
+
+// A simulated event: generations recorded on a stream and reached when the stream gets there.
+class WorkerEvent {
+ public:
+  uint64_t next_generation() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return ++recorded_;
+  }
+  void reach(uint64_t generation) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (generation > reached_) reached_ = generation;
+    }
+    changed_.notify_all();
+  }
+  void wait_for(uint64_t generation) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return reached_ >= generation; });
+  }
+  uint64_t recorded() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return recorded_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint64_t recorded_ = 0, reached_ = 0;
+};
+
+// Runs `work` on a stream of host_memory_device (queued), or now for the default stream.
+template <typename F>
+void on_stream(void* stream, F&& work) {
+  if (stream == nullptr) {
+    work();
+  } else {
+    static_cast<WorkerStream*>(stream)->enqueue(std::forward<F>(work));
+  }
+}
+
 namespace detail {
 
 template <int32_t Count>
@@ -58,20 +174,80 @@ LoomDeviceInterface host_memory_device(const char* name) {
                             "] out of memory allocating " + std::to_string(nbytes) + " bytes");
     }
     static void deallocate(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
-    static LoomError* handle_create(void*, int32_t, void** out) {
-      *out = new char(0);  // a distinct non-null handle
+    // The live streams and their device index, for device_synchronize.
+    struct Streams {
+      std::mutex mutex;
+      std::vector<std::pair<int32_t, WorkerStream*>> list;
+    };
+    static Streams& streams() {
+      static Streams s;
+      return s;
+    }
+    static LoomError* stream_create(void*, int32_t index, void** out) {
+      auto* stream = new WorkerStream();
+      std::lock_guard<std::mutex> lock(streams().mutex);
+      streams().list.emplace_back(index, stream);
+      *out = stream;
       return nullptr;
     }
-    static LoomError* handle_destroy(void*, int32_t, void* handle) {
-      delete static_cast<char*>(handle);
+    static LoomError* stream_destroy(void*, int32_t, void* stream) {
+      {
+        std::lock_guard<std::mutex> lock(streams().mutex);
+        auto& list = streams().list;
+        for (auto it = list.begin(); it != list.end(); ++it) {
+          if (it->second == stream) {
+            list.erase(it);
+            break;
+          }
+        }
+      }
+      delete static_cast<WorkerStream*>(stream);  // runs what is queued, then joins
       return nullptr;
     }
-    static LoomError* done(void*, int32_t, void*) { return nullptr; }
-    static LoomError* done2(void*, int32_t, void*, void*) { return nullptr; }
-    static LoomError* device_done(void*, int32_t) { return nullptr; }
+    static LoomError* stream_synchronize(void* ctx, int32_t, void* stream) {
+      if (stream == nullptr) return nullptr;
+      std::string failed = static_cast<WorkerStream*>(stream)->synchronize();
+      if (failed.empty()) return nullptr;
+      return make_error(LOOM_STATUS_INTERNAL, std::string("[") + static_cast<const char*>(ctx) +
+                                                  "] queued work failed: " + failed);
+    }
+    static LoomError* event_create(void*, int32_t, void** out) {
+      *out = new WorkerEvent();
+      return nullptr;
+    }
+    static LoomError* event_destroy(void*, int32_t, void* event) {
+      delete static_cast<WorkerEvent*>(event);
+      return nullptr;
+    }
+    static LoomError* event_record(void*, int32_t, void* event, void* stream) {
+      auto* e = static_cast<WorkerEvent*>(event);
+      const uint64_t generation = e->next_generation();
+      on_stream(stream, [e, generation] { e->reach(generation); });
+      return nullptr;
+    }
+    static LoomError* event_wait(void*, int32_t, void* event, void* stream) {
+      auto* e = static_cast<WorkerEvent*>(event);
+      const uint64_t generation = e->recorded();
+      on_stream(stream, [e, generation] { e->wait_for(generation); });
+      return nullptr;
+    }
+    static LoomError* event_synchronize(void*, int32_t, void* event) {
+      auto* e = static_cast<WorkerEvent*>(event);
+      e->wait_for(e->recorded());
+      return nullptr;
+    }
+    // Work on the default stream has run already; wait for every stream of the device.
+    static LoomError* device_synchronize(void* ctx, int32_t index) {
+      std::lock_guard<std::mutex> lock(streams().mutex);
+      for (auto& [stream_index, stream] : streams().list) {
+        if (stream_index != index) continue;
+        if (LoomError* e = stream_synchronize(ctx, index, stream)) return e;
+      }
+      return nullptr;
+    }
     static LoomError* copy(void*, int32_t, LoomCopyKind, void* dst, const void* src, size_t n,
-                           void*) {
-      if (n != 0) std::memcpy(dst, src, n);
+                           void* stream) {
+      if (n != 0) on_stream(stream, [dst, src, n] { std::memcpy(dst, src, n); });
       return nullptr;
     }
   };
@@ -82,15 +258,15 @@ LoomDeviceInterface host_memory_device(const char* name) {
   d.get_properties = &Impl::properties;
   d.allocate = &Impl::allocate;
   d.deallocate = &Impl::deallocate;
-  d.stream_create = &Impl::handle_create;
-  d.stream_destroy = &Impl::handle_destroy;
-  d.stream_synchronize = &Impl::done;
-  d.event_create = &Impl::handle_create;
-  d.event_destroy = &Impl::handle_destroy;
-  d.event_record = &Impl::done2;
-  d.event_wait = &Impl::done2;
-  d.event_synchronize = &Impl::done;
-  d.device_synchronize = &Impl::device_done;
+  d.stream_create = &Impl::stream_create;
+  d.stream_destroy = &Impl::stream_destroy;
+  d.stream_synchronize = &Impl::stream_synchronize;
+  d.event_create = &Impl::event_create;
+  d.event_destroy = &Impl::event_destroy;
+  d.event_record = &Impl::event_record;
+  d.event_wait = &Impl::event_wait;
+  d.event_synchronize = &Impl::event_synchronize;
+  d.device_synchronize = &Impl::device_synchronize;
   d.copy = &Impl::copy;
   return d;
 }

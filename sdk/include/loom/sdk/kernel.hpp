@@ -51,6 +51,11 @@ class DispatchContext {
   uint32_t dispatch_key() const { return call_->dispatch_key; }
   uint64_t key_set() const { return call_->key_set; }
   const LoomKernelCall& call() const { return *call_; }
+  // The stream to queue the kernel's work on (NULL: the device's default stream, or a
+  // host older than ABI 1.2).
+  void* stream() const {
+    return LOOM_HAS_FIELD(call_, LoomKernelCall, stream) ? call_->stream : nullptr;
+  }
   // For boxed kernels (fallbacks): calls the next kernel in line with the same
   // arguments, writing straight into this call's returns.
   void redispatch() const {
