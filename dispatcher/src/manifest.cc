@@ -174,8 +174,7 @@ bool IsFileSource(std::string_view source) {
 }
 
 bool StartsWithToken(std::string_view entry, std::string_view token) {
-  return entry.starts_with(token) &&
-         (entry.size() == token.size() || entry[token.size()] == '/');
+  return entry.starts_with(token) && (entry.size() == token.size() || entry[token.size()] == '/');
 }
 
 // "$ORIGIN" or "$LIBDIR" (Note [Manifest resolution]).

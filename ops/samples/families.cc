@@ -18,16 +18,25 @@ std::string_view check_name(Check check) {
 
 std::span<const SampleFamily> sample_families() {
   static const std::vector<SampleFamily> families = {
-      {"copy", copy_samples()},         {"creation", creation_samples()},
-      {"unary", unary_samples()},       {"binary", binary_samples()},
-      {"ternary", ternary_samples()},   {"reduction", reduction_samples()},
-      {"scan", scan_samples()},         {"linalg", linalg_samples()},
-      {"conv", conv_samples()},         {"pool", pool_samples()},
-      {"random", random_samples()},     {"view", view_samples()},
+      {"copy", copy_samples()},
+      {"creation", creation_samples()},
+      {"unary", unary_samples()},
+      {"binary", binary_samples()},
+      {"ternary", ternary_samples()},
+      {"reduction", reduction_samples()},
+      {"scan", scan_samples()},
+      {"linalg", linalg_samples()},
+      {"conv", conv_samples()},
+      {"pool", pool_samples()},
+      {"random", random_samples()},
+      {"view", view_samples()},
       {"shape", shape_samples()},
-      {"indexing", indexing_samples()}, {"sort", sort_samples()},
-      {"softmax", softmax_samples()},   {"normalization", normalization_samples()},
-      {"loss", loss_samples()},         {"embedding", embedding_samples()},
+      {"indexing", indexing_samples()},
+      {"sort", sort_samples()},
+      {"softmax", softmax_samples()},
+      {"normalization", normalization_samples()},
+      {"loss", loss_samples()},
+      {"embedding", embedding_samples()},
   };
   return families;
 }

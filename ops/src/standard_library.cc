@@ -5,12 +5,12 @@
 #include <mutex>
 
 #include "decompositions/decomposition.h"
+#include "device_copy.h"
 #include "loom/core/error.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/structured_schemas.h"
 #include "meta/meta_kernel.h"
-#include "device_copy.h"
 #include "structured_ops.h"
 #include "views/view_kernel.h"
 

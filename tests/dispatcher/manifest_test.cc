@@ -433,9 +433,9 @@ TEST(PluginSearchDirsTest, DefaultManifest) {
   ScopedEnv env("LOOM_PLUGIN_PATH", std::nullopt);
   // $LIBDIR: the directory of libloom_dispatcher.so, build/lib beside this test's build/bin
   const std::string lib_dir = std::filesystem::canonical(ExecutableDir() / "../lib").string();
-  EXPECT_THAT(plugin_search_dirs(default_manifest()),
-              ElementsAre(ExecutableDir().string() + "/../lib/loom/plugins",
-                          lib_dir + "/loom/plugins"));
+  EXPECT_THAT(
+      plugin_search_dirs(default_manifest()),
+      ElementsAre(ExecutableDir().string() + "/../lib/loom/plugins", lib_dir + "/loom/plugins"));
   // A manifest may use the token too; it is never rebased onto the manifest's directory.
   DeploymentManifest m = parse_manifest("search_dirs: \"$LIBDIR/vendor\"", "/etc/app/x.textproto");
   EXPECT_THAT(plugin_search_dirs(m), ElementsAre(lib_dir + "/vendor"));

@@ -263,7 +263,7 @@ typedef enum LoomCopyKind {
 typedef struct LoomDeviceInterface {
   size_t struct_size;
   void* ctx; /* static; passed to every function below */
-  LoomError* (*device_count)(void* ctx, int32_t* out_count); /* optional */
+  LoomError* (*device_count)(void* ctx, int32_t* out_count);                         /* optional */
   LoomError* (*get_properties)(void* ctx, int32_t index, LoomDeviceProperties* out); /* optional */
   /* memory: REQUIRED */
   LoomError* (*allocate)(void* ctx, int32_t index, size_t nbytes, void** out_ptr);
@@ -364,7 +364,7 @@ typedef struct LoomAllocationObserverArgs {
   size_t struct_size;
   LoomPluginContext* plugin;
   LoomAllocationObserverFn fn;
-  void* ctx; /* static; passed to fn */
+  void* ctx;                          /* static; passed to fn */
   LoomRegistration* out_registration; /* for deregister */
 } LoomAllocationObserverArgs;
 
@@ -478,8 +478,6 @@ typedef struct LoomHostApi {
   /* --- observers of every allocation and free (removed with deregister or unload) --- */
   LoomError* (*add_allocation_observer)(LoomAllocationObserverArgs* args);
 } LoomHostApi;
-
-
 
 /* ------------------------------------------------------------------------------------
  * The plugin's table, returned from the entry point. Static until unload.

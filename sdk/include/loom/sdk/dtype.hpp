@@ -104,7 +104,7 @@ inline constexpr DTypeSet integral{LOOM_DTYPE_UINT8, LOOM_DTYPE_INT8, LOOM_DTYPE
 inline constexpr DTypeSet boolean{LOOM_DTYPE_BOOL};
 inline constexpr DTypeSet integral_and_bool = integral | boolean;
 inline constexpr DTypeSet all = floating | integral | boolean;  // not the quantized types
-inline constexpr DTypeSet numeric = floating | integral;          // all but bool
+inline constexpr DTypeSet numeric = floating | integral;        // all but bool
 // The dtypes with a C++ type (loop.hpp's for_each_dtype): all but float16 and bfloat16.
 inline constexpr DTypeSet standard = float32_64 | integral | boolean;
 }  // namespace dtypes
