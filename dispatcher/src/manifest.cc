@@ -334,6 +334,11 @@ std::string resolve_plugin_file(const PluginRequest& request,
                                 const std::vector<std::string>& search_dirs) {
   if (!request.path.empty()) {
     std::string file = ExpandOrigin(request.path);
+    std::error_code ec;
+    if (fs::is_directory(file, ec)) {
+      fail("plugin-host", "plugin '", request.path, "': '", file,
+           "' is a directory, not a plugin file (expected a shared library)");
+    }
     if (!IsLoadableFile(file)) {
       fail("plugin-host", "plugin '", request.path, "': file '", file, "' does not exist");
     }
@@ -344,6 +349,11 @@ std::string resolve_plugin_file(const PluginRequest& request,
   for (const std::string& dir : search_dirs) {
     fs::path candidate = fs::path(dir) / file_name;
     if (IsLoadableFile(candidate)) return candidate.string();
+    std::error_code ec;
+    if (fs::is_directory(candidate, ec)) {
+      fail("plugin-host", "plugin '", request.name, "': '", candidate.string(),
+           "' is a directory, not a plugin file (expected a shared library of that name)");
+    }
   }
   fail("plugin-host", "plugin '", request.name, "': no file ", file_name,
        " in the search path (searched: ",

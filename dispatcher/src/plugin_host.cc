@@ -169,6 +169,8 @@ PluginInfo PluginHost::load(const std::string& file,
   ElfInspection elf = inspect_shared_object(shown, LOOM_PLUGIN_ENTRY_SYMBOL);
   LOOM_CHECK(elf.is_64bit_shared, "plugin-host", "plugin file '", shown,
              "' is not a shared library (expected an ELF shared object; found ", elf.problem, ")");
+  LOOM_CHECK(elf.problem.empty(), "plugin-host", "plugin file '", shown,
+             "' is damaged (expected a complete ELF shared object; found that ", elf.problem, ")");
   if (!elf.exports_symbol) {
     fail_with(ErrorCode::NotFound, "plugin-host", "plugin file '", shown,
               "' does not export the entry symbol '", LOOM_PLUGIN_ENTRY_SYMBOL,
