@@ -346,19 +346,22 @@ std::string resolve_plugin_file(const PluginRequest& request,
   }
   LOOM_CHECK(!request.name.empty(), "plugin-host", "plugin request has neither a name nor a path");
   const std::string file_name = absl::StrCat("libloom_plugin_", request.name, ".so");
+  // A directory of the plugin's file name is skipped (a later directory may hold the
+  // file) but named in the error when no file is found.
+  std::string directories;
   for (const std::string& dir : search_dirs) {
     fs::path candidate = fs::path(dir) / file_name;
     if (IsLoadableFile(candidate)) return candidate.string();
     std::error_code ec;
     if (fs::is_directory(candidate, ec)) {
-      fail("plugin-host", "plugin '", request.name, "': '", candidate.string(),
-           "' is a directory, not a plugin file (expected a shared library of that name)");
+      absl::StrAppend(&directories, "; '", candidate.string(),
+                      "' is a directory, not a plugin file");
     }
   }
   fail("plugin-host", "plugin '", request.name, "': no file ", file_name,
        " in the search path (searched: ",
        search_dirs.empty() ? std::string("no directories") : absl::StrJoin(search_dirs, ", "),
-       "; set LOOM_PLUGIN_PATH or the manifest's search_dirs)");
+       "; set LOOM_PLUGIN_PATH or the manifest's search_dirs)", directories);
 }
 
 }  // namespace loom::dispatch
