@@ -48,9 +48,15 @@ DeviceType DeviceTypeRegistry::register_type(std::string_view name, DispatchKey 
   for (int i = 0; i < impl_->next; ++i) {
     LOOM_CHECK(impl_->names[i] != name, "device", "device type '", name, "' is already registered");
   }
-  LOOM_CHECK(impl_->next < kMaxDeviceTypes, "device", "cannot register device type '", name,
-             "': all ", kMaxDeviceTypes, " device type ids are used");
-  DeviceType type = static_cast<DeviceType>(impl_->next++);
+  // Reuse the id of an unregistered type first, so load/unload cycles never run out.
+  int free_id = -1;
+  for (int i = 2; i < impl_->next && free_id < 0; ++i) {
+    if (!is_registered(static_cast<DeviceType>(i))) free_id = i;
+  }
+  LOOM_CHECK(free_id >= 0 || impl_->next < kMaxDeviceTypes, "device",
+             "cannot register device type '", name, "': all ", kMaxDeviceTypes,
+             " device type ids are in use");
+  DeviceType type = static_cast<DeviceType>(free_id >= 0 ? free_id : impl_->next++);
   impl_->names[type] = std::string(name);
   impl_->backends[type].store(static_cast<uint8_t>(backend), std::memory_order_release);
   return type;
@@ -60,7 +66,8 @@ void DeviceTypeRegistry::unregister_type(DeviceType type) {
   LOOM_CHECK(type >= 2 && type < kMaxDeviceTypes, "device", "cannot unregister device type ", type);
   std::lock_guard<std::mutex> lock(impl_->mutex);
   LOOM_CHECK(is_registered(type), "device", "device type ", type, " is not registered");
-  // The id is retired, not reused: tensors or handles may still mention it in errors.
+  // The id is free for the next registration; until then messages that mention it say
+  // what it was. (No tensor of the type can be alive: its plugin's unload waited for them.)
   impl_->names[type] = str_cat(impl_->names[type], " (unregistered)");
   impl_->backends[type].store(static_cast<uint8_t>(DispatchKey::Undefined),
                               std::memory_order_release);

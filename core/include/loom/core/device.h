@@ -36,7 +36,7 @@ class DeviceTypeRegistry {
   // Registers `name` served by `backend`; returns the new type. Registering a name that
   // already exists throws. The name must be [a-z][a-z0-9_]*.
   DeviceType register_type(std::string_view name, DispatchKey backend);
-  // Removes a registered type (not cpu/meta). Its id is not reused.
+  // Removes a registered type (not cpu/meta). Its id is reused by a later registration.
   void unregister_type(DeviceType type);
 
   // -1 when unknown.
