@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages that building and testing loom needs. Idempotent: when
 # every package is already installed it does nothing (no apt-get update). Run as root; as
 # another user it only reports what is missing.
-#   ci/install-deps.sh
+#   ci/install-deps.sh [EXTRA_PACKAGE...]   (e.g. clang, for ci/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -13,6 +13,7 @@ packages=(
   libdnnl-dev
   ca-certificates
 )
+packages+=("$@")
 
 missing=()
 for pkg in "${packages[@]}"; do

@@ -175,10 +175,11 @@ RegistrationRecord* Dispatcher::Impl::add_record(RegistrationRecord::Kind kind,
 }
 
 Registration Dispatcher::define(std::string_view schema_text, const Registrant* owner,
-                                OperatorHandle* out_op) {
+                                OperatorHandle* out_op, OpTraits traits) {
   if (owner == nullptr) owner = app_registrant();
   FunctionSchema schema = parse_schema(schema_text);
   auto signature = std::make_unique<Signature>(make_signature(std::move(schema)));
+  signature->idempotent_writes = traits.idempotent_writes;
   std::string name = signature->schema.name.qualified();
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->check_open(owner);

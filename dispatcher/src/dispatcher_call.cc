@@ -8,7 +8,9 @@
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/core/tensor_impl.h"
+#include "loom/core/type_promotion.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "operator_entry.h"
 
@@ -301,6 +303,51 @@ void bump_versions(const Signature& sig, const LoomValue* args) {
   }
 }
 
+// Refuses a call whose written tensors overlap themselves or partially overlap an input
+// (Note [Overlapping writes]), before any kernel runs.
+void check_overlapping_writes(const OperatorEntry& e, const Signature& sig, const LoomValue* args) {
+  auto check_written = [&](const TensorImpl& written) {
+    if (!sig.idempotent_writes && internal_overlap(written) == InternalOverlap::Yes) {
+      fail(e.name,
+           "more than one element of the written-to tensor refers to a single memory location "
+           "(shape ",
+           shape_to_string(written.sizes()), ", strides ", shape_to_string(written.strides()),
+           "); clone it first");
+    }
+    auto check_input = [&](const LoomTensor* input) {
+      if (input == nullptr) return;
+      const auto& read = *reinterpret_cast<const TensorImpl*>(input);
+      if (overlap(written, read) == Overlap::Partial) {
+        fail(e.name,
+             "some elements of an input and of the written-to tensor refer to the same memory "
+             "location (written shape ",
+             shape_to_string(written.sizes()), ", input shape ", shape_to_string(read.sizes()),
+             "); clone the input first");
+      }
+    };
+    for (uint32_t i : sig.read_tensor_args) {
+      const LoomValue& v = args[i];
+      if (v.tag == LOOM_VALUE_TENSOR) {
+        check_input(v.u.tensor);
+      } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
+        for (uint32_t j = 0; j < v.length; ++j) check_input(v.u.tensors[j]);
+      }
+    }
+  };
+  for (uint32_t i : sig.written_args) {
+    const LoomValue& v = args[i];
+    if (v.tag == LOOM_VALUE_TENSOR) {
+      check_written(*reinterpret_cast<const TensorImpl*>(v.u.tensor));
+    } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
+      for (uint32_t j = 0; j < v.length; ++j) {
+        if (v.u.tensors[j] != nullptr) {
+          check_written(*reinterpret_cast<const TensorImpl*>(v.u.tensors[j]));
+        }
+      }
+    }
+  }
+}
+
 inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySet keys,
                      const LoomValue* args, size_t num_args, LoomValue* returns,
                      size_t num_returns) {
@@ -314,6 +361,15 @@ inline void dispatch(const OperatorEntry& e, const Signature* sig, DispatchKeySe
   invoke_kernel(e, sig, *slot, key, keys, args, num_args, returns, num_returns);
 }
 
+// Tensor, Tensor?, Tensor[] and Tensor?[].
+bool holds_tensors(const SchemaType& type) {
+  const SchemaType* t = &type;
+  if (t->kind == SchemaType::Kind::Optional) t = t->elem.get();
+  if (t->kind == SchemaType::Kind::List) t = t->elem.get();
+  if (t->kind == SchemaType::Kind::Optional) t = t->elem.get();
+  return t->kind == SchemaType::Kind::Tensor;
+}
+
 }  // namespace
 
 Signature make_signature(FunctionSchema schema) {
@@ -322,7 +378,11 @@ Signature make_signature(FunctionSchema schema) {
   for (size_t i = 0; i < schema.arguments.size(); ++i) {
     const Argument& a = schema.arguments[i];
     sig.accepted_arg_tags.push_back(accepted_tags(a.type));
-    if (a.alias && a.alias->is_write) sig.written_args.push_back(static_cast<uint32_t>(i));
+    if (a.alias && a.alias->is_write) {
+      sig.written_args.push_back(static_cast<uint32_t>(i));
+    } else if (holds_tensors(a.type)) {
+      sig.read_tensor_args.push_back(static_cast<uint32_t>(i));
+    }
   }
   for (const Argument& r : schema.returns) {
     sig.accepted_return_tags.push_back(accepted_tags(r.type));
@@ -421,9 +481,13 @@ void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
     keys = keys | DispatchKeySet::for_tensor_on(DispatchKey::CPU);  // factory ops default to CPU
   }
   keys = (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
-  dispatch(e, sig, keys, args, num_args, returns, num_returns);
-  if (!sig->written_args.empty()) [[unlikely]]
+  if (!sig->written_args.empty()) [[unlikely]] {
+    check_overlapping_writes(e, *sig, args);
+    dispatch(e, sig, keys, args, num_args, returns, num_returns);
     bump_versions(*sig, args);
+    return;
+  }
+  dispatch(e, sig, keys, args, num_args, returns, num_returns);
 }
 
 void Dispatcher::redispatch(OperatorHandle op, DispatchKeySet keys, const LoomValue* args,

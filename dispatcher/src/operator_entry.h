@@ -38,6 +38,10 @@ struct Signature {
   // Arguments the op writes (`Tensor(a!)`), whose storages' version counters a call from
   // the top bumps (Note [Version counter] in storage.h). Empty for most ops.
   std::vector<uint32_t> written_args;
+  // Tensor and Tensor-list arguments that are not written: the inputs a written tensor
+  // must not partially overlap (Note [Overlapping writes]).
+  std::vector<uint32_t> read_tensor_args;
+  bool idempotent_writes = false;  // OpTraits::idempotent_writes
 };
 
 // One registration of a kernel, fallback, fallthrough or definition.

@@ -39,7 +39,8 @@ bool writes_only_self(const OpDefinition& def, std::string_view name) {
 void define_unstructured_op(const OpDefinition& def, const dispatch::Registrant* owner) {
   Dispatcher& d = Dispatcher::instance();
   OperatorHandle op;
-  d.define(def.schema, owner, &op).release();
+  dispatch::OpTraits traits{.idempotent_writes = has_tag(def.tags, "idempotent_write")};
+  d.define(def.schema, owner, &op, traits).release();
   if (writes_only_self(def, op.name())) {
     d.register_kernel(op, DispatchKey::Meta, {&meta_returns_self, nullptr}, owner, "meta no-op")
         .release();

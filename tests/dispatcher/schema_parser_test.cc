@@ -825,5 +825,20 @@ TEST(SchemaErrorTest, ErrorsAreLoomErrorsWithSchemaComponent) {
   }
 }
 
+// Note [Nesting limits]: deep nesting is refused with a message, not parsed recursively
+// until the stack runs out.
+TEST(SchemaErrorTest, NestingIsBounded) {
+  std::string eight;
+  for (int i = 0; i < 8; ++i) eight += "[]";
+  EXPECT_NO_THROW(parse_schema("ns::f(int" + eight + " x) -> ()"));
+  const std::string nine_suffixes = "ns::f(int" + eight + "[] x) -> ()";
+  expect_error(nine_suffixes, 10 + 16, "at most 8 '?' and '[]' suffixes on a type");
+
+  const std::string deep_default = "ns::f(int[] x=" + std::string(100000, '[') + ") -> ()";
+  expect_error(deep_default, 15 + 8, "at most 8 nested lists in a default value");
+  const std::string deep_type = "ns::f(int" + std::string(100000, '[') + " x) -> ()";
+  EXPECT_THROW(parse_schema(deep_type), loom::Error);
+}
+
 }  // namespace
 }  // namespace loom::dispatch

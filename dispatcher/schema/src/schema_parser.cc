@@ -143,6 +143,14 @@ DefaultValue repeat(const DefaultValue& v, int64_t n) {
   return std::vector<bool>(count, std::get<bool>(v));
 }
 
+// Note [Nesting limits]
+// ~~~~~~~~~~~~~~~~~~~~~
+// Types nest through suffixes (`Tensor?[]`) and defaults through brackets (`[[1]]`), and
+// both are parsed, compared, printed and destroyed recursively. A schema string may come
+// from a plugin or a file, so nesting is capped (real schemas use at most two levels):
+// thousands of '[' would otherwise exhaust the stack (found by tests/fuzz/fuzz_schema).
+constexpr int kMaxNesting = 8;
+
 class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text) { cur_ = lex(); }
@@ -331,6 +339,7 @@ class Parser {
 
     AnnotatedType out;
     out.type = SchemaType::of(*base);
+    int wrappers = 0;  // '?' and '[]' suffixes (Note [Nesting limits])
     if (cur_.kind == Tok::LParen) {
       if (*base != Kind::Tensor) {
         fail_at(cur_.offset, absl::StrCat("expected an alias annotation only after Tensor but "
@@ -340,6 +349,10 @@ class Parser {
       out.alias = alias_annotation();
     }
     for (;;) {
+      if ((cur_.kind == Tok::Question || cur_.kind == Tok::LBracket) && ++wrappers > kMaxNesting) {
+        fail_at(cur_.offset, absl::StrCat("expected at most ", kMaxNesting,
+                                          " '?' and '[]' suffixes on a type but found more"));
+      }
       if (cur_.kind == Tok::Question) {
         if (out.type.is_optional())
           fail_at(cur_.offset, "expected a single '?' but found a second '?'");
@@ -458,7 +471,7 @@ class Parser {
 
   // ---- Defaults ----
 
-  Literal literal() {
+  Literal literal(int depth = 0) {
     Literal out;
     out.begin = cur_.offset;
     switch (cur_.kind) {
@@ -489,11 +502,15 @@ class Parser {
         }
         break;
       case Tok::LBracket:
+        if (depth == kMaxNesting) {
+          fail_at(cur_.offset, absl::StrCat("expected at most ", kMaxNesting,
+                                            " nested lists in a default value but found more"));
+        }
         take();
         out.kind = Literal::Kind::List;
         if (!accept(Tok::RBracket)) {
           for (;;) {
-            out.items.push_back(literal());
+            out.items.push_back(literal(depth + 1));
             if (accept(Tok::Comma)) continue;
             expect(Tok::RBracket, "',' or ']'");
             break;

@@ -101,6 +101,14 @@ struct TableRow {
   uint64_t dtype_claim = 0;  // the kernel's claimed dtypes (bit = ScalarType); 0: none
 };
 
+// What a definition says about its op beyond the schema.
+struct OpTraits {
+  // The op writes the same value into every element of its written tensors (fill_), so
+  // elements that share memory are fine: calls skip the internal-overlap check of
+  // Note [Overlapping writes] (the partial-overlap check with inputs stays).
+  bool idempotent_writes = false;
+};
+
 class Dispatcher {
  public:
   static Dispatcher& instance();
@@ -109,7 +117,7 @@ class Dispatcher {
   // Defines an operator from a schema. Throws "[dispatcher] operator 'x' is already
   // defined by ..." for a second definition. The returned handle undefines it.
   Registration define(std::string_view schema, const Registrant* owner = nullptr,
-                      OperatorHandle* out_op = nullptr);
+                      OperatorHandle* out_op = nullptr, OpTraits traits = {});
   // The handle for a name, creating an undefined entry when none exists (kernels may
   // be registered before the definition arrives).
   OperatorHandle get_or_create(std::string_view qualified_name);
