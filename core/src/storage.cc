@@ -1,7 +1,10 @@
 // Storage allocation, wrapping and release, reporting to allocation observers.
 #include "loom/core/storage.h"
 
+#include <cstring>
+
 #include "loom/core/device_runtime.h"
+#include "loom/core/error.h"
 #include "loom/core/read_section.h"
 
 namespace loom {
@@ -32,6 +35,36 @@ Ref<Storage> Storage::wrap(void* data, size_t nbytes, Device device,
   s->deleter_ = deleter;
   s->deleter_ctx_ = ctx;
   return s;
+}
+
+void Storage::grow(size_t nbytes) {
+  if (nbytes <= nbytes_) return;
+  LOOM_CHECK(allocator_ != nullptr, "resize", "expected memory that loom allocated, found ",
+             nbytes_, " bytes owned elsewhere (a wrapped or DLPack tensor) that cannot grow to ",
+             nbytes);
+  ReadSection section;
+  AllocatorRegistry& registry = AllocatorRegistry::instance();
+  void* data = allocator_->allocate(nbytes, device_);
+  try {
+    if (nbytes_ > 0 && device_.type == kCPU) {
+      std::memcpy(data, data_, nbytes_);
+    } else if (nbytes_ > 0 && device_.type != kMeta) {
+      const DeviceRuntime* runtime = find_device_runtime(device_.type);
+      LOOM_CHECK(runtime != nullptr, "resize", "expected a device runtime to copy ",
+                 device_.to_string(), " memory, found none");
+      runtime->copy(CopyKind::DeviceToDevice, device_.index, data, data_, nbytes_);
+    }
+  } catch (...) {
+    allocator_->deallocate(data, nbytes, device_);
+    throw;
+  }
+  if (registry.has_observers()) [[unlikely]] {
+    registry.notify({device_, data, nbytes, /*is_free=*/false});
+    registry.notify({device_, data_, nbytes_, /*is_free=*/true});
+  }
+  allocator_->deallocate(data_, nbytes_, device_);
+  data_ = data;
+  nbytes_ = nbytes;
 }
 
 Storage::~Storage() {

@@ -79,6 +79,23 @@ TensorImpl::~TensorImpl() {
   }
 }
 
+void TensorImpl::resize_contiguous(IntArrayRef sizes) {
+  DimVector new_sizes(sizes.begin(), sizes.end());
+  const int64_t numel = checked_numel(new_sizes, "resize");
+  if (numel > 0) {
+    const auto bytes = static_cast<unsigned __int128>(storage_offset_ + numel) *
+                       static_cast<unsigned __int128>(element_size(dtype_));
+    LOOM_CHECK(bytes <= static_cast<unsigned __int128>(INT64_MAX), "resize",
+               "expected a size that fits in memory, found ", numel, " elements of ",
+               scalar_type_name(dtype_));
+    storage_->grow(static_cast<size_t>(bytes));
+  }
+  strides_ = contiguous_strides(new_sizes);
+  sizes_ = std::move(new_sizes);
+  numel_ = numel;
+  is_contiguous_ = true;
+}
+
 void* TensorImpl::extension(int slot) const {
   if (!extensions_ || slot < 0 || slot >= kMaxExtensionSlots) return nullptr;
   return (*extensions_)[slot].value;

@@ -8,6 +8,7 @@
 #include "absl/container/inlined_vector.h"
 #include "loom/core/error.h"
 #include "loom/core/type_promotion.h"
+#include "loom/core/warning.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/boxing.h"
 #include "loom/ops/generated/ops.h"
@@ -59,6 +60,7 @@ struct StructuredInfo {
   ShapeRule shape_rule = nullptr;  // rule Shaped only
   uint64_t mask_inputs = 0;        // bit i: argument i is a bool mask (Note [Masks and modes])
   int rounding_mode = -1;          // index of a `str? rounding_mode` argument, or -1
+  int dtype_arg = -1;              // rule Shaped: index of a `ScalarType? dtype`, or -1
 };
 
 const TensorImpl* impl_of(const LoomValue& v) {
@@ -237,20 +239,43 @@ OutputMetas shaped_meta(const StructuredInfo& info, const LoomValue* args) {
   return metas;
 }
 
-// A caller's out for a pointwise op: on the inputs' device, of the result's shape, and
-// of a dtype the result casts to.
-void check_out(const std::string& op, const Tensor& out, const OutputMeta& meta) {
+// Note [Resizing outs]
+// ~~~~~~~~~~~~~~~~~~~~~
+// A caller's out= tensor of the wrong shape is resized to the result's shape, as PyTorch
+// does: silently when it has no elements (`torch.add(a, b, out=torch.empty(0))` is the
+// idiom for "fill this in"), and with a warning (Note [Warnings]) when it has elements,
+// which PyTorch deprecates and warns about too. The tensor keeps its storage when it is
+// large enough; the dtype and device must still fit. In-place variants never resize:
+// `a.add_(b)` with a result larger than `a` is an error, as in PyTorch.
+enum class Resize { Never, OutArgument };
+
+void resize_out(const std::string& op, const Tensor& out, IntArrayRef shape) {
+  if (out.numel() != 0) {
+    warn(op, "an out= tensor with elements was resized from shape ", shape_to_string(out.sizes()),
+         " to the result's shape ", shape_to_string(shape),
+         "; resizing outs that have elements is deprecated (as in PyTorch): pass an out with "
+         "0 elements or of the result's shape");
+  }
+  out.impl()->resize_contiguous(shape);
+}
+
+// A caller's out for a pointwise op: on the inputs' device, of the result's shape (or
+// resized to it, Note [Resizing outs]), and of a dtype the result casts to.
+void check_out(const std::string& op, const Tensor& out, const OutputMeta& meta, Resize resize) {
   if (!(out.device() == meta.device)) {
     fail(op, "expected out on ", meta.device.to_string(), " like the inputs, found ",
          out.device().to_string());
   }
-  if (!same_shape(out.sizes(), meta.shape)) {
-    fail(op, "out has shape ", shape_to_string(out.sizes()), " but the result has shape ",
-         shape_to_string(meta.shape));
-  }
   if (!can_cast(meta.result, out.dtype())) {
     fail(op, "result type ", scalar_type_name(meta.result), " can't be cast to the out dtype ",
          scalar_type_name(out.dtype()));
+  }
+  if (!same_shape(out.sizes(), meta.shape) && resize == Resize::OutArgument) {
+    resize_out(op, out, meta.shape);
+  }
+  if (!same_shape(out.sizes(), meta.shape)) {
+    fail(op, "out has shape ", shape_to_string(out.sizes()), " but the result has shape ",
+         shape_to_string(meta.shape));
   }
 }
 
@@ -261,11 +286,37 @@ void return_caller_out(LoomValue* returns, size_t i, const Tensor& out) {
   out.impl()->retain();
 }
 
+// Note [dtype= casts the input first]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// `sum(x, dtype=int64)` is `sum(x.to(int64))` in PyTorch, for every op with a
+// `ScalarType? dtype` argument (sum, prod, cumsum, cumprod, softmax, log_softmax, and
+// mean through sum): sum(f32 [0.6, 0.6], dtype=int64) is 0, not round(1.2). So when
+// `dtype` is given and differs from self's, the op library converts self before the
+// backend kernel runs, and every backend gets it right without a mixed-dtype loop.
+// Returns the converted self, or an undefined tensor when self is used as is.
+Tensor input_in_requested_dtype(const StructuredInfo& info, const LoomValue* args) {
+  if (info.dtype_arg < 0 || args[info.dtype_arg].tag != LOOM_VALUE_DTYPE) return {};
+  const auto requested = static_cast<ScalarType>(args[info.dtype_arg].u.i);
+  const TensorImpl* self = impl_of(args[0]);
+  if (self->dtype() == requested) return {};
+  Tensor converted = empty(self->sizes(), requested, self->device());
+  loom::copy_(converted, borrow(args[0]));
+  return converted;
+}
+
 // Checks a Shaped op's outputs against its rule and runs the backend kernel, through
 // contiguous temporaries of the rule's dtype where a caller's out is strided or of
 // another dtype.
-void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* args,
-                    size_t num_args, LoomValue* returns, size_t num_returns) {
+void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* call_args,
+                    size_t num_args, LoomValue* returns, size_t num_returns, Resize resize) {
+  const Tensor converted = input_in_requested_dtype(info, call_args);
+  absl::InlinedVector<LoomValue, 8> converted_args;
+  const LoomValue* args = call_args;
+  if (converted.defined()) {
+    converted_args.assign(call_args, call_args + num_args);
+    converted_args[0] = box(converted);
+    args = converted_args.data();
+  }
   OutputMetas metas = shaped_meta(info, args);
   const size_t first_out = num_args - metas.size();
   absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
@@ -278,13 +329,16 @@ void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomV
       fail(info.name, "expected output ", i, " on ", m.device.to_string(),
            " like the inputs, found ", out.device().to_string());
     }
-    if (!same_shape(out.sizes(), m.shape)) {
-      fail(info.name, "output ", i, " has shape ", shape_to_string(out.sizes()),
-           " but the result has shape ", shape_to_string(m.shape));
-    }
     if (!can_cast(m.result, out.dtype())) {
       fail(info.name, "result type ", scalar_type_name(m.result),
            " can't be cast to the dtype of output ", i, ", ", scalar_type_name(out.dtype()));
+    }
+    if (!same_shape(out.sizes(), m.shape) && resize == Resize::OutArgument) {
+      resize_out(info.name, out, m.shape);
+    }
+    if (!same_shape(out.sizes(), m.shape)) {
+      fail(info.name, "output ", i, " has shape ", shape_to_string(out.sizes()),
+           " but the result has shape ", shape_to_string(m.shape));
     }
     if (out.dtype() != m.result || !out.is_contiguous()) {
       temps[i] = empty(m.shape, m.result, m.device);
@@ -305,19 +359,20 @@ void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomV
 
 // Prepares a call of the out= variant `info` (Note [Structured ops]) and runs the backend
 // kernel through `keys`. A known meta comes with an out the functional variant allocated
-// from it: nothing to check about that out.
+// from it: nothing to check about that out. `resize` says whether the out is the caller's
+// out= argument, which may be resized, or an in-place variant's self, which may not.
 void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* args,
-             size_t num_args, LoomValue* returns, size_t num_returns,
-             const OutputMeta* known_meta) {
+             size_t num_args, LoomValue* returns, size_t num_returns, const OutputMeta* known_meta,
+             Resize resize) {
   if (info.rule == OutputRule::Shaped) {
-    run_shaped_out(info, keys, args, num_args, returns, num_returns);
+    run_shaped_out(info, keys, args, num_args, returns, num_returns, resize);
     return;
   }
   Tensor out = borrow(args[num_args - 1]);
   std::optional<OutputMeta> computed;
   if (known_meta == nullptr) {
     computed = compute_meta(info.name, info, args);
-    check_out(info.name, out, *computed);
+    check_out(info.name, out, *computed, resize);
   }
   const OutputMeta& meta = known_meta != nullptr ? *known_meta : *computed;
   // Common case first: everything already matches the kernel contract.
@@ -383,7 +438,8 @@ void call_out(const StructuredInfo& info, const LoomKernelCall* call, std::span<
   absl::InlinedVector<LoomValue, 8> out_args(call->args, call->args + info.num_inputs_and_scalars);
   for (const Tensor& out : outs) out_args.push_back(box(out));
   DispatchKeySet keys = DispatchKeySet::for_backend(dispatch::key_from_abi(call->dispatch_key));
-  run_out(*info.out_info, keys, out_args.data(), out_args.size(), ret, outs.size(), meta);
+  run_out(*info.out_info, keys, out_args.data(), out_args.size(), ret, outs.size(), meta,
+          Resize::Never);
 }
 
 Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Tensor& out,
@@ -464,7 +520,7 @@ LoomError* structured_out_kernel(void* ctx, const LoomKernelCall* call) {
   const auto& info = *static_cast<const StructuredInfo*>(ctx);
   try {
     run_out(info, DispatchKeySet(call->key_set), call->args, call->num_args, call->returns,
-            call->num_returns, nullptr);
+            call->num_returns, nullptr, Resize::OutArgument);
     return nullptr;
   } catch (const Error& err) {
     return host_error(err);
@@ -527,6 +583,7 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
       }
     }
     if (a.name == "rounding_mode") info.rounding_mode = static_cast<int>(i);
+    if (shaped && a.name == "dtype" && i > 0) info.dtype_arg = static_cast<int>(i);
   }
   if (shaped) {
     info.shape_rule = find_shape_rule(functional.name.qualified());

@@ -15,6 +15,7 @@
 #include "loom/core/allocator.h"
 #include "loom/core/error.h"
 #include "loom/core/tensor_base.h"
+#include "loom/core/warning.h"
 #include "loom_error_assertions.h"
 
 namespace loom {
@@ -830,6 +831,49 @@ TEST(TensorErrors, ZeroDimTransposeChecksDimsAndExpandRejectsNegativeSizes) {
   TensorBase t = empty(std::vector<int64_t>{3}, ScalarType::Float32);
   std::vector<int64_t> bad{-2, 3};
   EXPECT_TRUE(ThrowsLoomError([&] { t.expand(bad); }, "expand", "invalid size -2"));
+}
+
+// --- resize_contiguous (out= resizing) and warnings ---
+
+TEST(TensorResize, GrowsTheStorageKeepingTheBytesAndShrinksInPlace) {
+  TensorBase t = Arange({2, 2});
+  TensorBase view = t.view(Shape{4});  // shares the storage: sees the grown block
+  t.impl()->resize_contiguous(Shape{3, 3});
+  EXPECT_THAT(ToVec(t.sizes()), ElementsAre(3, 3));
+  EXPECT_THAT(ToVec(t.strides()), ElementsAre(3, 1));
+  EXPECT_GE(t.impl()->storage()->nbytes(), 9 * sizeof(float));
+  EXPECT_EQ(view.data<float>(), t.data<float>());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(t.data<float>()[i], static_cast<float>(i));
+  void* data = t.data_ptr();
+  t.impl()->resize_contiguous(Shape{2});
+  EXPECT_EQ(t.numel(), 2);
+  EXPECT_EQ(t.data_ptr(), data);
+  t.impl()->resize_contiguous(Shape{0, 5});
+  EXPECT_EQ(t.numel(), 0);
+}
+
+TEST(TensorResize, MemoryOwnedElsewhereCannotGrow) {
+  float buffer[4] = {};
+  TensorBase t =
+      from_blob(buffer, Shape{4}, Shape{1}, ScalarType::Float32, Device{}, nullptr, nullptr);
+  EXPECT_LOOM_ERROR(t.impl()->resize_contiguous(Shape{8}), "resize", "owned elsewhere");
+  EXPECT_EQ(t.numel(), 4);                   // unchanged
+  t.impl()->resize_contiguous(Shape{2, 2});  // fits: no growth needed
+  EXPECT_THAT(ToVec(t.sizes()), ElementsAre(2, 2));
+}
+
+TEST(Warnings, HandlerReceivesThemAndCanBeRestored) {
+  std::vector<std::string> seen;
+  WarningHandler previous =
+      set_warning_handler([&](const Warning& w) { seen.push_back(w.component + "|" + w.message); });
+  EXPECT_FALSE(previous);  // the default
+  warn("loom::op", "something happened: ", 3);
+  EXPECT_THAT(seen, ElementsAre("loom::op|[loom::op] something happened: 3"));
+  set_warning_handler(nullptr);
+  testing::internal::CaptureStderr();
+  warn("loom::op", "printed once");
+  warn("loom::op", "printed once");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "loom warning: [loom::op] printed once\n");
 }
 
 }  // namespace

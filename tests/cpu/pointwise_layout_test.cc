@@ -79,13 +79,10 @@ TEST_F(CpuPointwise, InPlaceAndOutCheckTheResultDtype) {
   Tensor out = empty(Shape{2}, ScalarType::Float64);
   call("loom::add.out", {box(i), box(i), box(int64_t{3}), box(out)});
   expect_values(out, {4, 8}, "add.out int32 into float64");
-  // out= of the wrong shape
-  Tensor small = empty(Shape{3}, ScalarType::Int32);
-  expect_error(
-      [&] {
-        call("loom::add.out", {box(i), box(i), box(int64_t{1}), box(small)});
-      },
-      "loom::add.out", {"shape"});
+  // out= of the wrong shape, with no elements, is resized (Note [Resizing outs])
+  Tensor resized = empty(Shape{0}, ScalarType::Int32);
+  call("loom::add.out", {box(i), box(i), box(int64_t{1}), box(resized)});
+  expect_values(resized, {2, 4}, "add.out into an empty out");
 }
 
 // ============================== layouts ==============================

@@ -22,5 +22,18 @@ TEST_F(Scan, CumsumCumprod) {
   EXPECT_EQ(shape(cumsum(empty({0, 2}), 0)), (Shape{0, 2}));
 }
 
+// Note [dtype= casts the input first]
+TEST_F(Scan, DtypeConvertsTheInputBeforeScanning) {
+  const ScalarType i64 = ScalarType::Int64;
+  // torch.tensor([0.6, 0.6, 0.6]).cumsum(0, dtype=torch.int64) -> tensor([0, 0, 0])
+  EXPECT_EQ(values(loom::cumsum(make({0.6, 0.6, 0.6}, {3}), 0, i64)), (Values{0, 0, 0}));
+  // torch.tensor([1.5, 2.5, 3.5]).cumprod(0, dtype=torch.int64) -> tensor([1, 2, 6])
+  EXPECT_EQ(values(loom::cumprod(make({1.5, 2.5, 3.5}, {3}), 0, i64)), (Values{1, 2, 6}));
+  // In place: torch.tensor([0.6, 0.6]).cumsum_(0, dtype=torch.int64) -> tensor([0., 0.])
+  Tensor x = make({0.6, 0.6}, {2});
+  cumsum_(x, 0, i64);
+  EXPECT_EQ(values(x), (Values{0, 0}));
+}
+
 }  // namespace
 }  // namespace loom::testing

@@ -20,6 +20,11 @@ class Storage final : public RefCounted {
   static Ref<Storage> wrap(void* data, size_t nbytes, Device device,
                            void (*deleter)(void* ctx, void* data), void* ctx);
 
+  // Replaces the memory with a block of `nbytes` that starts with the old bytes, when
+  // nbytes is larger (PyTorch's storage resize); every tensor of the storage sees the new
+  // block. Throws "[resize] ..." for memory loom does not own (wrapped, DLPack).
+  void grow(size_t nbytes);
+
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }

@@ -75,6 +75,11 @@ class TensorImpl final : public RefCounted {
     return static_cast<char*>(storage_->data()) + storage_offset_ * element_size(dtype_);
   }
 
+  // Gives the tensor `sizes` with row-major strides at the same storage offset, growing
+  // the storage when it is too small (out= resizing, Note [Resizing outs]). Not
+  // synchronised: other handles of this tensor see the change.
+  void resize_contiguous(IntArrayRef sizes);
+
   void* extension(int slot) const;
   // Replaces a slot's value, destroying the previous one.
   void set_extension(int slot, void* value, void (*destroy)(void*));

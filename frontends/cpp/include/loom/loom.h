@@ -7,6 +7,7 @@
 #include "loom/core/error.h"
 #include "loom/core/scalar.h"
 #include "loom/core/type_promotion.h"
+#include "loom/core/warning.h"
 #include "loom/devices.h"
 #include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/dispatcher.h"
