@@ -176,6 +176,7 @@ constexpr LoomKernelFn decomposition() {
 // decompositions have no file).
 std::span<const DecompositionEntry> copy_decompositions();
 std::span<const DecompositionEntry> creation_decompositions();
+std::span<const DecompositionEntry> unary_decompositions();
 std::span<const DecompositionEntry> reduction_decompositions();
 std::span<const DecompositionEntry> linalg_decompositions();
 std::span<const DecompositionEntry> conv_decompositions();

@@ -24,6 +24,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
     for (auto family : {
              copy_decompositions(),
              creation_decompositions(),
+             unary_decompositions(),
              reduction_decompositions(),
              linalg_decompositions(),
              conv_decompositions(),

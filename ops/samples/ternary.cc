@@ -46,6 +46,13 @@ std::vector<OpSample> make() {
       {"loom::clamp", {T({4}, kI32), I(-1), I(1)}},
       OpSample{"loom::clamp", {T({2, 3}, kF16)}, {{"min", D(-0.25)}}}.tol(1e-2),
       {"loom::clamp", {T({2, 3}, kF32, Fill::Special), D(-1.0), D(1.0)}},
+      OpSample{"loom::clamp", {T({2, 3}, kI64), D(-1.5), D(2.5)}}.with_note(
+          "float bounds promote an integer input to float32"),
+      {"loom::clamp.Tensor", {T({2, 3}), T({2, 3}), T({2, 3})}},
+      OpSample{"loom::clamp.Tensor", {T({2, 3}), T({3}), none()}}.with_note("min only, broadcast"),
+      {"loom::clamp.Tensor", {T({2, 3}, kI64), none(), T({}, kI64)}},
+      {"loom::clamp.Tensor", {T({}, kF64), T({}, kF64), T({}, kF64)}},
+      {"loom::clamp_.Tensor", {T({2, 3}), T({3}), T({2, 1})}},
       {"loom::div.Tensor_mode",
        {T({2, 3}), T({2, 3}, kF32, Fill::Positive)},
        {{"rounding_mode", none()}}},

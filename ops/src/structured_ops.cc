@@ -2,6 +2,7 @@
 // Meta kernels, and the Structured-key kernel that prepares backend out= calls.
 #include "structured_ops.h"
 
+#include <bit>
 #include <optional>
 #include <span>
 
@@ -61,6 +62,7 @@ struct StructuredInfo {
   uint64_t mask_inputs = 0;        // bit i: argument i is a bool mask (Note [Masks and modes])
   int rounding_mode = -1;          // index of a `str? rounding_mode` argument, or -1
   int dtype_arg = -1;              // rule Shaped: index of a `ScalarType? dtype`, or -1
+  uint64_t promoting_scalars = 0;  // bit i: Scalar argument i takes part in promotion
 };
 
 const TensorImpl* impl_of(const LoomValue& v) {
@@ -218,6 +220,25 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
     }
     meta.device = device.value_or(Device{kCPU, -1});
     meta.compute = result_type(operands, op);
+  }
+  if (info.promoting_scalars != 0 && !is_floating_point(meta.compute)) [[unlikely]] {
+    // Tag "scalars_promote": a float bound makes an integer clamp compute in float32. Only
+    // the category can rise (a floating input stays as it is, as in PyTorch's clamp).
+    absl::InlinedVector<PromotionOperand, 3> operands{
+        {meta.compute, PromotionOperand::Tier::Dimensioned}};
+    for (uint64_t bits = info.promoting_scalars; bits != 0; bits &= bits - 1) {
+      const LoomValue& v = args[std::countr_zero(bits)];
+      if (v.tag == LOOM_VALUE_NONE) continue;
+      const ScalarType kind = v.tag == LOOM_VALUE_DOUBLE ? ScalarType::Float64
+                              : v.tag == LOOM_VALUE_BOOL ? ScalarType::Bool
+                                                         : ScalarType::Int64;
+      operands.push_back({kind, PromotionOperand::Tier::Scalar});
+    }
+    const ScalarType promoted = result_type(operands, op);
+    if (promoted != meta.compute) {
+      meta.compute = promoted;
+      meta.inputs_ready = false;
+    }
   }
   const bool true_division =
       info.rounding_mode >= 0 && args[info.rounding_mode].tag == LOOM_VALUE_NONE;
@@ -584,6 +605,11 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
     }
     if (a.name == "rounding_mode") info.rounding_mode = static_cast<int>(i);
     if (shaped && a.name == "dtype" && i > 0) info.dtype_arg = static_cast<int>(i);
+    const dispatch::SchemaType* type = &a.type;
+    if (type->is_optional()) type = type->elem.get();
+    if (type->kind == dispatch::SchemaType::Kind::Scalar && has_tag(def.tags, "scalars_promote")) {
+      info.promoting_scalars |= uint64_t{1} << i;
+    }
   }
   if (shaped) {
     info.shape_rule = find_shape_rule(functional.name.qualified());

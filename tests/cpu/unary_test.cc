@@ -303,7 +303,20 @@ TEST_F(CpuPointwise, ClampOnFloats) {
                   "clamp min > max");
     expect_values(call("loom::hardtanh", {box(x), box(-1.0), box(1.0)}), {-1, -1, 0, 0.5, 1, kNaN},
                   "hardtanh");
+    // A NaN bound propagates: torch.clamp(torch.tensor([0.5, 2.]), min=nan, max=1) -> [nan, nan]
+    expect_values(call("loom::clamp", {box(x), box(kNaN), box(1.0)}),
+                  {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN}, "clamp nan min");
+    expect_values(call("loom::clamp", {box(x), dispatch::none(), box(kNaN)}),
+                  {kNaN, kNaN, kNaN, kNaN, kNaN, kNaN}, "clamp nan max");
   }
+  // In place the result must fit self: torch.tensor([1, 2]).clamp_(min=1.5) -> "result type
+  // Float can't be cast to the desired output type Long".
+  Tensor ints = make(ScalarType::Int64, {2}, {1, 2});
+  expect_error(
+      [&] {
+        call("loom::clamp_", {box(ints), box(1.5), dispatch::none()});
+      },
+      "loom::clamp_", {"result type float32 can't be cast to the out dtype int64"});
 }
 
 TEST_F(CpuPointwise, ClampOnIntegers) {
@@ -313,9 +326,11 @@ TEST_F(CpuPointwise, ClampOnIntegers) {
     Tensor y = call("loom::clamp", {box(x), box(int64_t{-2}), box(int64_t{5})});
     EXPECT_EQ(y.dtype(), dtype);
     expect_values(y, {-2, -2, 0, 4, 5}, "clamp");
-    // float bounds on an integer tensor keep the tensor's dtype
-    expect_values(call("loom::clamp", {box(x), box(-2.5), box(4.5)}), {-2, -2, 0, 4, 4},
-                  "clamp float bounds");
+    // float bounds promote an integer tensor to float32, as in PyTorch:
+    // torch.clamp(torch.tensor([-100, -3, 0, 4, 100]), -2.5, 4.5) -> [-2.5, -2.5, 0., 4., 4.5]
+    Tensor promoted = call("loom::clamp", {box(x), box(-2.5), box(4.5)});
+    EXPECT_EQ(promoted.dtype(), ScalarType::Float32);
+    expect_values(promoted, {-2.5, -2.5, 0, 4, 4.5}, "clamp float bounds");
     expect_values(call("loom::hardtanh", {box(x), box(int64_t{-1}), box(int64_t{1})}),
                   {-1, -1, 0, 1, 1}, "hardtanh");
   }
@@ -349,11 +364,45 @@ TEST_F(CpuPointwise, ClampNeedsABound) {
         call("loom::clamp.out", {box(x), dispatch::none(), dispatch::none(), box(out)});
       },
       "loom::clamp.out", {"at least one of min and max must be given", "plugin 'cpu'"});
+  // Bool bounds keep a bool input bool, which clamp does not compute (PyTorch:
+  // "clamp_scalar_cpu" not implemented for 'Bool'); float bounds promote it to float32.
+  Tensor flags = make(ScalarType::Bool, {2}, {1, 0});
   expect_error(
       [&] {
-        call("loom::clamp", {box(make(ScalarType::Bool, {1}, {1})), box(0.0), box(1.0)});
+        call("loom::clamp", {box(flags), box(false), box(true)});
       },
       "loom::clamp", {"does not support dtype bool"});
+  Tensor promoted = call("loom::clamp", {box(flags), box(0.5), box(1.0)});
+  EXPECT_EQ(promoted.dtype(), ScalarType::Float32);
+  expect_values(promoted, {1, 0.5}, "clamp bool with float bounds");
+}
+
+TEST_F(CpuPointwise, ClampWithTensorBounds) {
+  // torch.clamp(torch.tensor([[-3., 0.5, 4.], [1., nan, -1.]]), min=torch.tensor([-1., 0., 1.]),
+  //             max=torch.tensor([[2.], [0.]])) -> [[-1., 0.5, 2.], [0., nan, 0.]]
+  Tensor x = make(ScalarType::Float32, {2, 3}, {-3, 0.5, 4, 1, kNaN, -1});
+  Tensor lo = make(ScalarType::Float32, {3}, {-1, 0, 1});
+  Tensor hi = make(ScalarType::Float32, {2, 1}, {2, 0});
+  expect_values(call("loom::clamp.Tensor", {box(x), box(lo), box(hi)}), {-1, 0.5, 2, 0, kNaN, 0},
+                "clamp.Tensor");
+  // Promotion over all three: int64 input, float64 bound -> float64.
+  Tensor ints = make(ScalarType::Int64, {3}, {-5, 0, 5});
+  Tensor result = call("loom::clamp.Tensor",
+                       {box(ints), dispatch::none(), box(make(ScalarType::Float64, {}, {2.5}))});
+  EXPECT_EQ(result.dtype(), ScalarType::Float64);
+  expect_values(result, {-5, 0, 2.5}, "clamp.Tensor promotes");
+  call("loom::clamp_.Tensor", {box(x), box(lo), dispatch::none()});
+  expect_values(x, {-1, 0.5, 4, 1, kNaN, 1}, "clamp_.Tensor");
+  expect_error(
+      [&] {
+        call("loom::clamp.Tensor", {box(x), dispatch::none(), dispatch::none()});
+      },
+      "loom::clamp.Tensor", {"expected at least one of min and max"});
+  expect_error(
+      [&] {
+        call("loom::clamp_.Tensor", {box(ints), box(lo), dispatch::none()});
+      },
+      "loom::clamp_.Tensor", {"result type float32 can't be cast to self's dtype int64"});
 }
 
 TEST_F(CpuPointwise, NanToNum) {

@@ -247,11 +247,20 @@ acc_type<T> bound_as(const Scalar& s) {
   }
 }
 
-// out = min(max(self, lo), hi); NaN stays NaN; lo > hi gives hi (like torch.clamp).
+// out = min(max(self, lo), hi); NaN stays NaN; lo > hi gives hi; a NaN bound makes every
+// element NaN (like torch.clamp, whose min/max propagate NaN).
 Tensor clamp_impl(const char* op, const Tensor& self, std::optional<Scalar> min,
                   std::optional<Scalar> max, const Tensor& out) {
   dispatch_numeric_types(out.dtype(), op, [&]<typename T>(T) {
     using A = acc_type<T>;
+    if constexpr (!is_integral_v<T>) {
+      if ((min && std::isnan(min->to_double())) || (max && std::isnan(max->to_double()))) {
+        const T nan = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
+        map_elements<T, T>(
+            out, [nan](T) -> T { return nan; }, self);
+        return;
+      }
+    }
     if (min && max) {
       const A lo = bound_as<T>(*min), hi = bound_as<T>(*max);
       map_elements<T, T>(
