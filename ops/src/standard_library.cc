@@ -11,6 +11,7 @@
 #include "loom/ops/op_library.h"
 #include "loom/ops/structured_schemas.h"
 #include "meta/meta_kernel.h"
+#include "scalar_arguments.h"
 #include "structured_ops.h"
 #include "views/view_kernel.h"
 
@@ -81,6 +82,7 @@ void load_standard_library() {
       }
     }
     register_device_copy(op_library_registrant());
+    register_scalar_checks(op_library_registrant());
   });
 }
 

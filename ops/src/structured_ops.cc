@@ -2,6 +2,8 @@
 // Meta kernels, and the Structured-key kernel that prepares backend out= calls.
 #include "structured_ops.h"
 
+#include "scalar_arguments.h"
+
 #include <bit>
 #include <optional>
 #include <span>
@@ -63,6 +65,15 @@ struct StructuredInfo {
   int rounding_mode = -1;          // index of a `str? rounding_mode` argument, or -1
   int dtype_arg = -1;              // rule Shaped: index of a `ScalarType? dtype`, or -1
   uint64_t promoting_scalars = 0;  // bit i: Scalar argument i takes part in promotion
+  // Scalar arguments (index, name), checked against the compute dtype (Note [Scalars that
+  // overflow]); `alpha` among them also gets PyTorch's alpha rules.
+  std::vector<std::pair<int, std::string>> scalar_args;
+  int alpha_arg = -1;
+  enum class BoolInputs : uint8_t {
+    Allowed,
+    NoNegation,
+    NoSubtraction
+  } bool_inputs = BoolInputs::Allowed;
 };
 
 const TensorImpl* impl_of(const LoomValue& v) {
@@ -169,15 +180,46 @@ Tensor cast_host_scalar(const Tensor& t, ScalarType target) {
 // PyTorch refuses `-` on bool in the op's meta function, before any backend: negation and
 // subtraction have no bool meaning, and the message points at the logical op meant. Here
 // too, so every backend gives the hint (a kernel's dtype claim would refuse it with a
-// plainer message first).
-void refuse_bool_arithmetic(const std::string& op, ScalarType compute) {
-  if (compute != ScalarType::Bool) return;
-  std::string_view base = std::string_view(op).substr(0, op.find('.'));
-  if (base == "loom::neg" || base == "loom::neg_") {
+// plainer message first). Subtraction is refused when any operand is bool, whatever
+// the promoted dtype (`sub(bool, int64)`), as PyTorch's sub_check does.
+void refuse_bool_arithmetic(const std::string& op, const StructuredInfo& info,
+                            const LoomValue* args, ScalarType compute) {
+  using BoolInputs = StructuredInfo::BoolInputs;
+  if (info.bool_inputs == BoolInputs::NoNegation && compute == ScalarType::Bool) {
     fail(op, "negation on a bool tensor is not supported; use logical_not");
   }
-  if (base == "loom::sub" || base == "loom::sub_") {
-    fail(op, "subtraction with bool tensors is not supported; use logical_xor instead");
+  if (info.bool_inputs != BoolInputs::NoSubtraction) return;
+  int bools = 0;
+  for (int index : info.inputs) bools += impl_of(args[index])->dtype() == ScalarType::Bool;
+  if (bools == static_cast<int>(info.inputs.size())) {
+    fail(op, "subtraction of two bool tensors is not supported; use logical_xor instead");
+  }
+  if (bools > 0) {
+    fail(op,
+         "subtraction with a bool tensor is not supported; to invert a mask use "
+         "logical_not instead");
+  }
+}
+
+// The Scalar arguments must fit the compute dtype; alpha also follows PyTorch's
+// alpha_check: no floating alpha for integral results, no bool alpha but for bool ones.
+void check_scalar_arguments(const std::string& op, const StructuredInfo& info,
+                            const LoomValue* args, ScalarType compute) {
+  if (info.alpha_arg >= 0) {
+    const LoomValue& alpha = args[info.alpha_arg];
+    if (alpha.tag == LOOM_VALUE_DOUBLE && !is_floating_point(compute)) {
+      fail(op,
+           "for integral input tensors, argument alpha must not be a floating point number, "
+           "found ",
+           alpha.u.d);
+    }
+    if (alpha.tag == LOOM_VALUE_BOOL && compute != ScalarType::Bool) {
+      fail(op, "a bool alpha is only supported for bool results, found a ",
+           scalar_type_name(compute), " result");
+    }
+  }
+  for (const auto& [index, name] : info.scalar_args) {
+    check_scalar_fits(op, name, args[index], compute);
   }
 }
 
@@ -247,7 +289,10 @@ OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const
     meta.compute = ScalarType::Float32;
     meta.inputs_ready = false;
   }
-  refuse_bool_arithmetic(op, meta.compute);
+  if (info.bool_inputs != StructuredInfo::BoolInputs::Allowed) [[unlikely]] {
+    refuse_bool_arithmetic(op, info, args, meta.compute);
+  }
+  check_scalar_arguments(op, info, args, meta.compute);
   meta.result = info.rule == OutputRule::Bool ? ScalarType::Bool : meta.compute;
   return meta;
 }
@@ -339,6 +384,7 @@ void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomV
     args = converted_args.data();
   }
   OutputMetas metas = shaped_meta(info, args);
+  check_scalar_arguments(info.name, info, args, metas[0].result);
   const size_t first_out = num_args - metas.size();
   absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
   TensorList temps(metas.size());
@@ -607,9 +653,16 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
     if (shaped && a.name == "dtype" && i > 0) info.dtype_arg = static_cast<int>(i);
     const dispatch::SchemaType* type = &a.type;
     if (type->is_optional()) type = type->elem.get();
-    if (type->kind == dispatch::SchemaType::Kind::Scalar && has_tag(def.tags, "scalars_promote")) {
-      info.promoting_scalars |= uint64_t{1} << i;
+    if (type->kind == dispatch::SchemaType::Kind::Scalar) {
+      if (has_tag(def.tags, "scalars_promote")) info.promoting_scalars |= uint64_t{1} << i;
+      info.scalar_args.emplace_back(static_cast<int>(i), a.name);
+      if (a.name == "alpha" && !shaped) info.alpha_arg = static_cast<int>(i);
     }
+  }
+  if (functional.name.ns == "loom" && functional.name.name == "neg") {
+    info.bool_inputs = StructuredInfo::BoolInputs::NoNegation;
+  } else if (functional.name.ns == "loom" && functional.name.name == "sub") {
+    info.bool_inputs = StructuredInfo::BoolInputs::NoSubtraction;
   }
   if (shaped) {
     info.shape_rule = find_shape_rule(functional.name.qualified());

@@ -1,7 +1,9 @@
 // Tests of type promotion and broadcasting: the promote_types lattice against PyTorch's
 // table, result_type's operand tiers (dimensioned / zero-dim / scalar), broadcast_shapes,
-// broadcast_strides and shape_to_string.
+// broadcast_strides and shape_to_string, and which Scalars fit a dtype.
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -313,6 +315,33 @@ TEST(ShapeToString, Formats) {
   EXPECT_EQ(shape_to_string(Shape{5}), "[5]");
   EXPECT_EQ(shape_to_string(Shape{2, 3}), "[2, 3]");
   EXPECT_EQ(shape_to_string(Shape{0, -1, 1234567890123}), "[0, -1, 1234567890123]");
+}
+
+// Note [Scalars that overflow]: PyTorch's c10::overflows rule.
+TEST(ScalarFits, FollowsPyTorchsOverflowRule) {
+  EXPECT_TRUE(fits_without_overflow(Scalar(255), ScalarType::UInt8));
+  EXPECT_FALSE(fits_without_overflow(Scalar(256), ScalarType::UInt8));
+  EXPECT_TRUE(fits_without_overflow(Scalar(-255), ScalarType::UInt8));  // wraps
+  EXPECT_FALSE(fits_without_overflow(Scalar(-256), ScalarType::UInt8));
+  EXPECT_FALSE(fits_without_overflow(Scalar(-0.5), ScalarType::UInt8));  // floats do not wrap
+  EXPECT_TRUE(fits_without_overflow(Scalar(-128), ScalarType::Int8));
+  EXPECT_FALSE(fits_without_overflow(Scalar(128), ScalarType::Int8));
+  EXPECT_TRUE(fits_without_overflow(Scalar(1), ScalarType::Bool));
+  EXPECT_TRUE(fits_without_overflow(Scalar(-1), ScalarType::Bool));
+  EXPECT_FALSE(fits_without_overflow(Scalar(2), ScalarType::Bool));
+  EXPECT_TRUE(fits_without_overflow(Scalar(true), ScalarType::UInt8));
+  EXPECT_TRUE(fits_without_overflow(Scalar(INT64_MIN), ScalarType::Int64));
+  EXPECT_FALSE(fits_without_overflow(Scalar(0x1p63), ScalarType::Int64));
+  EXPECT_TRUE(fits_without_overflow(Scalar(-0x1p63), ScalarType::Int64));
+  EXPECT_FALSE(fits_without_overflow(Scalar(NAN), ScalarType::Int32));
+  EXPECT_FALSE(fits_without_overflow(Scalar(INFINITY), ScalarType::Int64));
+  EXPECT_TRUE(fits_without_overflow(Scalar(65504.0), ScalarType::Float16));
+  EXPECT_FALSE(fits_without_overflow(Scalar(65505.0), ScalarType::Float16));
+  EXPECT_FALSE(fits_without_overflow(Scalar(int64_t{100000}), ScalarType::Float16));
+  EXPECT_TRUE(fits_without_overflow(Scalar(INFINITY), ScalarType::Float16));
+  EXPECT_TRUE(fits_without_overflow(Scalar(NAN), ScalarType::BFloat16));
+  EXPECT_FALSE(fits_without_overflow(Scalar(1e39), ScalarType::Float32));
+  EXPECT_TRUE(fits_without_overflow(Scalar(1e39), ScalarType::Float64));
 }
 
 }  // namespace

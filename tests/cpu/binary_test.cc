@@ -306,33 +306,75 @@ TEST_F(CpuPointwise, AlphaMustBeIntegralForIntegerTensors) {
       [&] {
         call("loom::add.Tensor", {box(a), box(a), box(0.5)});
       },
-      "loom::add.Tensor", {"alpha must be an integer for integer tensors, found 0.5"});
+      "loom::add.Tensor",
+      {"for integral input tensors, argument alpha must not be a floating point number, found "
+       "0.5"});
   Tensor out = empty(Shape{2}, ScalarType::Int32);
   expect_error(
       [&] {
         call("loom::add.out", {box(a), box(a), box(0.5), box(out)});
       },
-      "loom::add.out", {"alpha must be an integer for integer tensors, found 0.5", "plugin 'cpu'"});
+      "loom::add.out", {"argument alpha must not be a floating point number, found 0.5"});
   expect_error(
       [&] {
         call("loom::sub_.Tensor", {box(a), box(a), box(2.0)});
       },
-      "loom::sub_.Tensor", {"alpha must be an integer", "found 2"});
+      "loom::sub_.Tensor", {"argument alpha must not be a floating point number", "found 2"});
   Tensor b = make(ScalarType::Bool, {2}, {1, 0});
   expect_error(
       [&] {
         call("loom::add.Tensor", {box(b), box(b), box(0.5)});
       },
-      "loom::add.Tensor", {"alpha must be an integer"});
+      "loom::add.Tensor", {"argument alpha must not be a floating point number"});
+  // torch.add(torch.ones(2), torch.ones(2), alpha=True) -> "Boolean alpha only supported for
+  // Boolean results."
+  Tensor f = make(ScalarType::Float32, {2}, {1, 2});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {box(f), box(f), box(true)});
+      },
+      "loom::add.Tensor",
+      {"a bool alpha is only supported for bool results, found a float32 result"});
+  // An alpha the compute dtype cannot hold: torch.add(int8, int8, alpha=1000) -> "value cannot
+  // be converted to type int8_t without overflow".
+  Tensor i8 = make(ScalarType::Int8, {2}, {1, 2});
+  expect_error(
+      [&] {
+        call("loom::add.Tensor", {box(i8), box(i8), box(int64_t{1000})});
+      },
+      "loom::add.Tensor",
+      {"value 1000 of argument 'alpha' cannot be converted to type int8 without overflow"});
 }
 
 TEST_F(CpuPointwise, SubtractingBoolsIsAnError) {
+  // torch.sub(b, b) for bool b -> "Subtraction, the `-` operator, with two bool tensors is not
+  // supported. Use the `^` or `logical_xor()` operator instead."
   Tensor b = make(ScalarType::Bool, {2}, {1, 0});
   expect_error(
       [&] {
         call("loom::sub.Tensor", {box(b), box(b), box(int64_t{1})});
       },
-      "loom::sub.Tensor", {"subtraction with bool tensors is not supported"});
+      "loom::sub.Tensor", {"subtraction of two bool tensors is not supported; use logical_xor"});
+  // torch.sub(b, torch.tensor([1, 2])) -> "Subtraction, the `-` operator, with a bool tensor
+  // is not supported. If you are trying to invert a mask, use the `~` or `logical_not()`
+  // operator instead." Also with the bool on the right, and in place.
+  Tensor i = make(ScalarType::Int64, {2}, {1, 2});
+  expect_error(
+      [&] {
+        call("loom::sub.Tensor", {box(b), box(i), box(int64_t{1})});
+      },
+      "loom::sub.Tensor", {"subtraction with a bool tensor is not supported"});
+  expect_error(
+      [&] {
+        call("loom::sub.Tensor", {box(i), box(b), box(int64_t{1})});
+      },
+      "loom::sub.Tensor", {"use logical_not"});
+  expect_error(
+      [&] {
+        call("loom::sub_.Tensor", {box(i), box(b), box(int64_t{1})});
+      },
+      "loom::sub_.Tensor", {"subtraction with a bool tensor"});
+  EXPECT_EQ(values(i), (Values{1, 2}));
 }
 
 TEST_F(CpuPointwise, IntegerDivisionByZeroIsAnError) {

@@ -86,7 +86,7 @@ TEST_F(CpuPlugin, ErrorsNameTheOp) {
         Dispatcher::instance().call(Dispatcher::instance().find_defined("loom::sub.Tensor"), args,
                                     3, ret, 1);
       },
-      "loom::sub.Tensor", {"subtraction with bool tensors is not supported"});
+      "loom::sub.Tensor", {"subtraction of two bool tensors is not supported"});
 }
 
 }  // namespace

@@ -334,10 +334,18 @@ TEST_F(CpuPointwise, ClampOnIntegers) {
     expect_values(call("loom::hardtanh", {box(x), box(int64_t{-1}), box(int64_t{1})}),
                   {-1, -1, 0, 1, 1}, "hardtanh");
   }
-  // bounds outside the dtype's range saturate instead of wrapping
+  // Bounds outside the dtype's range are refused, as in PyTorch (Note [Scalars that
+  // overflow]): torch.clamp(int8 tensor, -1000, 1000) -> "value cannot be converted to type
+  // int8_t without overflow".
   Tensor i8 = make(ScalarType::Int8, {3}, {-128, 0, 127});
-  expect_values(call("loom::clamp", {box(i8), box(int64_t{-1000}), box(int64_t{1000})}),
-                {-128, 0, 127}, "clamp int8 wide bounds");
+  expect_error(
+      [&] {
+        call("loom::clamp", {box(i8), box(int64_t{-1000}), box(int64_t{1000})});
+      },
+      "loom::clamp",
+      {"value -1000 of argument 'min' cannot be converted to type int8 without overflow"});
+  // A negative bound within -255 passes PyTorch's check for uint8 (it would wrap there, to
+  // 251); loom's kernel saturates it to 0 instead, the mathematically right clamp.
   Tensor u8 = make(ScalarType::UInt8, {3}, {0, 7, 255});
   expect_values(call("loom::clamp", {box(u8), box(int64_t{-5}), box(int64_t{8})}), {0, 7, 8},
                 "clamp uint8");

@@ -1,5 +1,8 @@
 // The copy ops through the typed API: clone, contiguous and to (dtype, device), with
 // the cases that return self.
+#include <cmath>
+#include <limits>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -25,6 +28,31 @@ TEST_F(Copy, CloneContiguousTo) {
   EXPECT_EQ(values(make({1.7, -1.7}, {2}).to(ScalarType::Int32)), (Values{1, -1}));
   Tensor on_cpu = x.to(Device{kCPU, -1}, ScalarType::Int64);
   EXPECT_EQ(on_cpu.dtype(), ScalarType::Int64);
+}
+
+// Note [Scalars that overflow]: values the dtype cannot hold are refused, as in PyTorch.
+TEST_F(Copy, FillRefusesValuesTheDtypeCannotHold) {
+  Tensor u8 = loom::zeros({3}, TensorOptions().dtype(ScalarType::UInt8));
+  // torch.zeros(3, dtype=torch.uint8).fill_(300) -> "value cannot be converted to type uint8_t
+  // without overflow"
+  expect_error([&] { u8.fill_(300); }, "loom::fill_.Scalar",
+               "value 300 of argument 'value' cannot be converted to type uint8 without overflow");
+  EXPECT_EQ(values(u8), (Values{0, 0, 0}));
+  u8.fill_(-1);  // negative integers may wrap into unsigned dtypes (PyTorch allows it too)
+  EXPECT_EQ(values(u8), (Values{255, 255, 255}));
+  Tensor f16 = loom::zeros({2}, TensorOptions().dtype(ScalarType::Float16));
+  // torch.zeros(2, dtype=torch.float16).fill_(1e6) -> refused; fill_(inf) is fine.
+  expect_error([&] { f16.fill_(1e6); }, "loom::fill_.Scalar", "to type float16 without overflow");
+  f16.fill_(std::numeric_limits<double>::infinity());
+  EXPECT_EQ(values(f16), (Values{INFINITY, INFINITY}));
+  // Floats into integers: torch.zeros(1, dtype=torch.int32).fill_(float('nan')) -> refused.
+  Tensor i32 = loom::zeros({1}, TensorOptions().dtype(ScalarType::Int32));
+  expect_error([&] { i32.fill_(NAN); }, "loom::fill_.Scalar", "to type int32 without overflow");
+  expect_error([&] { loom::full({2}, 2, TensorOptions().dtype(ScalarType::Bool)); },
+               "loom::fill_.Scalar",
+               "value 2 of argument 'value' cannot be converted to type bool");
+  i32.fill_(-2147483648.0);
+  EXPECT_EQ(values(i32), (Values{-2147483648.0}));
 }
 
 }  // namespace

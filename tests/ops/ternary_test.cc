@@ -94,5 +94,16 @@ TEST_F(Ternary, BadInputs) {
       "loom::lerp.Scalar", "does not support dtype int32");
 }
 
+TEST_F(Ternary, MaskedFillRefusesValuesTheDtypeCannotHold) {
+  // torch.zeros(2, dtype=torch.uint8).masked_fill(mask, 300) -> "value cannot be converted to
+  // type uint8_t without overflow"
+  Tensor u8 = loom::zeros({2}, TensorOptions().dtype(ScalarType::UInt8));
+  Tensor mask = make({1, 0}, {2}, ScalarType::Bool);
+  expect_error([&] { masked_fill(u8, mask, 300); }, "loom::masked_fill.Scalar",
+               "value 300 of argument 'value' cannot be converted to type uint8 without overflow");
+  expect_error([&] { masked_fill_(u8, mask, 300); }, "loom::masked_fill_.Scalar", "overflow");
+  EXPECT_EQ(values(masked_fill(u8, mask, 255)), (Values{255, 0}));
+}
+
 }  // namespace
 }  // namespace loom::testing

@@ -42,4 +42,16 @@ class Scalar {
   };
 };
 
+// Note [Scalars that overflow]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A Scalar argument converted to a tensor's dtype (fill_(u8, 300), masked_fill's value,
+// alpha, clamp's bounds) must fit it, or the op refuses the call instead of storing a
+// wrapped or infinite value: PyTorch's rule (c10::overflows), so loom refuses exactly
+// what PyTorch refuses. Integers must lie in the dtype's range, except that a negative
+// integer may wrap into an unsigned dtype down to -max (uint8 takes -255 .. 255, bool
+// -1 .. 1); floats must lie in the range of an integer dtype (NaN and infinities never
+// fit one) and within the finite range of a floating dtype unless infinite or NaN
+// (fill_(f16, 1e6) is refused, fill_(f16, inf) is not); bools fit everything.
+bool fits_without_overflow(const Scalar& value, ScalarType dtype);
+
 }  // namespace loom
