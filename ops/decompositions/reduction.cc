@@ -66,9 +66,17 @@ Tensor arg_extremum(const Tensor& self, std::optional<int64_t> dim, bool keepdim
   return index.view(ones);
 }
 
+// The variance of values near float32's limit overflows float32 where their deviation
+// does not: std(f32 [1e30, -1e30, 0]) is 1e30 but its variance 1e60. PyTorch takes the
+// square root in its wider accumulator; here a narrower float input's variance is
+// computed in float64 and rooted there, then cast back (a copy, for a correct result).
 Tensor std_dev(const Tensor& self, const OptionalIntList& dim,
                const std::optional<Scalar>& correction, bool keepdim) {
-  return loom::sqrt_(loom::var(self, dim, correction, keepdim));
+  if (self.dtype() == ScalarType::Float64 || !is_floating_point(self.dtype())) {
+    return loom::sqrt_(loom::var(self, dim, correction, keepdim));
+  }
+  Tensor wide = loom::sqrt_(loom::var(cast(self, ScalarType::Float64), dim, correction, keepdim));
+  return cast(wide, self.dtype());
 }
 
 std::tuple<Tensor, Tensor> var_mean(const Tensor& self, const OptionalIntList& dim,
@@ -100,6 +108,9 @@ Tensor norm_all(const Tensor& self, const Scalar& p) {
 // rows give -inf and +inf rows +inf, not NaN).
 Tensor logsumexp(const Tensor& self, const IntList& dim, bool keepdim) {
   Tensor x = is_floating_point(self.dtype()) ? self : cast(self, ScalarType::Float32);
+  // Nothing to shift by in an empty input: the sum of no exponentials is 0, its log -inf
+  // (PyTorch: logsumexp(torch.empty(0, 3), 0) is [-inf, -inf, -inf]).
+  if (x.numel() == 0) return loom::log(loom::sum(loom::exp(x), dim, keepdim));
   Tensor m = loom::nan_to_num(loom::amax(x, dim, true), 0.0, 0.0, 0.0);
   Tensor total = loom::sum(loom::exp(loom::sub(x, m)), dim, keepdim);
   Tensor shift = keepdim ? m : loom::amax(m, dim, false);

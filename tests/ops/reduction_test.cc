@@ -1,6 +1,8 @@
 // Reductions through the typed API, against hand-computed values: dims lists, keepdim,
 // dtype, strided / zero-size / 0-dim inputs, NaN propagation, the out= variants, the meta
 // device, and errors.
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -58,6 +60,46 @@ TEST_F(Reduction, DtypeConvertsTheInputBeforeReducing) {
   Tensor out = loom::empty({0}, TensorOptions().dtype(i64));
   sum_out(out, x, IntList{0}, false, i64);
   EXPECT_EQ(values(out), (Values{0}));
+}
+
+// Reducing over an empty dim: the ops with an identity return it, the others raise, as
+// PyTorch 2.x does (values from the same calls on torch.empty(0, 3)).
+TEST_F(Reduction, EmptyReductionsReturnTheIdentityOrRaise) {
+  Tensor e = loom::empty({0, 3});
+  const double inf = INFINITY;
+  EXPECT_EQ(values(loom::sum(e, IntList{0})), (Values{0, 0, 0}));
+  EXPECT_EQ(values(loom::prod(e, 0)), (Values{1, 1, 1}));
+  EXPECT_EQ(values(loom::logsumexp(e, IntList{0})), (Values{-inf, -inf, -inf}));
+  EXPECT_EQ(values(loom::norm(e, Scalar(2), IntList{0})), (Values{0, 0, 0}));
+  EXPECT_EQ(values(loom::any(e, IntList{0})), (Values{0, 0, 0}));
+  EXPECT_EQ(values(loom::all(e, IntList{0})), (Values{1, 1, 1}));
+  for (double v : values(loom::mean(e, IntList{0}))) EXPECT_TRUE(std::isnan(v));  // 0 / 0
+  for (double v : values(loom::var(e, IntList{0}))) EXPECT_TRUE(std::isnan(v));
+  for (double v : values(loom::std(e, IntList{0}))) EXPECT_TRUE(std::isnan(v));
+  EXPECT_EQ(values(loom::sum(e)), (Values{0}));
+  EXPECT_EQ(values(loom::prod(e)), (Values{1}));
+  // No identity: torch.amax(torch.empty(0, 3), 0) -> "Expected reduction dim 0 to have
+  // non-zero size"; also max.dim, argmax, and max() of an empty tensor.
+  expect_error([&] { loom::amax(e, IntList{0}); }, "loom::amax",
+               "expected a non-empty dim 0 to reduce");
+  expect_error([&] { loom::max(e, 0); }, "loom::max.dim", "expected a non-empty dim 0");
+  expect_error([&] { loom::argmax(e, 0); }, "loom::argmax", "expected a non-empty dim 0");
+  expect_error([&] { loom::max(e); }, "loom::max", "");
+  // Reducing the non-empty dim of an empty tensor is fine everywhere: [0, 3] -> [0].
+  EXPECT_EQ(shape(loom::amax(e, IntList{1})), (Shape{0}));
+  EXPECT_EQ(shape(loom::logsumexp(e, IntList{1})), (Shape{0}));
+  EXPECT_EQ(shape(std::get<0>(loom::max(e, 1))), (Shape{0}));
+}
+
+// torch.std(torch.tensor([1e30, -1e30, 0.])) -> 1e30 (the variance, 1e60, overflows
+// float32: torch.var gives inf, and so does loom).
+TEST_F(Reduction, Float32StdDoesNotOverflowThroughItsVariance) {
+  Tensor x = make({1e30, -1e30, 0}, {3});
+  EXPECT_EQ(values(loom::std(x, IntList{0})), (Values{static_cast<double>(1e30f)}));
+  EXPECT_EQ(loom::std(x, IntList{0}).dtype(), ScalarType::Float32);
+  EXPECT_EQ(values(loom::var(x, IntList{0})), (Values{INFINITY}));
+  Tensor h = make({60000, -60000, 0}, {3}, ScalarType::Float16);
+  expect_close(values(loom::std(h)), {60000}, 1e-3);
 }
 
 TEST_F(Reduction, StridedZeroSizeAndZeroDimInputs) {

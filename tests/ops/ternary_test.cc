@@ -1,5 +1,7 @@
 // Pointwise ops with masks, three operands or modes: where, masked_fill, lerp, addcmul,
 // addcdiv and div's rounding modes (broadcasting, promotion, in-place, errors).
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -57,6 +59,59 @@ TEST_F(Ternary, DivRoundingModes) {
   Tensor fx = make({7.5, -7.5}, {2}, ScalarType::Float32);
   EXPECT_EQ(values(div(fx, make({2}, {1}), std::string("floor"))), (Values{3, -4}));
   EXPECT_EQ(values(div(fx, make({2}, {1}), std::string("trunc"))), (Values{3, -3}));
+}
+
+// Floor division of floats is Python's (PyTorch's div_floor_floating), values from
+// torch.div(a, b, rounding_mode="floor") with the same a and b.
+TEST_F(Ternary, DivFloorEdgeCasesMatchPython) {
+  const double inf = INFINITY;
+  Tensor a = make({inf, -inf, 5, -5, 1, -0.0, 5, 1, -1, 0}, {10}, ScalarType::Float64);
+  Tensor b = make({2, 2, inf, inf, 0.1, 5, -inf, 0, 0, 0}, {10}, ScalarType::Float64);
+  const Values floor = values(div(a, b, std::string("floor")));
+  const Values expected = {NAN, NAN, 0, -1, 9, -0.0, -1, inf, -inf, NAN};
+  ASSERT_EQ(floor.size(), expected.size());
+  for (size_t i = 0; i < floor.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(floor[i])) << i << ": " << floor[i];
+    } else {
+      EXPECT_EQ(floor[i], expected[i]) << i;
+      EXPECT_EQ(std::signbit(floor[i]), std::signbit(expected[i])) << i;  // -0.0 stays -0.0
+    }
+  }
+  // trunc of inf / 2 stays inf (torch: inf); float32 gives the same as float64 here.
+  EXPECT_EQ(values(div(make({inf}, {1}), make({2}, {1}), std::string("trunc"))), (Values{inf}));
+  EXPECT_TRUE(std::isnan(values(div(make({inf}, {1}), make({2}, {1}), std::string("floor")))[0]));
+}
+
+TEST_F(Ternary, DivIntegerOverflowAndZeroRaise) {
+  // The lowest int64 / -1 does not fit: loom raises where PyTorch's process dies of SIGFPE.
+  Tensor lowest = make({-9223372036854775808.0}, {1}, ScalarType::Int64);
+  Tensor minus_one = make({-1}, {1}, ScalarType::Int64);
+  for (const char* mode : {"floor", "trunc"}) {
+    expect_error([&] { div(lowest, minus_one, std::string(mode)); }, "loom::div.Tensor_mode",
+                 "integer overflow: the lowest int64 divided by -1 does not fit the dtype");
+  }
+  expect_error(
+      [&] {
+        div(make({-2147483648.0}, {1}, ScalarType::Int32), make({-1}, {1}, ScalarType::Int32),
+            std::string("floor"));
+      },
+      "loom::div.Tensor_mode", "the lowest int32 divided by -1");
+  // int8 wraps, as in PyTorch: torch.div(torch.tensor([-128], dtype=torch.int8), -1,
+  // rounding_mode="floor") -> tensor([-128])
+  EXPECT_EQ(values(div(make({-128}, {1}, ScalarType::Int8), make({-1}, {1}, ScalarType::Int8),
+                       std::string("floor"))),
+            (Values{-128}));
+  expect_error(
+      [&] {
+        div(make({1}, {1}, ScalarType::Int64), make({0}, {1}, ScalarType::Int64),
+            std::string("trunc"));
+      },
+      "loom::div.Tensor_mode", "integer division by zero");
+  // True division of integers by zero is a float division: torch.div(1, 0) -> inf.
+  EXPECT_EQ(values(div(make({1}, {1}, ScalarType::Int64), make({0}, {1}, ScalarType::Int64),
+                       std::nullopt)),
+            (Values{INFINITY}));
 }
 
 TEST_F(Ternary, ZeroSizeAndMeta) {

@@ -3,6 +3,7 @@
 // compute dtype (masks as bool), per Note [Structured ops] and Note [Masks and modes].
 #include <atomic>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -132,21 +133,45 @@ Rounding parse_rounding(std::optional<std::string_view> mode) {
                    std::string(*mode) + "'");
 }
 
+// Python's floor division of floats, which PyTorch computes: from fmod, so 1 // 0.1 is 9
+// (0.1 is a little above a tenth), inf // 2 is nan and 5 // -inf is -1, where
+// floor(x / y) would give 10, inf and -0. Division by zero gives x / 0 (inf or nan).
+template <typename A>
+A floor_divide_floating(A a, A b) {
+  if (b == A(0)) return a / b;
+  const A mod = std::fmod(a, b);
+  A div = (a - mod) / b;
+  if (mod != A(0) && (b < A(0)) != (mod < A(0))) div -= A(1);
+  if (div == A(0)) return std::copysign(A(0), a / b);
+  A floored = std::floor(div);
+  if (div - floored > A(0.5)) floored += A(1);
+  return floored;
+}
+
 Tensor div_mode_out(const Tensor& self, const Tensor& other,
                     std::optional<std::string_view> rounding_mode, const Tensor& out) {
   const Rounding mode = parse_rounding(rounding_mode);
   dispatch_numeric_types(out.dtype(), "div", [&]<typename T>(T) {
     if constexpr (is_integral_v<T>) {
       std::atomic<bool> by_zero{false};  // f runs on several threads
+      std::atomic<bool> overflow{false};
       map_elements<T, T, T>(
           out,
-          [&by_zero, mode](T x, T y) -> T {
+          [&by_zero, &overflow, mode](T x, T y) -> T {
             if (y == 0) {
               by_zero.store(true, std::memory_order_relaxed);
               return T(0);
             }
             if constexpr (std::is_signed_v<T>) {
-              if (y == T(-1)) return static_cast<T>(wrap_type<T>(0) - wrap_type<T>(x));
+              if (y == T(-1)) {
+                // lowest / -1 does not fit: x86 traps on it in 32 and 64 bits (PyTorch's
+                // process dies there), so those refuse; int8 and int16 wrap as in PyTorch.
+                if (sizeof(T) >= 4 && x == std::numeric_limits<T>::lowest()) {
+                  overflow.store(true, std::memory_order_relaxed);
+                  return T(0);
+                }
+                return static_cast<T>(wrap_type<T>(0) - wrap_type<T>(x));
+              }
             }
             T q = static_cast<T>(x / y);
             if constexpr (std::is_signed_v<T>) {
@@ -156,14 +181,19 @@ Tensor div_mode_out(const Tensor& self, const Tensor& other,
           },
           self, other);
       if (by_zero.load()) throw sdk::Error("[div] integer division by zero");
+      if (overflow.load()) {
+        throw sdk::Error("[div] integer overflow: the lowest " +
+                         std::string(dtype_name(out.dtype())) +
+                         " divided by -1 does not fit the dtype");
+      }
     } else {
       using A = acc_type<T>;
       map_elements<T, T, T>(
           out,
           [mode](T x, T y) -> T {
+            if (mode == Rounding::Floor) return static_cast<T>(floor_divide_floating(A(x), A(y)));
             A q = A(x) / A(y);
             if (mode == Rounding::Trunc) q = std::trunc(q);
-            if (mode == Rounding::Floor) q = std::floor(q);
             return static_cast<T>(q);
           },
           self, other);
