@@ -78,6 +78,24 @@ void BM_AddOneElementCpuPlugin(benchmark::State& state) {
 }
 BENCHMARK(BM_AddOneElementCpuPlugin);
 
+// add_ in place on 1 element: the path that pays the dispatcher's overlap checks of the
+// written tensor (Note [Overlapping writes]) and its version-counter bump.
+void BM_AddInPlaceOneElementCpuPlugin(benchmark::State& state) {
+  if (!load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so")) return;
+  Dispatcher& d = Dispatcher::instance();
+  loom::dispatch::OperatorHandle op = d.find_defined("loom::add_.Tensor");
+  loom::Tensor a = loom::zeros({1});
+  loom::Tensor b = loom::ones({1});
+  LoomValue args[] = {loom::dispatch::box(a), loom::dispatch::box(b),
+                      loom::dispatch::box(int64_t{1})};
+  LoomValue ret[1];
+  for (auto _ : state) {
+    d.call(op, args, 3, ret, 1);
+    loom::dispatch::release_value(ret[0]);
+  }
+}
+BENCHMARK(BM_AddInPlaceOneElementCpuPlugin);
+
 // A view op through the dispatcher (loom::Tensor::transpose, Note [View ops]) against the
 // direct metadata call it replaced (TensorBase::transpose); both make and release one
 // tensor handle per call.
