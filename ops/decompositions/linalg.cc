@@ -1,5 +1,5 @@
 // Decompositions of the linear algebra ops: matmul (dot, mm or a broadcast bmm, after
-// PyTorch's rules) and linear.
+// PyTorch's rules), linear, and the matrix-vector products mv and addmv.
 #include <algorithm>
 
 #include "decomposition.h"
@@ -92,8 +92,40 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return bias ? loom::add(out, *bias) : out;
 }
 
+void check_matrix_vector(const char* op, const Tensor& mat, const Tensor& vec) {
+  if (mat.dim() != 2 || vec.dim() != 1) {
+    fail(op, "expected a 2-D matrix and a 1-D vector, found ", mat.dim(), "-D and ", vec.dim(),
+         "-D");
+  }
+  if (mat.sizes()[1] != vec.sizes()[0]) {
+    fail(op, "size mismatch: the matrix is ", shape_to_string(mat.sizes()), " and the vector ",
+         shape_to_string(vec.sizes()), " (expected ", mat.sizes()[1], " elements)");
+  }
+}
+
+// mv as an [n, m] x [m, 1] product.
+Tensor mv(const Tensor& self, const Tensor& vec) {
+  check_matrix_vector("loom::mv", self, vec);
+  return loom::mm(self, vec.unsqueeze(1)).squeeze(1);
+}
+
+// beta * self + alpha * (mat @ vec) through addmm, which ignores self when beta is 0 (NaN
+// included) as PyTorch's addmv does; self broadcasts to [n].
+Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta,
+             const Scalar& alpha) {
+  check_matrix_vector("loom::addmv", mat, vec);
+  if (self.dim() > 1) {
+    fail("loom::addmv", "expected self of at most 1 dim to broadcast to [", mat.sizes()[0],
+         "], found shape ", shape_to_string(self.sizes()));
+  }
+  const Tensor column = self.dim() == 1 ? self.unsqueeze(1) : self;
+  return loom::addmm(column, mat, vec.unsqueeze(1), beta, alpha).squeeze(1);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::matmul", decomposition<&matmul_decomposition>()},
+    {"loom::mv", decomposition<&mv>()},
+    {"loom::addmv", decomposition<&addmv>()},
     {"loom::linear", decomposition<&linear>()},
 };
 

@@ -1,5 +1,5 @@
-// Decompositions of the losses but nll_loss: cross_entropy_loss, mse_loss,
-// binary_cross_entropy_with_logits.
+// Decompositions of the losses but nll_loss: cross_entropy_loss, mse_loss, l1_loss,
+// smooth_l1_loss, huber_loss, kl_div, binary_cross_entropy_with_logits.
 #include <algorithm>
 #include <cstdint>
 
@@ -100,6 +100,50 @@ Tensor mse_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   return reduce_loss(loom::mul(diff, diff), reduction);
 }
 
+Tensor l1_loss_decomposition(const Tensor& self, const Tensor& target, int64_t reduction) {
+  check_reduction(reduction, "loom::l1_loss");
+  return reduce_loss(loom::abs(loom::sub(self, target)), reduction);
+}
+
+// |d| < beta: 0.5 d^2 / beta, else |d| - 0.5 beta; beta 0 is the L1 loss.
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+  constexpr const char* op = "loom::smooth_l1_loss";
+  check_reduction(reduction, op);
+  if (beta < 0) fail(op, "expected a non-negative beta, found ", beta);
+  if (beta == 0) return l1_loss_decomposition(self, target, reduction);
+  Tensor d = loom::abs(loom::sub(self, target));
+  Tensor quadratic = loom::mul(loom::mul(d, d), wrapped_number(0.5 / beta));
+  Tensor linear = loom::sub(d, wrapped_number(0.5 * beta));
+  return reduce_loss(loom::where(loom::lt(d, wrapped_number(beta)), quadratic, linear), reduction);
+}
+
+// |d| < delta: 0.5 d^2, else delta (|d| - 0.5 delta).
+Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  constexpr const char* op = "loom::huber_loss";
+  check_reduction(reduction, op);
+  if (!(delta > 0)) fail(op, "expected a positive delta, found ", delta);
+  Tensor d = loom::abs(loom::sub(self, target));
+  Tensor quadratic = loom::mul(loom::mul(d, d), wrapped_number(0.5));
+  Tensor linear = loom::mul(loom::sub(d, wrapped_number(0.5 * delta)), wrapped_number(delta));
+  return reduce_loss(loom::where(loom::lt(d, wrapped_number(delta)), quadratic, linear), reduction);
+}
+
+// Pointwise target * (log target - self) with 0 where target is 0 (xlogy), or with a log
+// target exp(t) * (t - self); 'mean' averages over every element, as PyTorch's does.
+Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {
+  check_reduction(reduction, "loom::kl_div");
+  Tensor loss;
+  if (log_target) {
+    loss = loom::mul(loom::exp(target), loom::sub(target, self));
+  } else {
+    Tensor zero = wrapped_number(0.0);
+    Tensor t_log_t =
+        loom::where(loom::eq(target, zero), zero, loom::mul(target, loom::log(target)));
+    loss = loom::sub(t_log_t, loom::mul(target, self));
+  }
+  return reduce_loss(loss, reduction);
+}
+
 // (1 - t) * x + w_pos * log(1 + exp(-x)), with log(1 + exp(-x)) computed as
 // relu(-x) + log1p(exp(-|x|)) (no overflow for large |x|) and w_pos = 1 + (pos_weight - 1) * t.
 Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target,
@@ -127,6 +171,10 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::cross_entropy_loss", decomposition<&cross_entropy_loss>()},
     {"loom::mse_loss", decomposition<&mse_loss>()},
+    {"loom::l1_loss", decomposition<&l1_loss_decomposition>()},
+    {"loom::smooth_l1_loss", decomposition<&smooth_l1_loss>()},
+    {"loom::huber_loss", decomposition<&huber_loss>()},
+    {"loom::kl_div", decomposition<&kl_div>()},
     {"loom::binary_cross_entropy_with_logits", decomposition<&binary_cross_entropy_with_logits>()},
 };
 

@@ -1,7 +1,9 @@
 // Decompositions of the shape ops: stack (unsqueeze views, then cat), the views split,
-// chunk, flatten and reshape (a copy only when the strides allow no view), and pad.
+// chunk, flatten and reshape (a copy only when the strides allow no view), pad, and
+// pixel_shuffle / pixel_unshuffle (a reshape, a permute and a reshape).
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
@@ -188,8 +190,50 @@ Tensor pad(const Tensor& self, const IntList& pad_list, std::string_view mode,
   return out.is_alias_of(self) ? loom::clone(self) : out;
 }
 
+// [*, C r^2, H, W] <-> [*, C, H r, W r]: `shuffle` moves channel blocks into space.
+Tensor pixel_rearrange(const Tensor& self, int64_t factor, bool shuffle) {
+  const char* op = shuffle ? "loom::pixel_shuffle" : "loom::pixel_unshuffle";
+  if (self.dim() < 3) {
+    fail(op, "expected an input of at least 3 dims [*, C, H, W], found ", self.dim());
+  }
+  if (factor <= 0) fail(op, "expected a positive factor, found ", factor);
+  const auto n = static_cast<size_t>(self.dim());
+  std::vector<int64_t> batch(self.sizes().begin(), self.sizes().end() - 3);
+  const int64_t c = self.sizes()[n - 3], h = self.sizes()[n - 2], w = self.sizes()[n - 1];
+  const int64_t r = factor;
+  std::vector<int64_t> split = batch, order, result = batch;
+  for (size_t i = 0; i < batch.size(); ++i) order.push_back(static_cast<int64_t>(i));
+  const auto b = static_cast<int64_t>(batch.size());
+  if (shuffle) {
+    if (c % (r * r) != 0) {
+      fail(op, "expected channels divisible by the factor squared (", r * r, "), found ", c);
+    }
+    split.insert(split.end(), {c / (r * r), r, r, h, w});        // [*, C, r, r, H, W]
+    order.insert(order.end(), {b, b + 3, b + 1, b + 4, b + 2});  // [*, C, H, r, W, r]
+    result.insert(result.end(), {c / (r * r), h * r, w * r});
+  } else {
+    if (h % r != 0 || w % r != 0) {
+      fail(op, "expected height and width divisible by the factor ", r, ", found ", h, " and ", w);
+    }
+    split.insert(split.end(), {c, h / r, r, w / r, r});          // [*, C, H, r, W, r]
+    order.insert(order.end(), {b, b + 2, b + 4, b + 1, b + 3});  // [*, C, r, r, H, W]
+    result.insert(result.end(), {c * r * r, h / r, w / r});
+  }
+  return loom::reshape(loom::reshape(self, split).permute(order), result);
+}
+
+Tensor pixel_shuffle(const Tensor& self, int64_t upscale_factor) {
+  return pixel_rearrange(self, upscale_factor, /*shuffle=*/true);
+}
+
+Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
+  return pixel_rearrange(self, downscale_factor, /*shuffle=*/false);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::stack", decomposition<&stack_tensors>()},
+    {"loom::pixel_shuffle", decomposition<&pixel_shuffle>()},
+    {"loom::pixel_unshuffle", decomposition<&pixel_unshuffle>()},
     {"loom::split.Tensor", decomposition<&split_views>()},
     {"loom::chunk", decomposition<&chunk_views>()},
     {"loom::flatten.using_ints", decomposition<&flatten_dims>()},

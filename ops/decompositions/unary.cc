@@ -1,4 +1,6 @@
-// Decompositions of the unary family: clamp with tensor bounds.
+// Decompositions of the unary family: clamp with tensor bounds, prelu, glu.
+#include <vector>
+
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -34,9 +36,44 @@ Tensor clamp_tensor_(const Tensor& self, const std::optional<Tensor>& min,
   return self;
 }
 
+// prelu: x where x > 0, else weight * x, with one weight or one per channel (dim 1).
+Tensor prelu(const Tensor& self, const Tensor& weight) {
+  constexpr const char* op = "loom::prelu";
+  if (weight.dim() > 1) {
+    fail(op, "expected a 0-D or 1-D weight, found ", weight.dim(), " dims");
+  }
+  const int64_t channels = self.dim() >= 2 ? self.sizes()[1] : 1;
+  if (weight.numel() != 1 && weight.numel() != channels) {
+    fail(op, "expected 1 weight or one per channel (", channels, " channels in dim 1), found ",
+         weight.numel());
+  }
+  Tensor w = weight;
+  if (weight.numel() != 1 && self.dim() > 2) {
+    std::vector<int64_t> shape(static_cast<size_t>(self.dim()), 1);
+    shape[1] = channels;
+    w = weight.reshape(shape);
+  }
+  return loom::where(loom::gt(self, wrapped_number(0.0)), self, loom::mul(w, self));
+}
+
+// glu: the first half of `dim` times the sigmoid of the second half.
+Tensor glu(const Tensor& self, int64_t dim) {
+  constexpr const char* op = "loom::glu";
+  if (self.dim() == 0) fail(op, "expected a tensor with a dim to halve, found a 0-dim tensor");
+  if (!is_floating_point(self.dtype())) {
+    fail(op, "expected a floating point input, found ", scalar_type_name(self.dtype()));
+  }
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  const int64_t size = self.sizes()[d];
+  if (size % 2 != 0) fail(op, "expected an even size in dim ", d, " to halve, found ", size);
+  return loom::mul(self.narrow(d, 0, size / 2), loom::sigmoid(self.narrow(d, size / 2, size / 2)));
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::clamp.Tensor", decomposition<&clamp_tensor>()},
     {"loom::clamp_.Tensor", decomposition<&clamp_tensor_>()},
+    {"loom::prelu", decomposition<&prelu>()},
+    {"loom::glu", decomposition<&glu>()},
 };
 
 }  // namespace

@@ -39,6 +39,29 @@ std::vector<OpSample> make() {
                          "loom::sigmoid", "loom::erf", "loom::silu"}) {
     floating(s, op, Fill::Normal);
   }
+  // Activations PyTorch computes for floating dtypes only (int64 is refused, as there).
+  for (const char* op :
+       {"loom::hardswish", "loom::hardsigmoid", "loom::mish", "loom::log_sigmoid"}) {
+    floating(s, op, Fill::Normal, /*ints=*/false);
+    s.push_back(OpSample{op, {T({2, 3}, kF16)}}.tol(1e-2));
+  }
+  s.push_back(OpSample{"loom::log_sigmoid", {T({2, 3}, kF32, Fill::Special)}}.with_note(
+      "nan, inf and -inf"));
+  s.push_back({"loom::clamp_min", {T({2, 3}), D(-0.5)}});
+  s.push_back({"loom::clamp_min", {T({3, 2}, kI64), I(0)}});
+  s.push_back(OpSample{"loom::clamp_min", {T({3}, kI32), D(0.5)}}.with_note(
+      "a float bound promotes an integer input to float32"));
+  s.push_back({"loom::clamp_min", {T({}, kF64), D(1.0)}});
+  s.push_back({"loom::clamp_max", {T({2, 3}), D(0.5)}});
+  s.push_back({"loom::clamp_max", {T({3, 2}, kI64), I(1)}});
+  s.push_back({"loom::clamp_max", {T({0, 3}), D(0.0)}});
+  s.push_back({"loom::prelu", {T({2, 3, 4}), T({3}, kF32, Fill::Unit)}});
+  s.push_back(OpSample{"loom::prelu", {T({2, 3}), T({}, kF32, Fill::Unit)}}.with_note(
+      "one weight for every channel"));
+  s.push_back({"loom::prelu", {T({5}, kF64), T({1}, kF64, Fill::Unit)}});
+  s.push_back({"loom::glu", {T({2, 4})}});
+  s.push_back({"loom::glu", {T({4, 3}, kF64), I(0)}});
+  s.push_back({"loom::glu", {T({2, 2, 6})}, {{"dim", I(-1)}}});
   for (const char* op : {"loom::log", "loom::log2", "loom::log10", "loom::log1p", "loom::sqrt",
                          "loom::rsqrt", "loom::reciprocal"}) {
     floating(s, op, Fill::Positive);

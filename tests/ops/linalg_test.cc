@@ -2,7 +2,9 @@
 // through the typed API, against float64 references computed here: dtypes,
 // transposed / sliced / expanded inputs, broadcasting, zero-size operands, the meta device
 // and errors.
+#include <cmath>
 #include "loom/random.h"
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -242,6 +244,23 @@ TEST_F(Linalg, Errors) {
         matmul(empty({2, 2, 3}), empty({4, 2}));
       },
       "loom::matmul", "expected other with 3 rows");
+}
+
+TEST_F(Linalg, MvAndAddmv) {
+  Tensor a = make({1, 2, 3, 4}, {2, 2});
+  Tensor v = make({1, 1}, {2});
+  // torch.mv(torch.tensor([[1., 2], [3, 4]]), torch.tensor([1., 1])) -> [3., 7.]
+  EXPECT_EQ(values(mv(a, v)), (Values{3, 7}));
+  // torch.addmv(torch.tensor([1., 1]), a, v, beta=2, alpha=3) -> [11., 23.]
+  EXPECT_EQ(values(addmv(make({1, 1}, {2}), a, v, 2, 3)), (Values{11, 23}));
+  // beta=0 ignores self, NaN included: torch.addmv(torch.tensor([nan]), a, v, beta=0)
+  EXPECT_EQ(values(addmv(make({NAN}, {1}), a, v, 0)), (Values{3, 7}));
+  expect_error(
+      [&] {
+        mv(a, make({1, 1, 1}, {3}));
+      },
+      "loom::mv", "size mismatch: the matrix is [2, 2] and the vector [3] (expected 2 elements)");
+  expect_error([&] { mv(v, v); }, "loom::mv", "expected a 2-D matrix and a 1-D vector");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // loops: nll_loss, cross_entropy_loss (class indices, probabilities, label smoothing),
 // mse_loss, binary_cross_entropy_with_logits; reductions, weights, ignore_index, strided,
 // zero-size and reduced-precision inputs, and the meta device.
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -194,6 +196,39 @@ TEST_F(Loss, MetaDeviceGivesShapes) {
   Tensor idx = empty({2, 7}, TensorOptions().dtype(ScalarType::Int64).device(Device{kMeta, -1}));
   EXPECT_EQ(shape_of(embedding(empty({10, 3}, meta), idx)), (Shape{2, 7, 3}));
   EXPECT_EQ(shape_of(mse_loss(x, x, 0)), (Shape{4, 5, 6}));
+}
+
+TEST_F(Loss, L1SmoothL1HuberAndKlDiv) {
+  Tensor x = make({1, 2, 3}, {3});
+  Tensor y = make({2, 2, 5}, {3});
+  // torch.nn.functional.l1_loss(x, y) -> 1.; reduction='sum' -> 3.
+  EXPECT_EQ(values(l1_loss(x, y)), (Values{1}));
+  EXPECT_EQ(values(l1_loss(x, y, 2)), (Values{3}));
+  Tensor zero = loom::zeros({3});
+  Tensor target = make({0.5, 1, 3}, {3});
+  // torch.nn.functional.smooth_l1_loss(zeros, [0.5, 1, 3], reduction='none') -> [0.125, 0.5, 2.5]
+  EXPECT_EQ(values(smooth_l1_loss(zero, target, 0)), (Values{0.125, 0.5, 2.5}));
+  expect_close(values(smooth_l1_loss(zero, target)), {3.125 / 3});
+  // beta=0.5: [0.5 - 0.25, 1 - 0.25, 3 - 0.25]
+  EXPECT_EQ(values(smooth_l1_loss(zero, target, 0, 0.5)), (Values{0.25, 0.75, 2.75}));
+  // torch.nn.functional.huber_loss(zeros, [0.5, 1, 3], reduction='none', delta=2.) -> [0.125,
+  // 0.5, 4.]
+  EXPECT_EQ(values(huber_loss(zero, target, 0, 2.0)), (Values{0.125, 0.5, 4}));
+  expect_error([&] { huber_loss(zero, target, 1, 0.0); }, "loom::huber_loss",
+               "expected a positive delta, found 0");
+  expect_error([&] { smooth_l1_loss(zero, target, 1, -1.0); }, "loom::smooth_l1_loss",
+               "expected a non-negative beta, found -1");
+  // torch.nn.functional.kl_div(torch.tensor([-1., -2]), torch.tensor([0.5, 0.]),
+  // reduction='none') -> [0.5 * (log(0.5) + 1), 0.]
+  Tensor log_q = make({-1, -2}, {2}, ScalarType::Float64);
+  expect_close(values(kl_div(log_q, make({0.5, 0}, {2}, ScalarType::Float64), 0)),
+               {0.15342640972002736, 0}, 1e-12);
+  expect_close(values(kl_div(log_q, make({0.5, 0}, {2}, ScalarType::Float64))),
+               {0.07671320486001368}, 1e-12);
+  // log_target=True: exp(t) * (t - self) with t = log(0.5)
+  expect_close(values(kl_div(log_q.slice(0, 0, 1), make({std::log(0.5)}, {1}, ScalarType::Float64),
+                             0, true)),
+               {0.15342640972002736}, 1e-12);
 }
 
 }  // namespace

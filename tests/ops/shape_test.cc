@@ -1,6 +1,8 @@
 // The shape ops through the typed API, against hand-computed values: cat/stack,
 // split/chunk/flatten/reshape views, flip/roll/repeat, tril/triu and pad, on strided,
 // zero-size and several-dtype inputs, in-place variants, the meta device, and the errors.
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -136,6 +138,34 @@ TEST_F(ShapeOps, MetaDeviceRunsOnlyTheShapeRule) {
   EXPECT_EQ(shape(repeat(m, {2, 1, 3})), (Shape{2, 4, 15}));
   EXPECT_EQ(shape(triu(m)), (Shape{4, 5}));
   EXPECT_EQ(shape(argsort(m)), (Shape{4, 5}));
+}
+
+TEST_F(ShapeOps, PixelShuffleAndUnshuffle) {
+  Tensor x = make({0, 1, 2, 3, 4, 5, 6, 7}, {1, 4, 1, 2});
+  // torch.nn.functional.pixel_shuffle(torch.arange(8.).view(1, 4, 1, 2), 2)
+  // -> [[[[0., 2., 1., 3.], [4., 6., 5., 7.]]]]
+  Tensor up = pixel_shuffle(x, 2);
+  EXPECT_EQ(shape(up), (Shape{1, 1, 2, 4}));
+  EXPECT_EQ(values(up), (Values{0, 2, 1, 3, 4, 6, 5, 7}));
+  Tensor down = pixel_unshuffle(up, 2);
+  EXPECT_EQ(shape(down), (Shape{1, 4, 1, 2}));
+  EXPECT_EQ(values(down), values(x));
+  expect_error(
+      [&] {
+        pixel_shuffle(loom::zeros({1, 3, 2, 2}), 2);
+      },
+      "loom::pixel_shuffle", "expected channels divisible by the factor squared (4), found 3");
+  expect_error(
+      [&] {
+        pixel_unshuffle(loom::zeros({1, 1, 3, 2}), 2);
+      },
+      "loom::pixel_unshuffle",
+      "expected height and width divisible by the factor 2, found 3 and 2");
+  expect_error(
+      [&] {
+        pixel_shuffle(loom::zeros({4, 2}), 2);
+      },
+      "loom::pixel_shuffle", "at least 3 dims");
 }
 
 }  // namespace

@@ -69,6 +69,11 @@ LOOM_CPU_FLOAT_UNARY(tanh, std::tanh(x))
 LOOM_CPU_FLOAT_UNARY(sigmoid, A(1) / (A(1) + std::exp(-x)))
 LOOM_CPU_FLOAT_UNARY(erf, std::erf(x))
 LOOM_CPU_FLOAT_UNARY(silu, x / (A(1) + std::exp(-x)))
+LOOM_CPU_FLOAT_UNARY(hardswish, x* std::min(std::max(x + A(3), A(0)), A(6)) / A(6))
+LOOM_CPU_FLOAT_UNARY(hardsigmoid, std::min(std::max(x + A(3), A(0)), A(6)) / A(6))
+LOOM_CPU_FLOAT_UNARY(mish, x* std::tanh(std::log1p(std::exp(x))))
+// min(x, 0) - log(1 + exp(-|x|)): no overflow for large |x| of either sign.
+LOOM_CPU_FLOAT_UNARY(log_sigmoid, std::min(x, A(0)) - std::log1p(std::exp(-std::abs(x))))
 
 #undef LOOM_CPU_FLOAT_UNARY
 
@@ -300,6 +305,14 @@ Tensor clamp_out(const Tensor& self, std::optional<Scalar> min, std::optional<Sc
   return clamp_impl("clamp", self, min, max, out);
 }
 
+Tensor clamp_min_out(const Tensor& self, Scalar min, const Tensor& out) {
+  return clamp_impl("clamp_min", self, min, std::nullopt, out);
+}
+
+Tensor clamp_max_out(const Tensor& self, Scalar max, const Tensor& out) {
+  return clamp_impl("clamp_max", self, std::nullopt, max, out);
+}
+
 Tensor hardtanh_out(const Tensor& self, Scalar min_val, Scalar max_val, const Tensor& out) {
   return clamp_impl("hardtanh", self, min_val, max_val, out);
 }
@@ -407,6 +420,12 @@ void register_unary_kernels(sdk::Registrar& r) {
   r.impl<&erf_out>("loom::erf.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&relu_out>("loom::relu.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
   r.impl<&silu_out>("loom::silu.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&hardswish_out>("loom::hardswish.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&hardsigmoid_out>("loom::hardsigmoid.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&mish_out>("loom::mish.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&log_sigmoid_out>("loom::log_sigmoid.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&clamp_min_out>("loom::clamp_min.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&clamp_max_out>("loom::clamp_max.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
   r.impl<&gelu_out>("loom::gelu.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&floor_out>("loom::floor.out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&ceil_out>("loom::ceil.out", LOOM_KEY_CPU, sdk::dtypes::all);
