@@ -177,6 +177,8 @@ constexpr LoomKernelFn decomposition() {
 std::span<const DecompositionEntry> copy_decompositions();
 std::span<const DecompositionEntry> creation_decompositions();
 std::span<const DecompositionEntry> unary_decompositions();
+std::span<const DecompositionEntry> indexing_decompositions();
+std::span<const DecompositionEntry> rnn_decompositions();
 std::span<const DecompositionEntry> reduction_decompositions();
 std::span<const DecompositionEntry> linalg_decompositions();
 std::span<const DecompositionEntry> conv_decompositions();
@@ -194,6 +196,10 @@ LoomKernelFn find_decomposition(std::string_view op);
 Tensor wrapped_number(double value);
 // `t` in `dtype` (itself when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
+
+// The value of a one-element tensor on any device, read on the host as a double (exact for
+// integers up to 2^53; used for sizes that data decides, as in bincount and histc).
+double host_value(const Tensor& t);
 // How many elements of `self` each output element of a reduction over `dim` combines.
 int64_t reduced_count(const Tensor& self, const OptionalIntList& dim, std::string_view op);
 // A per-channel [C] tensor viewed as [1, C, 1, ...] to broadcast against an input of

@@ -1,6 +1,9 @@
 // Decompositions of the linear algebra ops: matmul (dot, mm or a broadcast bmm, after
-// PyTorch's rules), linear, and the matrix-vector products mv and addmv.
+// PyTorch's rules), linear, the matrix-vector products mv and addmv, linalg_vector_norm
+// and cdist.
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
@@ -122,8 +125,59 @@ Tensor addmv(const Tensor& self, const Tensor& mat, const Tensor& vec, const Sca
   return loom::addmm(column, mat, vec.unsqueeze(1), beta, alpha).squeeze(1);
 }
 
+// sum(|x|^ord)^(1/ord) over `dim` (all dims when None), computed in `dtype` when given;
+// ord inf / -inf is the max / min of |x|, ord 0 the count of non-zeros.
+Tensor vector_norm(const Tensor& self, const Scalar& ord, const OptionalIntList& dim, bool keepdim,
+                   std::optional<ScalarType> dtype) {
+  constexpr const char* op = "loom::linalg_vector_norm";
+  const ScalarType compute = dtype.value_or(self.dtype());
+  if (!is_floating_point(compute)) {
+    fail(op, "expected a floating point input or dtype, found ", scalar_type_name(compute));
+  }
+  Tensor x = loom::abs(cast(self, compute));
+  std::vector<int64_t> dims;
+  if (dim && dim->size() > 0) {
+    dims.assign(dim->data(), dim->data() + dim->size());
+  } else {
+    for (int64_t d = 0; d < self.dim(); ++d) dims.push_back(d);
+  }
+  const double p = ord.to_double();
+  if (std::isinf(p)) {
+    if (x.numel() == 0 && p > 0) {
+      return loom::sum(x, dims, keepdim);  // the max of no |x| is 0 (PyTorch: 0 for inf)
+    }
+    return p > 0 ? loom::amax(x, dims, keepdim) : loom::amin(x, dims, keepdim);
+  }
+  if (p == 0) return loom::sum(cast(loom::ne(x, wrapped_number(0.0)), compute), dims, keepdim);
+  if (p == 1) return loom::sum(x, dims, keepdim);
+  if (p == 2) return loom::sqrt(loom::sum(loom::mul(x, x), dims, keepdim));
+  return loom::pow(loom::sum(loom::pow(x, wrapped_number(p)), dims, keepdim),
+                   wrapped_number(1.0 / p));
+}
+
+// The p-norm distance between each row of x1 [.., P, M] and of x2 [.., R, M]: [.., P, R].
+// Computed from the differences (exact, like PyTorch's compute_mode for small inputs).
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> compute_mode) {
+  constexpr const char* op = "loom::cdist";
+  if (x1.dim() < 2 || x2.dim() < 2) {
+    fail(op, "expected inputs of at least 2 dims, found ", x1.dim(), " and ", x2.dim());
+  }
+  if (x1.sizes()[x1.dim() - 1] != x2.sizes()[x2.dim() - 1]) {
+    fail(op, "expected x1 and x2 with the same number of columns, found ", x1.sizes()[x1.dim() - 1],
+         " and ", x2.sizes()[x2.dim() - 1]);
+  }
+  if (!(p >= 0)) fail(op, "expected a non-negative p, found ", p);
+  if (compute_mode && (*compute_mode < 0 || *compute_mode > 2)) {
+    fail(op, "expected compute_mode None, 0, 1 or 2, found ", *compute_mode);
+  }
+  Tensor diff = loom::sub(x1.unsqueeze(-2), x2.unsqueeze(-3));  // [.., P, R, M]
+  return vector_norm(diff, Scalar(p), IntList{-1}, false, std::nullopt);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::matmul", decomposition<&matmul_decomposition>()},
+    {"loom::linalg_vector_norm", decomposition<&vector_norm>()},
+    {"loom::cdist", decomposition<&cdist>()},
     {"loom::mv", decomposition<&mv>()},
     {"loom::addmv", decomposition<&addmv>()},
     {"loom::linear", decomposition<&linear>()},

@@ -1,5 +1,5 @@
 // Decompositions of the normalization ops: layer_norm (the output of native_layer_norm),
-// batch_norm, group_norm.
+// batch_norm, group_norm, instance_norm (group_norm with a group per channel).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -112,10 +112,51 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const std::optional<T
   return cast(y, input.dtype());
 }
 
+// Each sample's channel normalized over its spatial elements: group_norm with one group
+// per channel. With running stats, they move towards the batch's average per-sample mean
+// and unbiased variance; without use_input_stats the running stats normalize (eval mode).
+Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight,
+                     const std::optional<Tensor>& bias, const std::optional<Tensor>& running_mean,
+                     const std::optional<Tensor>& running_var, bool use_input_stats,
+                     double momentum, double eps) {
+  const char* op = "loom::instance_norm";
+  if (input.dim() < 3) {
+    fail(op, "expected an input of at least 3 dims (N, C, spatial...), found ", input.dim(),
+         " dims");
+  }
+  const int64_t batch = input.size(0), channels = input.size(1);
+  if (running_mean.has_value() != running_var.has_value()) {
+    fail(op, "expected running_mean and running_var both given or both None");
+  }
+  if (!use_input_stats) {
+    if (!running_mean) fail(op, "expected running stats when use_input_stats is false, found None");
+    return loom::batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
+  }
+  const int64_t spatial = input.numel() / std::max<int64_t>(batch * channels, 1);
+  if (spatial <= 1 && input.numel() > 0) {
+    fail(op, "expected more than 1 spatial element per channel, found an input of shape ",
+         shape_to_string(input.sizes()));
+  }
+  if (running_mean && input.numel() > 0) {
+    check_channels(running_mean, "running_mean", channels, op);
+    check_channels(running_var, "running_var", channels, op);
+    Tensor rows = loom::contiguous(input).view({batch, channels, spatial});
+    Tensor mean = loom::mean(loom::mean(rows, IntList{2}), IntList{0});
+    Tensor var = loom::mean(loom::var(rows, IntList{2}), IntList{0});  // unbiased per sample
+    Tensor keep = wrapped_number(1.0 - momentum), take = wrapped_number(momentum);
+    loom::copy_(*running_mean, loom::add(loom::mul(*running_mean, keep),
+                                         loom::mul(cast(mean, running_mean->dtype()), take)));
+    loom::copy_(*running_var, loom::add(loom::mul(*running_var, keep),
+                                        loom::mul(cast(var, running_var->dtype()), take)));
+  }
+  return loom::group_norm(input, channels, weight, bias, eps);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::layer_norm", decomposition<&layer_norm>()},
     {"loom::batch_norm", decomposition<&batch_norm>()},
     {"loom::group_norm", decomposition<&group_norm>()},
+    {"loom::instance_norm", decomposition<&instance_norm>()},
 };
 
 }  // namespace

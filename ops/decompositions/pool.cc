@@ -1,4 +1,9 @@
-// Decompositions of the pooling ops: max_pool2d (the values of max_pool2d_with_indices).
+// Decompositions of the pooling ops: max_pool2d (the values of max_pool2d_with_indices),
+// the 1-D pools (the 2-D ones over a height of 1), and nearest / bilinear upsampling
+// (index_select of the source rows and columns, mixed with their weights).
+#include <cmath>
+#include <vector>
+
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -11,8 +16,143 @@ Tensor max_pool2d(const Tensor& self, const IntList& kernel_size, const IntList&
       loom::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
 }
 
+// A 1-D pool's argument as the 2-D pool's [1, value]; an empty list stays empty.
+std::vector<int64_t> with_unit_height(const IntList& v, int64_t unit) {
+  if (v.size() == 0) return {};
+  return {unit, v.data()[0]};
+}
+
+void check_pool1d_input(const char* op, const Tensor& self) {
+  if (self.dim() != 2 && self.dim() != 3) {
+    fail(op, "expected a 2-D [C, L] or 3-D [N, C, L] input, found ", self.dim(), " dims");
+  }
+}
+
+Tensor max_pool1d(const Tensor& self, const IntList& kernel_size, const IntList& stride,
+                  const IntList& padding, const IntList& dilation, bool ceil_mode) {
+  check_pool1d_input("loom::max_pool1d", self);
+  return loom::max_pool2d(self.unsqueeze(-2), with_unit_height(kernel_size, 1),
+                          with_unit_height(stride, 1), with_unit_height(padding, 0),
+                          with_unit_height(dilation, 1), ceil_mode)
+      .squeeze(-2);
+}
+
+Tensor avg_pool1d(const Tensor& self, const IntList& kernel_size, const IntList& stride,
+                  const IntList& padding, bool ceil_mode, bool count_include_pad) {
+  check_pool1d_input("loom::avg_pool1d", self);
+  return loom::avg_pool2d(self.unsqueeze(-2), with_unit_height(kernel_size, 1),
+                          with_unit_height(stride, 1), with_unit_height(padding, 0), ceil_mode,
+                          count_include_pad, std::nullopt)
+      .squeeze(-2);
+}
+
+struct UpsampleSizes {
+  int64_t in_h, in_w, out_h, out_w;
+};
+
+UpsampleSizes upsample_sizes(const char* op, const Tensor& self, const IntList& output_size) {
+  if (self.dim() != 4) fail(op, "expected a 4-D [N, C, H, W] input, found ", self.dim(), " dims");
+  if (output_size.size() != 2 || output_size.data()[0] <= 0 || output_size.data()[1] <= 0) {
+    fail(op, "expected a positive output size [H, W], found ",
+         shape_to_string(std::span<const int64_t>(output_size.data(), output_size.size())));
+  }
+  if (self.numel() == 0 && (self.sizes()[2] == 0 || self.sizes()[3] == 0)) {
+    fail(op, "expected a non-empty input height and width, found ", shape_to_string(self.sizes()));
+  }
+  return {self.sizes()[2], self.sizes()[3], output_size.data()[0], output_size.data()[1]};
+}
+
+// Source-per-destination scale as PyTorch computes it (in float): 1 / scale when given,
+// else input / output.
+float source_scale(int64_t in, int64_t out, const std::optional<double>& scale) {
+  if (scale && *scale > 0) return static_cast<float>(1.0 / *scale);
+  return static_cast<float>(in) / static_cast<float>(out);
+}
+
+Tensor index_tensor(const std::vector<int64_t>& values, Device device) {
+  Tensor t = empty(std::vector<int64_t>{static_cast<int64_t>(values.size())}, ScalarType::Int64,
+                   Device{kCPU, -1});
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return device.type == kCPU ? t : loom::to(t, device);
+}
+
+// Nearest: source index floor(dst * scale), in float arithmetic, clamped to the input.
+std::vector<int64_t> nearest_indices(int64_t in, int64_t out, const std::optional<double>& scale) {
+  std::vector<int64_t> idx(static_cast<size_t>(out));
+  const float s = source_scale(in, out, scale);
+  for (int64_t o = 0; o < out; ++o) {
+    const auto src = static_cast<int64_t>(std::floor(static_cast<float>(o) * s));
+    idx[static_cast<size_t>(o)] = std::min(src, in - 1);
+  }
+  return idx;
+}
+
+Tensor upsample_nearest2d(const Tensor& self, const IntList& output_size,
+                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  const UpsampleSizes s = upsample_sizes("loom::upsample_nearest2d", self, output_size);
+  Tensor rows = loom::index_select(
+      self, 2, index_tensor(nearest_indices(s.in_h, s.out_h, scales_h), self.device()));
+  return loom::index_select(
+      rows, 3, index_tensor(nearest_indices(s.in_w, s.out_w, scales_w), self.device()));
+}
+
+// Bilinear along one dim: each output takes (1 - w) of source i0 and w of source i1.
+struct LinearTaps {
+  std::vector<int64_t> i0, i1;
+  std::vector<double> w;
+};
+
+LinearTaps linear_taps(int64_t in, int64_t out, bool align_corners,
+                       const std::optional<double>& scale) {
+  LinearTaps taps;
+  float s;
+  if (align_corners) {
+    s = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  } else {
+    s = source_scale(in, out, scale);
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    float src = align_corners ? s * static_cast<float>(o)
+                              : std::max(s * (static_cast<float>(o) + 0.5f) - 0.5f, 0.0f);
+    const auto i0 = std::min(static_cast<int64_t>(src), in - 1);
+    const int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
+    taps.i0.push_back(i0);
+    taps.i1.push_back(i1);
+    taps.w.push_back(static_cast<double>(src - static_cast<float>(i0)));
+  }
+  return taps;
+}
+
+Tensor interpolate_dim(const Tensor& x, int64_t dim, const LinearTaps& taps) {
+  Tensor weight = empty(std::vector<int64_t>{static_cast<int64_t>(taps.w.size())},
+                        ScalarType::Float64, Device{kCPU, -1});
+  std::copy(taps.w.begin(), taps.w.end(), weight.data<double>());
+  weight = loom::to(weight, x.device(), x.dtype());
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+  shape[static_cast<size_t>(dim)] = static_cast<int64_t>(taps.w.size());
+  weight = weight.view(shape);
+  Tensor a = loom::index_select(x, dim, index_tensor(taps.i0, x.device()));
+  Tensor b = loom::index_select(x, dim, index_tensor(taps.i1, x.device()));
+  return loom::add(a, loom::mul(loom::sub(b, a), weight));
+}
+
+Tensor upsample_bilinear2d(const Tensor& self, const IntList& output_size, bool align_corners,
+                           std::optional<double> scales_h, std::optional<double> scales_w) {
+  constexpr const char* op = "loom::upsample_bilinear2d";
+  const UpsampleSizes s = upsample_sizes(op, self, output_size);
+  if (!is_floating_point(self.dtype())) {
+    fail(op, "expected a floating point input, found ", scalar_type_name(self.dtype()));
+  }
+  Tensor rows = interpolate_dim(self, 2, linear_taps(s.in_h, s.out_h, align_corners, scales_h));
+  return interpolate_dim(rows, 3, linear_taps(s.in_w, s.out_w, align_corners, scales_w));
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::max_pool2d", decomposition<&max_pool2d>()},
+    {"loom::max_pool1d", decomposition<&max_pool1d>()},
+    {"loom::avg_pool1d", decomposition<&avg_pool1d>()},
+    {"loom::upsample_nearest2d", decomposition<&upsample_nearest2d>()},
+    {"loom::upsample_bilinear2d", decomposition<&upsample_bilinear2d>()},
 };
 
 }  // namespace

@@ -1,8 +1,12 @@
 // Decompositions of the reductions: full sum/mean/prod/max/min/any/all, mean over dims,
-// argmax/argmin, std, var_mean, norm, logsumexp.
+// argmax/argmin, std, var_mean, norm, logsumexp, and the counts bincount and histc.
+#include <algorithm>
 #include <cmath>
 
+#include <vector>
+
 #include "decomposition.h"
+#include "loom/core/type_promotion.h"
 
 namespace loom::ops {
 namespace {
@@ -125,6 +129,74 @@ Tensor all_all(const Tensor& self) {
   return loom::all(self, std::nullopt, false);
 }
 
+// Counts (or weight sums) of each value of a 1-D non-negative integer tensor, through
+// scatter_add into max(max + 1, minlength) bins. The result is int64 without weights,
+// float32 for float32 weights and float64 for others, as PyTorch's.
+Tensor bincount(const Tensor& self, const std::optional<Tensor>& weights, int64_t minlength) {
+  constexpr const char* op = "loom::bincount";
+  if (self.dim() != 1 || is_floating_point(self.dtype()) || self.dtype() == ScalarType::Bool) {
+    fail(op, "expected a 1-D tensor of non-negative integers, found ", self.dim(), "-D ",
+         scalar_type_name(self.dtype()));
+  }
+  if (minlength < 0) fail(op, "expected a non-negative minlength, found ", minlength);
+  if (weights && (weights->dim() != 1 || weights->numel() != self.numel())) {
+    fail(op, "expected 1-D weights of ", self.numel(), " elements like the input, found shape ",
+         shape_to_string(weights->sizes()));
+  }
+  Tensor values = cast(self, ScalarType::Int64);
+  int64_t bins = minlength;
+  if (self.numel() > 0) {
+    const int64_t lowest = static_cast<int64_t>(host_value(loom::amin(values)));
+    if (lowest < 0) fail(op, "expected non-negative values, found ", lowest);
+    bins = std::max(bins, static_cast<int64_t>(host_value(loom::amax(values))) + 1);
+  }
+  const ScalarType dtype = !weights                                  ? ScalarType::Int64
+                           : weights->dtype() == ScalarType::Float32 ? ScalarType::Float32
+                                                                     : ScalarType::Float64;
+  Tensor counts = empty(std::vector<int64_t>{bins}, dtype, self.device());
+  loom::fill_(counts, 0);
+  if (self.numel() == 0) return counts;
+  Tensor add = weights ? cast(*weights, dtype)
+                       : empty(std::vector<int64_t>{self.numel()}, dtype, self.device());
+  if (!weights) loom::fill_(add, 1);
+  return loom::scatter_add_(counts, 0, values, add);
+}
+
+// A histogram of `bins` equal-width bins over [min, max] (the data's range when both are
+// 0 or equal); values outside the range are left out, max falls in the last bin.
+Tensor histc(const Tensor& self, int64_t bins, const Scalar& min_value, const Scalar& max_value) {
+  constexpr const char* op = "loom::histc";
+  if (!is_floating_point(self.dtype())) {
+    fail(op, "expected a floating point input, found ", scalar_type_name(self.dtype()));
+  }
+  if (bins <= 0) fail(op, "expected a positive number of bins, found ", bins);
+  double lo = min_value.to_double(), hi = max_value.to_double();
+  if (lo > hi) fail(op, "expected max >= min, found min ", lo, " and max ", hi);
+  if (lo == hi && self.numel() > 0) {
+    lo = host_value(loom::amin(loom::reshape(self, {-1})));
+    hi = host_value(loom::amax(loom::reshape(self, {-1})));
+  }
+  if (lo == hi) {
+    lo -= 1;
+    hi += 1;
+  }
+  if (!std::isfinite(lo) || !std::isfinite(hi)) {
+    fail(op, "expected a finite range, found [", lo, ", ", hi, "]");
+  }
+  // Every element gets a bin; those outside [lo, hi] (NaN included) add 0 to bin 0.
+  Tensor x = cast(loom::reshape(self, {-1}), ScalarType::Float64);
+  Tensor in_range =
+      loom::logical_and(loom::ge(x, wrapped_number(lo)), loom::le(x, wrapped_number(hi)));
+  Tensor inside = loom::where(in_range, x, wrapped_number(lo));
+  Tensor position = loom::floor(loom::mul(loom::sub(inside, wrapped_number(lo)),
+                                          wrapped_number(static_cast<double>(bins) / (hi - lo))));
+  Tensor bin = cast(loom::clamp(position, Scalar(0.0), Scalar(static_cast<double>(bins - 1))),
+                    ScalarType::Int64);
+  Tensor counts = empty(std::vector<int64_t>{bins}, self.dtype(), self.device());
+  loom::fill_(counts, 0);
+  return loom::scatter_add_(counts, 0, bin, cast(in_range, self.dtype()));
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::sum", decomposition<&sum_all>()},
     {"loom::mean", decomposition<&mean_all>()},
@@ -136,6 +208,8 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::argmin", decomposition<&arg_extremum<false>>()},
     {"loom::std.correction", decomposition<&std_dev>()},
     {"loom::var_mean.correction", decomposition<&var_mean>()},
+    {"loom::bincount", decomposition<&bincount>()},
+    {"loom::histc", decomposition<&histc>()},
     {"loom::norm.Scalar", decomposition<&norm_all>()},
     {"loom::norm.ScalarOpt_dim", decomposition<&norm_dim>()},
     {"loom::logsumexp", decomposition<&logsumexp>()},

@@ -33,6 +33,8 @@ LoomKernelFn find_decomposition(std::string_view op) {
              sort_decompositions(),
              normalization_decompositions(),
              loss_decompositions(),
+             indexing_decompositions(),
+             rnn_decompositions(),
          }) {
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }
@@ -54,6 +56,16 @@ Tensor cast(const Tensor& t, ScalarType dtype) {
   Tensor out = empty(t.sizes(), dtype, t.device());
   loom::copy_(out, t);
   return out;
+}
+
+double host_value(const Tensor& t) {
+  LOOM_CHECK(t.numel() == 1, "op-library", "expected a one-element tensor, found ", t.numel(),
+             " elements");
+  LOOM_CHECK(t.device().type != kMeta, "op-library",
+             "the result's size depends on tensor values, which a meta tensor does not have "
+             "(expected a tensor with data)");
+  Tensor host = loom::to(t, Device{kCPU, -1}, ScalarType::Float64, false, true);
+  return *host.data<double>();
 }
 
 int64_t reduced_count(const Tensor& self, const OptionalIntList& dim, std::string_view op) {

@@ -1,4 +1,5 @@
-// Decompositions of the sorting ops: argsort (the indices of sort).
+// Decompositions of the sorting ops: argsort (the indices of sort), searchsorted and
+// bucketize (counts of the boundaries below each value, by broadcast comparison).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -9,8 +10,67 @@ Tensor argsort_indices(const Tensor& self, int64_t dim, bool descending) {
   return std::get<1>(loom::sort(self, dim, descending));
 }
 
+// Note [searchsorted by counting]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The insertion index of v in a sorted row is the number of boundaries b with !(b >= v)
+// (left) or !(b > v) (right): PyTorch's binary search gives exactly these counts, NaN
+// values included (they go to the end). Counting compares every value with every
+// boundary of its row (values x boundaries work and memory): right for the short
+// boundary lists models use; a kernel with a binary search is the way to long ones.
+Tensor insertion_indices(const char* op, const Tensor& sorted, const Tensor& values, bool right,
+                         bool out_int32) {
+  if (sorted.dim() == 0) fail(op, "expected a 1-D or N-D sorted sequence, found a 0-dim tensor");
+  Tensor boundaries = sorted;
+  Tensor v = values;
+  if (sorted.dim() > 1) {
+    if (values.dim() != sorted.dim() ||
+        !same_shape(values.sizes().first(static_cast<size_t>(values.dim() - 1)),
+                    sorted.sizes().first(static_cast<size_t>(sorted.dim() - 1)))) {
+      fail(op, "expected values with the sorted sequence's leading dims ",
+           shape_to_string(sorted.sizes().first(static_cast<size_t>(sorted.dim() - 1))),
+           ", found shape ", shape_to_string(values.sizes()));
+    }
+  }
+  // [..., K, 1] against [..., 1, M] (or [M] for a 1-D sequence): count over M.
+  Tensor column = v.unsqueeze(-1);
+  Tensor row = sorted.dim() > 1 ? boundaries.unsqueeze(-2) : boundaries;
+  Tensor below =
+      right ? loom::logical_not(loom::gt(row, column)) : loom::logical_not(loom::ge(row, column));
+  Tensor counts = loom::sum(below, IntList{-1});
+  return out_int32 ? cast(counts, ScalarType::Int32) : counts;
+}
+
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& self, bool out_int32, bool right,
+                    std::optional<std::string_view> side, const std::optional<Tensor>& sorter) {
+  constexpr const char* op = "loom::searchsorted.Tensor";
+  if (side) {
+    if (*side != "left" && *side != "right") {
+      fail(op, "expected side 'left' or 'right', found '", *side, "'");
+    }
+    if (*side == "left" && right) fail(op, "side 'left' contradicts right=True");
+    right = *side == "right";
+  }
+  Tensor sorted = sorted_sequence;
+  if (sorter) sorted = loom::gather(sorted_sequence, -1, *sorter);
+  if (self.dim() == 0)
+    return insertion_indices(op, sorted, self.view({1}), right, out_int32).view({});
+  return insertion_indices(op, sorted, self, right, out_int32);
+}
+
+Tensor bucketize(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right) {
+  constexpr const char* op = "loom::bucketize.Tensor";
+  if (boundaries.dim() != 1) {
+    fail(op, "expected 1-D boundaries, found ", boundaries.dim(), " dims");
+  }
+  if (self.dim() == 0)
+    return insertion_indices(op, boundaries, self.view({1}), right, out_int32).view({});
+  return insertion_indices(op, boundaries, self, right, out_int32);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::argsort", decomposition<&argsort_indices>()},
+    {"loom::searchsorted.Tensor", decomposition<&searchsorted>()},
+    {"loom::bucketize.Tensor", decomposition<&bucketize>()},
 };
 
 }  // namespace

@@ -37,6 +37,7 @@ std::span<const SampleFamily> sample_families() {
       {"normalization", normalization_samples()},
       {"loss", loss_samples()},
       {"embedding", embedding_samples()},
+      {"rnn", rnn_samples()},
   };
   return families;
 }

@@ -1,13 +1,18 @@
 // Samples of the indexing family: index_select, gather, scatter (src, value, add),
-// index.Tensor, nonzero (Note [Op samples] in loom/ops/samples.h). scatter writes each
-// position of a row at most once (one index per row, or a permutation), so its result
-// does not depend on the order of the writes.
+// index.Tensor, nonzero, index_add, index_copy, masked_select, repeat_interleave (Note [Op
+// samples] in loom/ops/samples.h). index_copy gets distinct indices (a permutation). scatter writes
+// each position of a row at most once (one index per row, or a permutation), so its result does not
+// depend on the order of the writes.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
 namespace {
 
 using namespace sample_helpers;
+
+TensorSpec mask(std::vector<int64_t> shape) {
+  return T(std::move(shape), kBool, Fill::Bool);
+}
 
 std::vector<OpSample> make() {
   const std::string data_dependent = "the output shape depends on the values";
@@ -50,6 +55,31 @@ std::vector<OpSample> make() {
           data_dependent + " (the number of nonzero elements)"),
       OpSample{"loom::nonzero", {T({}, kI64, Fill::Bool)}}.no_meta(
           data_dependent + " (the number of nonzero elements)"),
+      {"loom::index_add", {T({4, 3}), I(0), Idx({5}, 4), T({5, 3})}},
+      OpSample{"loom::index_add",
+               {T({2, 4}, kF64), I(1), Idx({3}, 4), T({2, 3}, kF64)},
+               {{"alpha", D(0.5)}}}
+          .with_note("repeated indices accumulate"),
+      {"loom::index_add", {T({3, 2}, kI64), I(-2), Idx({2}, 3, kI32), T({2, 2}, kI64)}},
+      {"loom::index_add_", {T({4, 3}), I(0), Idx({2}, 4), T({2, 3})}, {{"alpha", I(2)}}},
+      {"loom::index_copy", {T({4, 3}), I(0), T({3}, kI64, Fill::Distinct), T({3, 3})}},
+      {"loom::index_copy", {T({2, 5}, kI64), I(1), T({5}, kI64, Fill::Distinct), T({2, 5}, kI64)}},
+      {"loom::index_copy_", {T({3, 2}), I(0), T({2}, kI64, Fill::Distinct), T({2, 2})}},
+      OpSample{"loom::masked_select", {T({3, 4}), mask({3, 4})}}.no_meta(data_dependent),
+      OpSample{"loom::masked_select", {T({3, 1}, kI64), mask({4})}}.no_meta(
+          data_dependent + " (self and mask broadcast)"),
+      OpSample{"loom::masked_select", {T({}), mask({})}}.no_meta(data_dependent),
+      OpSample{"loom::repeat_interleave.Tensor", {T({4}, kI64, Fill::Positive)}}.no_meta(
+          data_dependent),
+      OpSample{"loom::repeat_interleave.self_Tensor", {T({3, 2}), T({3}, kI64, Fill::Unit), I(0)}}
+          .no_meta(data_dependent),
+      OpSample{"loom::repeat_interleave.self_Tensor",
+               {T({2, 2}, kI64), T({}, kI64, Fill::Positive)}}
+          .no_meta(data_dependent + " (one count for every element, flattened)"),
+      {"loom::repeat_interleave.self_int", {T({2, 3}), I(2), I(1)}},
+      {"loom::repeat_interleave.self_int", {T({2, 2}, kI64), I(3)}},
+      {"loom::repeat_interleave.self_int", {T({}), I(2)}},
+      {"loom::repeat_interleave.self_int", {T({3}), I(0), I(0)}},
   };
   return s;
 }

@@ -1,6 +1,8 @@
 // Samples of the linear algebra family: mm, bmm, addmm, baddbmm, dot (kernels) and
 // matmul, linear (decompositions; Note [Op samples] in loom/ops/samples.h). Float32
 // products compare within 1e-4: oneDNN may block the sums differently per layout.
+#include <limits>
+
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -59,6 +61,14 @@ std::vector<OpSample> make() {
       blocked_sums("loom::linear", {T({2, 3}), T({4, 3})}),
       blocked_sums("loom::linear", {T({2, 2, 3}), T({5, 3})}, {{"bias", T({5})}}),
       {"loom::linear", {T({3}, kF64), T({2, 3}, kF64), T({}, kF64)}},
+      {"loom::linalg_vector_norm", {T({2, 3})}},
+      {"loom::linalg_vector_norm", {T({2, 3}, kF64), D(1.0), L({1}), B(true)}},
+      {"loom::linalg_vector_norm", {T({3, 4}), D(std::numeric_limits<double>::infinity()), L({0})}},
+      {"loom::linalg_vector_norm", {T({3, 4}), D(3.0)}, {{"dim", L({0, 1})}}},
+      {"loom::linalg_vector_norm", {T({4}, kI64), I(0)}, {{"dtype", kF32}}},
+      {"loom::cdist", {T({3, 4}), T({2, 4})}},
+      {"loom::cdist", {T({2, 3, 2}, kF64), T({2, 4, 2}, kF64), D(1.0)}},
+      {"loom::cdist", {T({2, 3}), T({5, 3}), D(0.0)}},
   };
 }
 

@@ -34,6 +34,15 @@ std::vector<OpSample> make() {
       {"loom::group_norm", {T({2, 4, 3}, kF64), I(2), T({4}, kF64), T({4}, kF64)}},
       {"loom::group_norm", {T({1, 6, 2, 2}), I(3)}, {{"weight", T({6})}, {"eps", D(1e-3)}}},
       {"loom::group_norm", {T({3, 4}), I(4), none(), T({4})}},
+      {"loom::instance_norm",
+       {T({2, 3, 4}), T({3}), T({3}), none(), none(), B(true), D(0.1), D(1e-5)}},
+      {"loom::instance_norm",
+       {T({2, 2, 3, 3}, kF64), none(), none(), T({2}, kF64), T({2}, kF64, Fill::Positive), B(true),
+        D(0.1), D(1e-5)}},
+      OpSample{"loom::instance_norm",
+               {T({1, 2, 5}), none(), none(), T({2}), T({2}, kF32, Fill::Positive), B(false),
+                D(0.1), D(1e-5)}}
+          .with_note("running stats normalize (eval)"),
   };
   return s;
 }

@@ -32,6 +32,21 @@ std::vector<OpSample> make() {
   s.push_back({"loom::adaptive_avg_pool2d", {T({2, 6, 6}, kF64), L({3, 3})}});
   s.push_back({"loom::adaptive_avg_pool2d", {T({2, 3, 4, 4}), I(1)}});
   s.push_back({"loom::adaptive_avg_pool2d", {T({1, 1, 3, 3}), L({5, 4})}});
+  s.push_back({"loom::max_pool1d", {T({2, 3, 8}, kF32, Fill::Distinct), L({2})}});
+  s.push_back({"loom::max_pool1d", {T({3, 7}, kF64, Fill::Distinct), L({3}), L({2}), L({1})}});
+  s.push_back(OpSample{"loom::max_pool1d",
+                       {T({1, 2, 9}, kF32, Fill::Distinct), L({2})},
+                       {{"dilation", L({2})}, {"ceil_mode", B(true)}}});
+  s.push_back({"loom::avg_pool1d", {T({2, 3, 8}), L({2})}});
+  s.push_back({"loom::avg_pool1d",
+               {T({3, 7}, kF64), L({3}), L({2}), L({1})},
+               {{"count_include_pad", B(false)}}});
+  s.push_back({"loom::upsample_nearest2d", {T({1, 2, 3, 3}), L({6, 5})}});
+  s.push_back({"loom::upsample_nearest2d", {T({2, 1, 4, 4}, kI64), L({2, 3})}});
+  s.push_back({"loom::upsample_nearest2d", {T({1, 1, 2, 2}, kF64), L({4, 4}), D(2.0), D(2.0)}});
+  s.push_back({"loom::upsample_bilinear2d", {T({1, 2, 3, 3}), L({5, 4}), B(false)}});
+  s.push_back({"loom::upsample_bilinear2d", {T({2, 1, 4, 4}, kF64), L({7, 3}), B(true)}});
+  s.push_back({"loom::upsample_bilinear2d", {T({1, 1, 2, 3}), L({1, 1}), B(true)}});
   return s;
 }
 

@@ -100,6 +100,15 @@ std::vector<OpSample> make() {
       {"loom::logsumexp", {T({3, 4}), L({1})}},
       {"loom::logsumexp", {T({2, 3, 4}, kF64), L({0, 2}), B(true)}},
       {"loom::logsumexp", {T({}), L({0})}},
+      OpSample{"loom::bincount", {Idx({6}, 4)}}.no_meta(
+          "the output length is the largest value + 1"),
+      OpSample{"loom::bincount", {Idx({5}, 3, kI32), T({5}, kF64)}, {{"minlength", I(6)}}}.no_meta(
+          "the output length depends on the values"),
+      OpSample{"loom::bincount", {T({0}, kI64)}, {{"minlength", I(2)}}}.with_note(
+          "empty: minlength zeros"),
+      {"loom::histc", {T({3, 4}), I(5), D(-1.0), D(1.0)}},
+      OpSample{"loom::histc", {T({10}, kF64)}, {{"bins", I(4)}}}.no_meta(
+          "the range is the data's (min = max = 0)"),
   };
   whole(s, "loom::sum", Fill::Normal, true, true);
   whole(s, "loom::prod", Fill::Normal, true, false);

@@ -30,6 +30,22 @@ std::vector<OpSample> make() {
     s.push_back({op, {distinct({2, 0})}});
     s.push_back(OpSample{op, {distinct({2, 5}, kBF16)}}.with_note("0 .. 9 are exact in bfloat16"));
   }
+  s.push_back({"loom::searchsorted.Tensor", {T({5}, kF32, Fill::Ascending), T({2, 3})}});
+  s.push_back({"loom::searchsorted.Tensor",
+               {T({2, 4}, kF64, Fill::Ascending), T({2, 3}, kF64)},
+               {{"right", B(true)}}});
+  s.push_back({"loom::searchsorted.Tensor",
+               {T({6}, kI64, Fill::Ascending), T({4}, kI64)},
+               {{"side", S("right")}, {"out_int32", B(true)}}});
+  s.push_back({"loom::searchsorted.Tensor", {T({3}, kF32, Fill::Ascending), T({})}});
+  s.push_back({"loom::bucketize.Tensor", {T({2, 3}), T({4}, kF32, Fill::Ascending)}});
+  s.push_back({"loom::bucketize.Tensor",
+               {T({5}, kI64), T({3}, kI64, Fill::Ascending)},
+               {{"right", B(true)}}});
+  s.push_back({"loom::bucketize.Tensor", {T({}, kF64), T({2}, kF64, Fill::Ascending)}});
+  s.push_back(OpSample{"loom::bucketize.Tensor",
+                       {T({2, 3}, kF32, Fill::Special), T({3}, kF32, Fill::Ascending)}}
+                  .with_note("nan goes to the end, as in PyTorch"));
   return s;
 }
 

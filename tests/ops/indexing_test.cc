@@ -3,6 +3,8 @@
 // zero-size and several-dtype inputs, in-place variants, the meta device, and the errors.
 #include <limits>
 
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -207,6 +209,42 @@ TEST_F(Indexing, BadInputsGetErrorsNamingTheOp) {
       },
       "loom::scatter_add", "expected src of self's dtype float32, found int32");
   expect_error([&] { sort(x, 2); }, "loom::sort", "dim 2 is out of range");
+}
+
+TEST_F(Indexing, IndexAddCopyMaskedSelectRepeatInterleave) {
+  Tensor index = make({0, 2, 0}, {3}, ScalarType::Int64);
+  Tensor source = make({1, 1, 2, 2, 3, 3}, {3, 2});
+  // torch.zeros(3, 2).index_add(0, torch.tensor([0, 2, 0]), source) -> [[4, 4], [0, 0], [2, 2]]
+  EXPECT_EQ(values(index_add(loom::zeros({3, 2}), 0, index, source)), (Values{4, 4, 0, 0, 2, 2}));
+  Tensor acc = loom::zeros({3, 2});
+  index_add_(acc, 0, index, source, 2);
+  EXPECT_EQ(values(acc), (Values{8, 8, 0, 0, 4, 4}));
+  // torch.zeros(3, 2).index_copy(0, torch.tensor([2, 0]), [[1, 2], [3, 4]]) -> [[3, 4], [0, 0], [1,
+  // 2]]
+  EXPECT_EQ(values(index_copy(loom::zeros({3, 2}), 0, make({2, 0}, {2}, ScalarType::Int64),
+                              make({1, 2, 3, 4}, {2, 2}))),
+            (Values{3, 4, 0, 0, 1, 2}));
+  expect_error(
+      [&] {
+        index_add(loom::zeros({3, 2}), 0, index, loom::zeros({2, 2}));
+      },
+      "loom::index_add", "expected source to have 3 elements in dim 0");
+  // torch.masked_select(torch.tensor([[1, 2], [3, 4]]), mask) with a full and a broadcast mask
+  Tensor x = make({1, 2, 3, 4}, {2, 2});
+  EXPECT_EQ(values(masked_select(x, make({1, 0, 0, 1}, {2, 2}, ScalarType::Bool))), (Values{1, 4}));
+  EXPECT_EQ(values(masked_select(x, make({1, 0}, {2}, ScalarType::Bool))), (Values{1, 3}));
+  // torch.repeat_interleave(torch.tensor([1, 2, 3]), 2) -> [1, 1, 2, 2, 3, 3]
+  EXPECT_EQ(values(repeat_interleave(make({1, 2, 3}, {3}), 2)), (Values{1, 1, 2, 2, 3, 3}));
+  // torch.repeat_interleave(x, torch.tensor([1, 2]), dim=0) -> [[1, 2], [3, 4], [3, 4]]
+  EXPECT_EQ(values(repeat_interleave(x, make({1, 2}, {2}, ScalarType::Int64), 0)),
+            (Values{1, 2, 3, 4, 3, 4}));
+  // torch.repeat_interleave(torch.tensor([2, 1])) -> [0, 0, 1]
+  EXPECT_EQ(values(repeat_interleave(make({2, 1}, {2}, ScalarType::Int64))), (Values{0, 0, 1}));
+  expect_error(
+      [&] {
+        repeat_interleave(x, make({1, 2, 3}, {3}, ScalarType::Int64), 0);
+      },
+      "loom::repeat_interleave.self_Tensor", "expected one repeat count per element");
 }
 
 }  // namespace

@@ -263,5 +263,25 @@ TEST_F(Linalg, MvAndAddmv) {
   expect_error([&] { mv(v, v); }, "loom::mv", "expected a 2-D matrix and a 1-D vector");
 }
 
+TEST_F(Linalg, VectorNormAndCdist) {
+  Tensor v = make({3, -4}, {2});
+  // torch.linalg.vector_norm(torch.tensor([3., -4]), ord) for ord 2, 1, inf, 0, 3
+  EXPECT_EQ(values(linalg_vector_norm(v)), (Values{5}));
+  EXPECT_EQ(values(linalg_vector_norm(v, 1)), (Values{7}));
+  EXPECT_EQ(values(linalg_vector_norm(v, INFINITY)), (Values{4}));
+  EXPECT_EQ(values(linalg_vector_norm(v, 0)), (Values{2}));
+  expect_close(values(linalg_vector_norm(v, 3)), {4.497941445275415});
+  expect_error([&] { linalg_vector_norm(make({1}, {1}, ScalarType::Int64)); },
+               "loom::linalg_vector_norm", "expected a floating point input or dtype");
+  // torch.cdist(torch.tensor([[0., 0], [1, 1]]), torch.tensor([[1., 0], [3, 4]]))
+  Tensor d = cdist(make({0, 0, 1, 1}, {2, 2}), make({1, 0, 3, 4}, {2, 2}));
+  expect_close(values(d), {1, 5, 1, std::sqrt(13.0)});
+  expect_error(
+      [&] {
+        cdist(loom::zeros({2, 3}), loom::zeros({2, 4}));
+      },
+      "loom::cdist", "same number of columns");
+}
+
 }  // namespace
 }  // namespace loom::testing

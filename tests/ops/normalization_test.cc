@@ -2,6 +2,8 @@
 // here with plain loops: native_layer_norm / layer_norm, batch_norm (training and eval,
 // running stats), group_norm; strided, zero-size and reduced-precision inputs, and the
 // errors.
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -304,6 +306,28 @@ TEST_F(Normalization, BadInputsGetErrorsNamingTheOp) {
         pad(x, {1, 0}, "wrap");
       },
       "loom::pad", "expected mode 'constant', 'reflect', 'replicate' or 'circular', found 'wrap'");
+}
+
+TEST_F(Normalization, InstanceNorm) {
+  // torch.nn.functional.instance_norm(torch.tensor([[[1., 2, 3, 4]]]), running_mean=zeros(1),
+  // running_var=ones(1)) -> normalized per sample and channel; the running stats move by 0.1
+  // towards the mean 2.5 and the unbiased variance 5/3.
+  Tensor x = make({1, 2, 3, 4}, {1, 1, 4});
+  Tensor running_mean = loom::zeros({1});
+  Tensor running_var = loom::ones({1});
+  Tensor y =
+      instance_norm(x, std::nullopt, std::nullopt, running_mean, running_var, true, 0.1, 1e-5);
+  expect_close(values(y),
+               {-1.3416354199689269, -0.447211806656309, 0.447211806656309, 1.3416354199689269},
+               1e-5);
+  expect_close(values(running_mean), {0.25});
+  expect_close(values(running_var), {0.9 + 0.1 * 5.0 / 3.0});
+  expect_error(
+      [&] {
+        instance_norm(loom::zeros({2, 3}), std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                      true, 0.1, 1e-5);
+      },
+      "loom::instance_norm", "at least 3 dims");
 }
 
 }  // namespace

@@ -142,6 +142,8 @@ double draw(const TensorSpec& spec, bool floating, int64_t i, Rng& rng) {
       return static_cast<double>(i);  // shuffled below
     case Fill::Zeros:
       return 0;
+    case Fill::Ascending:
+      return floating ? -2.0 + 0.5 * static_cast<double>(i) : static_cast<double>(i) - 2;
   }
   return 0;
 }

@@ -156,5 +156,36 @@ TEST_F(Pool, PoolErrors) {
       "loom::max_pool2d", "expected self of a floating point dtype");
 }
 
+TEST_F(Pool, OneDimensionalPools) {
+  Tensor x = make({1, 3, 2, 5, 4}, {1, 1, 5});
+  // torch.nn.functional.max_pool1d(x, 2) -> [[[3., 5.]]]; avg_pool1d(x, 2) -> [[[2., 3.5]]]
+  EXPECT_EQ(values(max_pool1d(x, {2})), (Values{3, 5}));
+  EXPECT_EQ(values(avg_pool1d(x, {2})), (Values{2, 3.5}));
+  EXPECT_EQ(shape(max_pool1d(x.squeeze(0), {2}, {1})), (Shape{1, 4}));  // [C, L] input
+  expect_error([&] { max_pool1d(loom::zeros({5}), {2}); }, "loom::max_pool1d",
+               "expected a 2-D [C, L] or 3-D [N, C, L] input");
+}
+
+TEST_F(Pool, UpsampleNearestAndBilinear) {
+  Tensor x = make({1, 2, 3, 4}, {1, 1, 2, 2});
+  // torch.nn.functional.interpolate(x, size=(3, 3), mode="nearest")
+  EXPECT_EQ(values(upsample_nearest2d(x, {3, 3})), (Values{1, 1, 2, 1, 1, 2, 3, 3, 4}));
+  // interpolate(x, size=(3, 3), mode="bilinear", align_corners=True)
+  expect_close(values(upsample_bilinear2d(x, {3, 3}, true)), {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+  // interpolate(x, size=(4, 4), mode="bilinear", align_corners=False)
+  expect_close(values(upsample_bilinear2d(x, {4, 4}, false)),
+               {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
+  expect_error(
+      [&] {
+        upsample_nearest2d(x, {0, 2});
+      },
+      "loom::upsample_nearest2d", "expected a positive output size");
+  expect_error(
+      [&] {
+        upsample_bilinear2d(make({1}, {1, 1, 1, 1}, ScalarType::Int64), {2, 2}, false);
+      },
+      "loom::upsample_bilinear2d", "expected a floating point input");
+}
+
 }  // namespace
 }  // namespace loom::testing

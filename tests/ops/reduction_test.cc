@@ -250,5 +250,28 @@ TEST_F(Reduction, BadInputsGetErrorsNamingTheOp) {
       "loom::cumsum_", "can't be cast to self's dtype int32");
 }
 
+TEST_F(Reduction, BincountAndHistc) {
+  Tensor x = make({0, 1, 1, 3}, {4}, ScalarType::Int64);
+  // torch.bincount(torch.tensor([0, 1, 1, 3])) -> [1, 2, 0, 1]
+  EXPECT_EQ(values(bincount(x)), (Values{1, 2, 0, 1}));
+  EXPECT_EQ(bincount(x).dtype(), ScalarType::Int64);
+  Tensor w = make({0.5, 1, 1, 2}, {4});
+  EXPECT_EQ(values(bincount(x, w)), (Values{0.5, 2, 0, 2}));
+  EXPECT_EQ(bincount(x, w).dtype(), ScalarType::Float32);
+  EXPECT_EQ(bincount(x, make({1, 1, 1, 1}, {4}, ScalarType::Int32)).dtype(), ScalarType::Float64);
+  EXPECT_EQ(shape(bincount(x, std::nullopt, 6)), (Shape{6}));
+  expect_error(
+      [&] {
+        bincount(make({1, -1}, {2}, ScalarType::Int64));
+      },
+      "loom::bincount", "expected non-negative values, found -1");
+  // torch.histc(torch.tensor([1., 2, 1]), bins=4, min=0, max=3) -> [0., 2., 1., 0.]
+  EXPECT_EQ(values(histc(make({1, 2, 1}, {3}), 4, 0, 3)), (Values{0, 2, 1, 0}));
+  // Outside the range and NaN are left out; max falls in the last bin.
+  EXPECT_EQ(values(histc(make({-1, 3, NAN, 0}, {4}), 3, 0, 3)), (Values{1, 0, 1}));
+  // min = max = 0: the data's range. torch.histc(torch.tensor([1., 2, 3]), bins=2) -> [1., 2.]
+  EXPECT_EQ(values(histc(make({1, 2, 3}, {3}), 2)), (Values{1, 2}));
+}
+
 }  // namespace
 }  // namespace loom::testing

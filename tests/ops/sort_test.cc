@@ -1,6 +1,8 @@
 // The sorting ops through the typed API, against hand-computed values: sort (stable,
 // NaN largest), argsort and topk (largest and smallest), on strided and several-dtype
 // inputs, and the errors.
+#include <cmath>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -36,6 +38,23 @@ TEST_F(Sort, TopkLargestAndSmallest) {
   EXPECT_EQ(values(si), (Values{0, 1, 0}));
   EXPECT_EQ(shape(std::get<1>(topk(x, 0))), (Shape{2, 0}));
   expect_error([&] { topk(x, 4); }, "loom::topk", "expected k in [0, 3]");
+}
+
+TEST_F(Sort, SearchsortedAndBucketize) {
+  Tensor boundaries = make({1, 3, 5, 7, 9}, {5});
+  Tensor v = make({3, 6, 9, NAN}, {4});
+  // torch.searchsorted(boundaries, v) -> [1, 3, 4, 5]; right=True -> [2, 3, 5, 5]
+  EXPECT_EQ(values(searchsorted(boundaries, v)), (Values{1, 3, 4, 5}));
+  EXPECT_EQ(values(searchsorted(boundaries, v, false, true)), (Values{2, 3, 5, 5}));
+  EXPECT_EQ(searchsorted(boundaries, v).dtype(), ScalarType::Int64);
+  EXPECT_EQ(searchsorted(boundaries, v, true).dtype(), ScalarType::Int32);
+  // torch.bucketize(v, boundaries) matches searchsorted's left side.
+  EXPECT_EQ(values(bucketize(v, boundaries)), (Values{1, 3, 4, 5}));
+  EXPECT_EQ(values(bucketize(v, boundaries, false, true)), (Values{2, 3, 5, 5}));
+  // Rows of an N-D sorted sequence search their own row.
+  Tensor rows = make({1, 2, 3, 10, 20, 30}, {2, 3});
+  EXPECT_EQ(values(searchsorted(rows, make({2, 25}, {2, 1}))), (Values{1, 2}));
+  expect_error([&] { bucketize(v, rows); }, "loom::bucketize.Tensor", "expected 1-D boundaries");
 }
 
 }  // namespace

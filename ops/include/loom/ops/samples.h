@@ -37,15 +37,16 @@ namespace loom::ops {
 // The values a sample tensor holds (drawn from a fixed seed; integer dtypes get the
 // integer version of each range).
 enum class Fill : uint8_t {
-  Normal,    // floats in [-2, 2); integers in [-5, 5]
-  Positive,  // floats in [0.5, 2.5); integers in [1, 5]
-  Unit,      // floats in [0.05, 0.95]; integers 0 or 1
-  Index,     // integers in [0, bound), in any dtype
-  Bool,      // 0 or 1, in any dtype
-  SmallInt,  // integers in [-3, 3], in any dtype (ties and exact results)
-  Distinct,  // a permutation of 0 .. numel-1 (no ties), in any dtype
-  Zeros,     // all zero (outputs of in-place fills)
-  Special,   // floats cycling through nan, inf, -inf, 0, -0.5, 1.5 (integers: as Normal)
+  Normal,     // floats in [-2, 2); integers in [-5, 5]
+  Positive,   // floats in [0.5, 2.5); integers in [1, 5]
+  Unit,       // floats in [0.05, 0.95]; integers 0 or 1
+  Index,      // integers in [0, bound), in any dtype
+  Bool,       // 0 or 1, in any dtype
+  SmallInt,   // integers in [-3, 3], in any dtype (ties and exact results)
+  Distinct,   // a permutation of 0 .. numel-1 (no ties), in any dtype
+  Zeros,      // all zero (outputs of in-place fills)
+  Special,    // floats cycling through nan, inf, -inf, 0, -0.5, 1.5 (integers: as Normal)
+  Ascending,  // strictly increasing in row-major order: -2, -1.5, -1, ... (integers -2, -1, ...)
 };
 
 struct TensorSpec {
@@ -144,6 +145,7 @@ std::span<const OpSample> softmax_samples();
 std::span<const OpSample> normalization_samples();
 std::span<const OpSample> loss_samples();
 std::span<const OpSample> embedding_samples();
+std::span<const OpSample> rnn_samples();
 
 struct SampleFamily {
   std::string_view name;  // "copy", "unary", ...
