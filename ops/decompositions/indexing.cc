@@ -102,10 +102,19 @@ std::vector<int64_t> repeat_counts(const char* op, const Tensor& repeats) {
   if (is_floating_point(repeats.dtype()) || repeats.dtype() == ScalarType::Bool) {
     fail(op, "expected integer repeats, found ", scalar_type_name(repeats.dtype()));
   }
+  if (repeats.device().type == kMeta) {
+    fail(op,
+         "the output size depends on the repeats' values, which a meta tensor does not "
+         "have (expected a tensor with data)");
+  }
   Tensor host = loom::contiguous(loom::to(repeats, Device{kCPU, -1}, ScalarType::Int64));
   std::vector<int64_t> counts(host.data<int64_t>(), host.data<int64_t>() + host.numel());
+  int64_t total = 0;
   for (int64_t c : counts) {
     if (c < 0) fail(op, "expected non-negative repeats, found ", c);
+    if (__builtin_add_overflow(total, c, &total)) {
+      fail(op, "expected repeats whose sum fits int64, found a larger sum");
+    }
   }
   return counts;
 }

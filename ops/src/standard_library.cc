@@ -6,6 +6,7 @@
 
 #include "decompositions/decomposition.h"
 #include "device_copy.h"
+#include "factory_outs.h"
 #include "loom/core/error.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/op_library.h"
@@ -83,6 +84,7 @@ void load_standard_library() {
     }
     register_device_copy(op_library_registrant());
     register_scalar_checks(op_library_registrant());
+    register_factory_outs(op_library_registrant());
   });
 }
 

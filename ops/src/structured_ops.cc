@@ -203,8 +203,8 @@ void refuse_bool_arithmetic(const std::string& op, const StructuredInfo& info,
 
 // The Scalar arguments must fit the compute dtype; alpha also follows PyTorch's
 // alpha_check: no floating alpha for integral results, no bool alpha but for bool ones.
-void check_scalar_arguments(const std::string& op, const StructuredInfo& info,
-                            const LoomValue* args, ScalarType compute) {
+void check_scalar_arguments_slowly(const std::string& op, const StructuredInfo& info,
+                                   const LoomValue* args, ScalarType compute) {
   if (info.alpha_arg >= 0) {
     const LoomValue& alpha = args[info.alpha_arg];
     if (alpha.tag == LOOM_VALUE_DOUBLE && !is_floating_point(compute)) {
@@ -221,6 +221,18 @@ void check_scalar_arguments(const std::string& op, const StructuredInfo& info,
   for (const auto& [index, name] : info.scalar_args) {
     check_scalar_fits(op, name, args[index], compute);
   }
+}
+
+// The common case first (alpha=1 on the small-op path): small integers pass every check
+// for every dtype but bool.
+inline void check_scalar_arguments(const std::string& op, const StructuredInfo& info,
+                                   const LoomValue* args, ScalarType compute) {
+  bool small_integers = compute != ScalarType::Bool;
+  for (const auto& entry : info.scalar_args) {
+    const LoomValue& v = args[entry.first];
+    small_integers &= v.tag == LOOM_VALUE_INT && static_cast<uint64_t>(v.u.i) + 127 <= 254;
+  }
+  if (!small_integers) check_scalar_arguments_slowly(op, info, args, compute);
 }
 
 OutputMeta compute_meta(const std::string& op, const StructuredInfo& info, const LoomValue* args) {

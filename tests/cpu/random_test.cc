@@ -472,8 +472,10 @@ TEST_F(CpuRandom, BadArgumentsAreReported) {
   EXPECT_LOOM_ERROR(dropout(f, -1.0, false), "loom::dropout", "found p=-1");
   EXPECT_LOOM_ERROR(dropout(i, 0.5, true), "loom::dropout", "does not support dtype int64");
   EXPECT_LOOM_ERROR(randperm(-1), "loom::randperm.out", "expected n >= 0, found n=-1");
-  EXPECT_LOOM_ERROR(randperm_out(empty({3}, TensorOptions().dtype(ScalarType::Int64)), 5),
-                    "loom::randperm.out", "expected out of shape [5], found [3]");
+  // An out of another length is resized (as PyTorch's randperm_out does), not refused.
+  Tensor resized = empty({3}, TensorOptions().dtype(ScalarType::Int64));
+  randperm_out(resized, 5);
+  EXPECT_EQ(resized.numel(), 5);
   EXPECT_LOOM_ERROR(randperm(300, TensorOptions().dtype(ScalarType::UInt8)), "loom::randperm.out",
                     "n=300 is too large for uint8 (largest value 255)");
   EXPECT_LOOM_ERROR(randperm(3, TensorOptions().dtype(ScalarType::Bool)), "loom::randperm.out",

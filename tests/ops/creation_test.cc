@@ -1,5 +1,7 @@
 // The creation ops through the typed API: arange, linspace, eye (dtypes, lengths, ends,
 // errors).
+#include <algorithm>
+
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -38,15 +40,33 @@ TEST_F(Creation, Eye) {
 TEST_F(Creation, BadInputs) {
   expect_error([] { arange(0, 1, 0); }, "arange", "step must be nonzero");
   expect_error([] { arange(0, 5, -1); }, "loom::arange.start_out", "inconsistent signs");
-  expect_error([] { arange_out(empty({2}), 0, 5, 1); }, "loom::arange.start_out",
-               "expected a 1-D out of 5 elements, found shape [2]");
   expect_error([] { linspace(0, 1, -1); }, "linspace", "must be non-negative");
   expect_error([] { eye(-1); }, "eye", "non-negative");
-  expect_error(
-      [] {
-        eye_out(empty({2, 2}), 2, 3);
-      },
-      "loom::eye.m_out", "expected out of shape [2, 3]");
+}
+
+// The out= factories resize their out silently, as PyTorch's do
+// (torch.arange(0, 5, out=torch.empty(2)) -> tensor([0., 1., 2., 3., 4.])).
+TEST_F(Creation, OutFactoriesResizeTheirOut) {
+  Tensor a = empty({2});
+  arange_out(a, 0, 5, 1);
+  EXPECT_EQ(values(a), (Values{0, 1, 2, 3, 4}));
+  Tensor l = empty({0});
+  linspace_out(l, 0, 1, 3);
+  EXPECT_EQ(values(l), (Values{0, 0.5, 1}));
+  Tensor e = empty({2, 2});
+  eye_out(e, 2, 3);
+  EXPECT_EQ(shape(e), (Shape{2, 3}));
+  EXPECT_EQ(values(e), (Values{1, 0, 0, 0, 1, 0}));
+  Tensor p = empty({7}, TensorOptions().dtype(ScalarType::Int64));
+  randperm_out(p, 4);
+  EXPECT_EQ(shape(p), (Shape{4}));
+  Values sorted = values(p);
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (Values{0, 1, 2, 3}));
+  // Bad arguments still reach the kernel's checks.
+  expect_error([] { arange_out(empty({2}), 0, 5, -1); }, "loom::arange.start_out",
+               "inconsistent signs");
+  expect_error([] { eye_out(empty({2, 2}), -1, 3); }, "loom::eye.m_out", "non-negative");
 }
 
 }  // namespace

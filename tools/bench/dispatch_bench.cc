@@ -48,13 +48,14 @@ void BM_NoopDispatchToPlugin(benchmark::State& state) {
 }
 BENCHMARK(BM_NoopDispatchToPlugin);
 
-void add_one_element(benchmark::State& state, const std::string& plugin_file, const char* device) {
+void add_one_element(benchmark::State& state, const std::string& plugin_file, const char* device,
+                     const char* op_name = "loom::add.Tensor") {
   if (!load(plugin_file)) {
     state.SkipWithError(("plugin not built: " + plugin_file).c_str());
     return;
   }
   Dispatcher& d = Dispatcher::instance();
-  loom::dispatch::OperatorHandle op = d.find_defined("loom::add.Tensor");
+  loom::dispatch::OperatorHandle op = d.find_defined(op_name);
   loom::Device dev = loom::parse_device(device);
   loom::Tensor a = loom::empty(std::vector<int64_t>{1}, loom::ScalarType::Float32, dev);
   loom::Tensor b = loom::empty(std::vector<int64_t>{1}, loom::ScalarType::Float32, dev);
@@ -81,18 +82,8 @@ BENCHMARK(BM_AddOneElementCpuPlugin);
 // add_ in place on 1 element: the path that pays the dispatcher's overlap checks of the
 // written tensor (Note [Overlapping writes]) and its version-counter bump.
 void BM_AddInPlaceOneElementCpuPlugin(benchmark::State& state) {
-  if (!load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so")) return;
-  Dispatcher& d = Dispatcher::instance();
-  loom::dispatch::OperatorHandle op = d.find_defined("loom::add_.Tensor");
-  loom::Tensor a = loom::zeros({1});
-  loom::Tensor b = loom::ones({1});
-  LoomValue args[] = {loom::dispatch::box(a), loom::dispatch::box(b),
-                      loom::dispatch::box(int64_t{1})};
-  LoomValue ret[1];
-  for (auto _ : state) {
-    d.call(op, args, 3, ret, 1);
-    loom::dispatch::release_value(ret[0]);
-  }
+  add_one_element(state, std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so", "cpu",
+                  "loom::add_.Tensor");
 }
 BENCHMARK(BM_AddInPlaceOneElementCpuPlugin);
 
