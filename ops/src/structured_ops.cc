@@ -68,6 +68,7 @@ struct StructuredInfo {
   // Scalar arguments (index, name), checked against the compute dtype (Note [Scalars that
   // overflow]); `alpha` among them also gets PyTorch's alpha rules.
   std::vector<std::pair<int, std::string>> scalar_args;
+  uint64_t scalar_bits = 0;  // bit i: argument i is in scalar_args (the fast check's view)
   int alpha_arg = -1;
   enum class BoolInputs : uint8_t {
     Allowed,
@@ -228,8 +229,8 @@ void check_scalar_arguments_slowly(const std::string& op, const StructuredInfo& 
 inline void check_scalar_arguments(const std::string& op, const StructuredInfo& info,
                                    const LoomValue* args, ScalarType compute) {
   bool small_integers = compute != ScalarType::Bool;
-  for (const auto& entry : info.scalar_args) {
-    const LoomValue& v = args[entry.first];
+  for (uint64_t bits = info.scalar_bits; bits != 0; bits &= bits - 1) {
+    const LoomValue& v = args[std::countr_zero(bits)];
     small_integers &= v.tag == LOOM_VALUE_INT && static_cast<uint64_t>(v.u.i) + 127 <= 254;
   }
   if (!small_integers) check_scalar_arguments_slowly(op, info, args, compute);
@@ -668,6 +669,7 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
     if (type->kind == dispatch::SchemaType::Kind::Scalar) {
       if (has_tag(def.tags, "scalars_promote")) info.promoting_scalars |= uint64_t{1} << i;
       info.scalar_args.emplace_back(static_cast<int>(i), a.name);
+      info.scalar_bits |= uint64_t{1} << i;
       if (a.name == "alpha" && !shaped) info.alpha_arg = static_cast<int>(i);
     }
   }
