@@ -27,6 +27,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              unary_decompositions(),
              reduction_decompositions(),
              linalg_decompositions(),
+             einsum_decompositions(),
              conv_decompositions(),
              pool_decompositions(),
              shape_decompositions(),

@@ -69,6 +69,14 @@ std::vector<OpSample> make() {
       {"loom::cdist", {T({3, 4}), T({2, 4})}},
       {"loom::cdist", {T({2, 3, 2}, kF64), T({2, 4, 2}, kF64), D(1.0)}},
       {"loom::cdist", {T({2, 3}), T({5, 3}), D(0.0)}},
+      {"loom::einsum", {S("ij,jk->ik"), TL({T({2, 3}), T({3, 4})})}},
+      OpSample{"loom::einsum", {S("bij,bjk->bik"), TL({T({2, 2, 3}, kF64), T({2, 3, 4}, kF64)})}}
+          .with_note("a batched matmul: one bmm"),
+      {"loom::einsum", {S("ii->i"), TL({T({3, 3})})}},
+      {"loom::einsum", {S("ij"), TL({T({2, 3}, kI64)})}},
+      {"loom::einsum", {S("...ij,jk->...ik"), TL({T({2, 2, 3}), T({3, 2})})}},
+      {"loom::einsum", {S("ij,jk,kl->il"), TL({T({2, 3}), T({3, 2}), T({2, 2})})}},
+      {"loom::einsum", {S("i,j"), TL({T({3}), T({2})})}},
   };
 }
 

@@ -283,5 +283,37 @@ TEST_F(Linalg, VectorNormAndCdist) {
       "loom::cdist", "same number of columns");
 }
 
+TEST_F(Linalg, Einsum) {
+  Tensor a = make({1, 2, 3, 4}, {2, 2});
+  Tensor b = make({5, 6, 7, 8}, {2, 2});
+  // torch.einsum("ij,jk->ik", a, b) -> [[19, 22], [43, 50]]; implicit output too
+  EXPECT_EQ(values(einsum("ij,jk->ik", {a, b})), (Values{19, 22, 43, 50}));
+  EXPECT_EQ(values(einsum("ij,jk", {a, b})), (Values{19, 22, 43, 50}));
+  // diagonal, trace, transpose, outer product
+  EXPECT_EQ(values(einsum("ii->i", {a})), (Values{1, 4}));
+  EXPECT_EQ(values(einsum("ii", {a})), (Values{5}));
+  EXPECT_EQ(values(einsum("ij->ji", {a})), (Values{1, 3, 2, 4}));
+  EXPECT_EQ(values(einsum("i,j->ij", {make({1, 2}, {2}), make({3, 4}, {2})})),
+            (Values{3, 4, 6, 8}));
+  // batched matmul equals bmm; a broadcast ellipsis; three operands
+  Tensor x = make({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  EXPECT_EQ(values(einsum("bij,bjk->bik", {x, x})), values(bmm(x, x)));
+  EXPECT_EQ(values(einsum("...ij,jk->...ik", {x, b})), values(matmul(x, b)));
+  EXPECT_EQ(values(einsum("ij,jk,kl->il", {a, b, a})), values(mm(mm(a, b), a)));
+  // Promotion: int64 with float32 gives float32.
+  EXPECT_EQ(einsum("i,i->", {make({1, 2}, {2}, ScalarType::Int64), make({0.5, 0.25}, {2})}).dtype(),
+            ScalarType::Float32);
+  expect_error([&] { einsum("ij,jk->ik", {a}); }, "loom::einsum",
+               "expected 2 operands for 'ij,jk->ik', found 1 tensors");
+  expect_error(
+      [&] {
+        einsum("ij,jk->ik", {a, loom::zeros({3, 2})});
+      },
+      "loom::einsum", "operands do not broadcast: subscript j has sizes 2 and 3");
+  expect_error([&] { einsum("ij->ik", {a}); }, "loom::einsum",
+               "output subscript k does not appear in any operand");
+  expect_error([&] { einsum("i1", {a}); }, "loom::einsum", "found '1'");
+}
+
 }  // namespace
 }  // namespace loom::testing

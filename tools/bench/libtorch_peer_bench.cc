@@ -93,6 +93,23 @@ void BM_TorchConv2d3x3(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_TorchEinsumBatchedMatmul(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor a = at::rand({32, 128, 64}), b = at::rand({32, 64, 128});
+  for (auto _ : state) benchmark::DoNotOptimize(at::einsum("bij,bjk->bik", {a, b}));
+  state.counters["GFLOP/s"] = gflops(2.0 * 32 * 128 * 64 * 128);
+}
+BENCHMARK(BM_TorchEinsumBatchedMatmul)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchUpsampleBilinear(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor x = at::rand({8, 32, 64, 64});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(at::upsample_bilinear2d(x, {128, 128}, false));
+  }
+}
+BENCHMARK(BM_TorchUpsampleBilinear)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // The peers of kernels_bench, on at::get_num_threads() threads (OMP_NUM_THREADS).
 template <typename Body>
 void run(benchmark::State& state, Body body) {

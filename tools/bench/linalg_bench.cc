@@ -57,4 +57,24 @@ BENCHMARK(BM_LoomConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
+// einsum of a batched matmul (one bmm, Note [einsum]) and bilinear upsampling (a
+// decomposition), fresh outputs; the peer runs the same calls in libtorch_peer_bench.
+void BM_LoomEinsumBatchedMatmul(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor a = loom::rand({32, 128, 64});
+  loom::Tensor b = loom::rand({32, 64, 128});
+  for (auto _ : state) benchmark::DoNotOptimize(loom::einsum("bij,bjk->bik", {a, b}).impl());
+  state.counters["GFLOP/s"] = gflops(2.0 * 32 * 128 * 64 * 128);
+}
+BENCHMARK(BM_LoomEinsumBatchedMatmul)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_LoomUpsampleBilinear(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::rand({8, 32, 64, 64});
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(loom::upsample_bilinear2d(x, {128, 128}, false).impl());
+  }
+}
+BENCHMARK(BM_LoomUpsampleBilinear)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK_MAIN();
