@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "device_copy.h"
+
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
 #include "loom/core/read_section.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/generated/ops.h"
+#include "structured_key_kernel.h"
 
 namespace loom::ops {
 namespace {
@@ -73,23 +75,18 @@ bool crosses_devices(const TensorImpl* dst, const TensorImpl* src) {
 }
 
 LoomError* copy_kernel(void*, const LoomKernelCall* call) {
-  try {
+  return run_structured_kernel([&] {
     const auto* dst = reinterpret_cast<const TensorImpl*>(call->args[0].u.tensor);
     const auto* src = reinterpret_cast<const TensorImpl*>(call->args[1].u.tensor);
     if (!crosses_devices(dst, src)) {
-      Dispatcher::instance().redispatch_checked_arguments(
-          OperatorHandle::from_abi(call->op), DispatchKeySet(call->key_set), call->args,
-          call->num_args, call->returns, call->num_returns);
-      return nullptr;
+      redispatch_below(call);
+      return;
     }
     Tensor d = Tensor::borrow(const_cast<TensorImpl*>(dst));
     copy_between_devices(d, Tensor::borrow(const_cast<TensorImpl*>(src)));
     d.impl()->retain();
     call->returns[0] = call->args[0];
-    return nullptr;
-  } catch (const Error& e) {
-    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
-  }
+  });
 }
 
 }  // namespace

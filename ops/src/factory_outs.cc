@@ -3,6 +3,8 @@
 // wrong size is how these ops are usually called): the op library's Structured kernels.
 #include "factory_outs.h"
 
+#include "structured_key_kernel.h"
+
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -47,18 +49,13 @@ std::optional<std::vector<int64_t>> factory_shape(std::string_view op, const Loo
 }
 
 LoomError* resize_then_run(void*, const LoomKernelCall* call) {
-  try {
-    OperatorHandle op = OperatorHandle::from_abi(call->op);
+  return run_structured_kernel([&] {
     auto* out = reinterpret_cast<TensorImpl*>(call->args[call->num_args - 1].u.tensor);
-    std::optional<std::vector<int64_t>> shape = factory_shape(op.name(), call->args);
+    std::optional<std::vector<int64_t>> shape =
+        factory_shape(OperatorHandle::from_abi(call->op).name(), call->args);
     if (shape && !same_shape(out->sizes(), *shape)) out->resize_contiguous(*shape);
-    Dispatcher::instance().redispatch_checked_arguments(op, DispatchKeySet(call->key_set),
-                                                        call->args, call->num_args, call->returns,
-                                                        call->num_returns);
-    return nullptr;
-  } catch (const Error& e) {
-    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
-  }
+    redispatch_below(call);
+  });
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // dtype; fill_.Scalar, which no structured rule covers, gets a Structured-key kernel.
 #include "scalar_arguments.h"
 
+#include "structured_key_kernel.h"
+
 #include "loom/core/error.h"
 #include "loom/core/scalar.h"
 #include "loom/core/tensor_impl.h"
@@ -31,17 +33,12 @@ void refuse_overflowing_scalar(const std::string& op, std::string_view argument,
 namespace {
 
 LoomError* fill_kernel(void*, const LoomKernelCall* call) {
-  try {
+  return run_structured_kernel([&] {
     const auto* self = reinterpret_cast<const TensorImpl*>(call->args[0].u.tensor);
-    OperatorHandle op = OperatorHandle::from_abi(call->op);
-    check_scalar_fits(op.name(), "value", call->args[1], self->dtype());
-    Dispatcher::instance().redispatch_checked_arguments(op, DispatchKeySet(call->key_set),
-                                                        call->args, call->num_args, call->returns,
-                                                        call->num_returns);
-    return nullptr;
-  } catch (const Error& e) {
-    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
-  }
+    check_scalar_fits(OperatorHandle::from_abi(call->op).name(), "value", call->args[1],
+                      self->dtype());
+    redispatch_below(call);
+  });
 }
 
 }  // namespace
