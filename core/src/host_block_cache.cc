@@ -1,8 +1,12 @@
-// Small host blocks: size classes, the per-thread free lists and their teardown.
+// Host blocks by size: the small classes with their per-thread free lists, larger ones
+// from glibc, and from 128 KiB the large-block pool (Note [Large host blocks]).
 #include "host_block_cache.h"
 
 #include <cstdint>
 #include <cstdlib>
+
+#include "large_host_blocks.h"
+#include "loom/core/host_memory.h"
 
 namespace loom::host_blocks {
 
@@ -67,6 +71,8 @@ thread_local Drainer tls_drainer;  // constructed (and its destructor registered
 }  // namespace
 
 void* allocate(size_t nbytes) {
+  if (nbytes >= kLargeHostBlockBytes) [[unlikely]]
+    return large_host_blocks::allocate(nbytes);
   if (nbytes > kMaxBytes) return std::aligned_alloc(64, (nbytes + 63) & ~size_t{63});
   size_t c = class_of(nbytes);
   ThreadCache& cache = tls_cache;
@@ -80,6 +86,10 @@ void* allocate(size_t nbytes) {
 
 void deallocate(void* block, size_t nbytes) {
   if (block == nullptr) return;
+  if (nbytes >= kLargeHostBlockBytes) [[unlikely]] {
+    large_host_blocks::deallocate(block, nbytes);
+    return;
+  }
   ThreadCache& cache = tls_cache;
   if (nbytes <= kMaxBytes && !cache.gone) {
     size_t c = class_of(nbytes);

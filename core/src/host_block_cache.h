@@ -1,5 +1,5 @@
-// A per-thread cache of small 64-byte-aligned host blocks behind the core's CPU
-// allocator (Note [Small host blocks]).
+// The core CPU allocator's blocks: a per-thread cache of small 64-byte-aligned blocks
+// (Note [Small host blocks]), and the routing of larger ones.
 #pragma once
 
 #include <cstddef>

@@ -1,10 +1,11 @@
 // The one header an app includes: tensors, the runtime, the typed op functions and
 // Tensor methods generated from the op library, call by op name, operators, factories,
-// random tensors, printing, DLPack.
+// random tensors, printing, DLPack, host memory statistics.
 #pragma once
 
 #include "loom/call.h"
 #include "loom/core/error.h"
+#include "loom/core/host_memory.h"
 #include "loom/core/scalar.h"
 #include "loom/core/type_promotion.h"
 #include "loom/core/warning.h"
