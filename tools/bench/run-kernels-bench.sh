@@ -24,4 +24,9 @@ for threads in 1 2; do
     OMP_NUM_THREADS=$threads build/bin/libtorch_peer_bench --benchmark_filter=Kernel \
       --benchmark_min_time=0.3 "$@"
   fi
+  # PyTorch 2.x from PyPI, when tools/bench/setup-pytorch-peer.sh has built its peer.
+  if [ -x build/bin/pytorch_peer_bench ]; then
+    OMP_NUM_THREADS=$threads build/bin/pytorch_peer_bench --benchmark_filter=Kernel \
+      --benchmark_min_time=0.3 "$@"
+  fi
 done

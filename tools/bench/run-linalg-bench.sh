@@ -18,3 +18,9 @@ if [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ]; then
 else
   echo "libtorch peer skipped: apt-get install libtorch-dev to compare in the same run"
 fi
+# PyTorch 2.x from PyPI, when tools/bench/setup-pytorch-peer.sh has built its peer.
+if [ -x build/bin/pytorch_peer_bench ]; then
+  build/bin/pytorch_peer_bench --benchmark_filter='Mm|Conv' --benchmark_min_time=0.5 "$@"
+else
+  echo "PyTorch 2.x peer skipped: run tools/bench/setup-pytorch-peer.sh to compare in the same run"
+fi
