@@ -1,4 +1,7 @@
-// Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane).
+// Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane) and the
+// transposed convolutions conv_transpose1d/2d (conv2d's input gradient).
+#include <array>
+
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -29,8 +32,131 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return out.squeeze(plane_dim);
 }
 
+// The two values of an `int[2]` parameter (one value serves both dims).
+std::array<int64_t, 2> pair_of(const char* op, const IntList& v, const char* name) {
+  std::span<const int64_t> s = v.span();
+  if (s.size() == 1) return {s[0], s[0]};
+  if (s.size() != 2) fail(op, "expected one or two values for ", name, ", found ", s.size());
+  return {s[0], s[1]};
+}
+
+// Note [Transposed convolution]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// conv_transpose2d(x, w) is the input gradient of conv2d by the same weight: w's layout
+// [in_channels, out_channels / groups, kH, kW] is conv2d's [out, in / groups, kH, kW] for
+// the convolution it reverses, so conv2d_backward_input computes it (oneDNN's backward-
+// data primitive on the CPU). The output size is (H - 1) s - 2 p + d (k - 1) + op + 1.
+// When output_padding < stride, conv2d of that size gives back H, and the call is direct.
+// PyTorch also allows stride <= output_padding < dilation; then the full result (padding
+// 0, output_padding 0) is computed and `pad` crops p before and p - op after (a negative
+// crop pads with zeros: those rows receive no input).
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const IntList& stride_list,
+                        const IntList& padding_list, const IntList& output_padding_list,
+                        int64_t groups, const IntList& dilation_list) {
+  const char* op = "loom::conv_transpose2d";
+  if (input.dim() != 3 && input.dim() != 4) {
+    fail(op, "expected a 3-D (unbatched) or 4-D (batched) input, found ",
+         shape_to_string(input.sizes()));
+  }
+  if (weight.dim() != 4) {
+    fail(op, "expected a 4-D weight [in_channels, out_channels / groups, kH, kW], found ",
+         shape_to_string(weight.sizes()));
+  }
+  auto stride = pair_of(op, stride_list, "stride");
+  auto padding = pair_of(op, padding_list, "padding");
+  auto output_padding = pair_of(op, output_padding_list, "output_padding");
+  auto dilation = pair_of(op, dilation_list, "dilation");
+  if (groups <= 0) fail(op, "expected positive groups, found ", groups);
+  for (int i = 0; i < 2; ++i) {
+    if (stride[i] <= 0 || dilation[i] <= 0 || padding[i] < 0 || output_padding[i] < 0) {
+      fail(op,
+           "expected positive stride and dilation and non-negative padding and "
+           "output_padding, found stride ",
+           shape_to_string(stride), ", dilation ", shape_to_string(dilation), ", padding ",
+           shape_to_string(padding), ", output_padding ", shape_to_string(output_padding));
+    }
+    if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i]) {
+      fail(op,
+           "expected output_padding smaller than either stride or dilation, found "
+           "output_padding ",
+           shape_to_string(output_padding), ", stride ", shape_to_string(stride), ", dilation ",
+           shape_to_string(dilation));
+    }
+  }
+  const bool batched = input.dim() == 4;
+  Tensor x = batched ? input : input.unsqueeze(0);
+  if (x.size(1) != weight.size(0)) {
+    fail(op, "expected input with ", weight.size(0), " channels (weight ",
+         shape_to_string(weight.sizes()), "), found input ", shape_to_string(input.sizes()));
+  }
+  if (weight.size(0) % groups != 0) {
+    fail(op, "expected in_channels (weight.size(0) = ", weight.size(0),
+         ") to be divisible by groups ", groups);
+  }
+  const int64_t out_channels = weight.size(1) * groups;
+  std::array<int64_t, 2> full{}, out_size{};
+  for (int i = 0; i < 2; ++i) {
+    full[i] = (x.size(2 + i) - 1) * stride[i] + dilation[i] * (weight.size(2 + i) - 1) + 1;
+    out_size[i] = full[i] - 2 * padding[i] + output_padding[i];
+  }
+  if (out_size[0] <= 0 || out_size[1] <= 0) {
+    fail(op, "expected a positive output size, found [", out_size[0], ", ", out_size[1],
+         "] for input ", shape_to_string(input.sizes()), " and weight ",
+         shape_to_string(weight.sizes()));
+  }
+  Tensor out;
+  if (output_padding[0] < stride[0] && output_padding[1] < stride[1]) {
+    out = loom::conv2d_backward_input(
+        x, weight, {x.size(0), out_channels, out_size[0], out_size[1]}, {stride[0], stride[1]},
+        {padding[0], padding[1]}, {dilation[0], dilation[1]}, groups);
+  } else {
+    Tensor whole = loom::conv2d_backward_input(
+        x, weight, {x.size(0), out_channels, full[0], full[1]}, {stride[0], stride[1]}, {0, 0},
+        {dilation[0], dilation[1]}, groups);
+    out = loom::pad(whole, {-padding[1], output_padding[1] - padding[1], -padding[0],
+                            output_padding[0] - padding[0]});
+  }
+  if (bias) {
+    if (bias->dim() != 1 || bias->size(0) != out_channels) {
+      fail(op, "expected bias of shape [", out_channels, "], found ",
+           shape_to_string(bias->sizes()));
+    }
+    out = loom::add(out, bias->view({1, out_channels, 1, 1}));
+  }
+  return batched ? out : out.squeeze(0);
+}
+
+// conv_transpose1d: conv_transpose2d over a height-1 plane.
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
+                        const std::optional<Tensor>& bias, const IntList& stride,
+                        const IntList& padding, const IntList& output_padding, int64_t groups,
+                        const IntList& dilation) {
+  const char* op = "loom::conv_transpose1d";
+  if (input.dim() != 2 && input.dim() != 3) {
+    fail(op, "expected a 2-D (unbatched) or 3-D (batched) input, found ",
+         shape_to_string(input.sizes()));
+  }
+  if (weight.dim() != 3) {
+    fail(op, "expected a 3-D weight [in_channels, out_channels / groups, kW], found ",
+         shape_to_string(weight.sizes()));
+  }
+  auto one = [&](const IntList& v, const char* name) {
+    if (v.size() != 1) fail(op, "expected one value for ", name, ", found ", v.size());
+    return v.span()[0];
+  };
+  int64_t plane_dim = input.dim() - 1;
+  Tensor out = loom::conv_transpose2d(input.unsqueeze(plane_dim), weight.unsqueeze(2), bias,
+                                      {1, one(stride, "stride")}, {0, one(padding, "padding")},
+                                      {0, one(output_padding, "output_padding")}, groups,
+                                      {1, one(dilation, "dilation")});
+  return out.squeeze(plane_dim);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::conv1d", decomposition<&conv1d>()},
+    {"loom::conv_transpose2d.input", decomposition<&conv_transpose2d>()},
+    {"loom::conv_transpose1d", decomposition<&conv_transpose1d>()},
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Samples of the convolution family: conv1d, conv2d and conv2d's backward ops (Note [Op
-// samples] in loom/ops/samples.h). Float32 sums compare within 1e-4 (oneDNN's blocking
-// may differ per layout).
+// Samples of the convolution family: conv1d, conv2d, the transposed convolutions and
+// conv2d's backward ops (Note [Op samples] in loom/ops/samples.h). Float32 sums compare
+// within 1e-4 (oneDNN's blocking may differ per layout).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -18,6 +18,15 @@ std::vector<OpSample> make() {
       blocked_sums("loom::conv2d", {T({1, 2, 4, 5}), T({2, 2, 1, 3})}, {{"stride", L({1, 2})}}),
       {"loom::conv2d", {T({1, 1, 4, 4}, kF64), T({2, 1, 2, 2}, kF64), T({2}, kF64)}},
       blocked_sums("loom::conv1d", {T({2, 2, 7}), T({4, 2, 3})}),
+      blocked_sums("loom::conv_transpose2d.input", {T({1, 2, 3, 3}), T({2, 3, 3, 3}), T({3})},
+                   {{"stride", I(2)}, {"padding", I(1)}, {"output_padding", I(1)}}),
+      blocked_sums("loom::conv_transpose2d.input", {T({2, 4, 3, 4}), T({4, 1, 2, 3})},
+                   {{"groups", I(2)}, {"dilation", L({2, 1})}}),
+      {"loom::conv_transpose2d.input",  // output_padding < dilation only: the cropped path
+       {T({1, 1, 3, 3}, kF64), T({1, 2, 2, 2}, kF64)},
+       {{"padding", I(1)}, {"output_padding", I(1)}, {"dilation", I(2)}}},
+      blocked_sums("loom::conv_transpose1d", {T({2, 3, 5}), T({3, 2, 3})},
+                   {{"stride", I(2)}, {"output_padding", I(1)}}),
       blocked_sums("loom::conv1d", {T({1, 4, 8}), T({4, 2, 3}), T({4})},
                    {{"stride", I(2)}, {"padding", I(1)}, {"dilation", I(1)}, {"groups", I(2)}}),
       {"loom::conv1d", {T({1, 1, 6}, kF64), T({1, 1, 2}, kF64)}, {{"dilation", I(2)}}},

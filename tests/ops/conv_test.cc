@@ -1,6 +1,6 @@
-// conv2d (and its backward ops) and conv1d through the typed API, against float64
-// references computed here: groups, stride, padding, dilation, bias, non-contiguous
-// inputs, zero-size batches, the meta device and errors.
+// conv2d (and its backward ops), conv1d and the transposed convolutions through the typed
+// API, against float64 references computed here: groups, stride, padding, dilation, bias,
+// non-contiguous inputs, zero-size batches, the meta device and errors.
 #include "loom/random.h"
 #include "ops_test_util.h"
 
@@ -216,6 +216,124 @@ TEST_F(Conv, ConvErrors) {
         conv1d(empty({2, 3, 4, 5}), empty({2, 3, 1}));
       },
       "loom::conv1d", "expected a 2-D (unbatched) or 3-D (batched) input");
+}
+
+// Transposed convolution (Note [Transposed convolution]): the scatter it defines,
+// computed here in float64 for stride, padding, output_padding, dilation and groups.
+struct TransposeCase {
+  int64_t n, c, h, w, oc, kh, kw;
+  int64_t s = 1, p = 0, op = 0, d = 1, groups = 1;
+  int64_t oh() const { return (h - 1) * s - 2 * p + d * (kh - 1) + op + 1; }
+  int64_t ow() const { return (w - 1) * s - 2 * p + d * (kw - 1) + op + 1; }
+  Values reference(const Values& x, const Values& wt) const {
+    Values out(static_cast<size_t>(n * oc * oh() * ow()), 0.0);
+    int64_t cg = c / groups, og = oc / groups;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ci = 0; ci < c; ++ci)
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t x0 = 0; x0 < w; ++x0)
+            for (int64_t o = 0; o < og; ++o)
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  int64_t oy = y * s - p + i * d, ox = x0 * s - p + j * d;
+                  if (oy < 0 || oy >= oh() || ox < 0 || ox >= ow()) continue;
+                  int64_t oc_index = (ci / cg) * og + o;
+                  out[((b * oc + oc_index) * oh() + oy) * ow() + ox] +=
+                      x[((b * c + ci) * h + y) * w + x0] * wt[((ci * og + o) * kh + i) * kw + j];
+                }
+    return out;
+  }
+};
+
+TEST_F(Conv, ConvTranspose2dMatchesTheScatterItDefines) {
+  const TransposeCase cases[] = {
+      {2, 3, 4, 5, 2, 3, 3},                 // plain
+      {1, 4, 3, 3, 6, 3, 2, 2, 1, 1, 1, 2},  // stride, padding, output_padding, groups
+      {1, 2, 4, 4, 2, 2, 2, 1, 1, 1, 2},     // output_padding < dilation only: cropped
+      {2, 4, 3, 4, 4, 3, 3, 3, 2, 2, 2, 4},  // depthwise, dilation 2, stride 3
+  };
+  for (const TransposeCase& k : cases) {
+    Values x = random_values(k.n * k.c * k.h * k.w);
+    Values wt = random_values(k.c * (k.oc / k.groups) * k.kh * k.kw);
+    Tensor out = conv_transpose2d(make(x, {k.n, k.c, k.h, k.w}, ScalarType::Float64),
+                                  make(wt, {k.c, k.oc / k.groups, k.kh, k.kw}, ScalarType::Float64),
+                                  std::nullopt, k.s, k.p, k.op, k.groups, k.d);
+    EXPECT_EQ(shape(out), (Shape{k.n, k.oc, k.oh(), k.ow()}));
+    expect_close(values(out), k.reference(x, wt), 1e-9);
+  }
+}
+
+TEST_F(Conv, ConvTransposeAgreesWithPyTorch) {
+  // x = torch.arange(1., 5., dtype=torch.float64).view(1, 1, 2, 2)
+  Tensor x = make({1, 2, 3, 4}, {1, 1, 2, 2}, ScalarType::Float64);
+  // F.conv_transpose2d(x, torch.arange(1., 9.).view(1, 2, 2, 2), torch.tensor([0.5, -1.]),
+  //                    stride=2)
+  Tensor out =
+      conv_transpose2d(x, make({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2}, ScalarType::Float64),
+                       make({0.5, -1}, {2}, ScalarType::Float64), 2);
+  EXPECT_EQ(shape(out), (Shape{1, 2, 4, 4}));
+  expect_close(values(out), {1.5,  2.5,  2.5,  4.5,  3.5,  4.5,  6.5,  8.5,  3.5,  6.5, 4.5,
+                             8.5,  9.5,  12.5, 12.5, 16.5, 4.0,  5.0,  9.0,  11.0, 6.0, 7.0,
+                             13.0, 15.0, 14.0, 17.0, 19.0, 23.0, 20.0, 23.0, 27.0, 31.0});
+  // F.conv_transpose2d(x, torch.arange(1., 5.).view(1, 1, 2, 2), stride=1, padding=1,
+  //                    output_padding=1, dilation=2)
+  Tensor cropped = conv_transpose2d(x, make({1, 2, 3, 4}, {1, 1, 2, 2}, ScalarType::Float64),
+                                    std::nullopt, 1, 1, 1, 1, 2);
+  EXPECT_EQ(shape(cropped), (Shape{1, 1, 3, 3}));
+  expect_close(values(cropped), {4, 6, 8, 6, 4, 8, 12, 12, 16});
+  // F.conv_transpose1d(torch.tensor([[[1., 2., 3.]]]), torch.tensor([[[1., -1.]]]),
+  //                    stride=2, output_padding=1)
+  Tensor one =
+      conv_transpose1d(make({1, 2, 3}, {1, 1, 3}), make({1, -1}, {1, 1, 2}), std::nullopt, 2, 0, 1);
+  expect_close(values(one), {1, -1, 2, -2, 3, -3, 0});
+  // Unbatched input: [C, H, W] in, [C_out, H_out, W_out] out.
+  EXPECT_EQ(shape(conv_transpose2d(empty({1, 2, 2}), empty({1, 3, 2, 2}))), (Shape{3, 3, 3}));
+  Tensor meta = conv_transpose2d(empty({2, 4, 5, 5}, TensorOptions().device(Device{kMeta, -1})),
+                                 empty({4, 3, 3, 3}, TensorOptions().device(Device{kMeta, -1})),
+                                 std::nullopt, 2, 1, 1, 1);
+  EXPECT_EQ(shape(meta), (Shape{2, 3, 10, 10}));
+}
+
+TEST_F(Conv, ConvTransposeErrors) {
+  Tensor x = empty({1, 4, 3, 3});
+  // PyTorch: "output padding must be smaller than either stride or dilation, ..."
+  expect_error(
+      [&] {
+        conv_transpose2d(x, empty({4, 2, 3, 3}), std::nullopt, 1, 0, 1);
+      },
+      "loom::conv_transpose2d.input",
+      "expected output_padding smaller than either stride "
+      "or dilation, found output_padding [1, 1], stride [1, 1]");
+  expect_error(
+      [&] {
+        conv_transpose2d(x, empty({3, 2, 3, 3}));
+      },
+      "loom::conv_transpose2d.input", "expected input with 3 channels");
+  expect_error(
+      [&] {
+        conv_transpose2d(x, empty({4, 2, 3, 3}), std::nullopt, 1, 0, 0, 3);
+      },
+      "loom::conv_transpose2d.input", "to be divisible by groups 3");
+  expect_error(
+      [&] {
+        conv_transpose2d(x, empty({4, 2, 3, 3}), empty({3}));
+      },
+      "loom::conv_transpose2d.input", "expected bias of shape [2], found [3]");
+  expect_error(
+      [&] {
+        conv_transpose2d(x, empty({4, 2, 1, 1}), std::nullopt, 1, 2);
+      },
+      "loom::conv_transpose2d.input", "expected a positive output size, found [-1, -1]");
+  expect_error(
+      [&] {
+        conv_transpose2d(empty({4, 3}), empty({4, 2, 1, 1}));
+      },
+      "loom::conv_transpose2d.input", "expected a 3-D (unbatched) or 4-D (batched) input");
+  expect_error(
+      [&] {
+        conv_transpose1d(empty({1, 4, 3}), empty({4, 2, 3}), std::nullopt, IntList{1, 1});
+      },
+      "loom::conv_transpose1d", "expected one value for stride, found 2");
 }
 
 }  // namespace
