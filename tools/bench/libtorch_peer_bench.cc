@@ -93,6 +93,15 @@ void BM_TorchConv2d3x3(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_TorchConvTranspose2d(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor x = at::rand({8, 64, 28, 28}), w = at::rand({64, 32, 4, 4});
+  at::conv_transpose2d(x, w, {}, 2, 1);  // warm-up
+  for (auto _ : state) benchmark::DoNotOptimize(at::conv_transpose2d(x, w, {}, 2, 1));
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 28 * 28 * 32 * 16);
+}
+BENCHMARK(BM_TorchConvTranspose2d)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_TorchEinsumBatchedMatmul(benchmark::State& state) {
   at::set_num_threads(2);
   at::Tensor a = at::rand({32, 128, 64}), b = at::rand({32, 64, 128});

@@ -55,6 +55,20 @@ void BM_LoomConv2d3x3(benchmark::State& state) {
 }
 BENCHMARK(BM_LoomConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// A decoder's upsampling layer: 4x4 transposed convolution, stride 2, padding 1, 64->32
+// channels, [8, 64, 28, 28] -> [8, 32, 56, 56] (Note [Transposed convolution]).
+void BM_LoomConvTranspose2d(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::rand({8, 64, 28, 28});
+  loom::Tensor w = loom::rand({64, 32, 4, 4});
+  loom::conv_transpose2d(x, w, std::nullopt, 2, 1);  // warm-up
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(loom::conv_transpose2d(x, w, std::nullopt, 2, 1).impl());
+  }
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 28 * 28 * 32 * 16);
+}
+BENCHMARK(BM_LoomConvTranspose2d)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 
 // einsum of a batched matmul (one bmm, Note [einsum]) and bilinear upsampling (a
