@@ -175,6 +175,28 @@ TEST_F(Pool, UpsampleNearestAndBilinear) {
   // interpolate(x, size=(4, 4), mode="bilinear", align_corners=False)
   expect_close(values(upsample_bilinear2d(x, {4, 4}, false)),
                {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4});
+  // The CPU kernel (Note [Bilinear upsampling kernel]) with scales, downsampling and a
+  // transposed input: y = torch.arange(12., dtype=torch.float64).view(1, 1, 3, 4) ** 1.5
+  Values powers;
+  for (int i = 0; i < 12; ++i) powers.push_back(std::pow(i, 1.5));
+  Tensor y = make(powers, {1, 1, 3, 4}, ScalarType::Float64);
+  // torch.ops.aten.upsample_bilinear2d(y, [2, 7], False, 0.8, 1.9)
+  expect_close(values(upsample_bilinear2d(y, {2, 7}, false, 0.8, 1.9)),
+               {1.0, 1.3683675617, 2.0381267648, 2.9702485706, 4.0436425471, 5.3184415909,
+                6.6603756571, 13.4852813742, 14.5353272061, 16.4445014458, 18.4576703062,
+                20.5268362701, 22.7068033473, 24.9237041289},
+               1e-9);
+  // torch.ops.aten.upsample_bilinear2d(y.transpose(2, 3), [5, 2], True)
+  expect_close(values(upsample_bilinear2d(y.transpose(2, 3), {5, 2}, true)),
+               {0.0, 22.627416998, 0.75, 25.9068542495, 1.9142135624, 29.3113883008, 3.4203584492,
+                32.8378006247, 5.1961524227, 36.4828726939},
+               1e-9);
+  // The meta device keeps the decomposition; float16 accumulates in float.
+  EXPECT_EQ(shape(upsample_bilinear2d(
+                empty({2, 3, 5, 5}, TensorOptions().device(Device{kMeta, -1})), {7, 9}, false)),
+            (Shape{2, 3, 7, 9}));
+  expect_close(values(upsample_bilinear2d(x.to(ScalarType::Float16), {3, 3}, true)),
+               {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
   expect_error(
       [&] {
         upsample_nearest2d(x, {0, 2});

@@ -1,10 +1,12 @@
 // 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices, average
-// pooling and adaptive average pooling. Loops over each (batch, channel) plane, planes
-// split over the thread pool, computing in float for float16/bfloat16.
+// pooling, adaptive average pooling; and bilinear upsampling. Loops over each (batch, channel)
+// plane, planes split over the thread pool, computing in float for float16/bfloat16.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "../kernels.h"
 #include "../parallel.h"
@@ -182,9 +184,95 @@ sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int
   return out;
 }
 
+// Note [Bilinear upsampling kernel]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// upsample_bilinear2d is a decomposition (two index_selects and a lerp per dim) that
+// every backend gets; the CPU registers its own kernel, which takes precedence (the meta
+// device keeps the decomposition). The source coordinates follow PyTorch: with
+// align_corners, dst * (in - 1) / (out - 1); else (dst + 0.5) / scale - 0.5 clamped at 0,
+// with scale = out / in unless given. Coordinates, weights and the sum of the four
+// neighbours (weights 1 - l and l per dim) are in the accumulation type A, as PyTorch's
+// opmath: double for float64, float otherwise. The taps are computed once per call.
+template <typename A>
+struct LinearTap {
+  int64_t i0, i1;
+  A lambda;  // weight of i1; i0 gets 1 - lambda
+};
+
+template <typename A>
+std::vector<LinearTap<A>> linear_taps(int64_t in, int64_t out, bool align_corners,
+                                      std::optional<double> scale) {
+  A ratio;
+  if (align_corners) {
+    ratio = out > 1 ? static_cast<A>(in - 1) / static_cast<A>(out - 1) : A(0);
+  } else if (scale && *scale > 0) {
+    ratio = static_cast<A>(1.0 / *scale);
+  } else {
+    ratio = static_cast<A>(in) / static_cast<A>(out);
+  }
+  std::vector<LinearTap<A>> taps(static_cast<size_t>(out));
+  for (int64_t o = 0; o < out; ++o) {
+    A src = align_corners ? ratio * static_cast<A>(o)
+                          : std::max(ratio * (static_cast<A>(o) + A(0.5)) - A(0.5), A(0));
+    int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
+    taps[static_cast<size_t>(o)] = {i0, i0 < in - 1 ? i0 + 1 : i0, src - static_cast<A>(i0)};
+  }
+  return taps;
+}
+
+sdk::Tensor upsample_bilinear2d(const sdk::Tensor& self, std::span<const int64_t> output_size,
+                                bool align_corners, std::optional<double> scales_h,
+                                std::optional<double> scales_w) {
+  const std::string op = "[loom::upsample_bilinear2d] ";
+  if (self.dim() != 4) {
+    throw sdk::Error(op + "expected a 4-D [N, C, H, W] input, found " + std::to_string(self.dim()) +
+                     " dims");
+  }
+  if (output_size.size() != 2 || output_size[0] <= 0 || output_size[1] <= 0) {
+    throw sdk::Error(op + "expected a positive output size [H, W]");
+  }
+  if (!sdk::dtypes::floating.contains(self.dtype())) {
+    throw sdk::Error(op + "expected a floating point input, found " +
+                     sdk::dtype_name(self.dtype()));
+  }
+  Planes p = planes_of(self);
+  if (self.numel() == 0 && (p.h == 0 || p.w == 0)) {
+    throw sdk::Error(op + "expected a non-empty input height and width");
+  }
+  const int64_t oh = output_size[0], ow = output_size[1];
+  sdk::Tensor out = sdk::empty({p.batch, p.channels, oh, ow}, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  dispatch_floating_types(self.dtype(), "upsample_bilinear2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    const auto rows = linear_taps<A>(p.h, oh, align_corners, scales_h);
+    const auto cols = linear_taps<A>(p.w, ow, align_corners, scales_w);
+    T* dst_base = out.data<T>();
+    for_each_plane(p, self.data<T>(), 8 * oh * ow, [&](const T* plane, int64_t o) {
+      T* dst = dst_base + o * oh * ow;
+      for (int64_t y = 0; y < oh; ++y) {
+        const LinearTap<A>& r = rows[static_cast<size_t>(y)];
+        const T* row0 = plane + r.i0 * p.h_stride;
+        const T* row1 = plane + r.i1 * p.h_stride;
+        const A h1 = r.lambda, h0 = static_cast<A>(1) - h1;
+        for (int64_t x = 0; x < ow; ++x) {
+          const LinearTap<A>& c = cols[static_cast<size_t>(x)];
+          const A w1 = c.lambda, w0 = static_cast<A>(1) - w1;
+          const int64_t c0 = c.i0 * p.w_stride, c1 = c.i1 * p.w_stride;
+          A top = w0 * static_cast<A>(row0[c0]) + w1 * static_cast<A>(row0[c1]);
+          A bottom = w0 * static_cast<A>(row1[c0]) + w1 * static_cast<A>(row1[c1]);
+          dst[y * ow + x] = static_cast<T>(h0 * top + h1 * bottom);
+        }
+      }
+    });
+  });
+  return out;
+}
+
 }  // namespace
 
 void register_pool_kernels(sdk::Registrar& r) {
+  r.impl<&upsample_bilinear2d>("loom::upsample_bilinear2d", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&max_pool2d_with_indices_out>("loom::max_pool2d_with_indices.out", LOOM_KEY_CPU,
                                        sdk::dtypes::floating);
   r.impl<&avg_pool2d_out>("loom::avg_pool2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
