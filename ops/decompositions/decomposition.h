@@ -177,6 +177,7 @@ constexpr LoomKernelFn decomposition() {
 std::span<const DecompositionEntry> copy_decompositions();
 std::span<const DecompositionEntry> creation_decompositions();
 std::span<const DecompositionEntry> unary_decompositions();
+std::span<const DecompositionEntry> binary_decompositions();
 std::span<const DecompositionEntry> indexing_decompositions();
 std::span<const DecompositionEntry> rnn_decompositions();
 std::span<const DecompositionEntry> einsum_decompositions();

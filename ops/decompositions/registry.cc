@@ -25,6 +25,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              copy_decompositions(),
              creation_decompositions(),
              unary_decompositions(),
+             binary_decompositions(),
              reduction_decompositions(),
              linalg_decompositions(),
              einsum_decompositions(),
@@ -46,10 +47,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
 }
 
 Tensor wrapped_number(double value) {
-  Tensor t = empty({}, ScalarType::Float64, Device{kCPU, -1});
-  *static_cast<double*>(t.data_ptr()) = value;
-  t.impl()->set_wrapped_number(true);
-  return t;
+  return wrapped_scalar(Scalar(value));
 }
 
 Tensor cast(const Tensor& t, ScalarType dtype) {

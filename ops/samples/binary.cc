@@ -52,6 +52,11 @@ std::vector<OpSample> make() {
   s.push_back({"loom::pow.Tensor_Tensor", {T({2, 3}, kI64, Fill::SmallInt), Idx({2, 3}, 4)}});
   s.push_back({"loom::pow.Tensor_Tensor", {T({3}, kI32, Fill::SmallInt), Idx({2, 1}, 3, kI32)}});
   s.push_back({"loom::pow.Tensor_Tensor", {T({2, 3}, kF32, Fill::Normal), Idx({3}, 3, kF32)}});
+  s.push_back({"loom::pow.Tensor_Scalar", {T({2, 3}, kF32, Fill::Positive), D(1.5)}});
+  s.push_back({"loom::pow.Tensor_Scalar", {T({2, 3}, kI64, Fill::SmallInt), I(3)}});
+  s.push_back({"loom::pow.Tensor_Scalar", {T({2, 3}, kF16, Fill::Normal), I(2)}});
+  s.push_back({"loom::pow.Scalar", {D(2.5), T({2, 3}, kF32, Fill::Normal)}});
+  s.push_back({"loom::pow.Scalar", {I(2), Idx({2, 3}, 5)}});
   arithmetic(s, "loom::atan2", Fill::Normal, Fill::Normal);
   s.push_back({"loom::atan2", {T({2, 3}, kI64), T({3}, kI32)}});
   for (const char* op :

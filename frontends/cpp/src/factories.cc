@@ -89,20 +89,4 @@ Tensor tensor(std::initializer_list<int> values) {
   return t;
 }
 
-Tensor wrapped_scalar(const Scalar& value) {
-  Tensor t;
-  if (value.is_floating_point()) {
-    t = empty(IntArrayRef(), ScalarType::Float64);
-    *t.data<double>() = value.to_double();
-  } else if (value.is_bool()) {
-    t = empty(IntArrayRef(), ScalarType::Bool);
-    *t.data<bool>() = value.to_bool();
-  } else {
-    t = empty(IntArrayRef(), ScalarType::Int64);
-    *t.data<int64_t>() = value.to_int();
-  }
-  t.impl()->set_wrapped_number(true);
-  return t;
-}
-
 }  // namespace loom

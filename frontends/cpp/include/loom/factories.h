@@ -51,8 +51,5 @@ Tensor scalar_tensor(const Scalar& value, TensorOptions options);
 Tensor tensor(std::initializer_list<double> values, TensorOptions options = {});
 Tensor tensor(std::initializer_list<int64_t> values);
 Tensor tensor(std::initializer_list<int> values);
-// The 0-dim CPU tensor a C++ number becomes in `t + 2.0`: flagged as a wrapped number,
-// so type promotion counts it as a scalar.
-Tensor wrapped_scalar(const Scalar& value);
 
 }  // namespace loom

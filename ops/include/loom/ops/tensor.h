@@ -47,4 +47,9 @@ class Tensor : public TensorBase {
 #include "loom/ops/generated/tensor_methods.inc"
 };
 
+// The 0-dim CPU tensor a C++ number becomes in `t + 2.0` or `pow(t, 2)`: float64, int64 or
+// bool by the number's kind, flagged as a wrapped number, so type promotion counts it as
+// a scalar.
+Tensor wrapped_scalar(const Scalar& value);
+
 }  // namespace loom
