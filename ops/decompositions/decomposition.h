@@ -178,6 +178,7 @@ std::span<const DecompositionEntry> copy_decompositions();
 std::span<const DecompositionEntry> creation_decompositions();
 std::span<const DecompositionEntry> unary_decompositions();
 std::span<const DecompositionEntry> binary_decompositions();
+std::span<const DecompositionEntry> embedding_decompositions();
 std::span<const DecompositionEntry> indexing_decompositions();
 std::span<const DecompositionEntry> rnn_decompositions();
 std::span<const DecompositionEntry> einsum_decompositions();

@@ -26,6 +26,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              creation_decompositions(),
              unary_decompositions(),
              binary_decompositions(),
+             embedding_decompositions(),
              reduction_decompositions(),
              linalg_decompositions(),
              einsum_decompositions(),

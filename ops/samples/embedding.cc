@@ -1,4 +1,4 @@
-// Samples of the embedding family: embedding, one_hot (Note [Op samples] in
+// Samples of the embedding family: embedding, embedding_bag, one_hot (Note [Op samples] in
 // loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
@@ -10,6 +10,17 @@ using namespace sample_helpers;
 std::vector<OpSample> make() {
   std::vector<OpSample> s = {
       {"loom::embedding", {T({10, 3}), Idx({2, 4}, 10)}},
+      // Zero offsets: every index in the last bag, the bags before it empty.
+      {"loom::embedding_bag", {T({10, 3}), Idx({8}, 10), T({3}, kI64, Fill::Zeros)}},
+      {"loom::embedding_bag",
+       {T({10, 3}, kF64), Idx({5}, 10), T({1}, kI64, Fill::Zeros)},
+       {{"mode", I(1)}, {"padding_idx", I(2)}}},
+      {"loom::embedding_bag",
+       {T({10, 3}), Idx({6}, 10, kI32), T({2}, kI32, Fill::Zeros)},
+       {{"mode", I(2)}}},
+      {"loom::embedding_bag",
+       {T({10, 3}), Idx({4}, 10), T({2}, kI64, Fill::Zeros)},
+       {{"per_sample_weights", T({4})}, {"include_last_offset", B(true)}}},
       {"loom::embedding", {T({5, 2}, kF64), Idx({6}, 5)}, {{"padding_idx", I(0)}}},
       {"loom::embedding", {T({4, 3}, kI32), Idx({}, 4)}},
       {"loom::embedding", {T({6, 2}), Idx({3, 2}, 6, kI32), I(2), B(false), B(false)}},

@@ -119,6 +119,17 @@ void BM_TorchUpsampleBilinear(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchUpsampleBilinear)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+void BM_TorchEmbeddingBagSum(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor weight = at::rand({100000, 64});
+  at::Tensor indices = at::randint(0, 100000, {2048 * 20});
+  at::Tensor offsets = at::arange(0, 2048 * 20, 20);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(std::get<0>(at::embedding_bag(weight, indices, offsets)));
+  }
+}
+BENCHMARK(BM_TorchEmbeddingBagSum)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // The peers of kernels_bench, on at::get_num_threads() threads (OMP_NUM_THREADS).
 template <typename Body>
 void run(benchmark::State& state, Body body) {

@@ -1,8 +1,9 @@
 // Matrix product and convolution throughput of the CPU plugin: float32 loom::mm against
 // oneDNN's dnnl_sgemm called directly in the same process, and loom::conv2d (3x3, 64->64
-// channels on 8x64x56x56). Reported as GFLOP/s. Thread count: LOOM_NUM_THREADS for
-// loom's ops (the cpu plugin also makes it the OpenMP default of the threads that call
-// it); OMP_NUM_THREADS for dnnl_sgemm called before the plugin is loaded.
+// channels on 8x64x56x56), and the heavy ops of the op set beside libtorch_peer_bench:
+// conv_transpose2d, einsum, bilinear upsampling, embedding_bag. Reported as GFLOP/s. Thread count:
+// LOOM_NUM_THREADS for loom's ops (the cpu plugin also makes it the OpenMP default of the threads
+// that call it); OMP_NUM_THREADS for dnnl_sgemm called before the plugin is loaded.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -90,5 +91,18 @@ void BM_LoomUpsampleBilinear(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LoomUpsampleBilinear)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// embedding_bag, sum mode: 2048 bags of 20 rows from a [100000, 64] table (Note
+// [embedding_bag]); the same indices and offsets in the peer.
+void BM_LoomEmbeddingBagSum(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor weight = loom::rand({100000, 64});
+  loom::Tensor indices = loom::randint(0, 100000, {2048 * 20});
+  loom::Tensor offsets = loom::arange(0, 2048 * 20, 20);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(std::get<0>(loom::embedding_bag(weight, indices, offsets)).impl());
+  }
+}
+BENCHMARK(BM_LoomEmbeddingBagSum)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK_MAIN();
