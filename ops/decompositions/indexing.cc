@@ -1,6 +1,7 @@
 // Decompositions of the indexing ops: index_add / index_copy (scatter_add / scatter with
 // the index broadcast over the source), masked_select (nonzero of the mask, then
-// index_select), repeat_interleave (an index_select, or an expand for one count).
+// index_select), index_put / masked_scatter (a scatter at flat positions),
+// repeat_interleave (an index_select, or an expand for one count).
 #include <algorithm>
 #include <vector>
 
@@ -96,6 +97,105 @@ Tensor masked_select_values(const Tensor& self, const Tensor& mask) {
   return loom::index_select(values, 0, where);
 }
 
+// Note [Writes through positions]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// index_put_ and masked_scatter_ write values into the elements of self that an index
+// names. Both find those elements as flat positions in self (row-major int64), then
+// write with one 1-D scatter into a flat view of self: scatter_add when index_put_
+// accumulates (repeated positions add up, as in PyTorch), else scatter (the last write
+// wins; PyTorch leaves repeated positions undefined there). A self that is not contiguous
+// is written through a contiguous copy, copied back (an expanded self is refused there by
+// copy_'s overlap check). index_put_ takes its positions from index.Tensor applied to
+// arange(numel) in self's shape, so the indexing rules (None, bool masks, broadcast
+// indices, where the indexed dims go) and their errors are index's; that costs numel
+// int64 positions. masked_scatter_ takes them from nonzero of the broadcast mask.
+void write_at_positions(const Tensor& self, const Tensor& positions, const Tensor& values,
+                        bool accumulate) {
+  const Tensor flat_positions = positions.reshape({-1});
+  if (flat_positions.numel() == 0) return;
+  const bool direct = self.is_contiguous();
+  Tensor target = direct ? self.view({-1}) : loom::clone(self).contiguous().view({-1});
+  if (accumulate) {
+    loom::scatter_add_(target, 0, flat_positions, values.reshape({-1}));
+  } else {
+    loom::scatter_(target, 0, flat_positions, values.reshape({-1}));
+  }
+  if (!direct) loom::copy_(self, target.view(self.sizes()));
+}
+
+void check_same_placement(const char* op, const Tensor& self, const Tensor& source,
+                          const char* source_name) {
+  if (source.device() != self.device()) {
+    fail(op, "expected ", source_name, " on self's device ", self.device().to_string(), ", found ",
+         source.device().to_string());
+  }
+}
+
+Tensor index_put_in_place(const Tensor& self, const std::vector<std::optional<Tensor>>& indices,
+                          const Tensor& values, bool accumulate) {
+  const char* op = "loom::index_put_";
+  if (values.dtype() != self.dtype()) {
+    fail(op, "Index put requires the source and destination dtypes match, got ",
+         scalar_type_name(self.dtype()), " for the destination and ",
+         scalar_type_name(values.dtype()), " for the source.");
+  }
+  check_same_placement(op, self, values, "values");
+  Tensor flat = empty(std::vector<int64_t>{self.numel()}, ScalarType::Int64, self.device());
+  loom::arange_out(flat, Scalar(int64_t{0}), Scalar(self.numel()));
+  const Tensor positions = loom::index(flat.view(self.sizes()), indices);
+  // values must broadcast to the positions' shape (expand's rule: trailing dims match or are 1)
+  const auto target = positions.sizes();
+  bool fits = values.dim() <= positions.dim();
+  for (int64_t k = 1; fits && k <= values.dim(); ++k) {
+    const int64_t v = values.sizes()[values.dim() - k], t = target[target.size() - k];
+    fits = v == t || v == 1;
+  }
+  if (!fits) {
+    fail(op, "shape mismatch: value tensor of shape ", shape_to_string(values.sizes()),
+         " cannot be broadcast to indexing result of shape ", shape_to_string(positions.sizes()));
+  }
+  write_at_positions(self, positions, values.expand(positions.sizes()), accumulate);
+  return self;
+}
+
+Tensor index_put_into_clone(const Tensor& self, const std::vector<std::optional<Tensor>>& indices,
+                            const Tensor& values, bool accumulate) {
+  return index_put_in_place(loom::clone(self), indices, values, accumulate);
+}
+
+Tensor masked_scatter_in_place(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  const char* op = "loom::masked_scatter_";
+  if (mask.dtype() != ScalarType::Bool) {
+    fail(op, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+         scalar_type_name(mask.dtype()));
+  }
+  if (source.dtype() != self.dtype()) {
+    fail(op, "masked_scatter_: expected self and source to have same dtypes but got ",
+         scalar_type_name(self.dtype()), " and ", scalar_type_name(source.dtype()));
+  }
+  check_same_placement(op, self, mask, "mask");
+  check_same_placement(op, self, source, "source");
+  const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), op);
+  if (!std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end())) {
+    fail(op, "expected a mask that broadcasts to self's shape ", shape_to_string(self.sizes()),
+         ", found ", shape_to_string(mask.sizes()));
+  }
+  const Tensor positions = loom::nonzero(loom::reshape(mask.expand(self.sizes()), {-1})).view({-1});
+  const int64_t count = positions.numel();
+  if (source.numel() < count) {
+    fail(op, "Number of elements of source < number of ones in mask: ", source.numel(), " < ",
+         count);
+  }
+  write_at_positions(self, positions, loom::reshape(source, {-1}).narrow(0, 0, count), false);
+  return self;
+}
+
+// Out of place, self and mask broadcast together (PyTorch's masked_scatter).
+Tensor masked_scatter_into_copy(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  const DimVector shape = broadcast_shapes(self.sizes(), mask.sizes(), "loom::masked_scatter");
+  return masked_scatter_in_place(loom::clone(self.expand(shape)).contiguous(), mask, source);
+}
+
 // The counts of a repeats tensor on the host, checked: 1-D (or one value) and >= 0.
 std::vector<int64_t> repeat_counts(const char* op, const Tensor& repeats) {
   if (repeats.dim() > 1) fail(op, "expected a 0-D or 1-D repeats, found ", repeats.dim(), " dims");
@@ -182,6 +282,10 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::index_copy", decomposition<&index_copy_into_clone>()},
     {"loom::index_copy_", decomposition<&index_copy_in_place>()},
     {"loom::masked_select", decomposition<&masked_select_values>()},
+    {"loom::index_put", decomposition<&index_put_into_clone>()},
+    {"loom::index_put_", decomposition<&index_put_in_place>()},
+    {"loom::masked_scatter", decomposition<&masked_scatter_into_copy>()},
+    {"loom::masked_scatter_", decomposition<&masked_scatter_in_place>()},
     {"loom::repeat_interleave.Tensor", decomposition<&repeat_interleave_counts>()},
     {"loom::repeat_interleave.self_Tensor", decomposition<&repeat_interleave_tensor>()},
     {"loom::repeat_interleave.self_int", decomposition<&repeat_interleave_int>()},

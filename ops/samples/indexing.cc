@@ -1,6 +1,7 @@
 // Samples of the indexing family: index_select, gather, scatter (src, value, add),
-// index.Tensor, nonzero, index_add, index_copy, masked_select, repeat_interleave (Note [Op
-// samples] in loom/ops/samples.h). index_copy gets distinct indices (a permutation). scatter writes
+// index.Tensor, nonzero, index_add, index_copy, masked_select, repeat_interleave, index_put,
+// masked_scatter (Note [Op samples] in loom/ops/samples.h). index_put without accumulate
+// writes distinct positions. index_copy gets distinct indices (a permutation). scatter writes
 // each position of a row at most once (one index per row, or a permutation), so its result does not
 // depend on the order of the writes.
 #include "loom/ops/samples.h"
@@ -80,6 +81,21 @@ std::vector<OpSample> make() {
       {"loom::repeat_interleave.self_int", {T({2, 2}, kI64), I(3)}},
       {"loom::repeat_interleave.self_int", {T({}), I(2)}},
       {"loom::repeat_interleave.self_int", {T({3}), I(0), I(0)}},
+      {"loom::index_put", {T({4, 3}), TL({T({3}, kI64, Fill::Distinct)}), T({3, 3}), B(false)}},
+      OpSample{"loom::index_put",
+               {T({4, 3}, kF32, Fill::SmallInt), TL({Idx({5}, 4)}), T({5, 3}, kF32, Fill::SmallInt),
+                B(true)}}
+          .with_note("repeated indices accumulate: integer-valued floats keep the sums exact"),
+      {"loom::index_put_",
+       {T({2, 3, 4}, kI64), TL({Idx({}, 2), T({2}, kI64, Fill::Distinct)}), T({4}, kI64),
+        B(false)}},
+      OpSample{"loom::index_put_", {T({3, 4}, kF64), TL({mask({3, 4})}), T({}, kF64), B(false)}}
+          .no_meta(data_dependent + " (index's positions of a mask)"),
+      OpSample{"loom::masked_scatter", {T({3, 4}), mask({3, 4}), T({12})}}.no_meta(data_dependent),
+      OpSample{"loom::masked_scatter", {T({3, 1}, kI64), mask({4}), T({13}, kI64)}}.no_meta(
+          data_dependent),
+      OpSample{"loom::masked_scatter_", {T({2, 3}, kF64), mask({3}), T({6}, kF64)}}.no_meta(
+          data_dependent),
   };
   return s;
 }

@@ -247,5 +247,87 @@ TEST_F(Indexing, IndexAddCopyMaskedSelectRepeatInterleave) {
       "loom::repeat_interleave.self_Tensor", "expected one repeat count per element");
 }
 
+TEST_F(Indexing, IndexPutAndMaskedScatter) {
+  using Indices = std::vector<std::optional<Tensor>>;
+  Tensor rows = make({0, 2, 0}, {3}, ScalarType::Int64);
+  // torch.zeros(3, 2).index_put_((torch.tensor([0, 2, 0]),), torch.tensor([[1., 1], [2, 2],
+  // [3, 3]]), accumulate=True) -> [[4, 4], [0, 0], [2, 2]]
+  Tensor acc = loom::zeros({3, 2});
+  index_put_(acc, Indices{rows}, make({1, 1, 2, 2, 3, 3}, {3, 2}), true);
+  EXPECT_EQ(values(acc), (Values{4, 4, 0, 0, 2, 2}));
+  // torch.arange(6.).view(2, 3).index_put((torch.tensor([0, 1]), torch.tensor([2, 0])),
+  // torch.tensor(9.)) -> [[0, 1, 9], [9, 4, 5]]; self is left alone
+  Tensor x = make({0, 1, 2, 3, 4, 5}, {2, 3});
+  EXPECT_EQ(
+      values(index_put(
+          x, Indices{make({0, 1}, {2}, ScalarType::Int64), make({2, 0}, {2}, ScalarType::Int64)},
+          make({9}, {}))),
+      (Values{0, 1, 9, 9, 4, 5}));
+  EXPECT_EQ(values(x), (Values{0, 1, 2, 3, 4, 5}));
+  // a = torch.arange(4.).view(2, 2); a[a > 1] = 7 -> [[0, 1], [7, 7]]
+  Tensor a = make({0, 1, 2, 3}, {2, 2});
+  index_put_(a, Indices{make({0, 0, 1, 1}, {2, 2}, ScalarType::Bool)}, make({7}, {}));
+  EXPECT_EQ(values(a), (Values{0, 1, 7, 7}));
+  // A non-contiguous self is written in place: t = torch.zeros(2, 3).t();
+  // t.index_put_((torch.tensor([1]),), torch.tensor([5., 6])) -> t.t() == [[0, 5, 0], [0, 6, 0]]
+  Tensor base = loom::zeros({2, 3});
+  index_put_(base.t(), Indices{make({1}, {1}, ScalarType::Int64)}, make({5, 6}, {2}));
+  EXPECT_EQ(values(base), (Values{0, 5, 0, 0, 6, 0}));
+  // torch.zeros(3).index_put_((idx,), torch.zeros(2, dtype=torch.float64)) raises "Index put
+  // requires the source and destination dtypes match, got Float for the destination and
+  // Double for the source."
+  expect_error(
+      [&] {
+        index_put_(loom::zeros({3}), Indices{make({0, 1}, {2}, ScalarType::Int64)},
+                   loom::zeros({2}).to(ScalarType::Float64));
+      },
+      "loom::index_put_", "Index put requires the source and destination dtypes match");
+  // torch.zeros(3, 2).index_put_((torch.tensor([0, 1]),), torch.ones(3)) raises "shape
+  // mismatch: value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 2]"
+  expect_error(
+      [&] {
+        index_put_(loom::zeros({3, 2}), Indices{make({0, 1}, {2}, ScalarType::Int64)},
+                   loom::ones({3}));
+      },
+      "loom::index_put_",
+      "value tensor of shape [3] cannot be broadcast to indexing result of shape [2, 2]");
+  expect_error(
+      [&] {
+        index_put_(loom::zeros({3}), Indices{make({3}, {1}, ScalarType::Int64)}, loom::ones({1}));
+      },
+      "loom::index_put_", "index 3 is out of range for dim 0 of size 3");
+
+  // torch.zeros(2, 3).masked_scatter(torch.tensor([[1, 0, 1], [0, 1, 0]]).bool(),
+  // torch.tensor([1., 2, 3, 4])) -> [[1, 0, 2], [0, 3, 0]]
+  Tensor mask = make({1, 0, 1, 0, 1, 0}, {2, 3}, ScalarType::Bool);
+  EXPECT_EQ(values(masked_scatter(loom::zeros({2, 3}), mask, make({1, 2, 3, 4}, {4}))),
+            (Values{1, 0, 2, 0, 3, 0}));
+  // torch.zeros(2, 1).masked_scatter(torch.tensor([True, False, True]), torch.arange(1., 7.))
+  // -> [[1, 0, 2], [3, 0, 4]] (self and mask broadcast)
+  EXPECT_EQ(values(masked_scatter(loom::zeros({2, 1}), make({1, 0, 1}, {3}, ScalarType::Bool),
+                                  make({1, 2, 3, 4, 5, 6}, {6}))),
+            (Values{1, 0, 2, 3, 0, 4}));
+  Tensor target = loom::zeros({2, 3});
+  masked_scatter_(target, make({0, 1, 1}, {3}, ScalarType::Bool), make({1, 2, 3, 4}, {2, 2}));
+  EXPECT_EQ(values(target), (Values{0, 1, 2, 0, 3, 4}));
+  // torch.zeros(2, 3).masked_scatter_(mask, torch.ones(2)) raises "Number of elements of
+  // source < number of ones in mask"
+  expect_error(
+      [&] {
+        masked_scatter_(loom::zeros({2, 3}), mask, loom::ones({2}));
+      },
+      "loom::masked_scatter_", "Number of elements of source < number of ones in mask");
+  expect_error(
+      [&] {
+        masked_scatter_(loom::zeros({2, 3}), mask.to(ScalarType::Float32), loom::ones({6}));
+      },
+      "loom::masked_scatter_", "only supports boolean masks");
+  expect_error(
+      [&] {
+        masked_scatter_(loom::zeros({1, 3}), mask, loom::ones({6}));
+      },
+      "loom::masked_scatter_", "expected a mask that broadcasts to self's shape [1, 3]");
+}
+
 }  // namespace
 }  // namespace loom::testing
