@@ -1,5 +1,6 @@
 // Decompositions of the sorting ops: argsort (the indices of sort), searchsorted and
-// bucketize (counts of the boundaries below each value, by broadcast comparison).
+// bucketize (counts of the boundaries below each value, by broadcast comparison), unique
+// (runs of equal values in the sorted elements).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -67,10 +68,51 @@ Tensor bucketize(const Tensor& self, const Tensor& boundaries, bool out_int32, b
   return insertion_indices(op, boundaries, self, right, out_int32);
 }
 
+// Note [unique by sorting]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// unique (PyTorch's _unique2: torch.unique without dim) sorts the flattened elements
+// (stably, NaN last) and marks where a run of equal values starts; the marked values are
+// the result, ascending (also for sorted=False, where PyTorch allows any order). A NaN
+// never equals the one before it, so every NaN stays, as in PyTorch. The run number of
+// each sorted position (the cumsum of the marks, less one), scattered back through the
+// sort's permutation, is the inverse (self's shape); counts are the run lengths. Outputs
+// not asked for are empty [0] tensors, as PyTorch returns them. The result's size
+// depends on the values, so meta tensors get an error from nonzero.
+std::tuple<Tensor, Tensor, Tensor> unique_sorted(const Tensor& self, bool, bool return_inverse,
+                                                 bool return_counts) {
+  const Device device = self.device();
+  const Tensor flat = loom::reshape(self, {-1});
+  const int64_t n = flat.numel();
+  auto none = [&] { return empty(std::vector<int64_t>{0}, ScalarType::Int64, device); };
+  if (n == 0) {
+    return {empty(std::vector<int64_t>{0}, self.dtype(), device),
+            return_inverse ? empty(self.sizes(), ScalarType::Int64, device) : none(), none()};
+  }
+  auto [sorted, permutation] = loom::sort(flat, 0, false);
+  Tensor starts = empty(std::vector<int64_t>{n}, ScalarType::Bool, device);
+  loom::fill_(starts.narrow(0, 0, 1), Scalar(true));
+  if (n > 1) {
+    loom::copy_(starts.narrow(0, 1, n - 1),
+                loom::ne(sorted.narrow(0, 1, n - 1), sorted.narrow(0, 0, n - 1)));
+  }
+  Tensor values = loom::masked_select(sorted, starts);
+  if (!return_inverse && !return_counts) return {values, none(), none()};
+  Tensor run = loom::sub(loom::cumsum(starts, 0), wrapped_scalar(Scalar(int64_t{1})));
+  Tensor inverse = none();
+  if (return_inverse) {
+    inverse = empty(std::vector<int64_t>{n}, ScalarType::Int64, device);
+    loom::scatter_(inverse, 0, permutation, run);
+    inverse = inverse.view(self.sizes());
+  }
+  Tensor counts = return_counts ? loom::bincount(run) : none();
+  return {values, inverse, counts};
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::argsort", decomposition<&argsort_indices>()},
     {"loom::searchsorted.Tensor", decomposition<&searchsorted>()},
     {"loom::bucketize.Tensor", decomposition<&bucketize>()},
+    {"loom::unique", decomposition<&unique_sorted>()},
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Samples of the scan family: cumsum, cumprod (Note [Op samples] in loom/ops/samples.h).
+// Samples of the scan family: cumsum, cumprod, cummax, cummin (Note [Op samples] in
+// loom/ops/samples.h). cummax and cummin get small integers too, so equal values meet.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -18,6 +19,16 @@ std::vector<OpSample> make() {
     s.push_back({op, {T({0, 3}), I(0)}});
     s.push_back({op, {T({4}, kBool, Fill::Bool), I(0)}});
     s.push_back(OpSample{op, {T({2, 3}, kBF16, Fill::Unit), I(1)}}.tol(2e-2));
+  }
+  for (const char* op : {"loom::cummax", "loom::cummin"}) {
+    s.push_back({op, {T({3, 4}), I(1)}});
+    s.push_back({op, {T({2, 3, 4}, kF64), I(0)}});
+    s.push_back({op, {T({4, 5}, kF32, Fill::SmallInt), I(-1)}});
+    s.push_back({op, {T({2, 6}, kI64, Fill::SmallInt), I(1)}});
+    s.push_back({op, {T({}), I(0)}});
+    s.push_back({op, {T({0, 3}), I(0)}});
+    s.push_back({op, {T({5}, kBool, Fill::Bool), I(0)}});
+    s.push_back({op, {T({2, 3}, kBF16), I(1)}});
   }
   return s;
 }

@@ -1,5 +1,6 @@
-// Samples of the sorting family: topk, sort, argsort (Note [Op samples] in
-// loom/ops/samples.h). Inputs hold distinct values, so the indices are unique.
+// Samples of the sorting family: topk, sort, argsort, searchsorted, bucketize, unique (Note
+// [Op samples] in loom/ops/samples.h). Inputs of topk and sort hold distinct values, so the
+// indices are unique; unique gets small integers, so values repeat.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -46,6 +47,17 @@ std::vector<OpSample> make() {
   s.push_back(OpSample{"loom::bucketize.Tensor",
                        {T({2, 3}, kF32, Fill::Special), T({3}, kF32, Fill::Ascending)}}
                   .with_note("nan goes to the end, as in PyTorch"));
+  const std::string data_dependent = "the output size is the number of distinct values";
+  s.push_back(OpSample{"loom::unique", {T({3, 4}, kF32, Fill::SmallInt)}}.no_meta(data_dependent));
+  s.push_back(OpSample{"loom::unique", {T({2, 5}, kI64, Fill::SmallInt), B(true), B(true), B(true)}}
+                  .no_meta(data_dependent));
+  s.push_back(
+      OpSample{"loom::unique", {T({6}, kBool, Fill::Bool)}, {{"return_counts", B(true)}}}.no_meta(
+          data_dependent));
+  s.push_back(OpSample{"loom::unique", {T({}, kF64)}, {{"return_inverse", B(true)}}}.no_meta(
+      data_dependent));
+  s.push_back(OpSample{"loom::unique", {T({0, 2})}, {{"return_inverse", B(true)}}}.with_note(
+      "no elements: the output sizes are known, also on meta"));
   return s;
 }
 

@@ -1,4 +1,4 @@
-// Shape rules of the scans: cumsum, cumprod.
+// Shape rules of the scans: cumsum, cumprod, cummax, cummin.
 #include "shape_rule.h"
 
 namespace loom::ops {
@@ -11,9 +11,20 @@ void scan(const ShapeArgs& args, OutputMetas& out) {
                        accumulating_dtype(self, args.optional_dtype(2)), self.device()));
 }
 
+// cummax / cummin: running extremes of self's dtype and int64 positions, self's shape.
+void running_extreme(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& self = args.tensor(0);
+  args.wrap_dim(args.integer(1), self.dim());
+  DimVector shape(self.sizes().begin(), self.sizes().end());
+  out.push_back(output(shape, self.dtype(), self.device()));
+  out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
+}
+
 constexpr ShapeRuleEntry kRules[] = {
     {"loom::cumsum", &scan},
     {"loom::cumprod", &scan},
+    {"loom::cummax", &running_extreme},
+    {"loom::cummin", &running_extreme},
 };
 
 }  // namespace

@@ -57,5 +57,30 @@ TEST_F(Sort, SearchsortedAndBucketize) {
   expect_error([&] { bucketize(v, rows); }, "loom::bucketize.Tensor", "expected 1-D boundaries");
 }
 
+// Note [unique by sorting]
+TEST_F(Sort, UniqueWithInverseAndCounts) {
+  // torch.unique(torch.tensor([[3, 1, 3], [2, 1, 3]]), return_inverse=True,
+  // return_counts=True) -> ([1, 2, 3], [[2, 0, 2], [1, 0, 2]], [2, 1, 3])
+  auto [u, inverse, counts] =
+      unique(make({3, 1, 3, 2, 1, 3}, {2, 3}, ScalarType::Int64), true, true, true);
+  EXPECT_EQ(values(u), (Values{1, 2, 3}));
+  EXPECT_EQ(u.dtype(), ScalarType::Int64);
+  EXPECT_EQ(values(inverse), (Values{2, 0, 2, 1, 0, 2}));
+  EXPECT_EQ(shape(inverse), (Shape{2, 3}));
+  EXPECT_EQ(values(counts), (Values{2, 1, 3}));
+  // Outputs not asked for are empty: torch._unique2(x) -> (values, tensor([]), tensor([]))
+  auto [only, no_inverse, no_counts] = unique(make({2, 2, 1}, {3}));
+  EXPECT_EQ(values(only), (Values{1, 2}));
+  EXPECT_EQ(no_inverse.numel(), 0);
+  EXPECT_EQ(no_counts.numel(), 0);
+  // torch.unique(torch.tensor([1., nan, nan])) -> [1, nan, nan]: NaNs never equal
+  const double nan = std::nan("");
+  Values with_nan = values(std::get<0>(unique(make({nan, 1, nan}, {3}))));
+  ASSERT_EQ(with_nan.size(), 3u);
+  EXPECT_EQ(with_nan[0], 1);
+  EXPECT_TRUE(std::isnan(with_nan[1]) && std::isnan(with_nan[2]));
+  EXPECT_EQ(shape(std::get<0>(unique(empty({0, 3})))), (Shape{0}));
+}
+
 }  // namespace
 }  // namespace loom::testing

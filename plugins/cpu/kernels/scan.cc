@@ -1,6 +1,12 @@
 // Scans on CPU tensors: cumsum, cumprod along one dim (integers accumulate in int64,
-// floating types in double; outputs arrive allocated and contiguous).
+// floating types in double), cummax and cummin (running extremes and their positions);
+// outputs arrive allocated and contiguous.
+#include <cmath>
+#include <cstring>
+
+#include "../index_loop.h"
 #include "../kernels.h"
+#include "../parallel.h"
 #include "../reduction_loop.h"
 
 namespace loom::cpu {
@@ -59,11 +65,70 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
   return out;
 }
 
+// Note [cummax and cummin]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Element i of a line takes the line's running extreme over [0, i] and its position. As
+// in PyTorch, a value equal to the running extreme takes its place (the position is the
+// last of equal extremes), a NaN takes the place of anything and is kept (later NaNs move
+// the position to themselves).
+template <bool IsMax>
+std::tuple<sdk::Tensor, sdk::Tensor> running_extreme_out(const sdk::Tensor& self, int64_t dim,
+                                                         const sdk::Tensor& values,
+                                                         const sdk::Tensor& indices) {
+  const char* op = IsMax ? "cummax" : "cummin";
+  if (self.numel() == 0) return {values, indices};
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  StridedBytes s(self);
+  const int64_t length = s.sizes[d], stride = s.strides[d];
+  std::vector<int64_t> lines = s.sizes;
+  lines[d] = 1;
+  int64_t inner = 1;  // the contiguous outputs' stride of d
+  for (size_t j = d + 1; j < lines.size(); ++j) inner *= lines[j];
+  dispatch_all_types(self.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    using Key = std::conditional_t<std::is_same_v<T, bool>, int, acc_type<T>>;
+    T* out_values = values.data<T>();
+    int64_t* out_indices = indices.data<int64_t>();
+    parallel_for(0, count_of(lines), grain_for(length), [&](int64_t begin, int64_t end) {
+      for_each_index_in(lines, begin, end, [&](const int64_t* index, int64_t) {
+        const char* line = s.at(index);
+        int64_t base = 0;  // row-major position of the line's first output
+        for (size_t j = 0; j < lines.size(); ++j) base = base * s.sizes[j] + index[j];
+        T best;
+        Key best_key{};
+        int64_t best_at = 0;
+        for (int64_t i = 0; i < length; ++i) {
+          T v;
+          std::memcpy(&v, line + i * stride, sizeof(T));
+          const Key key = static_cast<Key>(v);
+          bool take = i == 0;
+          if constexpr (std::is_floating_point_v<Key>) {
+            take = take || std::isnan(key) ||
+                   (!std::isnan(best_key) && (IsMax ? key >= best_key : key <= best_key));
+          } else {
+            take = take || (IsMax ? key >= best_key : key <= best_key);
+          }
+          if (take) {
+            best = v;
+            best_key = key;
+            best_at = i;
+          }
+          out_values[base + i * inner] = best;
+          out_indices[base + i * inner] = best_at;
+        }
+      });
+    });
+  });
+  return {values, indices};
+}
+
 }  // namespace
 
 void register_scan_kernels(sdk::Registrar& r) {
   r.impl<&scan_out<false>>("loom::cumsum.out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&scan_out<true>>("loom::cumprod.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&running_extreme_out<true>>("loom::cummax.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&running_extreme_out<false>>("loom::cummin.out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
 
 }  // namespace loom::cpu
