@@ -1,5 +1,6 @@
-// Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane) and the
-// transposed convolutions conv_transpose1d/2d (conv2d's input gradient).
+// Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane), conv3d
+// (one batched conv2d per kernel depth) and the transposed convolutions
+// conv_transpose1d/2d (conv2d's input gradient).
 #include <array>
 
 #include "decomposition.h"
@@ -38,6 +39,78 @@ std::array<int64_t, 2> pair_of(const char* op, const IntList& v, const char* nam
   if (s.size() == 1) return {s[0], s[0]};
   if (s.size() != 2) fail(op, "expected one or two values for ", name, ", found ", s.size());
   return {s[0], s[1]};
+}
+
+// Note [conv3d as conv2d]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Output depth o of conv3d sums, over the kernel depths k, the 2-D convolution of input
+// depth o * sd + k * dd (depth-padded input) with the weight's depth slice k. For each
+// k, the input depths all outputs read form one strided slice [N, C, OD, H, W]; moved to
+// [N * OD, C, H, W] it is one conv2d with batch N * OD (height and width stride, padding
+// and dilation are conv2d's own), and the KD results add up. That costs KD copies of the
+// input slab and KD conv2d calls, and runs on every backend with a conv2d.
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+              const IntList& stride_list, const IntList& padding_list, const IntList& dilation_list,
+              int64_t groups) {
+  const char* op = "loom::conv3d";
+  if (input.dim() != 4 && input.dim() != 5) {
+    fail(op, "expected a 4-D (unbatched) or 5-D (batched) input, found ",
+         shape_to_string(input.sizes()));
+  }
+  if (weight.dim() != 5) {
+    fail(op, "expected a 5-D weight [out_channels, in_channels / groups, kD, kH, kW], found ",
+         shape_to_string(weight.sizes()));
+  }
+  auto triple = [&](const IntList& v, const char* name) {
+    std::span<const int64_t> s = v.span();
+    if (s.size() == 1) return std::array<int64_t, 3>{s[0], s[0], s[0]};
+    if (s.size() != 3) fail(op, "expected one or three values for ", name, ", found ", s.size());
+    return std::array<int64_t, 3>{s[0], s[1], s[2]};
+  };
+  const auto stride = triple(stride_list, "stride");
+  const auto padding = triple(padding_list, "padding");
+  const auto dilation = triple(dilation_list, "dilation");
+  for (int i = 0; i < 3; ++i) {
+    if (stride[i] <= 0 || dilation[i] <= 0 || padding[i] < 0) {
+      fail(op, "expected positive stride and dilation and non-negative padding, found stride ",
+           shape_to_string(stride), ", dilation ", shape_to_string(dilation), ", padding ",
+           shape_to_string(padding));
+    }
+  }
+  const bool batched = input.dim() == 5;
+  const Tensor x = batched ? input : input.unsqueeze(0);
+  const int64_t n = x.size(0), channels = x.size(1), out_channels = weight.size(0);
+  const int64_t kernel_depth = weight.size(2);
+  const int64_t padded_depth = x.size(2) + 2 * padding[0];
+  const int64_t out_depth = (padded_depth - dilation[0] * (kernel_depth - 1) - 1) / stride[0] + 1;
+  if (padded_depth < dilation[0] * (kernel_depth - 1) + 1) {
+    fail(op, "expected an input depth (padded) of at least the kernel's dilated depth ",
+         dilation[0] * (kernel_depth - 1) + 1, ", found ", padded_depth);
+  }
+  if (bias && (bias->dim() != 1 || bias->size(0) != out_channels)) {
+    fail(op, "expected bias of shape [", out_channels, "], found ", shape_to_string(bias->sizes()));
+  }
+  const Tensor padded = padding[0] > 0 ? loom::pad(x, {0, 0, 0, 0, padding[0], padding[0]}) : x;
+  Tensor sum;
+  for (int64_t k = 0; k < kernel_depth; ++k) {
+    const int64_t first = k * dilation[0];
+    const Tensor slab = loom::slice(padded, 2, first, first + stride[0] * (out_depth - 1) + 1,
+                                    stride[0]);  // [N, C, OD, H, W]
+    const Tensor planes = loom::reshape(slab.permute({0, 2, 1, 3, 4}),
+                                        {n * out_depth, channels, x.size(3), x.size(4)});
+    Tensor part = loom::conv2d(planes, weight.select(2, k), std::nullopt, {stride[1], stride[2]},
+                               {padding[1], padding[2]}, {dilation[1], dilation[2]}, groups);
+    if (k == 0) {
+      sum = part;
+    } else {
+      loom::add_(sum, part);
+    }
+  }
+  // [N * OD, OC, OH, OW] -> [N, OC, OD, OH, OW]
+  Tensor out = loom::reshape(sum, {n, out_depth, out_channels, sum.size(2), sum.size(3)})
+                   .permute({0, 2, 1, 3, 4});
+  out = bias ? loom::add(out, bias->view({1, out_channels, 1, 1, 1})) : out.contiguous();
+  return batched ? out : out.squeeze(0);
 }
 
 // Note [Transposed convolution]
@@ -155,6 +228,7 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
 
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::conv1d", decomposition<&conv1d>()},
+    {"loom::conv3d", decomposition<&conv3d>()},
     {"loom::conv_transpose2d.input", decomposition<&conv_transpose2d>()},
     {"loom::conv_transpose1d", decomposition<&conv_transpose1d>()},
 };

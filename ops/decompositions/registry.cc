@@ -30,6 +30,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              reduction_decompositions(),
              linalg_decompositions(),
              einsum_decompositions(),
+             fold_decompositions(),
              conv_decompositions(),
              pool_decompositions(),
              shape_decompositions(),

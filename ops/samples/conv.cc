@@ -1,6 +1,6 @@
-// Samples of the convolution family: conv1d, conv2d, the transposed convolutions and
-// conv2d's backward ops (Note [Op samples] in loom/ops/samples.h). Float32 sums compare
-// within 1e-4 (oneDNN's blocking may differ per layout).
+// Samples of the convolution family: conv1d, conv2d, conv3d, the transposed convolutions,
+// conv2d's backward ops, im2col and col2im (Note [Op samples] in loom/ops/samples.h). Float32 sums
+// compare within 1e-4 (oneDNN's blocking may differ per layout).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -50,6 +50,21 @@ std::vector<OpSample> make() {
       {"loom::conv2d_backward_weight",
        {T({1, 2, 2, 2}, kF64), T({1, 1, 4, 4}, kF64), L({2, 1, 2, 2}), L({1, 1}), L({0, 0}),
         L({2, 2}), I(1)}},
+      blocked_sums("loom::conv3d", {T({1, 2, 4, 5, 5}), T({3, 2, 2, 3, 3})}),
+      blocked_sums("loom::conv3d", {T({2, 4, 5, 4, 4}), T({4, 2, 3, 2, 2}), T({4})},
+                   {{"stride", L({2, 1, 2})},
+                    {"padding", L({1, 1, 0})},
+                    {"dilation", L({1, 2, 1})},
+                    {"groups", I(2)}}),
+      {"loom::conv3d", {T({1, 3, 3, 3}, kF64), T({2, 1, 2, 2, 2}, kF64)}},
+      {"loom::im2col", {T({2, 3, 5, 6}), L({2, 3}), L({1, 1}), L({0, 1}), L({1, 2})}},
+      {"loom::im2col", {T({2, 4, 4}, kF64), L({3, 3}), L({2, 1}), L({1, 1}), L({1, 1})}},
+      {"loom::im2col", {T({1, 1, 3, 3}, kI64), L({3, 3}), L({1, 1}), L({0, 0}), L({1, 1})}},
+      OpSample{"loom::col2im",
+               {T({2, 12, 12}, kF32, Fill::SmallInt), L({4, 5}), L({2, 2}), L({1, 1}), L({0, 0}),
+                L({1, 1})}}
+          .with_note("overlapping blocks add up: integer-valued floats keep the sums exact"),
+      {"loom::col2im", {T({8, 4}, kF64), L({3, 3}), L({2, 2}), L({1, 1}), L({1, 1}), L({2, 2})}},
   };
 }
 

@@ -1,6 +1,8 @@
-// conv2d (and its backward ops), conv1d and the transposed convolutions through the typed
-// API, against float64 references computed here: groups, stride, padding, dilation, bias,
-// non-contiguous inputs, zero-size batches, the meta device and errors.
+// conv2d (and its backward ops), conv1d, conv3d, the transposed convolutions, im2col and
+// col2im through the typed API, against float64 references computed here: groups, stride, padding,
+// dilation, bias, non-contiguous inputs, zero-size batches, the meta device and errors.
+#include <array>
+#include <cmath>
 #include "loom/random.h"
 #include "ops_test_util.h"
 
@@ -334,6 +336,120 @@ TEST_F(Conv, ConvTransposeErrors) {
         conv_transpose1d(empty({1, 4, 3}), empty({4, 2, 3}), std::nullopt, IntList{1, 1});
       },
       "loom::conv_transpose1d", "expected one value for stride, found 2");
+}
+
+// Note [conv3d as conv2d]: against the definition, summed directly.
+TEST_F(Conv, Conv3dMatchesTheSumItDefines) {
+  const int64_t n = 2, c = 4, d = 5, h = 4, w = 5, oc = 6, groups = 2;
+  const int64_t kd = 3, kh = 2, kw = 3;
+  const std::array<int64_t, 3> stride{2, 1, 2}, padding{1, 0, 1}, dilation{1, 2, 1};
+  Tensor x = loom::randn({n, c, d, h, w});
+  Tensor wt = loom::randn({oc, c / groups, kd, kh, kw});
+  Tensor bias = loom::randn({oc});
+  Tensor y =
+      conv3d(x, wt, bias, {stride[0], stride[1], stride[2]}, {padding[0], padding[1], padding[2]},
+             {dilation[0], dilation[1], dilation[2]}, groups);
+  const std::array<int64_t, 3> in{d, h, w}, k{kd, kh, kw};
+  std::array<int64_t, 3> out{};
+  for (int i = 0; i < 3; ++i) {
+    out[i] = (in[i] + 2 * padding[i] - dilation[i] * (k[i] - 1) - 1) / stride[i] + 1;
+  }
+  ASSERT_EQ(shape(y), (Shape{n, oc, out[0], out[1], out[2]}));
+  const Values xv = values(x), wv = values(wt), bv = values(bias), yv = values(y);
+  const int64_t cg = c / groups, og = oc / groups;
+  size_t at = 0;
+  double worst = 0;
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t z = 0; z < out[0]; ++z)
+        for (int64_t yy = 0; yy < out[1]; ++yy)
+          for (int64_t xx = 0; xx < out[2]; ++xx, ++at) {
+            double sum = bv[o];
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t a = 0; a < kd; ++a)
+                for (int64_t i = 0; i < kh; ++i)
+                  for (int64_t j = 0; j < kw; ++j) {
+                    const int64_t iz = z * stride[0] - padding[0] + a * dilation[0];
+                    const int64_t iy = yy * stride[1] - padding[1] + i * dilation[1];
+                    const int64_t ix = xx * stride[2] - padding[2] + j * dilation[2];
+                    if (iz < 0 || iz >= d || iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                    const int64_t ch = (o / og) * cg + ci;
+                    sum += xv[(((b * c + ch) * d + iz) * h + iy) * w + ix] *
+                           wv[(((o * cg + ci) * kd + a) * kh + i) * kw + j];
+                  }
+            worst = std::max(worst, std::abs(sum - yv[at]));
+          }
+  EXPECT_LT(worst, 1e-4);
+  // Unbatched input: [C, D, H, W] in, [OC, OD, OH, OW] out.
+  EXPECT_EQ(shape(conv3d(loom::ones({1, 3, 3, 3}), loom::ones({1, 1, 2, 2, 2}))),
+            (Shape{1, 2, 2, 2}));
+  expect_error(
+      [&] {
+        conv3d(loom::ones({1, 1, 3, 3}), loom::ones({1, 1, 2, 2, 2}), {}, {1, 1});
+      },
+      "loom::conv3d", "expected one or three values for stride, found 2");
+  expect_error(
+      [&] {
+        conv3d(loom::ones({1, 1, 1, 3, 3}), loom::ones({1, 1, 2, 2, 2}));
+      },
+      "loom::conv3d", "expected an input depth (padded) of at least");
+  expect_error(
+      [&] {
+        conv3d(loom::ones({1, 3, 3}), loom::ones({1, 1, 2, 2, 2}));
+      },
+      "loom::conv3d", "expected a 4-D (unbatched) or 5-D (batched) input");
+}
+
+// Note [im2col and col2im]
+TEST_F(Conv, Im2colAndCol2imAgreeWithPyTorch) {
+  Tensor x = make({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  // torch.nn.functional.unfold(torch.arange(1., 10.).view(1, 1, 3, 3), kernel_size=2)
+  // -> [[[1, 2, 4, 5], [2, 3, 5, 6], [4, 5, 7, 8], [5, 6, 8, 9]]]
+  Tensor columns = im2col(x, {2, 2}, {1, 1}, {0, 0}, {1, 1});
+  EXPECT_EQ(shape(columns), (Shape{1, 4, 4}));
+  EXPECT_EQ(values(columns), (Values{1, 2, 4, 5, 2, 3, 5, 6, 4, 5, 7, 8, 5, 6, 8, 9}));
+  // torch.nn.functional.fold(columns, output_size=(3, 3), kernel_size=2) adds overlapping
+  // blocks: [[1, 4, 3], [8, 20, 12], [7, 16, 9]]
+  EXPECT_EQ(values(col2im(columns, {3, 3}, {2, 2}, {1, 1}, {0, 0}, {1, 1})),
+            (Values{1, 4, 3, 8, 20, 12, 7, 16, 9}));
+  // unfold(torch.tensor([[[[1., 2], [3, 4]]]]), kernel_size=2, padding=1, stride=2)
+  // -> [[[0, 0, 0, 4], [0, 0, 3, 0], [0, 2, 0, 0], [1, 0, 0, 0]]]
+  Tensor small = make({1, 2, 3, 4}, {1, 2, 2});  // unbatched [C, H, W]
+  Tensor padded_columns = im2col(small, {2, 2}, {1, 1}, {1, 1}, {2, 2});
+  EXPECT_EQ(shape(padded_columns), (Shape{4, 4}));
+  EXPECT_EQ(values(padded_columns), (Values{0, 0, 0, 4, 0, 0, 3, 0, 0, 2, 0, 0, 1, 0, 0, 0}));
+  // fold of it gives the image back (each pixel is in one block)
+  EXPECT_EQ(values(col2im(padded_columns, {2, 2}, {2, 2}, {1, 1}, {1, 1}, {2, 2})),
+            (Values{1, 2, 3, 4}));
+  // unfold(x, kernel_size=0) raises "kernel size should be greater than zero, but got
+  // kernel_height: 0 kernel_width: 2"
+  expect_error(
+      [&] {
+        im2col(x, {0, 2}, {1, 1}, {0, 0}, {1, 1});
+      },
+      "loom::im2col",
+      "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: 2");
+  expect_error(
+      [&] {
+        im2col(x, {4, 4}, {1, 1}, {0, 0}, {1, 1});
+      },
+      "loom::im2col",
+      "calculated shape of the array of sliding blocks as (0, 0), but its components "
+      "must be at least one");
+  expect_error(
+      [&] {
+        col2im(columns, {3, 3}, {3, 1}, {1, 1}, {0, 0}, {1, 1});
+      },
+      "loom::col2im",
+      "Expected size of input's dimension 1 to be divisible by the product of "
+      "kernel_size, but got input.size(1)=4");
+  expect_error(
+      [&] {
+        col2im(columns, {4, 4}, {2, 2}, {1, 1}, {0, 0}, {1, 1});
+      },
+      "loom::col2im",
+      "expected size of input's dimension 2 to match the calculated number of sliding "
+      "blocks 3 * 3 = 9, but got input.size(2)=4");
 }
 
 }  // namespace
