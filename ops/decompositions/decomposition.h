@@ -183,6 +183,7 @@ std::span<const DecompositionEntry> indexing_decompositions();
 std::span<const DecompositionEntry> rnn_decompositions();
 std::span<const DecompositionEntry> einsum_decompositions();
 std::span<const DecompositionEntry> fold_decompositions();
+std::span<const DecompositionEntry> random_decompositions();
 std::span<const DecompositionEntry> reduction_decompositions();
 std::span<const DecompositionEntry> linalg_decompositions();
 std::span<const DecompositionEntry> conv_decompositions();

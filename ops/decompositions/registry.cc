@@ -31,6 +31,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              linalg_decompositions(),
              einsum_decompositions(),
              fold_decompositions(),
+             random_decompositions(),
              conv_decompositions(),
              pool_decompositions(),
              shape_decompositions(),

@@ -1,6 +1,6 @@
 // Samples of the pooling family: max_pool2d_with_indices, max_pool2d, avg_pool2d,
-// adaptive_avg_pool2d (Note [Op samples] in loom/ops/samples.h). Max pooling inputs hold
-// distinct values, so the indices of the maxima are unique.
+// adaptive_avg_pool2d, adaptive_max_pool2d (Note [Op samples] in loom/ops/samples.h). Max pooling
+// inputs hold distinct values, so the indices of the maxima are unique.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -29,6 +29,10 @@ std::vector<OpSample> make() {
                {{"stride", L({1, 1})}, {"padding", L({1, 0})}, {"divisor_override", I(4)}}});
   s.push_back(OpSample{"loom::avg_pool2d", {T({1, 2, 4, 4}, kBF16), I(2)}}.tol(2e-2));
   s.push_back({"loom::adaptive_avg_pool2d", {T({1, 2, 5, 7}), L({2, 3})}});
+  s.push_back({"loom::adaptive_max_pool2d", {T({1, 2, 5, 7}, kF32, Fill::Distinct), L({2, 3})}});
+  s.push_back({"loom::adaptive_max_pool2d", {T({2, 6, 6}, kF64, Fill::Distinct), L({4, 4})}});
+  s.push_back({"loom::adaptive_max_pool2d", {T({2, 3, 4, 4}, kF32, Fill::Distinct), I(1)}});
+  s.push_back({"loom::adaptive_max_pool2d", {T({1, 1, 3, 3}, kF32, Fill::Distinct), L({5, 4})}});
   s.push_back({"loom::adaptive_avg_pool2d", {T({2, 6, 6}, kF64), L({3, 3})}});
   s.push_back({"loom::adaptive_avg_pool2d", {T({2, 3, 4, 4}), I(1)}});
   s.push_back({"loom::adaptive_avg_pool2d", {T({1, 1, 3, 3}), L({5, 4})}});

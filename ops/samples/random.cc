@@ -1,5 +1,5 @@
 // Samples of the random family: uniform_, normal_, bernoulli_, bernoulli, random_,
-// randperm, dropout (Note [Op samples] in loom/ops/samples.h). All are marked random:
+// randperm, dropout, multinomial (Note [Op samples] in loom/ops/samples.h). All are marked random:
 // the sweep seeds the generator before each run, and values are a function of the
 // logical position (Note [Random stream layout] in loom/sdk/philox.hpp), so layouts and
 // variants must agree exactly.
@@ -45,6 +45,9 @@ std::vector<OpSample> make() {
       rnd("loom::dropout", {T({2, 3}), D(0.5), B(false)}),
       rnd("loom::dropout", {T({}), D(0.0), B(true)}),
       rnd("loom::dropout", {T({4}), D(1.0), B(true)}),
+      rnd("loom::multinomial", {T({2, 5}, kF32, Fill::Positive), I(3)}),
+      rnd("loom::multinomial", {T({6}, kF64, Fill::Unit), I(10), B(true)}),
+      rnd("loom::multinomial", {T({3, 4}, kF32, Fill::Positive), I(4), B(false)}),
   };
 }
 

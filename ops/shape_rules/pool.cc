@@ -1,4 +1,5 @@
-// Shape rules of 2-D pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d.
+// Shape rules of 2-D pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d,
+// adaptive_max_pool2d.
 #include "loom/core/type_promotion.h"
 #include "shape_rule.h"
 
@@ -78,20 +79,34 @@ void avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
              self.dtype(), self.device()));
 }
 
-void adaptive_avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
-  const TensorImpl& self = args.tensor(0);
+// self's leading dims and the output_size.
+DimVector adaptive_shape(const ShapeArgs& args, const TensorImpl& self) {
   require_pool_input(args, self);
   Pair size = nonnegative_pair(args, 1, "output_size");
   DimVector shape(self.sizes().begin(), self.sizes().end() - 2);
   shape.push_back(size.h);
   shape.push_back(size.w);
-  out.push_back(output(std::move(shape), self.dtype(), self.device()));
+  return shape;
+}
+
+void adaptive_avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& self = args.tensor(0);
+  out.push_back(output(adaptive_shape(args, self), self.dtype(), self.device()));
+}
+
+// The maxima and their positions in each input plane (row-major over H x W).
+void adaptive_max_pool2d(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& self = args.tensor(0);
+  DimVector shape = adaptive_shape(args, self);
+  out.push_back(output(shape, self.dtype(), self.device()));
+  out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
 }
 
 constexpr ShapeRuleEntry kRules[] = {
     {"loom::max_pool2d_with_indices", &max_pool2d_with_indices},
     {"loom::avg_pool2d", &avg_pool2d},
     {"loom::adaptive_avg_pool2d", &adaptive_avg_pool2d},
+    {"loom::adaptive_max_pool2d", &adaptive_max_pool2d},
 };
 
 }  // namespace

@@ -1,7 +1,7 @@
-// The 2-D pooling ops (max_pool2d(_with_indices), avg_pool2d, adaptive_avg_pool2d)
-// through the typed API, against float64 references computed here: stride, padding,
-// dilation, ceil_mode, count_include_pad, divisor_override, non-contiguous inputs and
-// errors.
+// The 2-D pooling ops (max_pool2d(_with_indices), avg_pool2d, adaptive_avg_pool2d and
+// adaptive_max_pool2d) through the typed API, against float64 references computed here:
+// stride, padding, dilation, ceil_mode, count_include_pad, divisor_override,
+// non-contiguous inputs and errors.
 #include <cmath>
 #include <limits>
 
@@ -117,6 +117,33 @@ TEST_F(Pool, AdaptiveAvgPool) {
                            cell(2, 5, 2, 4), cell(2, 5, 4, 6)});
   expect_close(values(adaptive_avg_pool2d(x.unsqueeze(0), {1})), {14.5});
   EXPECT_EQ(shape(adaptive_avg_pool2d(x, {7, 8})), (Shape{1, 7, 8}));
+}
+
+TEST_F(Pool, AdaptiveMaxPool) {
+  // F.adaptive_max_pool2d(torch.tensor([[[1., 5, 2], [4, 3, 6]]]), (1, 2),
+  // return_indices=True) -> ([[[5, 6]]], [[[1, 5]]]) (cells cover columns [0, 2) and [1, 3))
+  auto [maxima, where] = adaptive_max_pool2d(make({1, 5, 2, 4, 3, 6}, {1, 2, 3}), {1, 2});
+  EXPECT_EQ(shape(maxima), (Shape{1, 1, 2}));
+  EXPECT_EQ(values(maxima), (Values{5, 6}));
+  EXPECT_EQ(values(where), (Values{1, 5}));
+  EXPECT_EQ(where.dtype(), ScalarType::Int64);
+  // Equal maxima keep the first; a NaN wins, and a later NaN moves the index:
+  // F.adaptive_max_pool2d(torch.tensor([[[[2., 2], [1, 2]], [[1, nan], [3, nan]]]]), 1,
+  // return_indices=True) -> values [2, nan], indices [0, 3]
+  const double nan = std::nan("");
+  auto [m, at] = adaptive_max_pool2d(make({2, 2, 1, 2, 1, nan, 3, nan}, {1, 2, 2, 2}), {1});
+  Values mv = values(m);
+  EXPECT_EQ(mv[0], 2);
+  EXPECT_TRUE(std::isnan(mv[1]));
+  EXPECT_EQ(values(at), (Values{0, 3}));
+  // Output larger than the input: cells repeat input positions.
+  EXPECT_EQ(values(std::get<1>(adaptive_max_pool2d(make({1, 2}, {1, 1, 2}), {1, 3}))),
+            (Values{0, 1, 1}));
+  expect_error(
+      [&] {
+        adaptive_max_pool2d(empty({1, 0, 4}), {2, 2});
+      },
+      "loom::adaptive_max_pool2d", "expected non-zero sizes");
 }
 
 TEST_F(Pool, PoolErrors) {

@@ -1,6 +1,6 @@
 // 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices, average
-// pooling, adaptive average pooling; and bilinear upsampling. Loops over each (batch, channel)
-// plane, planes split over the thread pool, computing in float for float16/bfloat16.
+// pooling, adaptive average and max pooling; and bilinear upsampling. Loops over each (batch,
+// channel) plane, planes split over the thread pool, computing in float for float16/bfloat16.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -152,14 +152,21 @@ sdk::Tensor avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t> ker
   return out;
 }
 
+// Adaptive pooling's output cell i covers input [floor(i * in / out), ceil((i + 1) * in / out)).
+int64_t adaptive_start(int64_t i, int64_t in, int64_t n) {
+  return (i * in) / n;
+}
+int64_t adaptive_end(int64_t i, int64_t in, int64_t n) {
+  return ((i + 1) * in + n - 1) / n;
+}
+
 sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t>,
                                     const sdk::Tensor& out) {
   Planes p = planes_of(self);
   int64_t oh = out.size(-2), ow = out.size(-1);
   if (out.numel() == 0) return out;
-  // output cell i covers input [floor(i * in / out), ceil((i + 1) * in / out))
-  auto start = [](int64_t i, int64_t in, int64_t n) { return (i * in) / n; };
-  auto end = [](int64_t i, int64_t in, int64_t n) { return ((i + 1) * in + n - 1) / n; };
+  auto start = adaptive_start;
+  auto end = adaptive_end;
   dispatch_floating_types(self.dtype(), "adaptive_avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_type<T>;
@@ -182,6 +189,48 @@ sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int
     });
   });
   return out;
+}
+
+// The maximum of each adaptive cell and its position in the plane (y * W + x). As in
+// PyTorch, the first of equal maxima wins and a NaN takes the place of anything (a later
+// NaN moves the position to itself).
+std::tuple<sdk::Tensor, sdk::Tensor> adaptive_max_pool2d_out(const sdk::Tensor& self,
+                                                             std::span<const int64_t>,
+                                                             const sdk::Tensor& values,
+                                                             const sdk::Tensor& indices) {
+  Planes p = planes_of(self);
+  const int64_t oh = values.size(-2), ow = values.size(-1);
+  if (values.numel() == 0) return {values, indices};
+  dispatch_floating_types(self.dtype(), "adaptive_max_pool2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* value_base = values.data<T>();
+    int64_t* index_base = indices.data<int64_t>();
+    for_each_plane(p, self.data<T>(), p.h * p.w + oh * ow, [&](const T* plane, int64_t o) {
+      T* dst = value_base + o * oh * ow;
+      int64_t* where = index_base + o * oh * ow;
+      for (int64_t y = 0; y < oh; ++y) {
+        const int64_t y0 = adaptive_start(y, p.h, oh), y1 = adaptive_end(y, p.h, oh);
+        for (int64_t x = 0; x < ow; ++x) {
+          const int64_t x0 = adaptive_start(x, p.w, ow), x1 = adaptive_end(x, p.w, ow);
+          A best = static_cast<A>(plane[y0 * p.h_stride + x0 * p.w_stride]);
+          int64_t best_at = y0 * p.w + x0;
+          for (int64_t iy = y0; iy < y1; ++iy) {
+            for (int64_t ix = x0; ix < x1; ++ix) {
+              const A v = static_cast<A>(plane[iy * p.h_stride + ix * p.w_stride]);
+              if (v > best || std::isnan(v)) {
+                best = v;
+                best_at = iy * p.w + ix;
+              }
+            }
+          }
+          dst[y * ow + x] = static_cast<T>(best);
+          where[y * ow + x] = best_at;
+        }
+      }
+    });
+  });
+  return {values, indices};
 }
 
 // Note [Bilinear upsampling kernel]
@@ -276,6 +325,8 @@ void register_pool_kernels(sdk::Registrar& r) {
   r.impl<&max_pool2d_with_indices_out>("loom::max_pool2d_with_indices.out", LOOM_KEY_CPU,
                                        sdk::dtypes::floating);
   r.impl<&avg_pool2d_out>("loom::avg_pool2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&adaptive_max_pool2d_out>("loom::adaptive_max_pool2d.out", LOOM_KEY_CPU,
+                                   sdk::dtypes::floating);
   r.impl<&adaptive_avg_pool2d_out>("loom::adaptive_avg_pool2d.out", LOOM_KEY_CPU,
                                    sdk::dtypes::floating);
 }
