@@ -1,6 +1,7 @@
 // Samples of the pooling family: max_pool2d_with_indices, max_pool2d, avg_pool2d,
-// adaptive_avg_pool2d, adaptive_max_pool2d (Note [Op samples] in loom/ops/samples.h). Max pooling
-// inputs hold distinct values, so the indices of the maxima are unique.
+// adaptive_avg_pool2d, adaptive_max_pool2d, grid_sampler_2d (Note [Op samples] in
+// loom/ops/samples.h). Max pooling inputs hold distinct values, so the indices of the maxima are
+// unique.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -30,6 +31,17 @@ std::vector<OpSample> make() {
   s.push_back(OpSample{"loom::avg_pool2d", {T({1, 2, 4, 4}, kBF16), I(2)}}.tol(2e-2));
   s.push_back({"loom::adaptive_avg_pool2d", {T({1, 2, 5, 7}), L({2, 3})}});
   s.push_back({"loom::adaptive_max_pool2d", {T({1, 2, 5, 7}, kF32, Fill::Distinct), L({2, 3})}});
+  // grid_sampler_2d: every interpolation (bilinear, nearest, bicubic) and padding mode
+  // (zeros, border, reflection); grid points fall inside and outside [-1, 1].
+  for (int64_t interpolation : {0, 1, 2}) {
+    for (int64_t padding : {0, 1, 2}) {
+      s.push_back(
+          {"loom::grid_sampler_2d",
+           {T({2, 3, 4, 5}), T({2, 3, 2, 2}), I(interpolation), I(padding), B(padding == 1)}});
+    }
+  }
+  s.push_back({"loom::grid_sampler_2d",
+               {T({1, 2, 3, 3}, kF64), T({1, 4, 4, 2}, kF64), I(0), I(2), B(true)}});
   s.push_back({"loom::adaptive_max_pool2d", {T({2, 6, 6}, kF64, Fill::Distinct), L({4, 4})}});
   s.push_back({"loom::adaptive_max_pool2d", {T({2, 3, 4, 4}, kF32, Fill::Distinct), I(1)}});
   s.push_back({"loom::adaptive_max_pool2d", {T({1, 1, 3, 3}, kF32, Fill::Distinct), L({5, 4})}});

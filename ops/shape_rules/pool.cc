@@ -1,5 +1,5 @@
 // Shape rules of 2-D pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d,
-// adaptive_max_pool2d.
+// adaptive_max_pool2d; and of grid_sampler_2d.
 #include "loom/core/type_promotion.h"
 #include "shape_rule.h"
 
@@ -102,11 +102,47 @@ void adaptive_max_pool2d(const ShapeArgs& args, OutputMetas& out) {
   out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
 }
 
+// grid_sampler_2d: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] gives [N, C, Ho, Wo].
+void grid_sampler_2d(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& input = args.tensor(0);
+  const TensorImpl& grid = args.tensor(1);
+  if (input.dim() != 4 || grid.dim() != 4 || grid.sizes()[3] != 2) {
+    args.fail("expected a 4-D input [N, C, H, W] and a 4-D grid [N, H_out, W_out, 2], found ",
+              shape_to_string(input.sizes()), " and ", shape_to_string(grid.sizes()));
+  }
+  if (input.sizes()[0] != grid.sizes()[0]) {
+    args.fail("expected grid and input to have same batch size, but got input with sizes ",
+              shape_to_string(input.sizes()), " and grid with sizes ",
+              shape_to_string(grid.sizes()));
+  }
+  if (input.sizes()[2] == 0 || input.sizes()[3] == 0) {
+    args.fail("expected input to have non-empty spatial dimensions, but input has sizes ",
+              shape_to_string(input.sizes()));
+  }
+  require_floating(args, input, "input");
+  if (grid.dtype() != input.dtype()) {
+    args.fail("expected input and grid to have the same dtype, but input has ",
+              scalar_type_name(input.dtype()), " and grid has ", scalar_type_name(grid.dtype()));
+  }
+  const int64_t interpolation = args.integer(2), padding = args.integer(3);
+  if (interpolation < 0 || interpolation > 2) {
+    args.fail("expected interpolation_mode 0 (bilinear), 1 (nearest) or 2 (bicubic), found ",
+              interpolation);
+  }
+  if (padding < 0 || padding > 2) {
+    args.fail("expected padding_mode 0 (zeros), 1 (border) or 2 (reflection), found ", padding);
+  }
+  out.push_back(
+      output(DimVector{input.sizes()[0], input.sizes()[1], grid.sizes()[1], grid.sizes()[2]},
+             input.dtype(), input.device()));
+}
+
 constexpr ShapeRuleEntry kRules[] = {
     {"loom::max_pool2d_with_indices", &max_pool2d_with_indices},
     {"loom::avg_pool2d", &avg_pool2d},
     {"loom::adaptive_avg_pool2d", &adaptive_avg_pool2d},
     {"loom::adaptive_max_pool2d", &adaptive_max_pool2d},
+    {"loom::grid_sampler_2d", &grid_sampler_2d},
 };
 
 }  // namespace

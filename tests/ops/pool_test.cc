@@ -1,6 +1,6 @@
 // The 2-D pooling ops (max_pool2d(_with_indices), avg_pool2d, adaptive_avg_pool2d and
-// adaptive_max_pool2d) through the typed API, against float64 references computed here:
-// stride, padding, dilation, ceil_mode, count_include_pad, divisor_override,
+// adaptive_max_pool2d) and grid_sampler_2d through the typed API, against float64 references
+// computed here: stride, padding, dilation, ceil_mode, count_include_pad, divisor_override,
 // non-contiguous inputs and errors.
 #include <cmath>
 #include <limits>
@@ -144,6 +144,61 @@ TEST_F(Pool, AdaptiveMaxPool) {
         adaptive_max_pool2d(empty({1, 0, 4}), {2, 2});
       },
       "loom::adaptive_max_pool2d", "expected non-zero sizes");
+}
+
+// Note [Grid sampling], values from torch.nn.functional.grid_sample on the 2x2 image
+// [[1, 2], [3, 4]] (interpolation 0 bilinear, 1 nearest, 2 bicubic; padding 0 zeros,
+// 1 border, 2 reflection).
+TEST_F(Pool, GridSamplerAgreesWithPyTorch) {
+  Tensor image = make({1, 2, 3, 4}, {1, 1, 2, 2});
+  auto sample = [&](double gx, double gy, int64_t interpolation, int64_t padding,
+                    bool align_corners) {
+    Tensor grid = make({gx, gy}, {1, 1, 1, 2});
+    return values(grid_sampler_2d(image, grid, interpolation, padding, align_corners))[0];
+  };
+  // The centre, align_corners=False: pixel coordinates (0.5, 0.5), the mean 2.5.
+  EXPECT_DOUBLE_EQ(sample(0, 0, 0, 0, false), 2.5);
+  // (-1, -1) is the outer corner: (-0.5, -0.5) in pixels. zeros: 1 * 0.25; border and
+  // reflection: pixel (0, 0).
+  EXPECT_DOUBLE_EQ(sample(-1, -1, 0, 0, false), 0.25);
+  EXPECT_DOUBLE_EQ(sample(-1, -1, 0, 1, false), 1);
+  EXPECT_DOUBLE_EQ(sample(-1, -1, 0, 2, false), 1);
+  // align_corners=True: (-1, -1) is pixel (0, 0) and (1, 1) pixel (1, 1).
+  EXPECT_DOUBLE_EQ(sample(-1, -1, 0, 0, true), 1);
+  EXPECT_DOUBLE_EQ(sample(1, 1, 0, 0, true), 4);
+  // Nearest at (0.1, -0.1): pixel coordinates (0.6, 0.4) round to x 1, y 0.
+  EXPECT_DOUBLE_EQ(sample(0.1, -0.1, 1, 0, false), 2);
+  // Bicubic at the centre: weights [-0.09375, 0.59375, 0.59375, -0.09375] per axis; with
+  // zeros only the four pixels count (0.59375^2 * 10), with border the clipped taps give 2.5.
+  EXPECT_NEAR(sample(0, 0, 2, 0, false), 3.525390625, 1e-6);
+  EXPECT_NEAR(sample(0, 0, 2, 1, false), 2.5, 1e-6);
+  // A batch of points: output [N, C, H_out, W_out].
+  Tensor grid = make({-1, -1, 1, -1, -1, 1, 1, 1}, {1, 2, 2, 2});
+  Tensor out = grid_sampler_2d(image.expand({1, 3, 2, 2}), grid, 0, 0, true);
+  EXPECT_EQ(shape(out), (Shape{1, 3, 2, 2}));
+  EXPECT_EQ(values(out), (Values{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}));
+  expect_error(
+      [&] {
+        grid_sampler_2d(image, make({0, 0}, {1, 1, 2}), 0, 0, false);
+      },
+      "loom::grid_sampler_2d", "expected a 4-D input [N, C, H, W] and a 4-D grid");
+  expect_error(
+      [&] {
+        grid_sampler_2d(image, make({0, 0, 0, 0}, {2, 1, 1, 2}), 0, 0, false);
+      },
+      "loom::grid_sampler_2d", "expected grid and input to have same batch size");
+  expect_error(
+      [&] {
+        grid_sampler_2d(image, make({0, 0}, {1, 1, 1, 2}), 3, 0, false);
+      },
+      "loom::grid_sampler_2d",
+      "expected interpolation_mode 0 (bilinear), 1 (nearest) or 2 (bicubic), found 3");
+  expect_error(
+      [&] {
+        grid_sampler_2d(image, make({0, 0}, {1, 1, 1, 2}), 0, 5, false);
+      },
+      "loom::grid_sampler_2d",
+      "expected padding_mode 0 (zeros), 1 (border) or 2 (reflection), found 5");
 }
 
 TEST_F(Pool, PoolErrors) {

@@ -1,7 +1,9 @@
 // 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices, average
-// pooling, adaptive average and max pooling; and bilinear upsampling. Loops over each (batch,
-// channel) plane, planes split over the thread pool, computing in float for float16/bfloat16.
+// pooling, adaptive average and max pooling; bilinear upsampling and grid sampling. Loops over each
+// (batch, channel) plane, planes split over the thread pool, computing in float for
+// float16/bfloat16.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -233,6 +235,117 @@ std::tuple<sdk::Tensor, sdk::Tensor> adaptive_max_pool2d_out(const sdk::Tensor& 
   return {values, indices};
 }
 
+// Note [Grid sampling]
+// ~~~~~~~~~~~~~~~~~~~~
+// grid_sampler_2d reads input plane n at the points grid[n, y, x] = (gx, gy) in [-1, 1]
+// (-1 and 1 are the centres of the edge pixels with align_corners, else their outer
+// edges), PyTorch's formulas throughout: a coordinate is unnormalised to pixels, then
+// the padding mode applies (border clips it to [0, size - 1]; reflection reflects it off
+// the edges, then clips; zeros leaves it, and taps outside read 0). Bilinear weighs the
+// four pixels around the point, nearest takes the pixel at the point rounded half to
+// even, bicubic weighs 4 x 4 pixels with the cubic convolution kernel (A = -0.75), the
+// padding mode applied to each tap. Coordinates compute in the opmath type.
+template <typename A>
+A reflect_coordinate(A in, int64_t twice_low, int64_t twice_high) {
+  if (twice_low == twice_high) return A(0);
+  const A low = static_cast<A>(twice_low) / 2, span = static_cast<A>(twice_high - twice_low) / 2;
+  in = std::fabs(in - low);
+  const A extra = std::fmod(in, span);
+  const int64_t flips = static_cast<int64_t>(std::floor(in / span));
+  return flips % 2 == 0 ? extra + low : span - extra + low;
+}
+
+template <typename A>
+struct GridAxis {
+  int64_t size;
+  int64_t padding_mode;  // 0 zeros, 1 border, 2 reflection
+  bool align_corners;
+
+  A unnormalize(A coord) const {
+    return align_corners ? (coord + 1) / 2 * static_cast<A>(size - 1)
+                         : ((coord + 1) * static_cast<A>(size) - 1) / 2;
+  }
+  A clip(A x) const { return std::min(static_cast<A>(size - 1), std::max(x, A(0))); }
+  A pad(A x) const {
+    if (padding_mode == 1) return clip(x);
+    if (padding_mode == 2) {
+      x = align_corners ? reflect_coordinate(x, 0, 2 * (size - 1))
+                        : reflect_coordinate(x, -1, 2 * size - 1);
+      return clip(x);
+    }
+    return x;
+  }
+};
+
+template <typename A>
+std::array<A, 4> cubic_coefficients(A t) {
+  constexpr A a = A(-0.75);
+  auto near = [](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
+  auto far = [](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
+  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
+}
+
+sdk::Tensor grid_sampler_2d_out(const sdk::Tensor& input, const sdk::Tensor& grid,
+                                int64_t interpolation_mode, int64_t padding_mode,
+                                bool align_corners, const sdk::Tensor& out) {
+  if (out.numel() == 0) return out;
+  const Planes p = planes_of(input);
+  const int64_t oh = out.size(2), ow = out.size(3);
+  const auto gs = grid.strides();
+  dispatch_floating_types(input.dtype(), "grid_sampler_2d", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    const GridAxis<A> along_x{p.w, padding_mode, align_corners};
+    const GridAxis<A> along_y{p.h, padding_mode, align_corners};
+    const T* points = grid.data<T>();
+    T* dst_base = out.data<T>();
+    for_each_plane(p, input.data<T>(), oh * ow * 16, [&](const T* plane, int64_t o) {
+      const int64_t n = o / p.channels;
+      T* dst = dst_base + o * oh * ow;
+      auto at = [&](int64_t y, int64_t x) -> A {
+        return static_cast<A>(plane[y * p.h_stride + x * p.w_stride]);
+      };
+      // The pixel at integer-valued coordinates; 0 outside (and for NaN coordinates).
+      auto tap = [&](A y, A x) -> A {
+        if (!(y >= 0 && y < static_cast<A>(p.h) && x >= 0 && x < static_cast<A>(p.w))) return 0;
+        return at(static_cast<int64_t>(y), static_cast<int64_t>(x));
+      };
+      for (int64_t y = 0; y < oh; ++y) {
+        for (int64_t x = 0; x < ow; ++x) {
+          const T* point = points + n * gs[0] + y * gs[1] + x * gs[2];
+          const A gx = along_x.unnormalize(static_cast<A>(point[0]));
+          const A gy = along_y.unnormalize(static_cast<A>(point[gs[3]]));
+          A value = 0;
+          if (interpolation_mode == 2) {  // bicubic: padding per tap
+            const A fx = std::floor(gx), fy = std::floor(gy);
+            const auto cx = cubic_coefficients(gx - fx), cy = cubic_coefficients(gy - fy);
+            for (int i = 0; i < 4; ++i) {
+              A row = 0;
+              for (int j = 0; j < 4; ++j) {
+                row += cx[j] * tap(std::trunc(along_y.pad(fy - 1 + i)),
+                                   std::trunc(along_x.pad(fx - 1 + j)));
+              }
+              value += cy[i] * row;
+            }
+          } else {
+            const A ix = along_x.pad(gx), iy = along_y.pad(gy);
+            if (interpolation_mode == 1) {
+              value = tap(std::nearbyint(iy), std::nearbyint(ix));
+            } else if (std::isfinite(ix) && std::isfinite(iy)) {
+              const A x0 = std::floor(ix), y0 = std::floor(iy);
+              const A wx = ix - x0, wy = iy - y0;
+              value = (1 - wy) * ((1 - wx) * tap(y0, x0) + wx * tap(y0, x0 + 1)) +
+                      wy * ((1 - wx) * tap(y0 + 1, x0) + wx * tap(y0 + 1, x0 + 1));
+            }
+          }
+          dst[y * ow + x] = static_cast<T>(value);
+        }
+      }
+    });
+  });
+  return out;
+}
+
 // Note [Bilinear upsampling kernel]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // upsample_bilinear2d is a decomposition (two index_selects and a lerp per dim) that
@@ -325,6 +438,7 @@ void register_pool_kernels(sdk::Registrar& r) {
   r.impl<&max_pool2d_with_indices_out>("loom::max_pool2d_with_indices.out", LOOM_KEY_CPU,
                                        sdk::dtypes::floating);
   r.impl<&avg_pool2d_out>("loom::avg_pool2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&grid_sampler_2d_out>("loom::grid_sampler_2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&adaptive_max_pool2d_out>("loom::adaptive_max_pool2d.out", LOOM_KEY_CPU,
                                    sdk::dtypes::floating);
   r.impl<&adaptive_avg_pool2d_out>("loom::adaptive_avg_pool2d.out", LOOM_KEY_CPU,
