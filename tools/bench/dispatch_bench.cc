@@ -69,6 +69,22 @@ void add_one_element(benchmark::State& state, const std::string& plugin_file, co
   }
 }
 
+// The same add as an app writes it: `a + b` through the typed API (the operator's
+// cached handle, boxing of the arguments and the result's Tensor handle included).
+void BM_AddOneElementOperator(benchmark::State& state) {
+  if (!load(std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so")) {
+    state.SkipWithError("cpu plugin not built");
+    return;
+  }
+  loom::Tensor a = loom::ones({1});
+  loom::Tensor b = loom::ones({1});
+  for (auto _ : state) {
+    loom::Tensor c = a + b;
+    benchmark::DoNotOptimize(c.impl());
+  }
+}
+BENCHMARK(BM_AddOneElementOperator);
+
 void BM_AddOneElementExamplePlugin(benchmark::State& state) {
   add_one_element(state, std::string(LOOM_EXAMPLE_PLUGIN_DIR) + "/libloom_plugin_npu_sim.so",
                   "npu_sim:0");

@@ -47,6 +47,17 @@ void BM_TorchAddOneElement(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchAddOneElement);
 
+void BM_TorchAddOneElementOperator(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor a = at::ones({1});
+  at::Tensor b = at::ones({1});
+  for (auto _ : state) {
+    at::Tensor c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+BENCHMARK(BM_TorchAddOneElementOperator);
+
 // 16M float32 elements: 64 MiB per operand.
 constexpr int64_t kLargeNumel = int64_t{1} << 24;
 
