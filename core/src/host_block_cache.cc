@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 
 #include "large_host_blocks.h"
 #include "loom/core/host_memory.h"
@@ -104,6 +105,12 @@ void deallocate(void* block, size_t nbytes) {
     }
   }
   std::free(block);
+}
+
+void* allocate_object(size_t size) {
+  void* block = allocate(size);
+  if (block == nullptr) throw std::bad_alloc();
+  return block;
 }
 
 }  // namespace loom::host_blocks

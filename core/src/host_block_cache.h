@@ -11,4 +11,8 @@ void* allocate(size_t nbytes);
 // Frees a block from allocate(nbytes) with the same `nbytes`.
 void deallocate(void* block, size_t nbytes);
 
+// allocate() for the core's own objects (operator new of TensorImpl and Storage): throws
+// std::bad_alloc instead of returning null. Free with deallocate(object, size).
+void* allocate_object(size_t size);
+
 }  // namespace loom::host_blocks

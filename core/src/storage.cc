@@ -3,11 +3,20 @@
 
 #include <cstring>
 
+#include "host_block_cache.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
 #include "loom/core/read_section.h"
 
 namespace loom {
+
+// Note [Small host objects] in tensor_impl.cc.
+void* Storage::operator new(size_t size) {
+  return host_blocks::allocate_object(size);
+}
+void Storage::operator delete(void* object, size_t size) {
+  host_blocks::deallocate(object, size);
+}
 
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
   Ref<Storage> s = Ref<Storage>::adopt(new Storage());

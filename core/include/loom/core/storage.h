@@ -38,6 +38,11 @@ class Storage final : public RefCounted {
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version(uint64_t by = 1) { version_.fetch_add(by, std::memory_order_relaxed); }
 
+  // Storage objects come from the core's per-thread small-block cache (Note [Small host
+  // objects] in tensor_impl.cc).
+  static void* operator new(size_t size);
+  static void operator delete(void* object, size_t size);
+
  private:
   Storage() = default;
   ~Storage() override;

@@ -57,6 +57,11 @@ class TensorImpl final : public RefCounted {
   TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides, ScalarType dtype,
              Contiguous known);
 
+  // TensorImpl objects come from the core's per-thread small-block cache (Note [Small host
+  // objects] in tensor_impl.cc).
+  static void* operator new(size_t size);
+  static void operator delete(void* object, size_t size);
+
   IntArrayRef sizes() const { return {sizes_.data(), sizes_.size()}; }
   IntArrayRef strides() const { return {strides_.data(), strides_.size()}; }
   // Stable pointers for DLPack views.
