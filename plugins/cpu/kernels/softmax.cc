@@ -5,6 +5,7 @@
 
 #include "../isa.h"
 #include "../kernels.h"
+#include "../parallel.h"
 #include "../reduction_loop.h"
 #include "../vector_math.h"
 
@@ -46,6 +47,46 @@ struct SoftmaxLine {
   }
 };
 
+// The whole softmax (or log_softmax) of one contiguous float32 line into a contiguous
+// float32 output, in the active ISA clone: the same max, lanes and order of operations
+// as SoftmaxLine and the scaling in softmax_out, so the bits equal the general path's,
+// without gathering the line into a buffer first or scaling in the baseline loop.
+template <bool IsLog>
+struct SoftmaxRow {
+  [[gnu::always_inline]] static inline void run(int, const float* in, float* out, int64_t n) {
+    float lanes[kLanes];
+    for (float& m : lanes) m = -std::numeric_limits<float>::infinity();
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) lanes[l] = in[i + l] > lanes[l] ? in[i + l] : lanes[l];
+    }
+    for (; i < n; ++i) lanes[i % kLanes] = in[i] > lanes[i % kLanes] ? in[i] : lanes[i % kLanes];
+    float max = lanes[0];
+    for (int l = 1; l < kLanes; ++l) max = lanes[l] > max ? lanes[l] : max;
+    for (float& s : lanes) s = 0;
+    for (i = 0; i + kLanes <= n; i += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        const float e = exp_nonpositive(in[i + l] - max);
+        if constexpr (!IsLog) out[i + l] = e;
+        lanes[l] += e;
+      }
+    }
+    for (; i < n; ++i) {
+      const float e = exp_nonpositive(in[i] - max);
+      if constexpr (!IsLog) out[i] = e;
+      lanes[i % kLanes] += e;
+    }
+    const float sum = fold_lanes(lanes);
+    if constexpr (IsLog) {
+      const float log_sum = std::log(sum);
+      for (i = 0; i < n; ++i) out[i] = (in[i] - max) - log_sum;
+    } else {
+      const float scale = 1.0f / sum;
+      for (i = 0; i < n; ++i) out[i] = out[i] * scale;
+    }
+  }
+};
+
 // Note [Stable softmax]
 // ~~~~~~~~~~~~~~~~~~~~~
 // Each line along `dim` is gathered into a buffer in the compute type (float, double for
@@ -66,6 +107,17 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
   const int64_t length = plan.reduced_numel;
   int64_t inner = 1;  // the contiguous output's stride of dim d
   for (int64_t k = d + 1; k < ndim; ++k) inner *= self.sizes()[k];
+  if (self.dtype() == LOOM_DTYPE_FLOAT32 && out.dtype() == LOOM_DTYPE_FLOAT32 && inner == 1 &&
+      self.is_contiguous()) {  // rows along the last dim: one pass per row in the clone
+    const float* src = self.data<float>();
+    float* dst = out.data<float>();
+    parallel_for(0, self.numel() / length, grain_for(8 * length), [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        run_with_isa<SoftmaxRow<IsLog>, true>(0, src + r * length, dst + r * length, length);
+      }
+    });
+    return out;
+  }
   dispatch_floating_types(out.dtype(), op, [&](auto out_tag) {
     using Out = decltype(out_tag);
     using Acc = std::conditional_t<std::is_same_v<Out, double>, double, float>;
