@@ -1,12 +1,14 @@
 // native_layer_norm on CPU tensors: output, mean and rstd of each row of the normalized
 // (trailing) dims (the out= kernel of the Shaped op; outputs arrive allocated and
 // contiguous in the input's dtype).
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <tuple>
 
 #include "../isa.h"
 #include "../kernels.h"
+#include "../parallel.h"
 #include "../reduction_loop.h"
 #include "../vector_math.h"
 
@@ -15,11 +17,12 @@ namespace {
 
 // One float row of layer_norm, run in the active ISA clone: mean and rstd from
 // fixed-lane sums (Note [Vectorised exp]: the same bits at every ISA level), then the
-// row normalized in place, with the affine weight and bias when given (else null).
+// row normalized into `out` (which may be `row` itself), with the affine weight and
+// bias when given (else null).
 struct LayerNormRow {
-  [[gnu::always_inline]] static inline void run(int, float* row, int64_t n, const float* w,
-                                                const float* b, float eps, float* mean_out,
-                                                float* rstd_out) {
+  [[gnu::always_inline]] static inline void run(int, const float* row, float* out, int64_t n,
+                                                const float* w, const float* b, float eps,
+                                                float* mean_out, float* rstd_out) {
     const float mean = lane_sum(row, n) / static_cast<float>(n);
     const float var = lane_sum_of_squares(row, n, mean) / static_cast<float>(n);
     const float rstd = 1.0f / std::sqrt(var + eps);
@@ -27,7 +30,7 @@ struct LayerNormRow {
       float v = (row[j] - mean) * rstd;
       if (w != nullptr) v *= w[j];
       if (b != nullptr) v += b[j];
-      row[j] = v;
+      out[j] = v;
     }
     *mean_out = mean;
     *rstd_out = rstd;
@@ -79,6 +82,21 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
     T* dst = out.data<T>();
     T* mean_dst = mean_out.data<T>();
     T* rstd_dst = rstd_out.data<T>();
+    if constexpr (std::is_same_v<T, float>) {
+      if (input.is_contiguous()) {  // rows in place: normalized straight into the output
+        const float* src = input.data<float>();
+        parallel_for(0, input.numel() / std::max<int64_t>(width, 1), grain_for(8 * width),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t r = begin; r < end; ++r) {
+                         run_with_isa<LayerNormRow, true>(
+                             0, src + r * width, dst + r * width, width,
+                             w.empty() ? nullptr : w.data(), b.empty() ? nullptr : b.data(),
+                             static_cast<float>(eps), mean_dst + r, rstd_dst + r);
+                       }
+                     });
+        return;
+      }
+    }
     parallel_for_each_reduction(plan, input.data<T>(), [&] {
       return
           [&, row = std::vector<Acc>(static_cast<size_t>(width))](int64_t o, auto&& visit) mutable {
@@ -87,9 +105,9 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor> native_layer_norm_out(
             T* y = dst + o * width;
             if constexpr (std::is_same_v<Acc, float>) {
               float mean = 0, rstd = 0;
-              run_with_isa<LayerNormRow, true>(0, row.data(), width, w.empty() ? nullptr : w.data(),
-                                               b.empty() ? nullptr : b.data(),
-                                               static_cast<float>(eps), &mean, &rstd);
+              run_with_isa<LayerNormRow, true>(
+                  0, row.data(), row.data(), width, w.empty() ? nullptr : w.data(),
+                  b.empty() ? nullptr : b.data(), static_cast<float>(eps), &mean, &rstd);
               for (int64_t j = 0; j < width; ++j) y[j] = T(row[j]);
               mean_dst[o] = T(mean);
               rstd_dst[o] = T(rstd);
