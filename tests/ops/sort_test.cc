@@ -2,6 +2,7 @@
 // NaN largest), argsort and topk (largest and smallest), on strided and several-dtype
 // inputs, and the errors.
 #include <cmath>
+#include <limits>
 
 #include "ops_test_util.h"
 
@@ -26,6 +27,29 @@ TEST_F(Sort, SortIsStableWithNaNLargest) {
   EXPECT_EQ(values(mi), (Values{1, 2, 2, 0, 0, 1}));
   EXPECT_EQ(values(argsort(make({0, 1, 0}, {3}, ScalarType::Bool), -1, true)), (Values{1, 0, 2}));
   EXPECT_EQ(shape(std::get<0>(sort(empty({0, 4}), 1))), (Shape{0, 4}));
+}
+
+// Note [Packed sort keys]: float32 and int32 take the packed path; its order must be the
+// general comparator's (checked against float64, which does not pack).
+TEST_F(Sort, PackedKeysKeepTheGeneralOrder) {
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  // torch.sort(torch.tensor([0., -0., nan, -inf, 2, -1, inf, -nan, -2, 0.]), stable=True)
+  // -> indices [3, 8, 5, 0, 1, 9, 4, 6, 2, 7]: -0.0 ties with 0.0, every NaN last
+  const Values data = {0, -0.0, nan, -inf, 2, -1, inf, -nan, -2, 0};
+  for (bool descending : {false, true}) {
+    auto [reference_values, reference] = sort(make(data, {10}, ScalarType::Float64), 0, descending);
+    auto [packed_values, packed] = sort(make(data, {10}, ScalarType::Float32), 0, descending);
+    EXPECT_EQ(values(packed), values(reference)) << "descending " << descending;
+  }
+  EXPECT_EQ(values(std::get<1>(sort(make(data, {10}, ScalarType::Float32)))),
+            (Values{3, 8, 5, 0, 1, 9, 4, 6, 2, 7}));
+  // int32 extremes and ties, and topk through the same path
+  Tensor ints = make({2147483647, -2147483648.0, 0, -1, 0, 5}, {6}, ScalarType::Int32);
+  EXPECT_EQ(values(std::get<1>(sort(ints))), (Values{1, 3, 2, 4, 5, 0}));
+  EXPECT_EQ(values(std::get<1>(sort(ints, 0, true))), (Values{0, 5, 2, 4, 3, 1}));
+  auto [top, where] = topk(make(data, {10}, ScalarType::Float32), 3);
+  EXPECT_EQ(values(where), (Values{2, 7, 6}));
 }
 
 TEST_F(Sort, TopkLargestAndSmallest) {

@@ -1,10 +1,14 @@
 // Sorting kernels on CPU tensors: sort (stable) and topk along one dim, for every dtype,
-// lines split over the thread pool. NaN sorts as the largest value, as in PyTorch.
+// lines split over the thread pool (float32 and int32 as packed integer keys). NaN sorts
+// as the largest value, as in PyTorch.
 // Outputs (values of self's dtype, int64 indices) arrive allocated and contiguous.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "../index_loop.h"
+#include "../isa.h"
 #include "../kernels.h"
 #include "../parallel.h"
 #include "../scalar_types.h"
@@ -20,6 +24,48 @@ bool is_nan_key(K v) {
     return false;
   }
 }
+
+// Note [Packed sort keys]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// float32 and int32 lines sort as one uint64 per element: the key mapped to a uint32 of
+// the same order (int32: the sign bit flipped; float: positives get the sign bit,
+// negatives are inverted, -0.0 counts as +0.0 and every NaN as the largest), inverted
+// for descending, above the element's position. One integer comparison then gives the
+// order of the general comparator below: ties by position (stable), NaN last (first when
+// descending).
+inline uint32_t ordered_bits(int32_t v) {
+  return static_cast<uint32_t>(v) ^ 0x80000000u;
+}
+inline uint32_t ordered_bits(float v) {
+  if (std::isnan(v)) return 0xFFFFFFFFu;
+  if (v == 0.0f) v = 0.0f;  // -0.0 ties with +0.0
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+}
+
+// Packs a contiguous line's keys (Note [Packed sort keys]) in the active ISA clone: the
+// same mapping as ordered_bits, written without branches so that it vectorises.
+struct PackKeysLoop {
+  template <typename T>
+  [[gnu::always_inline]] static inline void run(int, const T* __restrict line, int64_t n,
+                                                uint32_t flip, uint64_t* __restrict packed) {
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t key;
+      if constexpr (std::is_same_v<T, float>) {
+        const float v = line[i];
+        uint32_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        bits = v == 0.0f ? 0u : bits;  // -0.0 ties with +0.0
+        const uint32_t negative = static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31);
+        key = v != v ? 0xFFFFFFFFu : bits ^ (negative | 0x80000000u);
+      } else {
+        key = static_cast<uint32_t>(line[i]) ^ 0x80000000u;
+      }
+      packed[i] = (static_cast<uint64_t>(key ^ flip) << 32) | static_cast<uint64_t>(i);
+    }
+  }
+};
 
 // Sorts every line of `self` along `dim` and writes the first `k` elements of each
 // (ascending, or descending) to the contiguous `values` and `indices`.
@@ -56,14 +102,53 @@ void sort_lines(const sdk::Tensor& self, int64_t dim, int64_t k, bool descending
       return a.position < b.position;
     };
     const int64_t stride = s.strides[d];  // bytes between a line's elements
+    // Row-major position of a line's first output (index[d] is 0).
+    auto line_base = [&](const int64_t* index) {
+      int64_t base = 0;
+      for (size_t j = 0; j < outer.size(); ++j) {
+        base = base * (static_cast<int64_t>(j) == d ? k : outer[j]) + index[j];
+      }
+      return base;
+    };
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
+      if (length <= int64_t{0xFFFFFFFF}) {  // positions fit the low 32 bits
+        parallel_for(
+            0, count_of(outer), grain_for(length * log_length), [&](int64_t begin, int64_t end) {
+              std::vector<uint64_t> packed(static_cast<size_t>(length));
+              const uint32_t flip = descending ? 0xFFFFFFFFu : 0u;
+              for_each_index_in(outer, begin, end, [&](const int64_t* index, int64_t) {
+                const char* line = s.at(index);
+                const int64_t base = line_base(index);
+                if (stride == static_cast<int64_t>(sizeof(T))) {
+                  run_with_isa<PackKeysLoop, true>(0, reinterpret_cast<const T*>(line), length,
+                                                   flip, packed.data());
+                } else {
+                  for (int64_t i = 0; i < length; ++i) {
+                    T v;
+                    std::memcpy(&v, line + i * stride, sizeof(T));
+                    packed[i] = (uint64_t{ordered_bits(v) ^ flip} << 32) | static_cast<uint64_t>(i);
+                  }
+                }
+                if (k < length) {
+                  std::partial_sort(packed.begin(), packed.begin() + k, packed.end());
+                } else {
+                  std::sort(packed.begin(), packed.end());
+                }
+                for (int64_t i = 0; i < k; ++i) {
+                  const int64_t at = static_cast<int64_t>(packed[i] & 0xFFFFFFFFu);
+                  std::memcpy(out_values + base + i * inner, line + at * stride, sizeof(T));
+                  out_indices[base + i * inner] = at;
+                }
+              });
+            });
+        return;
+      }
+    }
     auto sort_range = [&](int64_t begin, int64_t end) {
       std::vector<Keyed> keyed(static_cast<size_t>(length));
       for_each_index_in(outer, begin, end, [&](const int64_t* index, int64_t) {
         const char* line = s.at(index);  // index[d] is 0: the line's first element
-        int64_t base = 0;                // row-major position of the line's first output
-        for (size_t j = 0; j < outer.size(); ++j) {
-          base = base * (static_cast<int64_t>(j) == d ? k : outer[j]) + index[j];
-        }
+        const int64_t base = line_base(index);
         for (int64_t i = 0; i < length; ++i) {
           T v;
           std::memcpy(&v, line + i * stride, sizeof(T));
