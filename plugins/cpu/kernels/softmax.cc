@@ -14,11 +14,12 @@ namespace {
 
 // One line of the softmax family in float (Note [Vectorised exp]), run in the active ISA
 // clone: the line's max (NaN ignored, as the serial loop did) and the sum of
-// exp(x - max) in kLanes fixed lanes; with KeepExp the line's values become exp(x - max).
+// exp(x - max) in kLanes fixed lanes; with KeepExp, exps[i] = exp(x[i] - max) (exps may
+// be the line itself).
 template <bool KeepExp>
 struct SoftmaxLine {
-  [[gnu::always_inline]] static inline void run(int, float* line, int64_t n, float* max_out,
-                                                float* sum_out) {
+  [[gnu::always_inline]] static inline void run(int, const float* line, float* exps, int64_t n,
+                                                float* max_out, float* sum_out) {
     float lanes[kLanes];
     for (float& m : lanes) m = -std::numeric_limits<float>::infinity();
     int64_t i = 0;
@@ -33,13 +34,13 @@ struct SoftmaxLine {
     for (i = 0; i + kLanes <= n; i += kLanes) {
       for (int l = 0; l < kLanes; ++l) {
         const float e = exp_nonpositive(line[i + l] - max);
-        if constexpr (KeepExp) line[i + l] = e;
+        if constexpr (KeepExp) exps[i + l] = e;
         lanes[l] += e;
       }
     }
     for (; i < n; ++i) {
       const float e = exp_nonpositive(line[i] - max);
-      if constexpr (KeepExp) line[i] = e;
+      if constexpr (KeepExp) exps[i] = e;
       lanes[i % kLanes] += e;
     }
     *max_out = max;
@@ -48,41 +49,20 @@ struct SoftmaxLine {
 };
 
 // The whole softmax (or log_softmax) of one contiguous float32 line into a contiguous
-// float32 output, in the active ISA clone: the same max, lanes and order of operations
-// as SoftmaxLine and the scaling in softmax_out, so the bits equal the general path's,
-// without gathering the line into a buffer first or scaling in the baseline loop.
+// float32 output, in the active ISA clone: SoftmaxLine, then the scaling softmax_out does
+// for other layouts (so the bits equal the general path's), without gathering the line
+// into a buffer first or scaling in the baseline loop.
 template <bool IsLog>
 struct SoftmaxRow {
   [[gnu::always_inline]] static inline void run(int, const float* in, float* out, int64_t n) {
-    float lanes[kLanes];
-    for (float& m : lanes) m = -std::numeric_limits<float>::infinity();
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) lanes[l] = in[i + l] > lanes[l] ? in[i + l] : lanes[l];
-    }
-    for (; i < n; ++i) lanes[i % kLanes] = in[i] > lanes[i % kLanes] ? in[i] : lanes[i % kLanes];
-    float max = lanes[0];
-    for (int l = 1; l < kLanes; ++l) max = lanes[l] > max ? lanes[l] : max;
-    for (float& s : lanes) s = 0;
-    for (i = 0; i + kLanes <= n; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        const float e = exp_nonpositive(in[i + l] - max);
-        if constexpr (!IsLog) out[i + l] = e;
-        lanes[l] += e;
-      }
-    }
-    for (; i < n; ++i) {
-      const float e = exp_nonpositive(in[i] - max);
-      if constexpr (!IsLog) out[i] = e;
-      lanes[i % kLanes] += e;
-    }
-    const float sum = fold_lanes(lanes);
+    float max = 0, sum = 0;
+    SoftmaxLine<!IsLog>::run(0, in, out, n, &max, &sum);
     if constexpr (IsLog) {
       const float log_sum = std::log(sum);
-      for (i = 0; i < n; ++i) out[i] = (in[i] - max) - log_sum;
+      for (int64_t i = 0; i < n; ++i) out[i] = (in[i] - max) - log_sum;
     } else {
       const float scale = 1.0f / sum;
-      for (i = 0; i < n; ++i) out[i] = out[i] * scale;
+      for (int64_t i = 0; i < n; ++i) out[i] = out[i] * scale;
     }
   }
 };
@@ -132,7 +112,8 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
           Out* row = dst + (o / inner) * inner * length + (o % inner);
           if constexpr (std::is_same_v<Acc, float>) {
             float max = 0, sum = 0;
-            run_with_isa<SoftmaxLine<!IsLog>, true>(0, line.data(), length, &max, &sum);
+            run_with_isa<SoftmaxLine<!IsLog>, true>(0, line.data(), line.data(), length, &max,
+                                                    &sum);
             if constexpr (IsLog) {
               const float log_sum = std::log(sum);
               for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);

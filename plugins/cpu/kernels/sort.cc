@@ -33,36 +33,26 @@ bool is_nan_key(K v) {
 // for descending, above the element's position. One integer comparison then gives the
 // order of the general comparator below: ties by position (stable), NaN last (first when
 // descending).
-inline uint32_t ordered_bits(int32_t v) {
+// Written without branches, so that PackKeysLoop's clones vectorise it.
+[[gnu::always_inline]] inline uint32_t ordered_bits(int32_t v) {
   return static_cast<uint32_t>(v) ^ 0x80000000u;
 }
-inline uint32_t ordered_bits(float v) {
-  if (std::isnan(v)) return 0xFFFFFFFFu;
-  if (v == 0.0f) v = 0.0f;  // -0.0 ties with +0.0
+[[gnu::always_inline]] inline uint32_t ordered_bits(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);
-  return (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  bits = v == 0.0f ? 0u : bits;  // -0.0 ties with +0.0
+  const uint32_t negative = static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31);
+  return v != v ? 0xFFFFFFFFu : bits ^ (negative | 0x80000000u);  // NaN: the largest
 }
 
-// Packs a contiguous line's keys (Note [Packed sort keys]) in the active ISA clone: the
-// same mapping as ordered_bits, written without branches so that it vectorises.
+// Packs a contiguous line's keys (Note [Packed sort keys]) in the active ISA clone.
 struct PackKeysLoop {
   template <typename T>
   [[gnu::always_inline]] static inline void run(int, const T* __restrict line, int64_t n,
                                                 uint32_t flip, uint64_t* __restrict packed) {
     for (int64_t i = 0; i < n; ++i) {
-      uint32_t key;
-      if constexpr (std::is_same_v<T, float>) {
-        const float v = line[i];
-        uint32_t bits;
-        std::memcpy(&bits, &v, sizeof bits);
-        bits = v == 0.0f ? 0u : bits;  // -0.0 ties with +0.0
-        const uint32_t negative = static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31);
-        key = v != v ? 0xFFFFFFFFu : bits ^ (negative | 0x80000000u);
-      } else {
-        key = static_cast<uint32_t>(line[i]) ^ 0x80000000u;
-      }
-      packed[i] = (static_cast<uint64_t>(key ^ flip) << 32) | static_cast<uint64_t>(i);
+      packed[i] =
+          (static_cast<uint64_t>(ordered_bits(line[i]) ^ flip) << 32) | static_cast<uint64_t>(i);
     }
   }
 };
