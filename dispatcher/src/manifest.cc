@@ -44,6 +44,7 @@ constexpr std::string_view kDefaultManifestText = R"pb(
   search_dirs: "$ORIGIN/../lib/loom/plugins"
   search_dirs: "$LIBDIR/loom/plugins"
   plugins { name: "cpu" }
+  plugins { name: "autograd" }
 )pb";
 
 // Note [Manifest error positions]

@@ -1,9 +1,12 @@
 // loom_opgen: generates the typed op API and the op table documentation from the op
 // library (ops/ops.def), so no signature is written twice by hand.
-//   loom_opgen --ops OUT/ops.h --methods OUT/tensor_methods.inc --doc OUT/ops.md
+//   loom_opgen --ops OUT/ops.h --methods OUT/tensor_methods.inc --sdk OUT/sdk_ops.hpp
+//              --doc OUT/ops.md
 // ops.h: a free function per op variant (loom::add, loom::add_, loom::add_out) and the
 // definitions of the Tensor methods; tensor_methods.inc: the method declarations the
-// op library's Tensor class (loom/ops/tensor.h) includes.
+// op library's Tensor class (loom/ops/tensor.h) includes; sdk_ops.hpp: the same free
+// functions for plugins (loom::sdk::op::add over sdk::Tensor, calling through the host
+// table; loom/sdk/ops.hpp includes it).
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -111,6 +114,40 @@ std::string cpp_type(const SchemaType& t) {
   fail("opgen", "no C++ type for schema type ", t.to_string());
 }
 
+// The parameter type of the SDK's typed op API (loom/sdk/ops.hpp).
+std::string sdk_type(const SchemaType& t) {
+  if (std::string v = value_type(t.kind); !v.empty()) return v;
+  switch (t.kind) {
+    case Kind::Tensor:
+      return "const Tensor&";
+    case Kind::Str:
+      return "std::string_view";
+    case Kind::Scalar:
+      return "const Scalar&";
+    case Kind::ScalarType:
+      return "LoomDType";
+    case Kind::Device:
+      return "LoomDevice";
+    case Kind::Optional: {
+      const SchemaType& e = *t.elem;
+      if (e.kind == Kind::Tensor) return "const std::optional<Tensor>&";
+      if (e.kind == Kind::List && e.elem->kind == Kind::Int) return "std::optional<IntList>";
+      if (e.kind == Kind::Scalar) return "std::optional<Scalar>";
+      return "std::optional<" + sdk_type(e) + ">";
+    }
+    case Kind::List:
+      if (t.elem->kind == Kind::Int) return "IntList";
+      if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
+      if (t.elem->kind == Kind::Optional && t.elem->elem->kind == Kind::Tensor) {
+        return "const std::vector<std::optional<Tensor>>&";
+      }
+      break;
+    default:
+      break;
+  }
+  fail("opgen", "no SDK type for schema type ", t.to_string());
+}
+
 std::string cpp_default(const Argument& a) {
   const dispatch::DefaultValue& v = *a.default_value;
   if (std::holds_alternative<std::monostate>(v)) return "std::nullopt";
@@ -162,7 +199,8 @@ std::vector<const Argument*> cpp_order(const Variant& v) {
 }
 
 // "const Tensor& self, const Scalar& alpha = 1", skipping the first `skip` parameters.
-std::string params(const Variant& v, bool defaults, size_t skip) {
+std::string params(const Variant& v, bool defaults, size_t skip,
+                   std::string (*type_of)(const SchemaType&) = cpp_type) {
   std::vector<const Argument*> order = cpp_order(v);
   // Defaults only on a suffix: stop giving them once a later argument has none.
   std::vector<bool> can_default(order.size(), false);
@@ -174,7 +212,7 @@ std::string params(const Variant& v, bool defaults, size_t skip) {
   std::string out;
   for (size_t i = skip; i < order.size(); ++i) {
     const Argument* a = order[i];
-    out += (out.empty() ? "" : ", ") + cpp_type(a->type) + " " + a->name;
+    out += (out.empty() ? "" : ", ") + type_of(a->type) + " " + a->name;
     if (defaults && can_default[i]) out += " = " + cpp_default(*a);
   }
   return out;
@@ -198,6 +236,24 @@ std::string call_body(const Variant& v, const std::string& self_expr) {
   }
   b << "};\n";
   b << "  return detail::call<" << cpp_return(v.schema) << ">(op, args, " << args.size() << ");\n";
+  return b.str();
+}
+
+// The body of an SDK op function: arguments boxed on the stack, a call from the top
+// through the host table (LoomHostApi::call_op), returns unboxed and owned.
+std::string sdk_call_body(const Variant& v) {
+  std::ostringstream b;
+  b << "  static detail::OpHandle op(\"" << v.schema.name.qualified() << "\");\n";
+  const auto& args = v.schema.arguments;
+  b << "  detail::ArgBuffer buffer;\n";
+  b << "  LoomValue args[] = {";
+  for (size_t i = 0; i < args.size(); ++i) {
+    b << (i ? ", " : "") << "detail::box_arg(buffer, " << args[i].name << ")";
+  }
+  if (args.empty()) b << "{}";
+  b << "};\n";
+  b << "  return detail::call_op<" << cpp_return(v.schema) << ">(op, args, " << args.size()
+    << ");\n";
   return b.str();
 }
 
@@ -235,17 +291,19 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 int run(int argc, char** argv) {
-  std::string ops_path, methods_path, doc_path;
+  std::string ops_path, methods_path, sdk_path, doc_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--ops")
       ops_path = argv[i + 1];
     else if (flag == "--methods")
       methods_path = argv[i + 1];
+    else if (flag == "--sdk")
+      sdk_path = argv[i + 1];
     else if (flag == "--doc")
       doc_path = argv[i + 1];
     else
-      fail("opgen", "unknown flag '", flag, "' (expected --ops, --methods, --doc)");
+      fail("opgen", "unknown flag '", flag, "' (expected --ops, --methods, --sdk, --doc)");
   }
   std::vector<Variant> variants = all_variants();
   const char* banner = "// Generated by ops/opgen from ops/ops.def. Do not edit.\n";
@@ -278,6 +336,19 @@ int run(int argc, char** argv) {
     }
     o << "}  // namespace loom\n";
     write_file(ops_path, o.str());
+  }
+  if (!sdk_path.empty()) {
+    std::ostringstream o;
+    o << banner << "// Included by loom/sdk/ops.hpp, which defines what these functions use.\n"
+      << "#pragma once\n\nnamespace loom::sdk::op {\n\n";
+    for (const Variant& v : variants) {
+      o << "// " << v.schema.to_string() << "\n";
+      o << "inline " << cpp_return(v.schema) << " " << v.cpp_name << "("
+        << params(v, true, 0, sdk_type) << ") {\n"
+        << sdk_call_body(v) << "}\n\n";
+    }
+    o << "}  // namespace loom::sdk::op\n";
+    write_file(sdk_path, o.str());
   }
   if (!doc_path.empty()) {
     std::ostringstream d;

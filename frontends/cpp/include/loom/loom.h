@@ -1,8 +1,9 @@
 // The one header an app includes: tensors, the runtime, the typed op functions and
 // Tensor methods generated from the op library, call by op name, operators, factories,
-// random tensors, printing, DLPack, host memory statistics.
+// random tensors, printing, DLPack, host memory statistics, autograd.
 #pragma once
 
+#include "loom/autograd.h"
 #include "loom/call.h"
 #include "loom/core/error.h"
 #include "loom/core/host_memory.h"

@@ -3,7 +3,9 @@
 // The core knows no op, so the methods live here, in the op library's layer.
 #pragma once
 
+#include <functional>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -41,6 +43,32 @@ class Tensor : public TensorBase {
   // tensor.to("npu_sim:1"): the device named by a string (loom::parse_device), then the
   // to.device op (a copy through the devices' runtimes, Note [Copies between devices]).
   Tensor to(std::string_view device) const;
+
+  // --- autograd: calls of the autograd plugin's autograd:: ops (ops/src/tensor_autograd.cc);
+  // without the plugin each throws "[autograd] ... the autograd plugin is not loaded".
+  // requires_grad() and is_leaf() answer false and true then. ---
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  bool requires_grad() const;
+  bool is_leaf() const;
+  // The accumulated gradient; undefined before the first backward reaches this tensor.
+  Tensor grad() const;
+  // Replaces the gradient (an undefined tensor clears it), as `p.grad = g` in PyTorch.
+  void set_grad(const Tensor& grad) const;
+  // Backpropagates from this tensor: `gradient` may be omitted for one element;
+  // retain_graph defaults to create_graph; `inputs` limits which leaves get .grad.
+  void backward(const Tensor& gradient = {}, std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false, const std::vector<Tensor>& inputs = {}) const;
+  // The same data, without history, never requiring grad.
+  Tensor detach() const;
+  void retain_grad() const;
+  bool retains_grad() const;
+  // The name of the node that made this tensor ("MulBackward0"), "" for a leaf.
+  std::string grad_fn_name() const;
+  // A hook on the gradient flowing into this tensor: it may return a replacement, or an
+  // undefined tensor to keep the gradient.
+  void register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  // A hook on a leaf, called with its .grad after each accumulation.
+  void register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const;
 
   // --- ops: one method per op whose first argument is `self`; the definitions are in
   // loom/ops/generated/ops.h. ---

@@ -24,8 +24,13 @@
 
 namespace loom::sdk {
 
-// A boxed Scalar argument (int, float or bool).
+// A boxed Scalar argument (int, float or bool); C++ numbers convert to it.
 struct Scalar {
+  Scalar() = default;
+  Scalar(double value) : tag(LOOM_VALUE_DOUBLE), d(value) {}
+  Scalar(int value) : i(value) {}
+  Scalar(int64_t value) : i(value) {}
+  Scalar(bool value) : tag(LOOM_VALUE_BOOL), i(value) {}
   LoomValueTag tag = LOOM_VALUE_INT;
   int64_t i = 0;
   double d = 0.0;

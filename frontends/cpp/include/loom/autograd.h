@@ -1,0 +1,124 @@
+// Autograd for apps: grad mode guards, backward and grad over several tensors, the
+// functional API (vjp, jvp, jacobian, hessian, hvp) and gradcheck. The gradients
+// themselves come from the autograd plugin (plugins/autograd), reached through its
+// autograd:: ops; Tensor's own methods (requires_grad_(), backward(), grad(), ...) are
+// declared in loom/ops/tensor.h.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "loom/dispatcher/local_dispatch_key_set.h"
+#include "loom/ops/tensor.h"
+
+namespace loom {
+
+// No graph is recorded while alive (the Autograd key is excluded on this thread), as
+// torch::NoGradGuard. Works whether or not the autograd plugin is loaded.
+class NoGradGuard {
+ public:
+  NoGradGuard() : guard_(DispatchKeySet(DispatchKey::Autograd)) {}
+
+ private:
+  dispatch::ExcludeDispatchKeyGuard guard_;
+};
+
+// Inference mode: as NoGradGuard (tensors made inside never record history).
+class InferenceMode {
+ public:
+  explicit InferenceMode(bool enabled = true);
+  ~InferenceMode();
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+
+ private:
+  uint64_t saved_;
+};
+
+namespace autograd {
+
+// Whether ops record a graph on this thread (grad mode: no NoGradGuard or InferenceMode
+// in effect) and the autograd plugin is loaded.
+bool is_enabled();
+// Whether the autograd plugin is loaded.
+bool is_available();
+
+// Turns grad mode back on inside a NoGradGuard (the functional API uses it).
+class EnableGradGuard {
+ public:
+  EnableGradGuard();
+  ~EnableGradGuard();
+  EnableGradGuard(const EnableGradGuard&) = delete;
+  EnableGradGuard& operator=(const EnableGradGuard&) = delete;
+
+ private:
+  uint64_t saved_;
+};
+
+// Anomaly detection: backward checks every gradient and fails naming the node (and so
+// the forward op) whose backward produced NaN or Inf.
+void set_detect_anomaly(bool enabled);
+bool is_anomaly_enabled();
+class DetectAnomalyGuard {
+ public:
+  DetectAnomalyGuard();
+  ~DetectAnomalyGuard();
+
+ private:
+  bool saved_;
+};
+
+// Backward from several tensors at once (torch::autograd::backward).
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors = {},
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+              const std::vector<Tensor>& inputs = {});
+
+// The gradients of `outputs` with respect to `inputs` (torch::autograd::grad); nothing
+// is accumulated into .grad. An input not used by the outputs gives an undefined tensor
+// with allow_unused, an error otherwise.
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {},
+                         std::optional<bool> retain_graph = std::nullopt,
+                         bool create_graph = false, bool allow_unused = false);
+
+using Function = std::function<Tensor(const Tensor&)>;
+using MultiFunction = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// (f(x), v^T J): the vector-Jacobian product.
+std::pair<Tensor, Tensor> vjp(const Function& f, const Tensor& x, const Tensor& v,
+                              bool create_graph = false);
+// (f(x), J v): the Jacobian-vector product, computed as a double vjp.
+std::pair<Tensor, Tensor> jvp(const Function& f, const Tensor& x, const Tensor& v,
+                              bool create_graph = false);
+// The Jacobian of f at x, of shape f(x).sizes() + x.sizes().
+Tensor jacobian(const Function& f, const Tensor& x, bool create_graph = false);
+// One Jacobian per input, each of shape f(inputs).sizes() + inputs[i].sizes().
+std::vector<Tensor> jacobian(const MultiFunction& f, const std::vector<Tensor>& inputs,
+                             bool create_graph = false);
+// The Hessian of a scalar function, of shape x.sizes() + x.sizes().
+Tensor hessian(const Function& f, const Tensor& x);
+// (f(x), H v) for a scalar function.
+std::pair<Tensor, Tensor> hvp(const Function& f, const Tensor& x, const Tensor& v);
+
+struct GradcheckOptions {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+  // Throw loom::Error("[gradcheck] ...") on a mismatch (otherwise return false).
+  bool raise_exception = true;
+};
+
+// Compares the analytic Jacobian of f (from backward) with central differences, for
+// every input that requires grad (they should be float64). On a mismatch the report
+// names the input, and the worst element with its analytic and numeric values.
+bool gradcheck(const MultiFunction& f, const std::vector<Tensor>& inputs,
+               const GradcheckOptions& options = {});
+// The same for the gradients of f: checks backward's own derivative (create_graph).
+bool gradgradcheck(const MultiFunction& f, const std::vector<Tensor>& inputs,
+                   const GradcheckOptions& options = {});
+
+}  // namespace autograd
+}  // namespace loom

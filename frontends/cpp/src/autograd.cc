@@ -1,0 +1,351 @@
+// The app-facing autograd API (loom/autograd.h) over the autograd plugin's ops.
+#include "loom/autograd.h"
+
+#include <sstream>
+
+#include "loom/core/error.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/factories.h"
+#include "loom/operators.h"
+#include "loom/ops/generated/ops.h"
+#include "loom/tensor_io.h"
+
+namespace loom {
+namespace {
+
+using dispatch::Dispatcher;
+
+constexpr uint64_t kAutogradBit = DispatchKeySet(DispatchKey::Autograd).raw();
+
+dispatch::OperatorHandle autograd_op(const char* name, const char* what) {
+  std::optional<dispatch::OperatorHandle> op = Dispatcher::instance().find(name);
+  LOOM_CHECK(op && op->is_defined(), "autograd", what,
+             ": the autograd plugin is not loaded (load it with the runtime's manifest)");
+  return *op;
+}
+
+LoomValue tensor_list(std::vector<LoomTensor*>& handles) {
+  LoomValue v{LOOM_VALUE_TENSOR_LIST, static_cast<uint32_t>(handles.size()), {}};
+  v.u.tensors = handles.data();
+  return v;
+}
+
+std::vector<LoomTensor*> handles_of(const std::vector<Tensor>& tensors) {
+  std::vector<LoomTensor*> out;
+  for (const Tensor& t : tensors) {
+    out.push_back(t.defined() ? reinterpret_cast<LoomTensor*>(t.impl()) : nullptr);
+  }
+  return out;
+}
+
+}  // namespace
+
+InferenceMode::InferenceMode(bool enabled) : saved_(dispatch::detail::tls_local_keys.excluded) {
+  if (enabled) dispatch::detail::tls_local_keys.excluded |= kAutogradBit;
+}
+
+InferenceMode::~InferenceMode() {
+  dispatch::detail::tls_local_keys.excluded = saved_;
+}
+
+namespace autograd {
+
+bool is_available() {
+  std::optional<dispatch::OperatorHandle> op = Dispatcher::instance().find("autograd::backward");
+  return op && op->is_defined();
+}
+
+bool is_enabled() {
+  return (dispatch::detail::tls_local_keys.excluded & kAutogradBit) == 0 && is_available();
+}
+
+EnableGradGuard::EnableGradGuard() : saved_(dispatch::detail::tls_local_keys.excluded) {
+  dispatch::detail::tls_local_keys.excluded &= ~kAutogradBit;
+}
+
+EnableGradGuard::~EnableGradGuard() {
+  dispatch::detail::tls_local_keys.excluded = saved_;
+}
+
+void set_detect_anomaly(bool enabled) {
+  LoomValue args[] = {dispatch::box(enabled)};
+  Dispatcher::instance().call(autograd_op("autograd::set_anomaly_enabled", "set_detect_anomaly()"),
+                              args, 1, nullptr, 0);
+}
+
+bool is_anomaly_enabled() {
+  if (!is_available()) return false;
+  LoomValue ret[1];
+  Dispatcher::instance().call(autograd_op("autograd::is_anomaly_enabled", "is_anomaly_enabled()"),
+                              nullptr, 0, ret, 1);
+  return ret[0].u.i != 0;
+}
+
+DetectAnomalyGuard::DetectAnomalyGuard() : saved_(is_anomaly_enabled()) {
+  set_detect_anomaly(true);
+}
+
+DetectAnomalyGuard::~DetectAnomalyGuard() {
+  try {
+    set_detect_anomaly(saved_);
+  } catch (const Error&) {
+    // The plugin was unloaded meanwhile: nothing to restore.
+  }
+}
+
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph,
+              const std::vector<Tensor>& inputs) {
+  std::vector<LoomTensor*> t = handles_of(tensors), g = handles_of(grad_tensors),
+                           in = handles_of(inputs);
+  LoomValue args[] = {tensor_list(t), tensor_list(g),
+                      dispatch::box(retain_graph.value_or(create_graph)),
+                      dispatch::box(create_graph), tensor_list(in)};
+  Dispatcher::instance().call(autograd_op("autograd::backward", "backward()"), args, 5, nullptr, 0);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs,
+                         std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  std::vector<LoomTensor*> o = handles_of(outputs), in = handles_of(inputs),
+                           g = handles_of(grad_outputs);
+  LoomValue args[] = {tensor_list(o),
+                      tensor_list(in),
+                      tensor_list(g),
+                      dispatch::box(retain_graph.value_or(create_graph)),
+                      dispatch::box(create_graph),
+                      dispatch::box(allow_unused)};
+  LoomValue ret[1];
+  Dispatcher::instance().call(autograd_op("autograd::grad_of", "grad()"), args, 6, ret, 1);
+  std::vector<Tensor> result;
+  for (uint32_t i = 0; i < ret[0].length; ++i) {
+    auto* impl = reinterpret_cast<TensorImpl*>(ret[0].u.tensors[i]);
+    result.push_back(impl != nullptr ? Tensor::adopt(impl) : Tensor());
+  }
+  std::free(const_cast<LoomTensor**>(ret[0].u.tensors));
+  return result;
+}
+
+namespace {
+
+// x as a fresh leaf that requires grad (the functional API differentiates at x).
+Tensor leaf_of(const Tensor& x) {
+  return x.detach().requires_grad_(true);
+}
+
+Tensor or_zeros(const Tensor& g, const Tensor& like) {
+  return g.defined() ? g : zeros_like(like);
+}
+
+std::vector<int64_t> joined(IntList a, IntList b) {
+  std::vector<int64_t> out(a.span().begin(), a.span().end());
+  out.insert(out.end(), b.span().begin(), b.span().end());
+  return out;
+}
+
+}  // namespace
+
+std::pair<Tensor, Tensor> vjp(const Function& f, const Tensor& x, const Tensor& v,
+                              bool create_graph) {
+  EnableGradGuard enable;
+  Tensor in = leaf_of(x);
+  Tensor y = f(in);
+  Tensor g = grad({y}, {in}, {v}, create_graph, create_graph, true)[0];
+  return {create_graph ? y : y.detach(), or_zeros(g, x)};
+}
+
+std::pair<Tensor, Tensor> jvp(const Function& f, const Tensor& x, const Tensor& v,
+                              bool create_graph) {
+  EnableGradGuard enable;
+  Tensor in = leaf_of(x);
+  Tensor y = f(in);
+  // J^T u is linear in u; differentiating it with respect to u along v gives J v.
+  Tensor u = zeros_like(y).requires_grad_(true);
+  Tensor jt_u = grad({y}, {in}, {u}, true, true, true)[0];
+  if (!jt_u.defined() || !jt_u.requires_grad()) return {y.detach(), zeros_like(y)};
+  Tensor jv = grad({jt_u}, {u}, {v}, create_graph, create_graph, true)[0];
+  return {create_graph ? y : y.detach(), or_zeros(jv, y)};
+}
+
+std::vector<Tensor> jacobian(const MultiFunction& f, const std::vector<Tensor>& inputs,
+                             bool create_graph) {
+  EnableGradGuard enable;
+  std::vector<Tensor> leaves;
+  for (const Tensor& x : inputs) leaves.push_back(leaf_of(x));
+  Tensor y = f(leaves);
+  Tensor flat = y.reshape({-1});
+  const int64_t rows = flat.numel();
+  std::vector<std::vector<Tensor>> per_input(inputs.size());
+  for (int64_t i = 0; i < rows; ++i) {
+    Tensor basis = zeros({rows}, TensorOptions().dtype(y.dtype()).device(y.device()));
+    {
+      NoGradGuard no_grad;
+      basis.select(0, i).fill_(1);
+    }
+    std::vector<Tensor> g =
+        grad({y}, leaves, {basis.view(y.sizes())}, true, create_graph, /*allow_unused=*/true);
+    for (size_t k = 0; k < inputs.size(); ++k) per_input[k].push_back(or_zeros(g[k], inputs[k]));
+  }
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<int64_t> shape = joined(y.sizes(), inputs[k].sizes());
+    out.push_back(rows == 0 ? zeros(shape, TensorOptions().dtype(inputs[k].dtype()))
+                            : stack(per_input[k]).reshape(shape));
+  }
+  return out;
+}
+
+Tensor jacobian(const Function& f, const Tensor& x, bool create_graph) {
+  return jacobian([&](const std::vector<Tensor>& in) { return f(in[0]); },
+                  std::vector<Tensor>{x}, create_graph)[0];
+}
+
+Tensor hessian(const Function& f, const Tensor& x) {
+  return jacobian(
+      [&](const Tensor& in) {
+        Tensor y = f(in);
+        LOOM_CHECK(y.numel() == 1, "autograd", "hessian() needs a function with one output "
+                   "element, found ", y.numel());
+        Tensor g = grad({y}, {in}, {}, true, true, true)[0];
+        return g.defined() ? g : zeros_like(in);
+      },
+      x);
+}
+
+std::pair<Tensor, Tensor> hvp(const Function& f, const Tensor& x, const Tensor& v) {
+  EnableGradGuard enable;
+  Tensor in = leaf_of(x);
+  Tensor y = f(in);
+  LOOM_CHECK(y.numel() == 1, "autograd", "hvp() needs a function with one output element, found ",
+             y.numel());
+  Tensor g = grad({y}, {in}, {}, true, true, true)[0];
+  if (!g.defined() || !g.requires_grad()) return {y.detach(), zeros_like(x)};
+  Tensor hv = grad({g}, {in}, {v}, false, false, true)[0];
+  return {y.detach(), or_zeros(hv, x)};
+}
+
+namespace {
+
+// The numeric Jacobian of f's output with respect to input k, by central differences:
+// column j is (f(x + eps e_j) - f(x - eps e_j)) / 2 eps.
+Tensor numeric_jacobian(const MultiFunction& f, std::vector<Tensor> inputs, size_t k,
+                        double eps, int64_t out_numel) {
+  NoGradGuard no_grad;
+  Tensor x = inputs[k].detach().clone();
+  inputs[k] = x;
+  Tensor flat = x.view({-1});
+  const int64_t n = flat.numel();
+  Tensor jac = zeros({out_numel, n}, TensorOptions().dtype(ScalarType::Float64));
+  for (int64_t j = 0; j < n; ++j) {
+    Tensor element = flat.select(0, j);
+    const double original = element.item<double>();
+    element.fill_(original + eps);
+    Tensor plus = f(inputs).to(ScalarType::Float64).reshape({-1});
+    element.fill_(original - eps);
+    Tensor minus = f(inputs).to(ScalarType::Float64).reshape({-1});
+    element.fill_(original);
+    jac.select(1, j).copy_((plus - minus) / (2 * eps));
+  }
+  return jac;
+}
+
+bool report(const GradcheckOptions& options, const std::string& message) {
+  if (options.raise_exception) fail("gradcheck", message);
+  return false;
+}
+
+bool check(const MultiFunction& f, const std::vector<Tensor>& inputs,
+           const GradcheckOptions& options, const char* what) {
+  std::vector<Tensor> leaves;
+  std::vector<size_t> checked;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].requires_grad()) checked.push_back(k);
+    leaves.push_back(inputs[k].requires_grad() ? leaf_of(inputs[k]) : inputs[k]);
+  }
+  LOOM_CHECK(!checked.empty(), "gradcheck", "no input requires grad");
+  Tensor y;
+  {
+    EnableGradGuard enable;
+    y = f(leaves);
+  }
+  const int64_t out_numel = y.numel();
+  for (size_t k : checked) {
+    Tensor numeric = numeric_jacobian(f, leaves, k, options.eps, out_numel);
+    std::vector<Tensor> leaves_k = leaves;
+    Tensor analytic =
+        jacobian([&](const std::vector<Tensor>& in) {
+                   std::vector<Tensor> all = leaves_k;
+                   all[k] = in[0];
+                   return f(all);
+                 },
+                 std::vector<Tensor>{leaves[k]})[0]
+            .to(ScalarType::Float64)
+            .reshape({out_numel, -1});
+    NoGradGuard no_grad;
+    Tensor difference = (analytic - numeric).abs();
+    Tensor tolerance = numeric.abs() * options.rtol + options.atol;
+    Tensor excess = difference - tolerance;
+    // A NaN anywhere compares false and is reported.
+    if (excess.numel() == 0 || excess.amax().item<double>() <= 0) continue;
+    const int64_t worst = excess.reshape({-1}).argmax().item<int64_t>();
+    const int64_t cols = numeric.size(1);
+    std::ostringstream m;
+    m.precision(10);
+    m << what << " mismatch for input " << k << ": the worst element is output " << worst / cols
+      << ", input element " << worst % cols << ": analytic "
+      << analytic.reshape({-1}).select(0, worst).item<double>() << ", numeric "
+      << numeric.reshape({-1}).select(0, worst).item<double>() << " (atol " << options.atol
+      << ", rtol " << options.rtol << ")";
+    return report(options, m.str());
+  }
+  return true;
+}
+
+}  // namespace
+
+bool gradcheck(const MultiFunction& f, const std::vector<Tensor>& inputs,
+               const GradcheckOptions& options) {
+  return check(f, inputs, options, "Jacobian");
+}
+
+bool gradgradcheck(const MultiFunction& f, const std::vector<Tensor>& inputs,
+                   const GradcheckOptions& options) {
+  // Fixed random output gradients v: the function checked is x -> v^T J_f(x), whose own
+  // Jacobian backward computes through the formulas' derivatives (create_graph).
+  Tensor probe;
+  {
+    EnableGradGuard enable;
+    std::vector<Tensor> leaves;
+    for (const Tensor& x : inputs) leaves.push_back(x.requires_grad() ? leaf_of(x) : x);
+    probe = f(leaves);
+  }
+  Tensor v = ones_like(probe.detach());
+  {
+    NoGradGuard no_grad;
+    Tensor flat = v.view({-1});
+    for (int64_t i = 0; i < flat.numel(); ++i) flat.select(0, i).fill_(0.5 + 0.37 * (i % 5));
+  }
+  std::vector<bool> wanted;
+  for (const Tensor& x : inputs) wanted.push_back(x.requires_grad());
+  MultiFunction first_derivative = [&](const std::vector<Tensor>& given) {
+    EnableGradGuard enable;
+    // The numeric pass perturbs plain copies: make every wanted input a leaf again.
+    std::vector<Tensor> in, differentiable;
+    for (size_t i = 0; i < given.size(); ++i) {
+      in.push_back(wanted[i] && !given[i].requires_grad() ? leaf_of(given[i]) : given[i]);
+      if (wanted[i]) differentiable.push_back(in.back());
+    }
+    Tensor y = f(in);
+    std::vector<Tensor> g = grad({y}, differentiable, {v}, true, true, true);
+    std::vector<Tensor> flat;
+    for (size_t i = 0; i < g.size(); ++i) {
+      flat.push_back(or_zeros(g[i], differentiable[i]).reshape({-1}));
+    }
+    return cat(flat);
+  };
+  return check(first_derivative, inputs, options, "second derivative");
+}
+
+}  // namespace autograd
+}  // namespace loom

@@ -1,0 +1,51 @@
+// Derivatives of the indexing family: index_select, gather, scatter, scatter_add and
+// index.Tensor, each the adjoint of the other (gather <-> scatter_add, index <->
+// index_put with accumulation). index_add, index_copy, masked_select, index_put,
+// masked_scatter and repeat_interleave are decompositions; nonzero and one_hot are not
+// differentiable.
+#include "helpers.h"
+
+namespace loom::autograd {
+using namespace formulas;
+
+namespace {
+
+Tensor zeros_of(BackwardContext& c, size_t arg) {
+  return sdk::full(c.input_sizes(arg), 0.0, c.grad().dtype(), c.grad().device());
+}
+
+}  // namespace
+
+void register_indexing_formulas(FormulaTable& t) {
+  t.add({"loom::index_select", inputs({2}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return op::index_add(zeros_of(c, 0), c.int_arg(1), c.input(2), c.grad()); });
+         }});
+  t.add({"loom::gather", inputs({2}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return op::scatter_add(zeros_of(c, 0), c.int_arg(1), c.input(2), c.grad()); });
+         }});
+  // scatter: the overwritten places of self get nothing; src gets what lands on it.
+  t.add({"loom::scatter.src", inputs({2}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return op::scatter(c.grad(), c.int_arg(1), c.input(2), sdk::Scalar{}); });
+           c.set(3, [&] { return op::gather(c.grad(), c.int_arg(1), c.input(2)); });
+         }});
+  t.add({"loom::scatter.value", inputs({2}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return op::scatter(c.grad(), c.int_arg(1), c.input(2), sdk::Scalar{}); });
+         }});
+  t.add({"loom::scatter_add", inputs({2}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return c.grad(); });
+           c.set(3, [&] { return op::gather(c.grad(), c.int_arg(1), c.input(2)); });
+         }});
+  t.add({"loom::index.Tensor", inputs({1}), 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             std::vector<std::optional<Tensor>> indices;
+             for (size_t i = 0; i < c.list_length(1); ++i) {
+               indices.push_back(c.has_input(1, i) ? std::optional<Tensor>(c.input(1, i))
+                                                   : std::nullopt);
+             }
+             return op::index_put(zeros_of(c, 0), indices, c.grad(), true);
+           });
+         }});
+  t.not_differentiable({"loom::nonzero", "loom::one_hot"});
+}
+
+}  // namespace loom::autograd

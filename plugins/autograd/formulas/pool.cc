@@ -1,0 +1,163 @@
+// Derivatives of the pool family: max pooling (scattered through the saved indices),
+// average and adaptive average pooling and bilinear upsampling (as separable matrix
+// products). The 1-D pools, max_pool2d and nearest upsampling are decompositions.
+#include <cmath>
+
+#include "helpers.h"
+
+namespace loom::autograd {
+using namespace formulas;
+
+namespace {
+
+// Note [Separable pooling]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// Average pooling (any padding, ceil_mode, count_include_pad or divisor_override),
+// adaptive average pooling and bilinear upsampling are linear maps that act on rows and
+// columns separately: out = A_h x A_w^T for each plane, A_h of shape [out_h, in_h] and
+// A_w [out_w, in_w] (a divisor_override is put in A_h alone). So the gradient is
+// A_h^T grad A_w, two matrix products, exact for every option, and itself differentiable.
+Tensor separable_backward(const Tensor& grad, const Tensor& a_h, const Tensor& a_w) {
+  return op::matmul(op::matmul(op::t(a_h), grad), a_w);
+}
+
+// Window [start, end) of output i along one dim, and its divisor, for avg_pool2d.
+struct Window {
+  int64_t start, end;
+  double divisor;
+};
+
+Window avg_window(int64_t i, int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                  bool count_include_pad) {
+  int64_t start = i * stride - pad;
+  int64_t end = std::min(start + kernel, in + pad);
+  const int64_t padded = end - start;
+  start = std::max<int64_t>(start, 0);
+  end = std::min(end, in);
+  return {start, end, static_cast<double>(count_include_pad ? padded : end - start)};
+}
+
+Tensor avg_matrix(int64_t out, int64_t in, int64_t kernel, int64_t stride, int64_t pad,
+                  bool count_include_pad, std::optional<double> divisor, const Tensor& like) {
+  return host_matrix(
+      out, in,
+      [&](double* m) {
+        for (int64_t i = 0; i < out; ++i) {
+          Window w = avg_window(i, in, kernel, stride, pad, count_include_pad);
+          const double d = divisor ? *divisor : w.divisor;
+          for (int64_t k = w.start; k < w.end; ++k) m[i * in + k] = 1.0 / d;
+        }
+      },
+      like.dtype(), like.device());
+}
+
+Tensor adaptive_matrix(int64_t out, int64_t in, const Tensor& like) {
+  return host_matrix(
+      out, in,
+      [&](double* m) {
+        for (int64_t i = 0; i < out; ++i) {
+          const int64_t start = (i * in) / out;
+          const int64_t end = ((i + 1) * in + out - 1) / out;
+          for (int64_t k = start; k < end; ++k) m[i * in + k] = 1.0 / static_cast<double>(end - start);
+        }
+      },
+      like.dtype(), like.device());
+}
+
+// Bilinear interpolation weights along one dim (PyTorch's source index rule).
+Tensor bilinear_matrix(int64_t out, int64_t in, bool align_corners, std::optional<double> scale,
+                       const Tensor& like) {
+  return host_matrix(
+      out, in,
+      [&](double* m) {
+        double ratio;
+        if (align_corners) {
+          ratio = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+        } else {
+          ratio = scale && *scale > 0 ? 1.0 / *scale : static_cast<double>(in) / static_cast<double>(out);
+        }
+        for (int64_t i = 0; i < out; ++i) {
+          double src = align_corners ? ratio * static_cast<double>(i)
+                                     : std::max(ratio * (static_cast<double>(i) + 0.5) - 0.5, 0.0);
+          int64_t h0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
+          int64_t h1 = std::min(h0 + 1, in - 1);
+          double lambda = src - static_cast<double>(h0);
+          m[i * in + h0] += 1.0 - lambda;
+          m[i * in + h1] += lambda;
+        }
+      },
+      like.dtype(), like.device());
+}
+
+int64_t pair_at(std::span<const int64_t> v, size_t i, int64_t fallback) {
+  if (v.empty()) return fallback;
+  return v.size() == 1 ? v[0] : v[i];
+}
+
+// The gradient of a max taken at flat per-plane `indices`: added back at those places.
+Tensor scatter_planes(const Tensor& grad, const Tensor& indices, std::span<const int64_t> sizes) {
+  const int64_t h = sizes[sizes.size() - 2], w = sizes[sizes.size() - 1];
+  std::vector<int64_t> planes(sizes.begin(), sizes.end() - 2);
+  planes.push_back(h * w);
+  std::vector<int64_t> flat(sizes.begin(), sizes.end() - 2);
+  flat.push_back(-1);
+  Tensor zeros = sdk::full(planes, 0.0, grad.dtype(), grad.device());
+  Tensor g = op::scatter_add(zeros, static_cast<int64_t>(planes.size()) - 1,
+                             op::reshape(indices, flat), op::reshape(grad, flat));
+  return op::reshape(g, sizes);
+}
+
+void max_with_indices(BackwardContext& c) {
+  c.set(0, [&] { return scatter_planes(c.grad(0), c.result(1), c.input_sizes(0)); });
+}
+
+}  // namespace
+
+void register_pool_formulas(FormulaTable& t) {
+  t.add({"loom::max_pool2d_with_indices", 0, outputs({1}), max_with_indices, true, outputs({0})});
+  t.add({"loom::adaptive_max_pool2d", 0, outputs({1}), max_with_indices, true, outputs({0})});
+  t.add({"loom::avg_pool2d", 0, 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             std::span<const int64_t> sizes = c.input_sizes(0);
+             std::span<const int64_t> out = c.output_sizes();
+             std::span<const int64_t> k = c.ints(1), s = c.ints(2), p = c.ints(3);
+             const bool count_include_pad = c.bool_arg(5);
+             std::optional<double> divisor;
+             if (!c.is_none(6)) divisor = static_cast<double>(c.int_arg(6));
+             const size_t n = sizes.size();
+             Tensor a_h = avg_matrix(out[n - 2], sizes[n - 2], pair_at(k, 0, 1),
+                                     pair_at(s, 0, pair_at(k, 0, 1)), pair_at(p, 0, 0),
+                                     count_include_pad, divisor, c.grad());
+             Tensor a_w = avg_matrix(out[n - 1], sizes[n - 1], pair_at(k, 1, 1),
+                                     pair_at(s, 1, pair_at(k, 1, 1)), pair_at(p, 1, 0),
+                                     count_include_pad, divisor ? std::optional<double>(1.0) : std::nullopt,
+                                     c.grad());
+             return separable_backward(c.grad(), a_h, a_w);
+           });
+         }});
+  t.add({"loom::adaptive_avg_pool2d", 0, 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             std::span<const int64_t> sizes = c.input_sizes(0);
+             std::span<const int64_t> out = c.output_sizes();
+             const size_t n = sizes.size();
+             return separable_backward(c.grad(), adaptive_matrix(out[n - 2], sizes[n - 2], c.grad()),
+                                       adaptive_matrix(out[n - 1], sizes[n - 1], c.grad()));
+           });
+         }});
+  t.add({"loom::upsample_bilinear2d", 0, 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             std::span<const int64_t> sizes = c.input_sizes(0);
+             std::span<const int64_t> out = c.output_sizes();
+             const size_t n = sizes.size();
+             const bool align = c.bool_arg(2);
+             std::optional<double> sh, sw;
+             if (!c.is_none(3)) sh = c.double_arg(3);
+             if (!c.is_none(4)) sw = c.double_arg(4);
+             return separable_backward(c.grad(),
+                                       bilinear_matrix(out[n - 2], sizes[n - 2], align, sh, c.grad()),
+                                       bilinear_matrix(out[n - 1], sizes[n - 1], align, sw, c.grad()));
+           });
+         }});
+}
+
+}  // namespace loom::autograd

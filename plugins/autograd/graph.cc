@@ -1,0 +1,225 @@
+// The autograd slot, gradient edges, saved tensors and leaf accumulation.
+#include "graph.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "loom/sdk/extension.hpp"
+#include "loom/sdk/ops.hpp"
+
+namespace loom::autograd {
+namespace {
+
+int32_t g_meta_slot = -1;
+std::atomic<uint64_t> g_sequence_nr{0};
+std::atomic<bool> g_anomaly{false};
+
+void destroy_meta(void* p) {
+  delete static_cast<AutogradMeta*>(p);
+}
+
+// Strides of a dense tensor whose dims are laid out in some order (channels_last and
+// other permutations): a gradient can take them. Expanded or overlapping layouts cannot.
+bool is_dense_permutation(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+  std::vector<size_t> order(sizes.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  int64_t expected = 1;
+  for (size_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+}  // namespace
+
+void Sizes::assign(std::span<const int64_t> s) {
+  ndim_ = static_cast<int32_t>(s.size());
+  if (s.size() <= 6) {
+    heap_.clear();
+    std::copy(s.begin(), s.end(), inline_);
+  } else {
+    heap_.assign(s.begin(), s.end());
+  }
+}
+
+bool Sizes::operator==(std::span<const int64_t> other) const {
+  std::span<const int64_t> mine = span();
+  return std::equal(mine.begin(), mine.end(), other.begin(), other.end());
+}
+
+Node::Node() : sequence_nr(next_sequence_nr()) {}
+
+uint64_t next_sequence_nr() {
+  return g_sequence_nr.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool anomaly_mode_enabled() {
+  return g_anomaly.load(std::memory_order_relaxed);
+}
+
+void set_anomaly_mode(bool enabled) {
+  g_anomaly.store(enabled, std::memory_order_relaxed);
+}
+
+void claim_meta_slot() {
+  g_meta_slot = sdk::slot_of("autograd");
+}
+
+AutogradMeta* meta_of(const Tensor& t) {
+  return static_cast<AutogradMeta*>(sdk::slot_value(t, g_meta_slot));
+}
+
+AutogradMeta& ensure_meta(const Tensor& t) {
+  if (AutogradMeta* m = meta_of(t)) return *m;
+  auto* m = new AutogradMeta();
+  try {
+    sdk::set_slot_value(t, g_meta_slot, m, &destroy_meta);
+  } catch (...) {
+    delete m;
+    throw;
+  }
+  return *m;
+}
+
+bool requires_grad(const Tensor& t) {
+  const AutogradMeta* m = meta_of(t);
+  return m != nullptr && m->needs_grad();
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  AutogradMeta& m = ensure_meta(t);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.grad_fn = node;
+  m.output_nr = output_nr;
+  m.requires_grad = false;
+  m.grad_accumulator.reset();
+  if (m.retains_grad && m.cell) node->retained.emplace_back(output_nr, m.cell);
+  sdk::set_key(t, LOOM_KEY_AUTOGRAD, true);
+}
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta* m = meta_of(t);
+  if (m == nullptr) return {};
+  std::lock_guard<std::mutex> lock(m->mutex);
+  if (m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (!m->requires_grad) return {};
+  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
+  if (!acc) {
+    if (!m->cell) m->cell = std::make_shared<GradCell>();
+    acc = std::make_shared<AccumulateGrad>(m->cell, t);
+    m->grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create) {
+  AutogradMeta* m = create ? &ensure_meta(t) : meta_of(t);
+  if (m == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(m->mutex);
+  if (!m->cell && create) m->cell = std::make_shared<GradCell>();
+  return m->cell;
+}
+
+// --- saved tensors ---
+
+SavedTensor save_input(const Tensor& t) {
+  SavedTensor s;
+  s.data = t;
+  s.version = sdk::version(t);
+  return s;
+}
+
+SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uint32_t output_nr,
+                        uint64_t version_offset) {
+  SavedTensor s;
+  {
+    // A detached alias: the same storage and version counter, no autograd history.
+    sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
+    s.data = sdk::op::alias(t);
+  }
+  s.version = sdk::version(t) + version_offset;
+  s.is_output = true;
+  s.output_nr = output_nr;
+  s.owner = owner;
+  return s;
+}
+
+Tensor unpack(const SavedTensor& s, const char* op, bool create_graph) {
+  const uint64_t now = sdk::version(s.data);
+  if (now != s.version) {
+    throw sdk::Error(std::string("[autograd] a tensor saved by ") + op +
+                     " for backward was modified in place (version " + std::to_string(now) +
+                     ", saved at version " + std::to_string(s.version) + ")");
+  }
+  if (!s.is_output || !create_graph) return s.data;
+  // Double backward through a saved output: reattach it to its node (Note [Saved tensors]).
+  std::shared_ptr<Node> owner = s.owner.lock();
+  if (!owner) return s.data;
+  Tensor attached;
+  {
+    sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
+    attached = sdk::op::alias(s.data);
+  }
+  set_history(attached, owner, s.output_nr);
+  return attached;
+}
+
+// --- AccumulateGrad ---
+
+// Note [Gradient layout]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// A leaf's first gradient is copied into a tensor laid out like the leaf (contiguous, or
+// the leaf's own dense strides such as channels_last), so optimizers can walk parameter
+// and gradient together; the copy also means no two leaves, and no caller's tensor, ever
+// share a .grad. Later gradients are added in place. When backward builds a graph
+// (create_graph) the gradient is kept as computed, history included, and later ones are
+// added out of place so the history stays correct.
+AccumulateGrad::AccumulateGrad(std::shared_ptr<GradCell> c, const Tensor& leaf)
+    : cell(std::move(c)) {
+  InputMetadata meta;
+  meta.sizes.assign(leaf.sizes());
+  meta.dtype = leaf.dtype();
+  meta.device = leaf.device();
+  input_metadata.push_back(std::move(meta));
+  contiguous = leaf.is_contiguous() || !is_dense_permutation(leaf.sizes(), leaf.strides());
+  strides.assign(leaf.strides());
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  Tensor& g = grads[0];
+  if (!g.defined()) return {};
+  std::vector<Hook> post_hooks;
+  Tensor result;
+  {
+    std::lock_guard<std::mutex> lock(cell->mutex);
+    const bool building = sdk::has_key(g, LOOM_KEY_AUTOGRAD);
+    if (!cell->grad.defined()) {
+      if (building) {
+        cell->grad = g;
+      } else {
+        const InputMetadata& meta = input_metadata[0];
+        LoomTensor* out = nullptr;
+        std::span<const int64_t> sizes = meta.sizes.span();
+        sdk::check(sdk::host().tensor_empty(sizes.data(),
+                                            contiguous ? nullptr : strides.span().data(),
+                                            static_cast<int32_t>(sizes.size()), meta.dtype,
+                                            meta.device, &out));
+        cell->grad = Tensor::adopt(out);
+        sdk::op::copy_(cell->grad, g);
+      }
+    } else if (building || sdk::has_key(cell->grad, LOOM_KEY_AUTOGRAD)) {
+      cell->grad = cell->grad + g;
+    } else {
+      sdk::op::add_(cell->grad, g);
+    }
+    post_hooks = cell->post_accumulate_hooks;
+    result = cell->grad;
+  }
+  for (const Hook& hook : post_hooks) hook(result);
+  return {};
+}
+
+}  // namespace loom::autograd

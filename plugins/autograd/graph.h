@@ -1,0 +1,155 @@
+// The autograd graph: what a tensor that requires grad carries in its autograd slot
+// (AutogradMeta), the backward nodes recorded by ops, their edges, saved tensors and the
+// leaves' gradient cells. Everything here is plugin-owned and reached through the SDK.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "loom/sdk/tensor.hpp"
+
+namespace loom::autograd {
+
+using sdk::Tensor;
+
+// A gradient hook: gets the gradient, returns a replacement or an undefined tensor to
+// keep it.
+using Hook = std::function<Tensor(const Tensor&)>;
+
+// Sizes with six dims inline (what every tensor up to 6-D needs: no allocation).
+class Sizes {
+ public:
+  Sizes() = default;
+  explicit Sizes(std::span<const int64_t> s) { assign(s); }
+  void assign(std::span<const int64_t> s);
+  std::span<const int64_t> span() const {
+    return {heap_.empty() ? inline_ : heap_.data(), static_cast<size_t>(ndim_)};
+  }
+  bool operator==(std::span<const int64_t> other) const;
+
+ private:
+  int64_t inline_[6] = {};
+  std::vector<int64_t> heap_;
+  int32_t ndim_ = 0;
+};
+
+// What a gradient flowing into an input must look like (Note [Gradient validation]).
+struct InputMetadata {
+  Sizes sizes;
+  LoomDType dtype = LOOM_DTYPE_FLOAT32;
+  LoomDevice device{};
+};
+
+struct Node;
+
+// Where a gradient goes: input `input_nr` of `node` (the node's forward output index).
+struct Edge {
+  std::shared_ptr<Node> node;
+  uint32_t input_nr = 0;
+  bool valid() const { return node != nullptr; }
+};
+
+// A leaf's gradient and what runs after accumulating into it. Shared by the leaf's
+// AutogradMeta and its AccumulateGrad node (and by a retained non-leaf's meta).
+struct GradCell {
+  std::mutex mutex;
+  Tensor grad;
+  std::vector<Hook> post_accumulate_hooks;
+};
+
+// Note [Saved tensors]
+// ~~~~~~~~~~~~~~~~~~~~
+// A node keeps what its backward reads. An input is kept by reference (it points to its
+// own history, upstream of this node, so no cycle). An output is kept as a detached alias
+// plus a weak reference to this node: keeping the output itself would make a cycle
+// (output -> its meta -> this node -> output). When backward builds a graph
+// (create_graph), the alias is reattached to the node so the second derivative flows back
+// through it. Either way the storage's version counter is recorded, and unpacking a tensor
+// modified in place since is refused, naming the op and both versions.
+struct SavedTensor {
+  Tensor data;
+  uint64_t version = 0;
+  bool is_output = false;
+  uint32_t output_nr = 0;
+  std::weak_ptr<Node> owner;  // outputs only
+  bool defined() const { return data.defined(); }
+};
+
+struct Node : std::enable_shared_from_this<Node> {
+  Node();
+  virtual ~Node() = default;
+  // Gradients of the forward outputs (undefined where none flowed) -> gradients of the
+  // forward inputs, one per next edge (undefined where none).
+  virtual std::vector<Tensor> apply(std::vector<Tensor>&& grads) = 0;
+  virtual std::string name() const = 0;
+  // Drops saved tensors after a backward without retain_graph.
+  virtual void release_saved() {}
+
+  std::vector<Edge> next_edges;
+  std::vector<InputMetadata> input_metadata;  // one per forward output
+  std::vector<std::pair<uint32_t, Hook>> pre_hooks;  // (output index, hook)
+  std::vector<std::pair<uint32_t, std::weak_ptr<GradCell>>> retained;  // retain_grad
+  uint64_t sequence_nr;
+  bool released = false;       // saved tensors freed by a backward without retain_graph
+  std::mutex hooks_mutex;
+};
+
+// Accumulates into a leaf's .grad (Note [Gradient layout]).
+struct AccumulateGrad final : Node {
+  AccumulateGrad(std::shared_ptr<GradCell> cell, const Tensor& leaf);
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+  std::string name() const override { return "AccumulateGrad"; }
+  std::shared_ptr<GradCell> cell;
+  Sizes strides;
+  bool contiguous = true;
+};
+
+// The per-tensor autograd state kept in the "autograd" slot.
+struct AutogradMeta {
+  std::mutex mutex;
+  bool requires_grad = false;  // leaves; a non-leaf requires grad through grad_fn
+  std::shared_ptr<Node> grad_fn;
+  uint32_t output_nr = 0;
+  std::shared_ptr<GradCell> cell;  // leaves, and non-leaves that retain their grad
+  std::weak_ptr<Node> grad_accumulator;
+  bool retains_grad = false;
+  Tensor view_base;  // a view's base (the root of a chain of views)
+  bool is_leaf() const { return grad_fn == nullptr; }
+  bool needs_grad() const { return requires_grad || grad_fn != nullptr; }
+};
+
+// --- the slot ---
+void claim_meta_slot();
+AutogradMeta* meta_of(const Tensor& t);  // nullptr when none
+// The meta, created when absent.
+AutogradMeta& ensure_meta(const Tensor& t);
+bool requires_grad(const Tensor& t);
+// Marks `t` as output `output_nr` of `node`.
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
+// The edge a gradient for `t` flows along: its grad_fn, or its leaf accumulator.
+Edge gradient_edge(const Tensor& t);
+// The gradient cell of a leaf or retained tensor (created on demand for leaves).
+std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create);
+
+// --- saved tensors ---
+SavedTensor save_input(const Tensor& t);
+// `version_offset`: 1 for an output written in place by the running op (the dispatcher
+// bumps its version once the op returns).
+SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uint32_t output_nr,
+                        uint64_t version_offset);
+// The tensor to compute with; `op` names the node for the messages.
+Tensor unpack(const SavedTensor& s, const char* op, bool create_graph);
+
+// --- modes ---
+bool anomaly_mode_enabled();
+void set_anomaly_mode(bool enabled);
+// The next sequence number (later nodes run first in backward).
+uint64_t next_sequence_nr();
+
+}  // namespace loom::autograd
