@@ -183,6 +183,22 @@ std::string TensorBase::describe() const {
                  ", device=", device().to_string(), ")");
 }
 
+// Note [View bases]
+// ~~~~~~~~~~~~~~~~~
+// Every view remembers the tensor it views (for a view of a view, the first one's base),
+// as PyTorch's `_base`: an in-place write through a view changes its base, and autograd
+// must give the base that history (the ABI hands the base to plugins in
+// LoomTensorView::view_base). `detached_alias` makes the one view without a base: the
+// alias autograd keeps of an op's output for backward, which must not keep the output
+// itself alive (the output's history holds it).
+TensorBase TensorBase::detached_alias() const {
+  Ref<TensorImpl> impl = Ref<TensorImpl>::adopt(new TensorImpl(
+      impl_->storage(), DimVector(impl_->sizes().begin(), impl_->sizes().end()),
+      DimVector(impl_->strides().begin(), impl_->strides().end()), impl_->storage_offset(),
+      dtype()));
+  return TensorBase(std::move(impl));
+}
+
 TensorBase TensorBase::as_strided(IntList size_list, IntList stride_list,
                                   std::optional<int64_t> storage_offset) const {
   IntArrayRef sizes = size_list, strides = stride_list;
@@ -198,9 +214,12 @@ TensorBase TensorBase::as_strided(IntList size_list, IntList stride_list,
                ", strides ", shape_to_string(strides), " at offset ", offset, " needs element ",
                last, " but the storage holds ", capacity, " elements");
   }
-  return TensorBase(Ref<TensorImpl>::adopt(
+  Ref<TensorImpl> view = Ref<TensorImpl>::adopt(
       new TensorImpl(impl_->storage(), DimVector(sizes.begin(), sizes.end()),
-                     DimVector(strides.begin(), strides.end()), offset, dtype())));
+                     DimVector(strides.begin(), strides.end()), offset, dtype()));
+  TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
+  view->set_view_base(Ref<TensorImpl>::retain(base));
+  return TensorBase(std::move(view));
 }
 
 std::optional<TensorBase> TensorBase::reshape_as_view(IntList size_list) const {

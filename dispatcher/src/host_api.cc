@@ -282,6 +282,7 @@ LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
   v.device = {device.type, device.index};
   v.numel = impl->numel();
   v.is_contiguous = impl->is_contiguous();
+  v.view_base = reinterpret_cast<LoomTensor*>(impl->view_base());
   if (!fits) {
     std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
                 reinterpret_cast<const char*>(&local) + sizeof(size_t),

@@ -71,8 +71,10 @@ std::vector<Tensor> chunk_views(const Tensor& self, int64_t chunks, int64_t dim)
   return split_views(self, (size + chunks - 1) / chunks, d);
 }
 
+// The view is made by the view op, not by TensorBase, so every functionality key above
+// the backend (autograd's among them) sees it.
 Tensor reshape_view_or_copy(const Tensor& self, const IntList& shape) {
-  if (std::optional<Tensor> view = self.reshape_as_view(shape)) return *view;
+  if (self.reshape_as_view(shape).has_value()) return self.view(shape);
   return loom::contiguous(self).view(shape);
 }
 

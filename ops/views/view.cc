@@ -37,8 +37,10 @@ Tensor as_strided_view(const Tensor& self, IntList size, IntList stride,
   return self.TensorBase::as_strided(size, stride, storage_offset);
 }
 
+// The one view without a base (Note [View bases] in core/src/tensor_base.cc): detach()
+// and the outputs autograd saves are aliases.
 Tensor alias_view(const Tensor& self) {
-  return self.TensorBase::as_strided(self.sizes(), self.strides(), self.storage_offset());
+  return self.TensorBase::detached_alias();
 }
 
 Tensor permute_view(const Tensor& self, IntList dims) {

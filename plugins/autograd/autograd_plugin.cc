@@ -285,11 +285,17 @@ bool is_anomaly_enabled() {
 
 // The ops that have a formula (or are marked not differentiable), for the conformance
 // tests: "loom::mul.Tensor", ...; marked ones end in " (not differentiable)".
+std::vector<std::string>& inplace_twins() {
+  static std::vector<std::string> names;
+  return names;
+}
+
 std::vector<std::string> formula_names() {
   std::vector<std::string> out;
   for (const Formula& f : all_formulas()) {
     out.push_back(std::string(f.op) + (f.differentiable ? "" : " (not differentiable)"));
   }
+  for (const std::string& name : inplace_twins()) out.push_back(name);
   return out;
 }
 
@@ -339,6 +345,7 @@ void register_formula_kernels(sdk::Registrar& r) {
     OpInfo& inplace_info = const_cast<OpInfo&>(op_info(inplace_op));
     inplace_info.formula = &f;
     r.impl(inplace.c_str(), LOOM_KEY_AUTOGRAD, &autograd_kernel, &inplace_info);
+    inplace_twins().push_back(inplace + (f.differentiable ? "" : " (not differentiable)"));
   }
 }
 

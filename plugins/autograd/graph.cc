@@ -103,6 +103,7 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t ou
 Edge gradient_edge(const Tensor& t) {
   AutogradMeta* m = meta_of(t);
   if (m == nullptr) return {};
+  if (m->view_history) refresh_view_history(t, *m);
   std::lock_guard<std::mutex> lock(m->mutex);
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   if (!m->requires_grad) return {};
@@ -138,7 +139,7 @@ SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uin
   {
     // A detached alias: the same storage and version counter, no autograd history.
     sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
-    s.data = sdk::op::alias(t);
+    s.data = sdk::op::alias(t);  // an alias records no view base (Note [View bases])
   }
   s.version = sdk::version(t) + version_offset;
   s.is_output = true;

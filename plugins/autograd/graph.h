@@ -119,7 +119,10 @@ struct AutogradMeta {
   std::shared_ptr<GradCell> cell;  // leaves, and non-leaves that retain their grad
   std::weak_ptr<Node> grad_accumulator;
   bool retains_grad = false;
-  Tensor view_base;  // a view's base (the root of a chain of views)
+  // A view's history holds while its storage is at this version; after an in-place write
+  // elsewhere in the storage it is rebuilt from its base's (Note [In-place writes to views]).
+  bool view_history = false;
+  uint64_t view_version = 0;
   bool is_leaf() const { return grad_fn == nullptr; }
   bool needs_grad() const { return requires_grad || grad_fn != nullptr; }
 };
@@ -134,6 +137,9 @@ bool requires_grad(const Tensor& t);
 void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
 // The edge a gradient for `t` flows along: its grad_fn, or its leaf accumulator.
 Edge gradient_edge(const Tensor& t);
+// Rebuilds a view's history from its base's when its storage was written since
+// (Note [In-place writes to views]).
+void refresh_view_history(const Tensor& t, AutogradMeta& m);
 // The gradient cell of a leaf or retained tensor (created on demand for leaves).
 std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create);
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "engine.h"
+#include "inplace_view.h"
 #include "loom/sdk/dtype.hpp"
 #include "loom/sdk/extension.hpp"
 
@@ -148,27 +149,44 @@ void redispatch(const LoomKernelCall& call) {
                                     call.num_returns));
 }
 
+// Runs the op below Autograd with the Autograd key excluded, so the ops its kernels call
+// from the top (an in-place variant's copy back into self, a decomposition's pieces
+// under a formula) are not recorded a second time.
+void redispatch_below_autograd(const LoomKernelCall& call) {
+  sdk::LocalKeyGuard below({}, {LOOM_KEY_AUTOGRAD});
+  redispatch(call);
+}
+
 // In-place writes PyTorch refuses: to a leaf that requires grad, or to a view of one.
 void check_inplace(const OpInfo& info, const LoomKernelCall& call) {
   if (info.mutable_args == 0) return;
   for (size_t i = 0; i < call.num_args; ++i) {
     if (!(info.mutable_args >> i & 1) || call.args[i].tag != LOOM_VALUE_TENSOR) continue;
     const AutogradMeta* m = meta_of(Tensor::borrow(call.args[i].u.tensor));
-    if (m == nullptr) continue;
-    if (m->is_leaf() && m->requires_grad) {
+    if (m != nullptr && m->is_leaf() && m->requires_grad) {
       throw sdk::Error("[" + info.name + "] a leaf tensor that requires grad ('" +
                        info.arg_names[i] +
                        "') is being used in an in-place operation; wrap it in "
                        "loom::NoGradGuard or write to a copy");
     }
-    if (m->view_base.defined()) {
-      const AutogradMeta* base = meta_of(m->view_base);
-      if (base != nullptr && base->is_leaf() && base->requires_grad) {
-        throw sdk::Error("[" + info.name + "] a view of a leaf tensor that requires grad ('" +
-                         info.arg_names[i] + "') is being used in an in-place operation");
-      }
+  }
+  for (size_t i = 0; i < call.num_args; ++i) {
+    if (!(info.mutable_args >> i & 1) || call.args[i].tag != LOOM_VALUE_TENSOR) continue;
+    LoomTensor* base = Tensor::borrow(call.args[i].u.tensor).view_base();
+    if (base == nullptr) continue;
+    const AutogradMeta* bm = meta_of(Tensor::borrow(base));
+    if (bm != nullptr && bm->is_leaf() && bm->requires_grad) {
+      throw sdk::Error("[" + info.name + "] a view of a leaf tensor that requires grad ('" +
+                       info.arg_names[i] + "') is being used in an in-place operation");
     }
   }
+}
+
+// An argument the op is about to write in place, saved for a formula that reads its
+// old values (mul_'s other needs the old self): a copy, as PyTorch keeps original_self.
+SavedTensor save_original(const Tensor& t) {
+  sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
+  return save_input(sdk::op::clone(t));
 }
 
 void copy_value(const LoomValue& v, SavedArgument& a) {
@@ -206,27 +224,6 @@ void set_output_metadata(Node& node, const LoomKernelCall& call) {
   }
 }
 
-// Gives the call's floating-point results (allowed by `mask`) a history at `node`; an
-// in-place op's result is the written argument itself, whose history is rebased.
-void set_output_history(const std::shared_ptr<Node>& node, const OpInfo& info,
-                        const LoomKernelCall& call, uint32_t mask) {
-  for (size_t r = 0; r < call.num_returns; ++r) {
-    if (call.returns[r].tag != LOOM_VALUE_TENSOR || !(mask >> r & 1)) continue;
-    Tensor out = Tensor::borrow(call.returns[r].u.tensor);
-    if (!is_floating(out.dtype())) continue;
-    set_history(out, node, static_cast<uint32_t>(r));
-    if (info.is_view) {
-      // A view remembers its base, so an in-place write through it can be refused
-      // when the base is a leaf (check_inplace).
-      const LoomValue& self = call.args[0];
-      AutogradMeta& m = ensure_meta(out);
-      Tensor base = Tensor::borrow(self.u.tensor);
-      const AutogradMeta* bm = meta_of(base);
-      m.view_base = bm != nullptr && bm->view_base.defined() ? bm->view_base : base;
-    }
-  }
-}
-
 bool returns_written_argument(const LoomKernelCall& call, size_t r, const OpInfo& info) {
   if (call.returns[r].tag != LOOM_VALUE_TENSOR) return false;
   for (size_t i = 0; i < call.num_args; ++i) {
@@ -236,6 +233,30 @@ bool returns_written_argument(const LoomKernelCall& call, size_t r, const OpInfo
     }
   }
   return false;
+}
+
+// Gives the call's floating-point results (allowed by `mask`) a history at `node`; an
+// in-place op's result is the written argument itself, whose history is rebased.
+void set_output_history(const std::shared_ptr<Node>& node, const OpInfo& info,
+                        const LoomKernelCall& call, uint32_t mask) {
+  for (size_t r = 0; r < call.num_returns; ++r) {
+    if (call.returns[r].tag != LOOM_VALUE_TENSOR || !(mask >> r & 1)) continue;
+    Tensor out = Tensor::borrow(call.returns[r].u.tensor);
+    if (!is_floating(out.dtype())) continue;
+    // A write in place through a view rebases the view's base too.
+    if (LoomTensor* base = returns_written_argument(call, r, info) ? out.view_base() : nullptr) {
+      rebase_view_write(node, out, Tensor::borrow(base));
+      continue;
+    }
+    set_history(out, node, static_cast<uint32_t>(r));
+    if (info.is_view) {
+      // Its history holds until its storage is written elsewhere (refresh_view_history).
+      AutogradMeta& m = ensure_meta(out);
+      std::lock_guard<std::mutex> lock(m.mutex);
+      m.view_history = true;
+      m.view_version = sdk::version(out);
+    }
+  }
 }
 
 void record_unimplemented(const OpInfo& info, const LoomKernelCall& call) {
@@ -249,7 +270,7 @@ void record_unimplemented(const OpInfo& info, const LoomKernelCall& call) {
       edges.push_back(std::move(e));
     }
   }
-  redispatch(call);
+  redispatch_below_autograd(call);
   auto node = std::make_shared<NotImplementedNode>(&info, input);
   node->next_edges = std::move(edges);
   set_output_metadata(*node, call);
@@ -265,7 +286,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
   check_inplace(info, call);
   const Formula* f = info.formula;
   if (f != nullptr && !f->differentiable) {
-    redispatch(call);
+    redispatch_below_autograd(call);
     return;
   }
   if (f == nullptr) {
@@ -284,7 +305,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
       a.num_tensors = 1;
       Tensor t = Tensor::borrow(v.u.tensor);
       node->next_edges.push_back(gradient_edge(t));
-      if (save) a.saved.push_back(save_input(t));
+      if (save) a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t) : save_input(t));
     } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
       a.value.tag = LOOM_VALUE_TENSOR_LIST;
       a.value.length = v.length;
@@ -306,7 +327,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
       copy_value(v, a);
     }
   }
-  redispatch(call);
+  redispatch_below_autograd(call);
   set_output_metadata(*node, call);
   if (f->saved_outputs != 0) {
     node->results.resize(call.num_returns);

@@ -47,6 +47,7 @@
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
 #include "ops_test_util.h"
+#include "sample_tensors.h"
 
 namespace loom {
 namespace {
@@ -58,9 +59,12 @@ using ops::Fill;
 using ops::OpSample;
 using ops::SampleArg;
 using ops::TensorSpec;
+using ops::testing::Built;
+using ops::testing::build_tensor;
+using ops::testing::Layout;
+using ops::testing::non_contiguous_empty;
 
 constexpr uint64_t kSeed = 20240601;
-const Device kCpuDevice{kCPU, -1};
 const Device kMetaDevice{kMeta, -1};
 
 // --- the op library and derived names ---
@@ -100,137 +104,13 @@ bool is_variant_defined(const std::string& op, const std::string& variant) {
   return true;
 }
 
-// --- tensors from specs ---
-
-struct Rng {
-  uint64_t state;
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }  // [0, 1)
-  double below(int64_t n) { return std::floor(uniform() * static_cast<double>(n)); }
-};
-
-uint64_t hash_of(std::string_view text) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (char c : text) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-  return h;
-}
-
-// One value of kind `fill` (Note [Op samples]) for element i.
-double draw(const TensorSpec& spec, bool floating, int64_t i, Rng& rng) {
-  switch (spec.fill) {
-    case Fill::Special:
-      if (floating) return std::array<double, 6>{NAN, INFINITY, -INFINITY, 0.0, -0.5, 1.5}[i % 6];
-      [[fallthrough]];
-    case Fill::Normal:
-      return floating ? -2.0 + 4.0 * rng.uniform() : rng.below(11) - 5;
-    case Fill::Positive:
-      return floating ? 0.5 + 2.0 * rng.uniform() : 1 + rng.below(5);
-    case Fill::Unit:
-      return floating ? 0.05 + 0.9 * rng.uniform() : rng.below(2);
-    case Fill::Index:
-      return rng.below(spec.bound);
-    case Fill::Bool:
-      return rng.below(2);
-    case Fill::SmallInt:
-      return rng.below(7) - 3;
-    case Fill::Distinct:
-      return static_cast<double>(i);  // shuffled below
-    case Fill::Zeros:
-      return 0;
-    case Fill::Ascending:
-      return floating ? -2.0 + 0.5 * static_cast<double>(i) : static_cast<double>(i) - 2;
-  }
-  return 0;
-}
-
-std::vector<double> spec_values(const TensorSpec& spec, uint64_t seed) {
-  int64_t n = 1;
-  for (int64_t d : spec.shape) n *= d;
-  Rng rng{seed};
-  std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(draw(spec, is_floating_point(spec.dtype), i, rng));
-  if (spec.fill == Fill::Distinct) {  // Fisher-Yates
-    for (int64_t i = n - 1; i > 0; --i) std::swap(v[i], v[static_cast<size_t>(rng.below(i + 1))]);
-  }
-  return v;
-}
-
-// A tensor of `shape` whose storage holds the dims in reverse order with every element
-// two apart: transposed (2+ dims) and strided (1+ dims), never contiguous when numel > 1.
-Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype) {
-  const int64_t n = static_cast<int64_t>(shape.size());
-  if (n == 0) return empty({}, TensorOptions().dtype(dtype));
-  std::vector<int64_t> reversed(shape.rbegin(), shape.rend()), perm;
-  reversed.push_back(2);
-  for (int64_t i = n - 1; i >= 0; --i) perm.push_back(i);
-  return empty(reversed, TensorOptions().dtype(dtype)).select(n, 0).permute(perm);
-}
-
-enum class Layout { Contiguous, NonContiguous, Meta };
-
-Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout) {
-  if (layout == Layout::Meta) {
-    return empty(spec.shape, TensorOptions().dtype(spec.dtype).device(kMetaDevice));
-  }
-  std::vector<double> v = spec_values(spec, seed);
-  Tensor f64 = empty({static_cast<int64_t>(v.size())}, TensorOptions().dtype(ScalarType::Float64));
-  if (!v.empty()) std::memcpy(f64.data_ptr(), v.data(), v.size() * sizeof(double));
-  Tensor out = layout == Layout::NonContiguous
-                   ? non_contiguous_empty(spec.shape, spec.dtype)
-                   : empty(spec.shape, TensorOptions().dtype(spec.dtype));
-  copy_(out, f64.view(spec.shape));
-  return out;
-}
-
-Value build_value(const SampleArg& arg, uint64_t seed, Layout layout) {
-  const Device device = layout == Layout::Meta ? kMetaDevice : kCpuDevice;
-  return std::visit(
-      [&](const auto& a) -> Value {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, ops::None>) {
-          return Value();
-        } else if constexpr (std::is_same_v<A, TensorSpec>) {
-          return build_tensor(a, seed, layout);
-        } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
-          std::vector<Tensor> list;
-          for (size_t i = 0; i < a.size(); ++i)
-            list.push_back(build_tensor(a[i], seed + i, layout));
-          return list;
-        } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {
-          return device;
-        } else {
-          return a;
-        }
-      },
-      arg);
-}
-
 struct SweepParam {
   const OpSample* sample;
   int ordinal;  // among the samples of the op
 };
 
-struct Built {
-  std::vector<Value> args;
-  Kwargs kwargs;
-};
-
 Built build(const SweepParam& p, Layout layout) {
-  const uint64_t seed = hash_of(p.sample->op) * 31 + static_cast<uint64_t>(p.ordinal) * 1000;
-  Built b;
-  for (size_t i = 0; i < p.sample->args.size(); ++i) {
-    b.args.push_back(build_value(p.sample->args[i], seed + i * 17, layout));
-  }
-  for (size_t i = 0; i < p.sample->kwargs.size(); ++i) {
-    b.kwargs.emplace_back(p.sample->kwargs[i].first,
-                          build_value(p.sample->kwargs[i].second, seed + (100 + i) * 17, layout));
-  }
-  return b;
+  return ops::testing::build(*p.sample, p.ordinal, layout);
 }
 
 std::vector<Value> run(const std::string& op, const Built& b, const Kwargs& extra = {}) {

@@ -245,6 +245,11 @@ Value unbox_return(LoomValue& v) {
       return Value(v.u.i != 0);
     case LOOM_VALUE_DTYPE:
       return Value(static_cast<ScalarType>(v.u.i));
+    case LOOM_VALUE_STRING: {
+      std::string text(v.u.str, v.length);
+      dispatch::release_value(v);
+      return Value(std::move(text));
+    }
     case LOOM_VALUE_TENSOR_LIST: {
       std::vector<Tensor> list;
       list.reserve(v.length);

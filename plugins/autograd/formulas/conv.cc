@@ -1,6 +1,7 @@
 // Derivatives of the convolution family: conv2d, through the op library's
-// conv2d_backward_input and conv2d_backward_weight. conv1d, conv3d, the transposed
-// convolutions and im2col/col2im are decompositions.
+// conv2d_backward_input and conv2d_backward_weight, and those two (linear in both
+// arguments: each one's derivatives are conv2d and the other). conv1d, conv3d, the
+// transposed convolutions and im2col/col2im are decompositions.
 #include "helpers.h"
 
 namespace loom::autograd {
@@ -23,6 +24,28 @@ void register_conv_formulas(FormulaTable& t) {
                                                c.ints(4), c.ints(5), c.int_arg(6));
            });
            c.set(2, [&] { return op::sum(grad, std::optional<sdk::IntList>({0, 2, 3})); });
+         }});
+  // input = conv2d_backward_input(go, w): <g, input> = <conv2d(g, w), go>.
+  t.add({"loom::conv2d_backward_input", inputs({0, 1}), 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             return op::conv2d(c.grad(), c.input(1), std::nullopt, c.ints(3), c.ints(4), c.ints(5),
+                               c.int_arg(6));
+           });
+           c.set(1, [&] {
+             return op::conv2d_backward_weight(c.input(0), c.grad(), c.input(1).sizes(), c.ints(3),
+                                               c.ints(4), c.ints(5), c.int_arg(6));
+           });
+         }});
+  // weight = conv2d_backward_weight(go, x): <g, weight> = <conv2d(x, g), go>.
+  t.add({"loom::conv2d_backward_weight", inputs({0, 1}), 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             return op::conv2d(c.input(1), c.grad(), std::nullopt, c.ints(3), c.ints(4), c.ints(5),
+                               c.int_arg(6));
+           });
+           c.set(1, [&] {
+             return op::conv2d_backward_input(c.input(0), c.grad(), c.input(1).sizes(), c.ints(3),
+                                              c.ints(4), c.ints(5), c.int_arg(6));
+           });
          }});
 }
 

@@ -10,6 +10,11 @@ void register_loss_formulas(FormulaTable& t) {
   // gradient is -w[target] * grad at the target class, 0 elsewhere; mean reduction
   // divides by the total weight of the targets not ignored.
   t.add({"loom::nll_loss", inputs({1, 2}), 0, [](BackwardContext& c) {
+           if (c.needs(2)) {
+             throw sdk::Error(std::string("[") + c.op_name() +
+                              "] has no derivative for input 'weight'",
+                              LOOM_STATUS_UNIMPLEMENTED);
+           }
            c.set(0, [&] {
              std::span<const int64_t> sizes = c.input_sizes(0);
              Tensor target = c.input(1);

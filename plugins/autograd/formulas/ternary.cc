@@ -1,5 +1,5 @@
 // Derivatives of the ternary family: div with a rounding mode, where, masked_fill,
-// addcmul, addcdiv. lerp is a decomposition.
+// lerp, addcmul, addcdiv.
 #include "helpers.h"
 
 namespace loom::autograd {
@@ -27,6 +27,18 @@ void register_ternary_formulas(FormulaTable& t) {
          }});
   t.add({"loom::masked_fill.Scalar", inputs({1}), 0, [](BackwardContext& c) {
            c.set(0, [&] { return zero_where(c.grad(), c.input(1)); });
+         }});
+  // lerp: self + weight * (end - self).
+  t.add({"loom::lerp.Scalar", 0, 0, [](BackwardContext& c) {
+           const double w = c.scalar_arg(2).to_double();
+           c.set(0, [&] { return c.grad() * (1.0 - w); });
+           c.set(1, [&] { return c.grad() * w; });
+         }});
+  t.add({"loom::lerp.Tensor", inputs({0, 1, 2}), 0, [](BackwardContext& c) {
+           Tensor w = c.input(2);
+           c.set(0, [&] { return c.grad() * (1.0 - w); });
+           c.set(1, [&] { return c.grad() * w; });
+           c.set(2, [&] { return c.grad() * (c.input(1) - c.input(0)); });
          }});
   // addcmul: self + value * t1 * t2.
   t.add({"loom::addcmul", inputs({1, 2}), 0, [](BackwardContext& c) {

@@ -77,6 +77,19 @@ Tensor d_hardsigmoid(const Tensor& x) {
   Tensor inside = op::logical_and(op::gt(x, scalar_like(x, -3.0)), op::lt(x, scalar_like(x, 3.0)));
   return op::to(inside, x.dtype()) / 6.0;
 }
+// gelu: x Phi(x) exactly, or 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+Tensor d_gelu(const Tensor& x, std::string_view approximate) {
+  constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
+  constexpr double kInvSqrtTwo = 0.70710678118654752440;
+  constexpr double kInvSqrtTwoPi = 0.39894228040143267794;
+  if (approximate == "tanh") {
+    Tensor x2 = x * x;
+    Tensor t = op::tanh((x + x2 * x * 0.044715) * kSqrtTwoOverPi);
+    return (t + 1.0) * 0.5 + x * (1.0 - t * t) * ((x2 * (3 * 0.044715) + 1.0) * (0.5 * kSqrtTwoOverPi));
+  }
+  Tensor cdf = (op::erf(x * kInvSqrtTwo) + 1.0) * 0.5;
+  return cdf + x * op::exp(x * x * -0.5) * kInvSqrtTwoPi;
+}
 Tensor d_nan_to_num(const Tensor& x) { return op::to(op::isfinite(x), x.dtype()); }
 
 // The gradient passes where lo <(=) self <(=) hi; Scalar bounds may be None.
@@ -128,6 +141,16 @@ void register_unary_formulas(FormulaTable& t) {
   t.add(of_input<d_hardswish>("loom::hardswish"));
   t.add(of_input<d_hardsigmoid>("loom::hardsigmoid"));
   t.add(of_input<d_nan_to_num>("loom::nan_to_num"));
+  t.add({"loom::gelu", inputs({0}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return c.grad() * d_gelu(c.input(0), c.str_arg(1)); });
+         }});
+  t.add({"loom::leaky_relu", inputs({0}), 0, [](BackwardContext& c) {
+           c.set(0, [&] {
+             Tensor x = c.input(0);
+             Tensor slope = scalar_like(x, c.scalar_arg(1).to_double());
+             return c.grad() * op::where(op::gt(x, scalar_like(x, 0.0)), scalar_like(x, 1.0), slope);
+           });
+         }});
   t.add({"loom::relu", 0, outputs({0}), [](BackwardContext& c) {
            c.set(0, [&] {
              Tensor y = c.result();
@@ -166,6 +189,26 @@ void register_unary_formulas(FormulaTable& t) {
          }});
   t.add({"loom::clamp_max", inputs({0}), 0, [](BackwardContext& c) {
            c.set(0, [&] { return pass_between(c, {}, c.scalar_arg(1).to_double(), false); });
+         }});
+  // clamp with tensor bounds, min(max(self, min), max): self's gradient where it is
+  // within the bounds, min's where it was raised to min and that stood, max's where max
+  // won (so with min > max, max wins, as in the forward).
+  t.add({"loom::clamp.Tensor", inputs({0, 1, 2}), 0, [](BackwardContext& c) {
+           Tensor self = c.input(0);
+           Tensor below = c.is_none(1) ? Tensor() : op::lt(self, c.input(1));
+           Tensor raised = c.is_none(1) ? self : op::maximum(self, c.input(1));
+           Tensor above = c.is_none(2) ? Tensor() : op::gt(raised, c.input(2));
+           c.set(0, [&] {
+             Tensor g = c.grad();
+             if (below.defined()) g = zero_where(g, below);
+             if (above.defined()) g = zero_where(g, above);
+             return g;
+           });
+           c.set(1, [&] {
+             Tensor g = zero_where(c.grad(), op::logical_not(below));
+             return above.defined() ? zero_where(g, above) : g;
+           });
+           c.set(2, [&] { return zero_where(c.grad(), op::logical_not(above)); });
          }});
   t.add({"loom::hardtanh", inputs({0}), 0, [](BackwardContext& c) {
            c.set(0, [&] {

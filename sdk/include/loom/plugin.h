@@ -52,8 +52,9 @@ extern "C" {
  *   1.1  LoomHostApi::generator_reserve (random numbers)
  *   1.2  per-tensor extension slots, tensor key bits and version counter, thread-local
  *        key guards, allocation observers (Note [Argument structs]); the current stream
- *        in LoomKernelCall; the host uses the device interface (counts, copies, streams) */
-#define LOOM_ABI_VERSION_MINOR 2
+ *        in LoomKernelCall; the host uses the device interface (counts, copies, streams)
+ *   1.3  LoomTensorView::view_base (the tensor a view was made from) */
+#define LOOM_ABI_VERSION_MINOR 3
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -166,6 +167,9 @@ typedef struct LoomTensorView {
   LoomDevice device; /* loom device (dl.device is the DLPack equivalent) */
   int64_t numel;
   int32_t is_contiguous; /* row-major contiguous */
+  /* Since 1.3 (check LOOM_HAS_FIELD): borrowed, the tensor this one is a view of (the
+   * root of a chain of views), or NULL when it is not a view. */
+  LoomTensor* view_base;
 } LoomTensorView;
 
 /* ------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ class TensorBase {
   TensorImpl* impl() const { return impl_.get(); }
   // Gives up this handle's reference (for returning across the ABI).
   TensorImpl* release() { return impl_.leak(); }
+  // A view of the whole tensor that records no base (Note [View bases]).
+  TensorBase detached_alias() const;
 
   IntArrayRef sizes() const { return impl_->sizes(); }
   IntArrayRef strides() const { return impl_->strides(); }

@@ -99,6 +99,12 @@ class TensorImpl final : public RefCounted {
   void add_key(DispatchKey k) { key_set_ = key_set_.add(k); }
   void remove_key(DispatchKey k) { key_set_ = key_set_.remove(k); }
 
+  // The tensor this one is a view of (the root of a chain of views), or null: set by
+  // TensorBase::as_strided, through which every view is made (Note [View bases] in
+  // tensor_base.cc).
+  TensorImpl* view_base() const { return view_base_.get(); }
+  void set_view_base(Ref<TensorImpl> base) { view_base_ = std::move(base); }
+
  private:
   ~TensorImpl() override;
 
@@ -117,6 +123,7 @@ class TensorImpl final : public RefCounted {
   bool is_wrapped_number_ = false;
   DispatchKeySet key_set_;
   std::unique_ptr<std::array<Extension, kMaxExtensionSlots>> extensions_;
+  Ref<TensorImpl> view_base_;
 };
 
 // Row-major strides for `sizes`.

@@ -4,6 +4,8 @@
 // the host is older than 1.2.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -97,13 +99,20 @@ inline uint64_t version(const Tensor& t, uint64_t bump = 0) {
 // thread while alive: LocalKeyGuard guard({}, {LOOM_KEY_AUTOGRAD}) is no-grad.
 class LocalKeyGuard {
  public:
-  LocalKeyGuard(std::initializer_list<uint32_t> include, std::initializer_list<uint32_t> exclude)
-      : include_(include), exclude_(exclude) {
+  // At most kMaxKeys of each (there are 6 functionality keys); the keys are kept inline,
+  // so a guard allocates nothing.
+  static constexpr size_t kMaxKeys = 8;
+  LocalKeyGuard(std::initializer_list<uint32_t> include, std::initializer_list<uint32_t> exclude) {
+    if (include.size() > kMaxKeys || exclude.size() > kMaxKeys) {
+      throw Error("[sdk] LocalKeyGuard takes at most 8 keys to include and 8 to exclude");
+    }
+    std::copy(include.begin(), include.end(), include_.begin());
+    std::copy(exclude.begin(), exclude.end(), exclude_.begin());
     args_ = detail::args_struct<LoomLocalKeysArgs>();
     args_.include = include_.data();
-    args_.num_include = include_.size();
+    args_.num_include = include.size();
     args_.exclude = exclude_.data();
-    args_.num_exclude = exclude_.size();
+    args_.num_exclude = exclude.size();
     check(detail::host_1_2("LocalKeyGuard").local_keys_push(&args_));
   }
   ~LocalKeyGuard() {
@@ -113,7 +122,7 @@ class LocalKeyGuard {
   LocalKeyGuard& operator=(const LocalKeyGuard&) = delete;
 
  private:
-  std::vector<uint32_t> include_, exclude_;
+  std::array<uint32_t, kMaxKeys> include_{}, exclude_{};
   LoomLocalKeysArgs args_;
 };
 

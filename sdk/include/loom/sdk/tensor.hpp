@@ -78,6 +78,16 @@ class Tensor {
   LoomDType dtype() const { return static_cast<LoomDType>(view().dtype); }
   LoomDevice device() const { return view().device; }
   bool is_contiguous() const { return view().is_contiguous != 0; }
+  // Borrowed: the tensor this one is a view of, or nullptr (also from a host older
+  // than ABI 1.3).
+  LoomTensor* view_base() const {
+    return LOOM_HAS_FIELD(&view(), LoomTensorView, view_base) ? view().view_base : nullptr;
+  }
+  // The storage offset, in elements.
+  int64_t storage_offset() const {
+    const int64_t size = (view().dl.dtype.bits * view().dl.dtype.lanes + 7) / 8;
+    return size == 0 ? 0 : static_cast<int64_t>(view().dl.byte_offset) / size;
+  }
   // Address of the first element.
   template <typename T = void>
   T* data() const {
