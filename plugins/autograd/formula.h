@@ -36,6 +36,9 @@ struct Formula {
   bool differentiable = true;   // false: outputs never require grad (comparisons, argmax)
   // Bit i: return i gets a gradient history (default: every floating-point return).
   uint32_t differentiable_outputs = ~0u;
+  // Bit i: only the layout (sizes, strides, storage offset) of tensor argument i is kept,
+  // not its values, so later in-place writes do not matter (as_strided).
+  uint64_t saved_layouts = 0;
 };
 
 constexpr uint64_t inputs(std::initializer_list<int> args) {
@@ -105,6 +108,8 @@ class BackwardContext {
   // A saved tensor argument, or return.
   Tensor input(size_t arg) const;
   Tensor result(size_t output = 0) const;
+  // An argument saved by layout only (Formula::saved_layouts): read its geometry, not values.
+  Tensor layout(size_t arg) const;
   // A saved element of a Tensor[] argument.
   Tensor input(size_t arg, size_t element) const;
 

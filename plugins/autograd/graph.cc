@@ -133,6 +133,14 @@ SavedTensor save_input(const Tensor& t) {
   return s;
 }
 
+SavedTensor save_layout(const Tensor& t) {
+  SavedTensor s;
+  sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
+  s.data = sdk::op::alias(t);
+  s.layout_only = true;
+  return s;
+}
+
 SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uint32_t output_nr,
                         uint64_t version_offset) {
   SavedTensor s;
@@ -149,6 +157,7 @@ SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uin
 }
 
 Tensor unpack(const SavedTensor& s, const char* op, bool create_graph) {
+  if (s.layout_only) return s.data;
   const uint64_t now = sdk::version(s.data);
   if (now != s.version) {
     throw sdk::Error(std::string("[autograd] a tensor saved by ") + op +

@@ -75,6 +75,7 @@ struct GradCell {
 struct SavedTensor {
   Tensor data;
   uint64_t version = 0;
+  bool layout_only = false;
   bool is_output = false;
   uint32_t output_nr = 0;
   std::weak_ptr<Node> owner;  // outputs only
@@ -145,6 +146,8 @@ std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create);
 
 // --- saved tensors ---
 SavedTensor save_input(const Tensor& t);
+// A detached alias of t kept for its layout; unpacking skips the version check.
+SavedTensor save_layout(const Tensor& t);
 // `version_offset`: 1 for an output written in place by the running op (the dispatcher
 // bumps its version once the op returns).
 SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uint32_t output_nr,

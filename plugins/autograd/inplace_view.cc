@@ -104,12 +104,11 @@ std::vector<Tensor> CopySlices::apply(std::vector<Tensor>&& grads) {
 
 ViewOfBase::ViewOfBase(ViewGeometry g) : geometry(std::move(g)) {}
 
-std::vector<Tensor> ViewOfBase::apply(std::vector<Tensor>&& grads) {
-  if (!grads[0].defined()) return {Tensor()};
+Tensor view_gradient_to_base(const ViewGeometry& geometry, const Tensor& grad) {
   Tensor buffer = geometry.base_buffer();
   sdk::op::fill_(buffer, sdk::scalar(0.0));
   // Elements a view repeats (stride 0, from expand) take the sum of their gradients.
-  Tensor g = grads[0];
+  Tensor g = grad;
   std::vector<int64_t> sizes(geometry.sizes.span().begin(), geometry.sizes.span().end());
   std::vector<int64_t> strides(geometry.strides.span().begin(), geometry.strides.span().end());
   std::vector<int64_t> repeated;
@@ -123,7 +122,12 @@ std::vector<Tensor> ViewOfBase::apply(std::vector<Tensor>&& grads) {
   Tensor region = sdk::op::as_strided(buffer, sizes, strides,
                                       std::optional<int64_t>(buffer.storage_offset() + geometry.offset));
   sdk::op::copy_(region, g);
-  return {buffer};
+  return buffer;
+}
+
+std::vector<Tensor> ViewOfBase::apply(std::vector<Tensor>&& grads) {
+  if (!grads[0].defined()) return {Tensor()};
+  return {view_gradient_to_base(geometry, grads[0])};
 }
 
 void rebase_view_write(const std::shared_ptr<Node>& fn, const Tensor& view, const Tensor& base) {

@@ -45,6 +45,11 @@ struct ViewOfBase final : Node {
   ViewGeometry geometry;
 };
 
+// The gradient of a view (geometry.sizes, strides, offset over a base laid out as
+// geometry.base_*) put at its place in zeros shaped like the base; elements the view
+// repeats (stride 0) add up.
+Tensor view_gradient_to_base(const ViewGeometry& geometry, const Tensor& grad);
+
 // Records that `fn` wrote `view` (argument 0 of its op) in place, `base` being the view's
 // base: the base gets a CopySlices history, the view a view-of-base history.
 void rebase_view_write(const std::shared_ptr<Node>& fn, const Tensor& view, const Tensor& base);

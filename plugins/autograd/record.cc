@@ -299,6 +299,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
     const LoomValue& v = call.args[i];
     SavedArgument& a = node->args[i];
     const bool save = f->saved_inputs >> i & 1;
+    const bool save_shape = f->saved_layouts >> i & 1;
     if (v.tag == LOOM_VALUE_TENSOR) {
       a.value.tag = LOOM_VALUE_TENSOR;
       a.first_edge = static_cast<int32_t>(node->next_edges.size());
@@ -306,6 +307,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
       Tensor t = Tensor::borrow(v.u.tensor);
       node->next_edges.push_back(gradient_edge(t));
       if (save) a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t) : save_input(t));
+      if (save_shape) a.saved.push_back(save_layout(t));
     } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
       a.value.tag = LOOM_VALUE_TENSOR_LIST;
       a.value.length = v.length;
@@ -469,6 +471,15 @@ Tensor BackwardContext::input(size_t arg, size_t element) const {
                      node_.info->arg_names[arg] + "', which it did not save");
   }
   return unpack(a.saved[element], node_.info->short_name.c_str(), create_graph_);
+}
+
+Tensor BackwardContext::layout(size_t arg) const {
+  const SavedArgument& a = argument(arg);
+  if (a.saved.empty() || !a.saved[0].layout_only) {
+    throw sdk::Error("[autograd] the formula of " + node_.info->name + " reads the layout of '" +
+                     node_.info->arg_names[arg] + "', which it did not save");
+  }
+  return a.saved[0].data;
 }
 
 Tensor BackwardContext::result(size_t output) const {

@@ -175,7 +175,8 @@ std::vector<Tensor> jacobian(const MultiFunction& f, const std::vector<Tensor>& 
   for (const Tensor& x : inputs) leaves.push_back(leaf_of(x));
   Tensor y = f(leaves);
   Tensor flat = y.reshape({-1});
-  const int64_t rows = flat.numel();
+  // An output independent of the inputs (no history) has a zero Jacobian.
+  const int64_t rows = y.requires_grad() ? flat.numel() : 0;
   std::vector<std::vector<Tensor>> per_input(inputs.size());
   for (int64_t i = 0; i < rows; ++i) {
     Tensor basis = zeros({rows}, TensorOptions().dtype(y.dtype()).device(y.device()));
@@ -190,7 +191,7 @@ std::vector<Tensor> jacobian(const MultiFunction& f, const std::vector<Tensor>& 
   std::vector<Tensor> out;
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::vector<int64_t> shape = joined(y.sizes(), inputs[k].sizes());
-    out.push_back(rows == 0 ? zeros(shape, TensorOptions().dtype(inputs[k].dtype()))
+    out.push_back(rows == 0 ? zeros(shape, TensorOptions().dtype(inputs[k].dtype()).device(inputs[k].device()))
                             : stack(per_input[k]).reshape(shape));
   }
   return out;
@@ -322,6 +323,7 @@ bool gradgradcheck(const MultiFunction& f, const std::vector<Tensor>& inputs,
     for (const Tensor& x : inputs) leaves.push_back(x.requires_grad() ? leaf_of(x) : x);
     probe = f(leaves);
   }
+  if (!probe.requires_grad()) return true;  // f does not depend on its inputs
   Tensor v = ones_like(probe.detach());
   {
     NoGradGuard no_grad;
@@ -339,7 +341,8 @@ bool gradgradcheck(const MultiFunction& f, const std::vector<Tensor>& inputs,
       if (wanted[i]) differentiable.push_back(in.back());
     }
     Tensor y = f(in);
-    std::vector<Tensor> g = grad({y}, differentiable, {v}, true, true, true);
+    std::vector<Tensor> g(differentiable.size());
+    if (y.requires_grad()) g = grad({y}, differentiable, {v}, true, true, true);
     std::vector<Tensor> flat;
     for (size_t i = 0; i < g.size(); ++i) {
       flat.push_back(or_zeros(g[i], differentiable[i]).reshape({-1}));

@@ -17,13 +17,23 @@ void register_normalization_formulas(FormulaTable& t) {
            for (int64_t d = 0; d < x.dim(); ++d) {
              (d < x.dim() - normalized ? outer : inner).push_back(d);
            }
-           Tensor x_hat = (x - c.result(1)) * c.result(2);
+           // Building a graph (create_graph), mean and rstd are recomputed from x, so the
+           // second derivative flows through them too (they are not differentiable
+           // outputs of the op).
+           Tensor mean = c.result(1), rstd = c.result(2);
+           if (c.create_graph()) {
+             std::optional<sdk::IntList> dims(inner);
+             mean = op::mean(x, dims, true);
+             Tensor var = op::var(x, dims, sdk::Scalar(0), true);
+             rstd = op::rsqrt(var + c.double_arg(4));
+           }
+           Tensor x_hat = (x - mean) * rstd;
            Tensor dy = c.grad(0);
            c.set(0, [&] {
              Tensor g = c.is_none(2) ? dy : dy * c.input(2);
              Tensor mean_g = op::mean(g, std::optional<sdk::IntList>(inner), true);
              Tensor mean_gx = op::mean(g * x_hat, std::optional<sdk::IntList>(inner), true);
-             return (g - mean_g - x_hat * mean_gx) * c.result(2);
+             return (g - mean_g - x_hat * mean_gx) * rstd;
            });
            c.set(2, [&] {
              Tensor w = dy * x_hat;
