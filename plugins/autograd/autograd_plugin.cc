@@ -232,19 +232,22 @@ LoomError* grad_of_kernel(void*, const LoomKernelCall* call) noexcept {
 
 // A hook from a frontend (loom/autograd_hooks.h), released with the last copy.
 struct ForeignHook {
-  LoomGradHookFn fn;
-  void* context;
-  LoomGradHookRelease release;
+  ForeignHook(LoomGradHookFn f, void* c, LoomGradHookRelease r) : fn(f), context(c), release(r) {}
+  ForeignHook(const ForeignHook&) = delete;
+  ForeignHook& operator=(const ForeignHook&) = delete;
   ~ForeignHook() {
     if (release != nullptr) release(context);
   }
+  LoomGradHookFn fn;
+  void* context;
+  LoomGradHookRelease release;
 };
 
 Hook make_hook(int64_t fn, int64_t context, int64_t release) {
   if (fn == 0) fail("register_hook: the callback is null");
-  auto hook = std::make_shared<ForeignHook>(ForeignHook{reinterpret_cast<LoomGradHookFn>(fn),
-                                                        reinterpret_cast<void*>(context),
-                                                        reinterpret_cast<LoomGradHookRelease>(release)});
+  auto hook = std::make_shared<ForeignHook>(reinterpret_cast<LoomGradHookFn>(fn),
+                                            reinterpret_cast<void*>(context),
+                                            reinterpret_cast<LoomGradHookRelease>(release));
   return [hook](const Tensor& grad) {
     LoomTensor* replacement = nullptr;
     sdk::check(hook->fn(hook->context, grad.get(), &replacement));

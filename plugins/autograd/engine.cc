@@ -77,7 +77,9 @@ void check_finite(const Node& node, const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined() || !sdk::dtypes::floating.contains(grads[i].dtype())) continue;
     Tensor finite = sdk::op::all(sdk::op::isfinite(grads[i]));
-    Tensor on_host = sdk::op::to(finite, LoomDevice{LOOM_DEVICE_CPU, 0});
+    Tensor on_host = finite.device().type == LOOM_DEVICE_CPU
+                         ? finite
+                         : sdk::op::to(finite, LoomDevice{LOOM_DEVICE_CPU, -1});
     if (*on_host.data<bool>()) continue;
     throw sdk::Error("[autograd] " + node.name() + " returned nan or inf values in its gradient " +
                      std::to_string(i) + " (anomaly mode)");

@@ -1,8 +1,11 @@
 // The autograd plugin's graph behaviour through the frontend: leaves and accumulation,
-// shared inputs and diamonds, views, in-place ops and version counters, retain_graph and
-// create_graph, no-grad and inference mode, hooks, anomaly mode, and the refusals.
+// shared inputs and diamonds, broadcasting, views, in-place ops and version counters,
+// retain_graph and create_graph, backward(inputs=), no-grad and inference mode, hooks,
+// anomaly mode, gradient layout, the refusals, and separate graphs on several threads.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cmath>
 #include <thread>
 
 #include "../frontend/frontend_test_util.h"
@@ -19,17 +22,352 @@ Tensor leaf(std::initializer_list<double> v) {
   return tensor(v).requires_grad_();
 }
 
+std::vector<double> grad_of(const Tensor& t) {
+  return values(t.grad());
+}
+
+void expect_near(const std::vector<double>& actual, const std::vector<double>& expected,
+                 double tol = 1e-5) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], tol) << "element " << i;
+}
+
 TEST_F(Autograd, MulAndAddAccumulateIntoLeaves) {
   Tensor x = leaf({1, 2, 3});
   Tensor w = leaf({4, 5, 6});
   Tensor y = (x * w + x).sum();
   EXPECT_EQ(y.grad_fn_name(), "SumBackward0");
   y.backward();
-  EXPECT_EQ(values(x.grad()), (std::vector<double>{5, 6, 7}));
-  EXPECT_EQ(values(w.grad()), (std::vector<double>{1, 2, 3}));
+  EXPECT_EQ(grad_of(x), (std::vector<double>{5, 6, 7}));
+  EXPECT_EQ(grad_of(w), (std::vector<double>{1, 2, 3}));
   EXPECT_TRUE(x.is_leaf());
   EXPECT_FALSE(y.is_leaf());
   EXPECT_TRUE(y.requires_grad());
+  EXPECT_EQ(x.grad_fn_name(), "");
+}
+
+TEST_F(Autograd, PlainTensorsRecordNothing) {
+  Tensor a = tensor({1.0, 2.0});
+  Tensor b = a * a;
+  EXPECT_FALSE(b.requires_grad());
+  EXPECT_TRUE(b.is_leaf());
+  EXPECT_FALSE(b.grad().defined());
+}
+
+TEST_F(Autograd, SharedInputsAndDiamondsAddTheirGradients) {
+  Tensor x = leaf({0.5, 1.5});
+  (x * x).sum().backward();
+  expect_near(grad_of(x), {1.0, 3.0});
+
+  Tensor z = leaf({0.3, -0.7});
+  Tensor a = z * 2.0;
+  Tensor y = (exp(a) + sin(a)).sum();  // d/dz = 2 (exp(2z) + cos(2z))
+  y.backward();
+  expect_near(grad_of(z), {2 * (std::exp(0.6) + std::cos(0.6)), 2 * (std::exp(-1.4) + std::cos(-1.4))});
+}
+
+TEST_F(Autograd, GradientsAccumulateAcrossBackwardCallsUntilCleared) {
+  Tensor x = leaf({1, 2});
+  (x * 3.0).sum().backward();
+  (x * 3.0).sum().backward();
+  EXPECT_EQ(grad_of(x), (std::vector<double>{6, 6}));
+  x.set_grad(Tensor());
+  EXPECT_FALSE(x.grad().defined());
+  (x * 2.0).sum().backward();
+  EXPECT_EQ(grad_of(x), (std::vector<double>{2, 2}));
+}
+
+TEST_F(Autograd, BroadcastGradientsAreSummedToTheInputShape) {
+  Tensor row = leaf({1, 2, 3});
+  Tensor grid = ones({2, 3}).requires_grad_();
+  (row * grid).sum().backward();
+  EXPECT_EQ(grad_of(row), (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(grid.grad().sizes()[0], 2);
+  EXPECT_EQ(grad_of(grid), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+}
+
+TEST_F(Autograd, RetainGraphAllowsASecondBackwardAndTheFreedGraphRefuses) {
+  Tensor x = leaf({2});
+  Tensor y = x * x;
+  y.backward(Tensor(), /*retain_graph=*/true);
+  y.backward();
+  EXPECT_EQ(grad_of(x), (std::vector<double>{8}));
+  expect_error([&] { y.backward(); }, "autograd::backward",
+               {"backward through the graph a second time", "retain_graph=true"});
+}
+
+TEST_F(Autograd, CreateGraphGivesSecondDerivatives) {
+  Tensor x = leaf({2.0, -1.0});
+  Tensor y = (x * x * x).sum();
+  std::vector<Tensor> g = autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+  expect_near(values(g[0]), {12.0, 3.0});
+  EXPECT_TRUE(g[0].requires_grad());
+  g[0].sum().backward();
+  expect_near(grad_of(x), {12.0, -6.0});  // 6x
+}
+
+TEST_F(Autograd, BackwardInputsLimitsWhichLeavesGetGradients) {
+  Tensor a = leaf({1});
+  Tensor b = leaf({2});
+  (a * b).backward(Tensor(), std::nullopt, false, {a});
+  EXPECT_EQ(grad_of(a), (std::vector<double>{2}));
+  EXPECT_FALSE(b.grad().defined());
+}
+
+TEST_F(Autograd, GradOfUnusedInputsNeedsAllowUnused) {
+  Tensor a = leaf({1});
+  Tensor unused = leaf({1});
+  Tensor y = a * 2.0;
+  expect_error([&] { autograd::grad({y}, {unused}, {}, true); }, "autograd::grad_of",
+               {"input 0 was not used", "allow_unused"});
+  std::vector<Tensor> g = autograd::grad({y}, {a, unused}, {}, true, false, true);
+  EXPECT_EQ(values(g[0]), (std::vector<double>{2}));
+  EXPECT_FALSE(g[1].defined());
+  EXPECT_FALSE(a.grad().defined());  // grad() accumulates nothing
+}
+
+TEST_F(Autograd, NoGradAndInferenceModeRecordNothing) {
+  Tensor x = leaf({1, 2});
+  EXPECT_TRUE(autograd::is_enabled());
+  {
+    NoGradGuard no_grad;
+    EXPECT_FALSE(autograd::is_enabled());
+    EXPECT_FALSE((x * 2.0).requires_grad());
+    autograd::EnableGradGuard enable;
+    EXPECT_TRUE((x * 2.0).requires_grad());
+  }
+  {
+    InferenceMode inference;
+    EXPECT_FALSE((x * 2.0).requires_grad());
+  }
+  EXPECT_TRUE((x * 2.0).requires_grad());
+  Tensor d = (x * 2.0).detach();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.is_leaf());
+}
+
+TEST_F(Autograd, TensorHooksSeeAndReplaceGradients) {
+  Tensor x = leaf({1, 2});
+  Tensor y = x * 3.0;
+  std::vector<double> seen;
+  y.register_hook([&](const Tensor& g) {
+    seen = values(g);
+    return g * 2.0;
+  });
+  y.sum().backward();
+  EXPECT_EQ(seen, (std::vector<double>{1, 1}));
+  EXPECT_EQ(grad_of(x), (std::vector<double>{6, 6}));
+
+  Tensor w = leaf({5});
+  std::vector<double> after;
+  w.register_post_accumulate_grad_hook([&](const Tensor& g) { after = values(g); });
+  (w * w).sum().backward();
+  EXPECT_EQ(after, (std::vector<double>{10}));
+}
+
+TEST_F(Autograd, RetainGradKeepsANonLeafsGradient) {
+  Tensor x = leaf({1, 2});
+  Tensor h = x * 2.0;
+  h.retain_grad();
+  EXPECT_TRUE(h.retains_grad());
+  (h * h).sum().backward();
+  EXPECT_EQ(values(h.grad()), (std::vector<double>{4, 8}));
+  EXPECT_EQ(grad_of(x), (std::vector<double>{8, 16}));
+}
+
+TEST_F(Autograd, InPlaceOnANonLeafRebasesItsHistory) {
+  Tensor x = leaf({1, 2});
+  Tensor h = x * 2.0;
+  Tensor y = x + 1.0;
+  h.mul_(y);  // h = 2x (x + 1): y's gradient needs the old h, kept as a copy
+  EXPECT_EQ(h.grad_fn_name(), "MulBackward0");
+  h.sum().backward();
+  EXPECT_EQ(grad_of(x), (std::vector<double>{6, 10}));  // 4x + 2
+  // Writing a tensor the op also reads and saves is refused at backward, as in PyTorch.
+  Tensor z = x * 2.0;
+  z.mul_(z);
+  expect_error([&] { z.sum().backward(); }, "autograd::backward",
+               {"a tensor saved by mul_ for backward was modified in place"});
+}
+
+TEST_F(Autograd, InPlaceThroughAViewOfANonLeafReachesTheBase) {
+  Tensor x = leaf({1, 2, 3});
+  Tensor base = x * 1.0;
+  Tensor front = base.narrow(0, 0, 2);
+  front *= 3.0;
+  EXPECT_EQ(base.grad_fn_name(), "CopySlices");
+  (base * base).sum().backward();  // d/dx = 2 base * [3, 3, 1]
+  EXPECT_EQ(grad_of(x), (std::vector<double>{18, 36, 6}));
+  EXPECT_EQ(values(base), (std::vector<double>{3, 6, 3}));
+}
+
+TEST_F(Autograd, AnotherViewOfAWrittenBaseSeesTheWrite) {
+  Tensor x = leaf({1, 2, 3, 4});
+  Tensor base = x * 1.0;
+  Tensor first = base.narrow(0, 0, 2);
+  Tensor second = base.narrow(0, 2, 2);
+  second *= 10.0;
+  (first.sum() + second.sum()).backward();
+  EXPECT_EQ(grad_of(x), (std::vector<double>{1, 1, 10, 10}));
+}
+
+TEST_F(Autograd, WritingAPlainBufferWithAGradientGivesTheBufferAHistory) {
+  Tensor x = leaf({1, 2});
+  Tensor buffer = zeros({4});
+  buffer.narrow(0, 1, 2).copy_(x * 5.0);
+  EXPECT_TRUE(buffer.requires_grad());
+  buffer.sum().backward();
+  EXPECT_EQ(grad_of(x), (std::vector<double>{5, 5}));
+}
+
+TEST_F(Autograd, ASavedTensorModifiedInPlaceFailsAtBackward) {
+  Tensor x = leaf({1, 2});
+  Tensor a = x * 1.0;
+  Tensor y = a * x;  // saves a
+  a += 1.0;
+  expect_error([&] { y.sum().backward(); }, "autograd::backward",
+               {"[autograd] a tensor saved by mul for backward was modified in place (version",
+                "saved at version"});
+}
+
+TEST_F(Autograd, InPlaceOnALeafThatRequiresGradIsRefused) {
+  Tensor x = leaf({1, 2});
+  expect_error([&] { x += 1.0; }, "loom::add_.Tensor",
+               {"a leaf tensor that requires grad ('self') is being used in an in-place operation"});
+  expect_error([&] {
+    Tensor part = x.narrow(0, 0, 1);
+    part *= 2.0;
+  }, "loom::mul_.Tensor",
+               {"a view of a leaf tensor that requires grad"});
+  NoGradGuard no_grad;
+  x += 1.0;  // allowed without grad mode, as in PyTorch
+  EXPECT_EQ(values(x), (std::vector<double>{2, 3}));
+}
+
+TEST_F(Autograd, OutVariantsRefuseInputsThatRequireGrad) {
+  Tensor x = leaf({1, 2});
+  Tensor out = empty({2});
+  expect_error([&] { add_out(out, x, x); }, "loom::add.out",
+               {"out= variants do not support automatic differentiation"});
+}
+
+TEST_F(Autograd, OpsWithoutAFormulaFailInBackwardNamingTheOpAndInput) {
+  Tensor weight = randn({5, 3}).requires_grad_();
+  Tensor indices = tensor({int64_t{0}, int64_t{2}, int64_t{4}});
+  Tensor offsets = tensor({int64_t{0}, int64_t{2}});
+  std::vector<Value> r = call("loom::embedding_bag", {weight, indices, offsets});
+  Tensor bags = r[0].to_tensor();
+  expect_error([&] { bags.sum().backward(); }, "autograd::backward",
+               {"[loom::embedding_bag] has no derivative for input 'weight'"});
+}
+
+TEST_F(Autograd, AnomalyModeNamesTheNodeThatMadeNaN) {
+  Tensor x = leaf({0.0, 1.0});
+  autograd::DetectAnomalyGuard anomaly;
+  EXPECT_TRUE(autograd::is_anomaly_enabled());
+  Tensor y = sqrt(x).sum();
+  expect_error([&] { y.backward(); }, "autograd::backward",
+               {"SqrtBackward0 returned nan or inf values"});
+}
+
+TEST_F(Autograd, BadRequestsGetClearErrors) {
+  expect_error([] { tensor({int64_t{1}}).requires_grad_(); }, "autograd::set_requires_grad",
+               {"only tensors of a floating-point dtype can require grad, found int64"});
+  Tensor x = leaf({1, 2});
+  expect_error([&] { (x * 2.0).backward(); }, "autograd::backward",
+               {"created implicitly only for outputs of one element", "has 2"});
+  expect_error([&] { tensor({1.0}).backward(); }, "autograd::backward",
+               {"does not require grad and has no grad_fn"});
+  expect_error([&] { (x * 2.0).requires_grad_(false); }, "autograd::set_requires_grad",
+               {"only be changed on leaf tensors"});
+  expect_error([&] { tensor({1.0}).register_hook([](const Tensor& g) { return g; }); },
+               "autograd::register_hook", {"does not require grad"});
+  expect_error([&] { (x * 2.0).backward(ones({3})); }, "autograd::backward",
+               {"different shape"});
+}
+
+TEST_F(Autograd, AGradientTakesItsLeafsLayout) {
+  Tensor channels_last = randn({2, 4, 3, 3}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  Tensor p = channels_last.requires_grad_();
+  (p * 2.0).sum().backward();
+  EXPECT_EQ(std::vector<int64_t>(p.grad().strides().begin(), p.grad().strides().end()),
+            std::vector<int64_t>(p.strides().begin(), p.strides().end()));
+  Tensor q = randn({3, 2}).requires_grad_();
+  (q.t() * 2.0).sum().backward();
+  EXPECT_TRUE(q.grad().is_contiguous());
+}
+
+TEST_F(Autograd, SeparateGraphsBackpropagateOnSeveralThreadsAtOnce) {
+  constexpr int kThreads = 4;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round) {
+        Tensor x = full({8}, static_cast<double>(t + 1)).requires_grad_();
+        Tensor y = (exp(x * 0.1) * x).sum();
+        y.backward();
+        const double v = t + 1;
+        const double expected = std::exp(0.1 * v) * (1 + 0.1 * v);
+        for (double g : values(x.grad())) {
+          if (std::abs(g - expected) > 1e-4 * expected) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(Autograd, OneLeafSharedByGraphsOnSeveralThreadsGetsEveryGradient) {
+  Tensor shared = zeros({4}).requires_grad_();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 25; ++round) (shared * 1.0).sum().backward();
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(grad_of(shared), (std::vector<double>{100, 100, 100, 100}));
+}
+
+// --- the functional API ---
+
+TEST_F(Autograd, JacobianHessianAndProducts) {
+  Tensor x = tensor({1.0, 2.0, 3.0}, TensorOptions().dtype(ScalarType::Float64));
+  Tensor j = autograd::jacobian([](const Tensor& t) { return t * t; }, x);
+  EXPECT_EQ(j.sizes()[0], 3);
+  EXPECT_EQ(values(j), (std::vector<double>{2, 0, 0, 0, 4, 0, 0, 0, 6}));
+
+  Tensor h = autograd::hessian([](const Tensor& t) { return (t * t * t).sum(); }, x);
+  EXPECT_EQ(values(h), (std::vector<double>{6, 0, 0, 0, 12, 0, 0, 0, 18}));
+
+  Tensor v = tensor({1.0, 0.0, -1.0}, TensorOptions().dtype(ScalarType::Float64));
+  auto [y, vjp] = autograd::vjp([](const Tensor& t) { return t * t; }, x, v);
+  EXPECT_EQ(values(vjp), (std::vector<double>{2, 0, -6}));
+  EXPECT_FALSE(y.requires_grad());
+  auto [y2, jvp] = autograd::jvp([](const Tensor& t) { return t * t; }, x, v);
+  EXPECT_EQ(values(jvp), (std::vector<double>{2, 0, -6}));
+  auto [f, hv] = autograd::hvp([](const Tensor& t) { return (t * t * t).sum(); }, x, v);
+  EXPECT_EQ(values(hv), (std::vector<double>{6, 0, -18}));
+  EXPECT_EQ(f.item<double>(), 36.0);
+}
+
+TEST_F(Autograd, GradcheckReportsTheWorstElement) {
+  Tensor x = tensor({0.5, 1.5}, TensorOptions().dtype(ScalarType::Float64)).requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck([](const std::vector<Tensor>& in) { return sin(in[0]); }, {x}));
+  EXPECT_TRUE(autograd::gradgradcheck([](const std::vector<Tensor>& in) { return sin(in[0]); }, {x}));
+  // A hook that doubles the gradient makes the analytic Jacobian wrong.
+  autograd::MultiFunction wrong = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] * 3.0;
+    if (y.requires_grad()) y.register_hook([](const Tensor& g) { return g * 2.0; });
+    return y;
+  };
+  expect_error([&] { autograd::gradcheck(wrong, {x}); }, "gradcheck",
+               {"Jacobian mismatch for input 0", "analytic 6", "numeric 3"});
+  autograd::GradcheckOptions quiet;
+  quiet.raise_exception = false;
+  EXPECT_FALSE(autograd::gradcheck(wrong, {x}, quiet));
 }
 
 }  // namespace
