@@ -185,15 +185,18 @@ TEST(ParseManifestTest, StringSourcesKeepRelativeEntries) {
   EXPECT_THAT(m.search_dirs, ElementsAre("plugins"));
 }
 
-TEST(DefaultManifestTest, SearchesNextToTheExecutableAndRequiresCpu) {
+TEST(DefaultManifestTest, SearchesNextToTheExecutableAndRequiresCpuAndAutograd) {
   const DeploymentManifest& m = default_manifest();
   EXPECT_EQ(m.source, "<embedded default>");
   EXPECT_THAT(m.search_dirs, ElementsAre("$ORIGIN/../lib/loom/plugins", "$LIBDIR/loom/plugins"));
-  ASSERT_EQ(m.plugins.size(), 1u);
+  ASSERT_EQ(m.plugins.size(), 2u);
   EXPECT_EQ(m.plugins[0].name, "cpu");
-  EXPECT_EQ(m.plugins[0].path, "");
-  EXPECT_TRUE(m.plugins[0].required);
-  EXPECT_TRUE(m.plugins[0].options.empty());
+  EXPECT_EQ(m.plugins[1].name, "autograd");
+  for (const auto& p : m.plugins) {
+    EXPECT_EQ(p.path, "");
+    EXPECT_TRUE(p.required);
+    EXPECT_TRUE(p.options.empty());
+  }
   EXPECT_EQ(&default_manifest(), &m);
 }
 

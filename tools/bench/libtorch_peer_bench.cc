@@ -202,6 +202,53 @@ void BM_TorchKernelRand(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchKernelRand)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// --- the peers of autograd_bench ---
+
+void BM_TorchAddOneElementRequiresGrad(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor a = torch::ones({1}).requires_grad_();
+  at::Tensor b = torch::ones({1});
+  for (auto _ : state) {
+    at::Tensor c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+BENCHMARK(BM_TorchAddOneElementRequiresGrad);
+
+void BM_TorchChain100ForwardBackward(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor x = torch::ones({1}).requires_grad_();
+  at::Tensor factor = torch::full({1}, 1.0001);
+  for (auto _ : state) {
+    at::Tensor y = x;
+    for (int i = 0; i < 50; ++i) y = (y * factor) + factor;
+    y.backward();
+    x.mutable_grad() = at::Tensor();
+  }
+  state.counters["per_op_ns"] = benchmark::Counter(
+      100.0 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_TorchChain100ForwardBackward);
+
+void BM_TorchMlpForwardBackward(benchmark::State& state) {
+  at::set_num_threads(2);
+  torch::manual_seed(0);
+  at::Tensor x = torch::randn({64, 784});
+  at::Tensor target = torch::randint(10, {64});
+  at::Tensor w1 = (torch::randn({256, 784}) * 0.03).requires_grad_();
+  at::Tensor b1 = torch::zeros({256}).requires_grad_();
+  at::Tensor w2 = (torch::randn({10, 256}) * 0.06).requires_grad_();
+  at::Tensor b2 = torch::zeros({10}).requires_grad_();
+  for (auto _ : state) {
+    at::Tensor hidden = torch::relu(torch::linear(x, w1, b1));
+    at::Tensor loss = torch::cross_entropy_loss(torch::linear(hidden, w2, b2), target);
+    loss.backward();
+    for (at::Tensor* p : {&w1, &b1, &w2, &b2}) p->mutable_grad() = at::Tensor();
+  }
+}
+BENCHMARK(BM_TorchMlpForwardBackward);
+
 }  // namespace
 
 BENCHMARK_MAIN();
