@@ -1,6 +1,8 @@
 // TensorImpl construction, extension slots and the stride helpers.
 #include "loom/core/tensor_impl.h"
 
+#include "loom/core/small_objects.h"
+
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,11 +21,26 @@ namespace loom {
 // objects from the per-thread cache of small blocks that serves tensor data (Note [Small
 // host blocks]): a free puts the block on the freeing thread's list, the next object
 // takes it from there. The blocks are 64-byte aligned, more than either class needs.
+// A tensor's table of extension slots, and the box the plugin host wraps a plugin's slot
+// value in (through loom/core/small_objects.h), come from there too: autograd gives
+// every result that has a history one of each.
 void* TensorImpl::operator new(size_t size) {
   return host_blocks::allocate_object(size);
 }
 void TensorImpl::operator delete(void* object, size_t size) {
   host_blocks::deallocate(object, size);
+}
+void* allocate_small_object(size_t size) {
+  return host_blocks::allocate_object(size);
+}
+void free_small_object(void* object, size_t size) {
+  host_blocks::deallocate(object, size);
+}
+void* TensorImpl::ExtensionTable::operator new(size_t size) {
+  return host_blocks::allocate_object(size);
+}
+void TensorImpl::ExtensionTable::operator delete(void* table, size_t size) {
+  host_blocks::deallocate(table, size);
 }
 
 namespace {
@@ -90,7 +107,7 @@ TensorImpl::TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides,
 
 TensorImpl::~TensorImpl() {
   if (extensions_) {
-    for (Extension& e : *extensions_) {
+    for (Extension& e : extensions_->slots) {
       if (e.destroy != nullptr) e.destroy(e.value);
     }
   }
@@ -115,14 +132,14 @@ void TensorImpl::resize_contiguous(IntArrayRef sizes) {
 
 void* TensorImpl::extension(int slot) const {
   if (!extensions_ || slot < 0 || slot >= kMaxExtensionSlots) return nullptr;
-  return (*extensions_)[slot].value;
+  return extensions_->slots[slot].value;
 }
 
 void TensorImpl::set_extension(int slot, void* value, void (*destroy)(void*)) {
   LOOM_CHECK(slot >= 0 && slot < kMaxExtensionSlots, "tensor", "extension slot ", slot,
              " is out of range (expected 0..", kMaxExtensionSlots - 1, ")");
-  if (!extensions_) extensions_ = std::make_unique<std::array<Extension, kMaxExtensionSlots>>();
-  Extension& e = (*extensions_)[slot];
+  if (!extensions_) extensions_ = std::make_unique<ExtensionTable>();
+  Extension& e = extensions_->slots[slot];
   if (e.destroy != nullptr) e.destroy(e.value);
   e = {value, destroy};
 }

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "dispatcher_internal.h"
+#include "loom/core/small_objects.h"
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
@@ -394,6 +395,8 @@ struct PluginSlotValue {
   void* value;
   void (*destroy)(void*);
   PluginRecord* plugin;
+  static void* operator new(size_t size) { return allocate_small_object(size); }
+  static void operator delete(void* box, size_t size) { free_small_object(box, size); }
 };
 
 void destroy_plugin_slot_value(void* box) {

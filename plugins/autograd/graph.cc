@@ -1,6 +1,8 @@
 // The autograd slot, gradient edges, saved tensors and leaf accumulation.
 #include "graph.h"
 
+#include "object_pool.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -34,6 +36,19 @@ bool is_dense_permutation(std::span<const int64_t> sizes, std::span<const int64_
 }
 
 }  // namespace
+
+void* AutogradMeta::operator new(size_t size) {
+  if (size != sizeof(AutogradMeta)) return ::operator new(size);
+  return BlockPool<sizeof(AutogradMeta)>::allocate();
+}
+
+void AutogradMeta::operator delete(void* meta, size_t size) {
+  if (size != sizeof(AutogradMeta)) {
+    ::operator delete(meta);
+    return;
+  }
+  BlockPool<sizeof(AutogradMeta)>::deallocate(meta);
+}
 
 void Sizes::assign(std::span<const int64_t> s) {
   ndim_ = static_cast<int32_t>(s.size());
@@ -100,20 +115,39 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t ou
   sdk::set_key(t, LOOM_KEY_AUTOGRAD, true);
 }
 
+void set_new_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr,
+                     bool is_view) {
+  auto* m = new AutogradMeta();
+  m->grad_fn = node;
+  m->output_nr = output_nr;
+  if (is_view) {
+    m->view_history = true;
+    m->view_version = sdk::version(t);
+  }
+  try {
+    sdk::set_slot_value(t, g_meta_slot, m, &destroy_meta);
+  } catch (...) {
+    delete m;
+    throw;
+  }
+  sdk::set_key(t, LOOM_KEY_AUTOGRAD, true);
+}
+
 Edge gradient_edge(const Tensor& t) {
-  AutogradMeta* m = meta_of(t);
+  return gradient_edge(t, meta_of(t));
+}
+
+Edge gradient_edge(const Tensor& t, AutogradMeta* m) {
   if (m == nullptr) return {};
   if (m->view_history) refresh_view_history(t, *m);
   std::lock_guard<std::mutex> lock(m->mutex);
   if (m->grad_fn) return {m->grad_fn, m->output_nr};
   if (!m->requires_grad) return {};
-  std::shared_ptr<Node> acc = m->grad_accumulator.lock();
-  if (!acc) {
+  if (!m->grad_accumulator) {
     if (!m->cell) m->cell = std::make_shared<GradCell>();
-    acc = std::make_shared<AccumulateGrad>(m->cell, t);
-    m->grad_accumulator = acc;
+    m->grad_accumulator = std::make_shared<AccumulateGrad>(m->cell, t);
   }
-  return {acc, 0};
+  return {m->grad_accumulator, 0};
 }
 
 std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "loom/sdk/tensor.hpp"
 
 namespace loom::autograd {
@@ -82,7 +83,7 @@ struct SavedTensor {
   bool defined() const { return data.defined(); }
 };
 
-struct Node : std::enable_shared_from_this<Node> {
+struct Node {
   Node();
   virtual ~Node() = default;
   // Gradients of the forward outputs (undefined where none flowed) -> gradients of the
@@ -92,8 +93,8 @@ struct Node : std::enable_shared_from_this<Node> {
   // Drops saved tensors after a backward without retain_graph.
   virtual void release_saved() {}
 
-  std::vector<Edge> next_edges;
-  std::vector<InputMetadata> input_metadata;  // one per forward output
+  absl::InlinedVector<Edge, 3> next_edges;
+  absl::InlinedVector<InputMetadata, 1> input_metadata;  // one per forward output
   std::vector<std::pair<uint32_t, Hook>> pre_hooks;  // (output index, hook)
   std::vector<std::pair<uint32_t, std::weak_ptr<GradCell>>> retained;  // retain_grad
   uint64_t sequence_nr;
@@ -111,14 +112,19 @@ struct AccumulateGrad final : Node {
   bool contiguous = true;
 };
 
-// The per-tensor autograd state kept in the "autograd" slot.
+// The per-tensor autograd state kept in the "autograd" slot (pooled: Note [Node and
+// metadata pools]).
 struct AutogradMeta {
+  static void* operator new(size_t size);
+  static void operator delete(void* meta, size_t size);
   std::mutex mutex;
   bool requires_grad = false;  // leaves; a non-leaf requires grad through grad_fn
   std::shared_ptr<Node> grad_fn;
   uint32_t output_nr = 0;
   std::shared_ptr<GradCell> cell;  // leaves, and non-leaves that retain their grad
-  std::weak_ptr<Node> grad_accumulator;
+  // A leaf's node, kept while it requires grad: it holds the gradient cell, not the
+  // tensor, so no cycle (PyTorch's holds the tensor and must be weak).
+  std::shared_ptr<Node> grad_accumulator;
   bool retains_grad = false;
   // A view's history holds while its storage is at this version; after an in-place write
   // elsewhere in the storage it is rebuilt from its base's (Note [In-place writes to views]).
@@ -136,8 +142,14 @@ AutogradMeta& ensure_meta(const Tensor& t);
 bool requires_grad(const Tensor& t);
 // Marks `t` as output `output_nr` of `node`.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
-// The edge a gradient for `t` flows along: its grad_fn, or its leaf accumulator.
+// The same for a tensor the op just made (it has no metadata yet); `is_view`: it is a
+// view op's result, whose history is rebuilt after writes to its storage.
+void set_new_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr,
+                     bool is_view);
+// The edge a gradient for `t` flows along: its grad_fn, or its leaf accumulator; `meta` is
+// t's metadata when the caller has read it already.
 Edge gradient_edge(const Tensor& t);
+Edge gradient_edge(const Tensor& t, AutogradMeta* meta);
 // Rebuilds a view's history from its base's when its storage was written since
 // (Note [In-place writes to views]).
 void refresh_view_history(const Tensor& t, AutogradMeta& m);

@@ -1,6 +1,7 @@
 // The Autograd key's kernel (Note [Recording]) and the backward of recorded calls.
 #include "record.h"
 
+#include <array>
 #include <cctype>
 #include <mutex>
 #include <shared_mutex>
@@ -8,6 +9,7 @@
 
 #include "engine.h"
 #include "inplace_view.h"
+#include "object_pool.h"
 #include "loom/sdk/dtype.hpp"
 #include "loom/sdk/extension.hpp"
 
@@ -130,18 +132,23 @@ bool needs_grad(LoomTensor* t) {
   return t != nullptr && requires_grad(Tensor::borrow(t));
 }
 
-bool any_needs_grad(const LoomKernelCall& call) {
+// The metadata of the call's first tensor arguments, read once per call.
+constexpr size_t kKnownMetas = 8;
+using KnownMetas = std::array<AutogradMeta*, kKnownMetas>;
+
+bool any_needs_grad(const LoomKernelCall& call, KnownMetas& metas) {
+  bool any = false;
   for (size_t i = 0; i < call.num_args; ++i) {
     const LoomValue& v = call.args[i];
     if (v.tag == LOOM_VALUE_TENSOR) {
-      if (needs_grad(v.u.tensor)) return true;
+      AutogradMeta* m = meta_of(Tensor::borrow(v.u.tensor));
+      if (i < kKnownMetas) metas[i] = m;
+      any = any || (m != nullptr && m->needs_grad());
     } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
-      for (uint32_t k = 0; k < v.length; ++k) {
-        if (needs_grad(v.u.tensors[k])) return true;
-      }
+      for (uint32_t k = 0; k < v.length && !any; ++k) any = needs_grad(v.u.tensors[k]);
     }
   }
-  return false;
+  return any;
 }
 
 void redispatch(const LoomKernelCall& call) {
@@ -193,16 +200,16 @@ void copy_value(const LoomValue& v, SavedArgument& a) {
   a.value = v;
   switch (v.tag) {
     case LOOM_VALUE_INT_LIST:
-      a.ints.assign(v.u.ints, v.u.ints + v.length);
-      a.value.u.ints = a.ints.data();
+      a.owned().ints.assign(v.u.ints, v.u.ints + v.length);
+      a.value.u.ints = a.storage->ints.data();
       break;
     case LOOM_VALUE_DOUBLE_LIST:
-      a.doubles.assign(v.u.doubles, v.u.doubles + v.length);
-      a.value.u.doubles = a.doubles.data();
+      a.owned().doubles.assign(v.u.doubles, v.u.doubles + v.length);
+      a.value.u.doubles = a.storage->doubles.data();
       break;
     case LOOM_VALUE_STRING:
-      a.str.assign(v.u.str, v.length);
-      a.value.u.str = a.str.c_str();
+      a.owned().str.assign(v.u.str, v.length);
+      a.value.u.str = a.storage->str.c_str();
       break;
     case LOOM_VALUE_BOOL_LIST:
       a.value.tag = LOOM_VALUE_NONE;  // no formula reads one
@@ -212,16 +219,14 @@ void copy_value(const LoomValue& v, SavedArgument& a) {
   }
 }
 
-void set_output_metadata(Node& node, const LoomKernelCall& call) {
-  node.input_metadata.resize(call.num_returns);
-  for (size_t r = 0; r < call.num_returns; ++r) {
-    if (call.returns[r].tag != LOOM_VALUE_TENSOR) continue;
-    Tensor out = Tensor::borrow(call.returns[r].u.tensor);
-    InputMetadata& meta = node.input_metadata[r];
-    meta.sizes.assign(out.sizes());
-    meta.dtype = out.dtype();
-    meta.device = out.device();
+// Whether return r is one of the call's tensor arguments (an op may return its input).
+bool returns_an_argument(const LoomKernelCall& call, size_t r) {
+  for (size_t i = 0; i < call.num_args; ++i) {
+    if (call.args[i].tag == LOOM_VALUE_TENSOR && call.args[i].u.tensor == call.returns[r].u.tensor) {
+      return true;
+    }
   }
+  return false;
 }
 
 bool returns_written_argument(const LoomKernelCall& call, size_t r, const OpInfo& info) {
@@ -235,33 +240,47 @@ bool returns_written_argument(const LoomKernelCall& call, size_t r, const OpInfo
   return false;
 }
 
-// Gives the call's floating-point results (allowed by `mask`) a history at `node`; an
-// in-place op's result is the written argument itself, whose history is rebased.
-void set_output_history(const std::shared_ptr<Node>& node, const OpInfo& info,
-                        const LoomKernelCall& call, uint32_t mask) {
+// Records each result's shape on `node` (what gradients flowing into it must look like),
+// saves the results `saved` asks for, and gives the floating-point results allowed by
+// `mask` a history at `node`; an in-place op's result is the written argument itself,
+// whose history is rebased (and, for a view, its base's: rebase_view_write).
+void finish_outputs(const std::shared_ptr<Node>& node, const OpInfo& info,
+                    const LoomKernelCall& call, uint32_t mask, uint32_t saved,
+                    std::vector<SavedTensor>* results) {
+  node->input_metadata.resize(call.num_returns);
+  if (saved != 0) results->resize(call.num_returns);
   for (size_t r = 0; r < call.num_returns; ++r) {
-    if (call.returns[r].tag != LOOM_VALUE_TENSOR || !(mask >> r & 1)) continue;
+    if (call.returns[r].tag != LOOM_VALUE_TENSOR) continue;
     Tensor out = Tensor::borrow(call.returns[r].u.tensor);
-    if (!is_floating(out.dtype())) continue;
-    // A write in place through a view rebases the view's base too.
-    if (LoomTensor* base = returns_written_argument(call, r, info) ? out.view_base() : nullptr) {
-      rebase_view_write(node, out, Tensor::borrow(base));
+    InputMetadata& meta = node->input_metadata[r];
+    meta.sizes.assign(out.sizes());
+    meta.dtype = out.dtype();
+    meta.device = out.device();
+    const bool written = info.mutable_args != 0 && returns_written_argument(call, r, info);
+    if (saved >> r & 1) {
+      (*results)[r] = save_output(out, node, static_cast<uint32_t>(r), written ? 1 : 0);
+    }
+    if (!(mask >> r & 1) || !is_floating(meta.dtype)) continue;
+    if (!written) {
+      if (returns_an_argument(call, r)) {
+        set_history(out, node, static_cast<uint32_t>(r));
+      } else {
+        set_new_history(out, node, static_cast<uint32_t>(r), info.is_view);
+      }
       continue;
     }
-    set_history(out, node, static_cast<uint32_t>(r));
-    if (info.is_view) {
-      // Its history holds until its storage is written elsewhere (refresh_view_history).
-      AutogradMeta& m = ensure_meta(out);
-      std::lock_guard<std::mutex> lock(m.mutex);
-      m.view_history = true;
-      m.view_version = sdk::version(out);
+    // A write in place through a view rebases the view's base too.
+    if (LoomTensor* base = out.view_base()) {
+      rebase_view_write(node, out, Tensor::borrow(base));
+    } else {
+      set_history(out, node, static_cast<uint32_t>(r));
     }
   }
 }
 
 void record_unimplemented(const OpInfo& info, const LoomKernelCall& call) {
   std::string input = "self";
-  std::vector<Edge> edges;
+  absl::InlinedVector<Edge, 3> edges;
   for (size_t i = 0; i < call.num_args; ++i) {
     const LoomValue& v = call.args[i];
     if (v.tag == LOOM_VALUE_TENSOR) {
@@ -273,11 +292,10 @@ void record_unimplemented(const OpInfo& info, const LoomKernelCall& call) {
   redispatch_below_autograd(call);
   auto node = std::make_shared<NotImplementedNode>(&info, input);
   node->next_edges = std::move(edges);
-  set_output_metadata(*node, call);
-  set_output_history(node, info, call, ~0u);
+  finish_outputs(node, info, call, ~0u, 0, nullptr);
 }
 
-void record(const OpInfo& info, const LoomKernelCall& call) {
+void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& metas) {
   if (info.is_out) {
     throw sdk::Error("[" + info.name +
                      "] out= variants do not support automatic differentiation, but an "
@@ -293,8 +311,9 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
     record_unimplemented(info, call);
     return;
   }
-  auto node = std::make_shared<FormulaNode>(&info);
+  auto node = make_pooled<FormulaNode>(&info);
   node->args.resize(call.num_args);
+  node->next_edges.reserve(call.num_args);
   for (size_t i = 0; i < call.num_args; ++i) {
     const LoomValue& v = call.args[i];
     SavedArgument& a = node->args[i];
@@ -305,7 +324,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
       a.first_edge = static_cast<int32_t>(node->next_edges.size());
       a.num_tensors = 1;
       Tensor t = Tensor::borrow(v.u.tensor);
-      node->next_edges.push_back(gradient_edge(t));
+      node->next_edges.push_back(i < kKnownMetas ? gradient_edge(t, metas[i]) : gradient_edge(t));
       if (save) a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t) : save_input(t));
       if (save_shape) a.saved.push_back(save_layout(t));
     } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
@@ -316,12 +335,12 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
       for (uint32_t k = 0; k < v.length; ++k) {
         if (v.u.tensors[k] == nullptr) {
           node->next_edges.emplace_back();
-          a.list_sizes.emplace_back();
+          a.owned().list_sizes.emplace_back();
           if (save) a.saved.emplace_back();
           continue;
         }
         Tensor t = Tensor::borrow(v.u.tensors[k]);
-        a.list_sizes.emplace_back(t.sizes());
+        a.owned().list_sizes.emplace_back(t.sizes());
         node->next_edges.push_back(gradient_edge(t));
         if (save) a.saved.push_back(save_input(t));
       }
@@ -330,17 +349,7 @@ void record(const OpInfo& info, const LoomKernelCall& call) {
     }
   }
   redispatch_below_autograd(call);
-  set_output_metadata(*node, call);
-  if (f->saved_outputs != 0) {
-    node->results.resize(call.num_returns);
-    for (size_t r = 0; r < call.num_returns; ++r) {
-      if (!(f->saved_outputs >> r & 1) || call.returns[r].tag != LOOM_VALUE_TENSOR) continue;
-      const uint64_t written = returns_written_argument(call, r, info) ? 1 : 0;
-      node->results[r] = save_output(Tensor::borrow(call.returns[r].u.tensor), node,
-                                     static_cast<uint32_t>(r), written);
-    }
-  }
-  set_output_history(node, info, call, f->differentiable_outputs);
+  finish_outputs(node, info, call, f->differentiable_outputs, f->saved_outputs, &node->results);
 }
 
 }  // namespace
@@ -391,12 +400,13 @@ const OpInfo& op_info(const LoomOperator* op) {
 
 LoomError* autograd_kernel(void* state, const LoomKernelCall* call) noexcept {
   return sdk::catch_all([&] {
-    if (!any_needs_grad(*call)) {
+    KnownMetas metas{};
+    if (!any_needs_grad(*call, metas)) {
       redispatch(*call);
       return;
     }
     const OpInfo& info = state != nullptr ? *static_cast<const OpInfo*>(state) : op_info(call->op);
-    record(info, *call);
+    record(info, *call, metas);
   });
 }
 
@@ -518,11 +528,13 @@ sdk::Scalar BackwardContext::scalar_arg(size_t arg) const {
 
 std::span<const int64_t> BackwardContext::ints(size_t arg) const {
   const SavedArgument& a = argument(arg);
-  return a.ints;
+  if (!a.storage) return {};
+  return a.storage->ints;
 }
 
 std::string_view BackwardContext::str_arg(size_t arg) const {
-  return argument(arg).str;
+  const SavedArgument& a = argument(arg);
+  return a.storage ? std::string_view(a.storage->str) : std::string_view();
 }
 
 bool BackwardContext::is_none(size_t arg) const {
@@ -556,7 +568,13 @@ LoomDType BackwardContext::input_dtype(size_t arg, size_t element) const {
 }
 
 std::span<const int64_t> BackwardContext::list_sizes(size_t arg, size_t element) const {
-  return argument(arg).list_sizes.at(element).span();
+  const SavedArgument& a = argument(arg);
+  if (!a.storage || element >= a.storage->list_sizes.size()) {
+    throw sdk::Error("[autograd] the formula of " + node_.info->name + " reads element " +
+                     std::to_string(element) + " of '" + node_.info->arg_names[arg] +
+                     "', which is not a tensor list of that length");
+  }
+  return a.storage->list_sizes[element].span();
 }
 
 bool BackwardContext::has_input(size_t arg, size_t element) const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "formula.h"
 #include "graph.h"
 #include "loom/plugin.h"
@@ -26,16 +27,26 @@ struct OpInfo {
   const Formula* formula = nullptr;
 };
 
-// A saved argument of a recorded call.
-struct SavedArgument {
-  LoomValue value{};            // non-tensor values; lists point into `ints`/`doubles`
+// The parts of a saved argument that need memory of their own (most arguments are a
+// tensor or a number and have none).
+struct ArgumentStorage {
   std::vector<int64_t> ints;
   std::vector<double> doubles;
   std::string str;
-  int32_t first_edge = -1;      // tensors: the next edge of the (first) tensor
-  uint32_t num_tensors = 0;     // 1, or a Tensor[]'s length
+  std::vector<Sizes> list_sizes;  // a Tensor[]'s elements' shapes (cat's offsets)
+};
+
+// A saved argument of a recorded call.
+struct SavedArgument {
+  LoomValue value{};               // non-tensor values; lists point into `storage`
+  int32_t first_edge = -1;         // tensors: the next edge of the (first) tensor
+  uint32_t num_tensors = 0;        // 1, or a Tensor[]'s length
   std::vector<SavedTensor> saved;  // per tensor, when the formula reads them
-  std::vector<Sizes> list_sizes;   // a Tensor[]'s elements' shapes (cat's offsets)
+  std::unique_ptr<ArgumentStorage> storage;
+  ArgumentStorage& owned() {
+    if (!storage) storage = std::make_unique<ArgumentStorage>();
+    return *storage;
+  }
 };
 
 class FormulaNode final : public Node {
@@ -46,7 +57,7 @@ class FormulaNode final : public Node {
   void release_saved() override;
 
   const OpInfo* info;
-  std::vector<SavedArgument> args;
+  absl::InlinedVector<SavedArgument, 4> args;
   std::vector<SavedTensor> results;  // by return index, when saved
   std::vector<Tensor> grad_inputs;   // one per next edge, filled by apply
 };

@@ -112,6 +112,12 @@ class TensorImpl final : public RefCounted {
     void* value = nullptr;
     void (*destroy)(void*) = nullptr;
   };
+  // The slots of a tensor that has any, from the small-block cache like the impl itself.
+  struct ExtensionTable {
+    std::array<Extension, kMaxExtensionSlots> slots;
+    static void* operator new(size_t size);
+    static void operator delete(void* table, size_t size);
+  };
 
   Ref<Storage> storage_;
   DimVector sizes_;
@@ -122,7 +128,7 @@ class TensorImpl final : public RefCounted {
   bool is_contiguous_;
   bool is_wrapped_number_ = false;
   DispatchKeySet key_set_;
-  std::unique_ptr<std::array<Extension, kMaxExtensionSlots>> extensions_;
+  std::unique_ptr<ExtensionTable> extensions_;
   Ref<TensorImpl> view_base_;
 };
 
