@@ -331,6 +331,26 @@ TEST_F(Autograd, OneLeafSharedByGraphsOnSeveralThreadsGetsEveryGradient) {
   EXPECT_EQ(grad_of(shared), (std::vector<double>{100, 100, 100, 100}));
 }
 
+// The README's autograd example, as written there.
+TEST_F(Autograd, ReadmeExampleTrainsALeaf) {
+  loom::Tensor w = loom::randn({3, 2}).requires_grad_();
+  loom::Tensor x = loom::randn({4, 3});
+  loom::Tensor loss = loom::relu(loom::matmul(x, w)).sum();
+  loss.backward();
+  EXPECT_EQ(loss.grad_fn_name(), "SumBackward0");
+  EXPECT_TRUE(w.is_leaf());
+  const std::vector<double> before = values(w);
+  const std::vector<double> g = values(w.grad());
+  {
+    loom::NoGradGuard no_grad;
+    w -= w.grad() * 0.1;
+  }
+  w.set_grad(loom::Tensor());
+  EXPECT_FALSE(w.grad().defined());
+  const std::vector<double> after = values(w);
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_NEAR(after[i], before[i] - 0.1 * g[i], 1e-6);
+}
+
 // --- the functional API ---
 
 TEST_F(Autograd, JacobianHessianAndProducts) {

@@ -20,11 +20,17 @@ Tensor share_of_larger(const Tensor& grad, const Tensor& self, const Tensor& oth
 void register_binary_formulas(FormulaTable& t) {
   t.add({"loom::add.Tensor", 0, 0, [](BackwardContext& c) {
            c.set(0, [&] { return c.grad(); });
-           c.set(1, [&] { return c.grad() * c.scalar_arg(2).to_double(); });
+           c.set(1, [&] {
+             const double alpha = c.scalar_arg(2).to_double();
+             return alpha == 1.0 ? c.grad() : c.grad() * alpha;
+           });
          }});
   t.add({"loom::sub.Tensor", 0, 0, [](BackwardContext& c) {
            c.set(0, [&] { return c.grad(); });
-           c.set(1, [&] { return c.grad() * -c.scalar_arg(2).to_double(); });
+           c.set(1, [&] {
+             const double alpha = c.scalar_arg(2).to_double();
+             return alpha == 1.0 ? -c.grad() : c.grad() * -alpha;
+           });
          }});
   t.add({"loom::mul.Tensor", inputs({0, 1}), 0, [](BackwardContext& c) {
            c.set(0, [&] { return c.grad() * c.input(1); });
