@@ -192,10 +192,10 @@ std::string TensorBase::describe() const {
 // alias autograd keeps of an op's output for backward, which must not keep the output
 // itself alive (the output's history holds it).
 TensorBase TensorBase::detached_alias() const {
-  Ref<TensorImpl> impl = Ref<TensorImpl>::adopt(new TensorImpl(
-      impl_->storage(), DimVector(impl_->sizes().begin(), impl_->sizes().end()),
-      DimVector(impl_->strides().begin(), impl_->strides().end()), impl_->storage_offset(),
-      dtype()));
+  Ref<TensorImpl> impl = Ref<TensorImpl>::adopt(
+      new TensorImpl(impl_->storage(), DimVector(impl_->sizes().begin(), impl_->sizes().end()),
+                     DimVector(impl_->strides().begin(), impl_->strides().end()),
+                     impl_->storage_offset(), dtype()));
   return TensorBase(std::move(impl));
 }
 

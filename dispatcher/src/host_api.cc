@@ -8,11 +8,11 @@
 #include <cstring>
 
 #include "dispatcher_internal.h"
-#include "loom/core/small_objects.h"
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
 #include "loom/core/generator.h"
+#include "loom/core/small_objects.h"
 #include "loom/core/storage.h"
 #include "loom/core/tensor_base.h"
 #include "loom/dispatcher/abi_keys.h"

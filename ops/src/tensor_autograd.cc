@@ -62,7 +62,8 @@ LoomError* run_tensor_hook(void* context, LoomTensor* grad, LoomTensor** replace
   } catch (const Error& e) {
     return dispatch::make_host_error(LOOM_STATUS_INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {
-    return dispatch::make_host_error(LOOM_STATUS_INTERNAL, std::string("[autograd] hook failed: ") + e.what());
+    return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
+                                     std::string("[autograd] hook failed: ") + e.what());
   }
 }
 
@@ -74,7 +75,8 @@ LoomError* run_post_accumulate_hook(void* context, LoomTensor* grad, LoomTensor*
   } catch (const Error& e) {
     return dispatch::make_host_error(LOOM_STATUS_INVALID_ARGUMENT, e.what());
   } catch (const std::exception& e) {
-    return dispatch::make_host_error(LOOM_STATUS_INTERNAL, std::string("[autograd] hook failed: ") + e.what());
+    return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
+                                     std::string("[autograd] hook failed: ") + e.what());
   }
 }
 
@@ -106,7 +108,8 @@ Tensor Tensor::grad() const {
 }
 
 void Tensor::set_grad(const Tensor& grad) const {
-  LoomValue args[] = {dispatch::box(*this), grad.defined() ? dispatch::box(grad) : dispatch::none()};
+  LoomValue args[] = {dispatch::box(*this),
+                      grad.defined() ? dispatch::box(grad) : dispatch::none()};
   call_none("autograd::set_grad", "set_grad()", args, 2);
 }
 
@@ -165,7 +168,8 @@ void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
 
 void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
   using Hook = std::function<void(const Tensor&)>;
-  autograd_op("autograd::register_post_accumulate_grad_hook", "register_post_accumulate_grad_hook()");
+  autograd_op("autograd::register_post_accumulate_grad_hook",
+              "register_post_accumulate_grad_hook()");
   auto* context = new Hook(std::move(hook));
   LoomValue args[] = {dispatch::box(*this),
                       dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(

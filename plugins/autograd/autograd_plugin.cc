@@ -29,8 +29,9 @@ void set_requires_grad(const Tensor& self, bool wanted) {
   AutogradMeta* m = meta_of(self);
   if (m != nullptr && !m->is_leaf()) {
     if (wanted) return;
-    fail("requires_grad can only be changed on leaf tensors; use detach() on a tensor that "
-         "has a history");
+    fail(
+        "requires_grad can only be changed on leaf tensors; use detach() on a tensor that "
+        "has a history");
   }
   if (!wanted) {
     if (m == nullptr) return;
@@ -82,7 +83,8 @@ void set_grad(const Tensor& self, std::optional<Tensor> grad) {
                     self.sizes().end())) {
       fail("the assigned grad has a different shape than the tensor");
     }
-    if (grad->dtype() != self.dtype()) fail("the assigned grad has a different dtype than the tensor");
+    if (grad->dtype() != self.dtype())
+      fail("the assigned grad has a different dtype than the tensor");
   }
   std::shared_ptr<GradCell> cell = grad_cell(self, grad.has_value());
   if (!cell) return;
@@ -92,7 +94,8 @@ void set_grad(const Tensor& self, std::optional<Tensor> grad) {
 
 void retain_grad(const Tensor& self) {
   AutogradMeta* m = meta_of(self);
-  if (m == nullptr || !m->needs_grad()) fail("retain_grad() on a tensor that does not require grad");
+  if (m == nullptr || !m->needs_grad())
+    fail("retain_grad() on a tensor that does not require grad");
   if (m->is_leaf()) return;  // leaves keep their grad anyway
   std::lock_guard<std::mutex> lock(m->mutex);
   if (m->retains_grad) return;
@@ -123,7 +126,8 @@ LoomError* grad_fn_name_kernel(void*, const LoomKernelCall* call) noexcept {
     const AutogradMeta* m = meta_of(Tensor::borrow(call->args[0].u.tensor));
     std::string name = m != nullptr && m->grad_fn ? m->grad_fn->name() : "";
     char* text = static_cast<char*>(sdk::host().list_allocate(name.size() + 1));
-    if (text == nullptr) throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
+    if (text == nullptr)
+      throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
     std::memcpy(text, name.c_str(), name.size() + 1);
     call->returns[0].tag = LOOM_VALUE_STRING;
     call->returns[0].length = static_cast<uint32_t>(name.size());
@@ -148,7 +152,8 @@ void add_roots(BackwardRequest& request, const std::vector<Tensor>& outputs,
     const Tensor& t = outputs[i];
     Edge edge = gradient_edge(t);
     if (!edge.valid()) {
-      fail("element " + std::to_string(i) + " of the tensors does not require grad and has no "
+      fail("element " + std::to_string(i) +
+           " of the tensors does not require grad and has no "
            "grad_fn");
     }
     Tensor g = i < grads.size() ? grads[i] : Tensor();
@@ -159,7 +164,8 @@ void add_roots(BackwardRequest& request, const std::vector<Tensor>& outputs,
              " (pass its gradient explicitly)");
       }
       g = sdk::ones_like(t);
-    } else if (!std::equal(g.sizes().begin(), g.sizes().end(), t.sizes().begin(), t.sizes().end())) {
+    } else if (!std::equal(g.sizes().begin(), g.sizes().end(), t.sizes().begin(),
+                           t.sizes().end())) {
       fail("the gradient for element " + std::to_string(i) +
            " has a different shape than the tensor");
     }
@@ -218,9 +224,10 @@ LoomError* grad_of_kernel(void*, const LoomKernelCall* call) noexcept {
              " was not used to compute the outputs (pass allow_unused=true to get None)");
       }
     }
-    auto** items = static_cast<LoomTensor**>(
-        sdk::host().list_allocate(result.size() * sizeof(LoomTensor*)));
-    if (items == nullptr) throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
+    auto** items =
+        static_cast<LoomTensor**>(sdk::host().list_allocate(result.size() * sizeof(LoomTensor*)));
+    if (items == nullptr)
+      throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
     for (size_t i = 0; i < result.size(); ++i) {
       items[i] = result[i].defined() ? result[i].release_to_host() : nullptr;
     }
@@ -308,7 +315,8 @@ LoomError* formulas_kernel(void*, const LoomKernelCall* call) noexcept {
     std::string joined;
     for (const std::string& n : names) joined += n + "\n";
     char* text = static_cast<char*>(sdk::host().list_allocate(joined.size() + 1));
-    if (text == nullptr) throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
+    if (text == nullptr)
+      throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
     std::memcpy(text, joined.c_str(), joined.size() + 1);
     call->returns[0].tag = LOOM_VALUE_STRING;
     call->returns[0].length = static_cast<uint32_t>(joined.size());
@@ -358,8 +366,7 @@ void init(sdk::Registrar& r) {
           "autograd::set_requires_grad", &sdk::boxed<&set_requires_grad>);
   control(r, "autograd::requires_grad(Tensor self) -> bool", "autograd::requires_grad",
           &sdk::boxed<&tensor_requires_grad>);
-  control(r, "autograd::is_leaf(Tensor self) -> bool", "autograd::is_leaf",
-          &sdk::boxed<&is_leaf>);
+  control(r, "autograd::is_leaf(Tensor self) -> bool", "autograd::is_leaf", &sdk::boxed<&is_leaf>);
   control(r, "autograd::grad(Tensor self) -> Tensor?", "autograd::grad", &grad_kernel);
   control(r, "autograd::set_grad(Tensor self, Tensor? grad) -> ()", "autograd::set_grad",
           &sdk::boxed<&set_grad>);

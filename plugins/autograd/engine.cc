@@ -211,7 +211,8 @@ std::vector<Tensor> run_backward(const BackwardRequest& request) {
     bool run = !task.filtered || request.accumulate;
     if (task.filtered) {
       run = false;
-      for (const Edge& e : node->next_edges) run = run || (e.valid() && task.reaches.count(e.node.get()));
+      for (const Edge& e : node->next_edges)
+        run = run || (e.valid() && task.reaches.count(e.node.get()));
       if (request.accumulate && node->next_edges.empty() && task.captures.count(node)) run = true;
     }
     if (!run) continue;
@@ -219,8 +220,9 @@ std::vector<Tensor> run_backward(const BackwardRequest& request) {
     std::vector<Tensor> outputs;
     {
       std::optional<sdk::LocalKeyGuard> no_grad;
-      if (!request.create_graph) no_grad.emplace(std::initializer_list<uint32_t>{},
-                                                 std::initializer_list<uint32_t>{LOOM_KEY_AUTOGRAD});
+      if (!request.create_graph)
+        no_grad.emplace(std::initializer_list<uint32_t>{},
+                        std::initializer_list<uint32_t>{LOOM_KEY_AUTOGRAD});
       outputs = node->apply(std::move(grads));
       if (anomaly) check_finite(*node, outputs);
     }
@@ -235,8 +237,9 @@ std::vector<Tensor> run_backward(const BackwardRequest& request) {
       if (task.filtered && !task.reaches.count(e.node.get())) continue;
       if (outputs[i].defined()) {
         std::optional<sdk::LocalKeyGuard> no_grad;
-        if (!request.create_graph) no_grad.emplace(std::initializer_list<uint32_t>{},
-                                                   std::initializer_list<uint32_t>{LOOM_KEY_AUTOGRAD});
+        if (!request.create_graph)
+          no_grad.emplace(std::initializer_list<uint32_t>{},
+                          std::initializer_list<uint32_t>{LOOM_KEY_AUTOGRAD});
         add_to_buffer(task, e, validate(*node, i, std::move(outputs[i]), e));
       }
       task.owners.emplace(e.node.get(), e.node);

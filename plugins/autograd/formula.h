@@ -29,11 +29,11 @@ class BackwardContext;
 using BackwardFn = void (*)(BackwardContext&);
 
 struct Formula {
-  const char* op = nullptr;     // "loom::mul.Tensor"
-  uint64_t saved_inputs = 0;    // bit i: tensor argument i is saved for backward
-  uint32_t saved_outputs = 0;   // bit i: return i is saved for backward
+  const char* op = nullptr;    // "loom::mul.Tensor"
+  uint64_t saved_inputs = 0;   // bit i: tensor argument i is saved for backward
+  uint32_t saved_outputs = 0;  // bit i: return i is saved for backward
   BackwardFn backward = nullptr;
-  bool differentiable = true;   // false: outputs never require grad (comparisons, argmax)
+  bool differentiable = true;  // false: outputs never require grad (comparisons, argmax)
   // Bit i: return i gets a gradient history (default: every floating-point return).
   uint32_t differentiable_outputs = ~0u;
   // Bit i: only the layout (sizes, strides, storage offset) of tensor argument i is kept,

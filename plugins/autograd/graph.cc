@@ -25,7 +25,8 @@ void destroy_meta(void* p) {
 bool is_dense_permutation(std::span<const int64_t> sizes, std::span<const int64_t> strides) {
   std::vector<size_t> order(sizes.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return strides[a] < strides[b]; });
   int64_t expected = 1;
   for (size_t d : order) {
     if (sizes[d] == 1) continue;
@@ -247,10 +248,9 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
         const InputMetadata& meta = input_metadata[0];
         LoomTensor* out = nullptr;
         std::span<const int64_t> sizes = meta.sizes.span();
-        sdk::check(sdk::host().tensor_empty(sizes.data(),
-                                            contiguous ? nullptr : strides.span().data(),
-                                            static_cast<int32_t>(sizes.size()), meta.dtype,
-                                            meta.device, &out));
+        sdk::check(sdk::host().tensor_empty(
+            sizes.data(), contiguous ? nullptr : strides.span().data(),
+            static_cast<int32_t>(sizes.size()), meta.dtype, meta.device, &out));
         cell->grad = Tensor::adopt(out);
         sdk::op::copy_(cell->grad, g);
       }

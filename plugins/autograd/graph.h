@@ -94,11 +94,11 @@ struct Node {
   virtual void release_saved() {}
 
   absl::InlinedVector<Edge, 3> next_edges;
-  absl::InlinedVector<InputMetadata, 1> input_metadata;  // one per forward output
-  std::vector<std::pair<uint32_t, Hook>> pre_hooks;  // (output index, hook)
+  absl::InlinedVector<InputMetadata, 1> input_metadata;                // one per forward output
+  std::vector<std::pair<uint32_t, Hook>> pre_hooks;                    // (output index, hook)
   std::vector<std::pair<uint32_t, std::weak_ptr<GradCell>>> retained;  // retain_grad
   uint64_t sequence_nr;
-  bool released = false;       // saved tensors freed by a backward without retain_graph
+  bool released = false;  // saved tensors freed by a backward without retain_graph
   std::mutex hooks_mutex;
 };
 

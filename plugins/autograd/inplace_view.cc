@@ -119,8 +119,8 @@ Tensor view_gradient_to_base(const ViewGeometry& geometry, const Tensor& grad) {
     }
   }
   if (!repeated.empty()) g = sdk::op::sum(g, std::optional<sdk::IntList>(repeated), true);
-  Tensor region = sdk::op::as_strided(buffer, sizes, strides,
-                                      std::optional<int64_t>(buffer.storage_offset() + geometry.offset));
+  Tensor region = sdk::op::as_strided(
+      buffer, sizes, strides, std::optional<int64_t>(buffer.storage_offset() + geometry.offset));
   sdk::op::copy_(region, g);
   return buffer;
 }
@@ -134,7 +134,8 @@ void rebase_view_write(const std::shared_ptr<Node>& fn, const Tensor& view, cons
   ViewGeometry geometry = ViewGeometry::of(view, base);
   auto copy_slices = std::make_shared<CopySlices>(fn, geometry);
   copy_slices->next_edges.push_back(gradient_edge(base));
-  for (size_t i = 1; i < fn->next_edges.size(); ++i) copy_slices->next_edges.push_back(fn->next_edges[i]);
+  for (size_t i = 1; i < fn->next_edges.size(); ++i)
+    copy_slices->next_edges.push_back(fn->next_edges[i]);
   copy_slices->input_metadata.push_back(metadata_of(base));
   set_history(base, copy_slices, 0);
 

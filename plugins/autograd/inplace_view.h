@@ -31,7 +31,10 @@ struct CopySlices final : Node {
   CopySlices(std::shared_ptr<Node> fn, ViewGeometry geometry);
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   std::string name() const override { return "CopySlices"; }
-  void release_saved() override { fn->release_saved(); fn->released = true; }
+  void release_saved() override {
+    fn->release_saved();
+    fn->released = true;
+  }
   std::shared_ptr<Node> fn;
   ViewGeometry geometry;
 };

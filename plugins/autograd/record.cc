@@ -9,9 +9,9 @@
 
 #include "engine.h"
 #include "inplace_view.h"
-#include "object_pool.h"
 #include "loom/sdk/dtype.hpp"
 #include "loom/sdk/extension.hpp"
+#include "object_pool.h"
 
 namespace loom::autograd {
 namespace {
@@ -115,9 +115,8 @@ std::unique_ptr<OpInfo> make_info(const LoomOperator* op) {
   auto info = std::make_unique<OpInfo>();
   info->op = op;
   info->name = sdk::host().op_name(op);
-  std::string base = info->name.substr(info->name.find("::") == std::string::npos
-                                           ? 0
-                                           : info->name.find("::") + 2);
+  std::string base =
+      info->name.substr(info->name.find("::") == std::string::npos ? 0 : info->name.find("::") + 2);
   info->short_name = base.substr(0, base.find('.'));
   info->node_name = node_name_of(info->short_name);
   parse_schema_text(sdk::host().op_schema(op), *info);
@@ -222,7 +221,8 @@ void copy_value(const LoomValue& v, SavedArgument& a) {
 // Whether return r is one of the call's tensor arguments (an op may return its input).
 bool returns_an_argument(const LoomKernelCall& call, size_t r) {
   for (size_t i = 0; i < call.num_args; ++i) {
-    if (call.args[i].tag == LOOM_VALUE_TENSOR && call.args[i].u.tensor == call.returns[r].u.tensor) {
+    if (call.args[i].tag == LOOM_VALUE_TENSOR &&
+        call.args[i].u.tensor == call.returns[r].u.tensor) {
       return true;
     }
   }
@@ -434,8 +434,7 @@ std::vector<Tensor> NotImplementedNode::apply(std::vector<Tensor>&&) {
 const SavedArgument& BackwardContext::argument(size_t arg) const {
   if (arg >= node_.args.size()) {
     throw sdk::Error("[autograd] the formula of " + node_.info->name + " reads argument " +
-                     std::to_string(arg) + " but the op has " +
-                     std::to_string(node_.args.size()));
+                     std::to_string(arg) + " but the op has " + std::to_string(node_.args.size()));
   }
   return node_.args[arg];
 }
@@ -450,8 +449,9 @@ bool BackwardContext::has_grad(size_t output) const {
 
 const Tensor& BackwardContext::grad(size_t output) {
   if (output >= grads_.size()) {
-    throw sdk::Error("[autograd] the formula of " + node_.info->name + " reads the gradient of return " +
-                     std::to_string(output) + " but the op has " + std::to_string(grads_.size()));
+    throw sdk::Error("[autograd] the formula of " + node_.info->name +
+                     " reads the gradient of return " + std::to_string(output) +
+                     " but the op has " + std::to_string(grads_.size()));
   }
   if (!grads_[output].defined()) {
     const InputMetadata& meta = node_.input_metadata[output];

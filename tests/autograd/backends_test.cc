@@ -31,8 +31,8 @@ TEST(AutogradBackends, VendorBackendGetsTheCpusGradientsWithoutRegisteringAnythi
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
   std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
                          "\"\nplugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n"
-                         "plugins { path: \"" + LOOM_EXAMPLE_PLUGIN_DIR +
-                         "/libloom_plugin_npu_sim.so\" }\n";
+                         "plugins { path: \"" +
+                         LOOM_EXAMPLE_PLUGIN_DIR + "/libloom_plugin_npu_sim.so\" }\n";
   Runtime runtime = Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
   ASSERT_EQ(runtime.report().loaded.size(), 3u);
   auto [cpu_x, cpu_w] = gradients_on(Device{kCPU, -1});

@@ -205,7 +205,8 @@ TEST_P(FormulaSweep, Gradients) {
     for (SampleArg& a : sample.args) usable = usable && as_float64(a, any);
     for (auto& [name, a] : sample.kwargs) usable = usable && as_float64(a, any);
     if (!usable || !any) continue;
-    ops::testing::Built built = ops::testing::build(sample, ordinal, ops::testing::Layout::Contiguous);
+    ops::testing::Built built =
+        ops::testing::build(sample, ordinal, ops::testing::Layout::Contiguous);
     // The float64 tensor arguments (not list elements) are the inputs checked.
     std::vector<size_t> positions;
     std::vector<Tensor> inputs;

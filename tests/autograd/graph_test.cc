@@ -29,7 +29,8 @@ std::vector<double> grad_of(const Tensor& t) {
 void expect_near(const std::vector<double>& actual, const std::vector<double>& expected,
                  double tol = 1e-5) {
   ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], tol) << "element " << i;
+  for (size_t i = 0; i < actual.size(); ++i)
+    EXPECT_NEAR(actual[i], expected[i], tol) << "element " << i;
 }
 
 TEST_F(Autograd, MulAndAddAccumulateIntoLeaves) {
@@ -63,7 +64,8 @@ TEST_F(Autograd, SharedInputsAndDiamondsAddTheirGradients) {
   Tensor a = z * 2.0;
   Tensor y = (exp(a) + sin(a)).sum();  // d/dz = 2 (exp(2z) + cos(2z))
   y.backward();
-  expect_near(grad_of(z), {2 * (std::exp(0.6) + std::cos(0.6)), 2 * (std::exp(-1.4) + std::cos(-1.4))});
+  expect_near(grad_of(z),
+              {2 * (std::exp(0.6) + std::cos(0.6)), 2 * (std::exp(-1.4) + std::cos(-1.4))});
 }
 
 TEST_F(Autograd, GradientsAccumulateAcrossBackwardCallsUntilCleared) {
@@ -232,13 +234,15 @@ TEST_F(Autograd, ASavedTensorModifiedInPlaceFailsAtBackward) {
 
 TEST_F(Autograd, InPlaceOnALeafThatRequiresGradIsRefused) {
   Tensor x = leaf({1, 2});
-  expect_error([&] { x += 1.0; }, "loom::add_.Tensor",
-               {"a leaf tensor that requires grad ('self') is being used in an in-place operation"});
-  expect_error([&] {
-    Tensor part = x.narrow(0, 0, 1);
-    part *= 2.0;
-  }, "loom::mul_.Tensor",
-               {"a view of a leaf tensor that requires grad"});
+  expect_error(
+      [&] { x += 1.0; }, "loom::add_.Tensor",
+      {"a leaf tensor that requires grad ('self') is being used in an in-place operation"});
+  expect_error(
+      [&] {
+        Tensor part = x.narrow(0, 0, 1);
+        part *= 2.0;
+      },
+      "loom::mul_.Tensor", {"a view of a leaf tensor that requires grad"});
   NoGradGuard no_grad;
   x += 1.0;  // allowed without grad mode, as in PyTorch
   EXPECT_EQ(values(x), (std::vector<double>{2, 3}));
@@ -282,12 +286,12 @@ TEST_F(Autograd, BadRequestsGetClearErrors) {
                {"only be changed on leaf tensors"});
   expect_error([&] { tensor({1.0}).register_hook([](const Tensor& g) { return g; }); },
                "autograd::register_hook", {"does not require grad"});
-  expect_error([&] { (x * 2.0).backward(ones({3})); }, "autograd::backward",
-               {"different shape"});
+  expect_error([&] { (x * 2.0).backward(ones({3})); }, "autograd::backward", {"different shape"});
 }
 
 TEST_F(Autograd, AGradientTakesItsLeafsLayout) {
-  Tensor channels_last = randn({2, 4, 3, 3}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+  Tensor channels_last =
+      randn({2, 4, 3, 3}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
   Tensor p = channels_last.requires_grad_();
   (p * 2.0).sum().backward();
   EXPECT_EQ(std::vector<int64_t>(p.grad().strides().begin(), p.grad().strides().end()),
@@ -376,7 +380,8 @@ TEST_F(Autograd, JacobianHessianAndProducts) {
 TEST_F(Autograd, GradcheckReportsTheWorstElement) {
   Tensor x = tensor({0.5, 1.5}, TensorOptions().dtype(ScalarType::Float64)).requires_grad_();
   EXPECT_TRUE(autograd::gradcheck([](const std::vector<Tensor>& in) { return sin(in[0]); }, {x}));
-  EXPECT_TRUE(autograd::gradgradcheck([](const std::vector<Tensor>& in) { return sin(in[0]); }, {x}));
+  EXPECT_TRUE(
+      autograd::gradgradcheck([](const std::vector<Tensor>& in) { return sin(in[0]); }, {x}));
   // A hook that doubles the gradient makes the analytic Jacobian wrong.
   autograd::MultiFunction wrong = [](const std::vector<Tensor>& in) {
     Tensor y = in[0] * 3.0;

@@ -59,8 +59,8 @@ using ops::Fill;
 using ops::OpSample;
 using ops::SampleArg;
 using ops::TensorSpec;
-using ops::testing::Built;
 using ops::testing::build_tensor;
+using ops::testing::Built;
 using ops::testing::Layout;
 using ops::testing::non_contiguous_empty;
 

@@ -34,9 +34,9 @@ void BM_Chain100ForwardBackward(benchmark::State& state) {
     y.backward();
     x.set_grad(Tensor());
   }
-  state.counters["per_op_ns"] = benchmark::Counter(
-      100.0 * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_op_ns"] =
+      benchmark::Counter(100.0 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Chain100ForwardBackward);
 

@@ -225,9 +225,9 @@ void BM_TorchChain100ForwardBackward(benchmark::State& state) {
     y.backward();
     x.mutable_grad() = at::Tensor();
   }
-  state.counters["per_op_ns"] = benchmark::Counter(
-      100.0 * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_op_ns"] =
+      benchmark::Counter(100.0 * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_TorchChain100ForwardBackward);
 

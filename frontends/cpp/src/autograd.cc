@@ -106,8 +106,8 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs,
-                         std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
   std::vector<LoomTensor*> o = handles_of(outputs), in = handles_of(inputs),
                            g = handles_of(grad_outputs);
   LoomValue args[] = {tensor_list(o),
@@ -191,23 +191,27 @@ std::vector<Tensor> jacobian(const MultiFunction& f, const std::vector<Tensor>& 
   std::vector<Tensor> out;
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::vector<int64_t> shape = joined(y.sizes(), inputs[k].sizes());
-    out.push_back(rows == 0 ? zeros(shape, TensorOptions().dtype(inputs[k].dtype()).device(inputs[k].device()))
-                            : stack(per_input[k]).reshape(shape));
+    out.push_back(
+        rows == 0
+            ? zeros(shape, TensorOptions().dtype(inputs[k].dtype()).device(inputs[k].device()))
+            : stack(per_input[k]).reshape(shape));
   }
   return out;
 }
 
 Tensor jacobian(const Function& f, const Tensor& x, bool create_graph) {
-  return jacobian([&](const std::vector<Tensor>& in) { return f(in[0]); },
-                  std::vector<Tensor>{x}, create_graph)[0];
+  return jacobian([&](const std::vector<Tensor>& in) { return f(in[0]); }, std::vector<Tensor>{x},
+                  create_graph)[0];
 }
 
 Tensor hessian(const Function& f, const Tensor& x) {
   return jacobian(
       [&](const Tensor& in) {
         Tensor y = f(in);
-        LOOM_CHECK(y.numel() == 1, "autograd", "hessian() needs a function with one output "
-                   "element, found ", y.numel());
+        LOOM_CHECK(y.numel() == 1, "autograd",
+                   "hessian() needs a function with one output "
+                   "element, found ",
+                   y.numel());
         Tensor g = grad({y}, {in}, {}, true, true, true)[0];
         return g.defined() ? g : zeros_like(in);
       },
@@ -230,8 +234,8 @@ namespace {
 
 // The numeric Jacobian of f's output with respect to input k, by central differences:
 // column j is (f(x + eps e_j) - f(x - eps e_j)) / 2 eps.
-Tensor numeric_jacobian(const MultiFunction& f, std::vector<Tensor> inputs, size_t k,
-                        double eps, int64_t out_numel) {
+Tensor numeric_jacobian(const MultiFunction& f, std::vector<Tensor> inputs, size_t k, double eps,
+                        int64_t out_numel) {
   NoGradGuard no_grad;
   Tensor x = inputs[k].detach().clone();
   inputs[k] = x;
@@ -276,15 +280,15 @@ bool check(const MultiFunction& f, const std::vector<Tensor>& inputs,
     if (out_numel == 0 || inputs[k].numel() == 0) continue;  // an empty Jacobian
     Tensor numeric = numeric_jacobian(f, leaves, k, options.eps, out_numel);
     std::vector<Tensor> leaves_k = leaves;
-    Tensor analytic =
-        jacobian([&](const std::vector<Tensor>& in) {
-                   std::vector<Tensor> all = leaves_k;
-                   all[k] = in[0];
-                   return f(all);
-                 },
-                 std::vector<Tensor>{leaves[k]})[0]
-            .to(ScalarType::Float64)
-            .reshape({out_numel, -1});
+    Tensor analytic = jacobian(
+                          [&](const std::vector<Tensor>& in) {
+                            std::vector<Tensor> all = leaves_k;
+                            all[k] = in[0];
+                            return f(all);
+                          },
+                          std::vector<Tensor>{leaves[k]})[0]
+                          .to(ScalarType::Float64)
+                          .reshape({out_numel, -1});
     NoGradGuard no_grad;
     Tensor difference = (analytic - numeric).abs();
     Tensor tolerance = numeric.abs() * options.rtol + options.atol;

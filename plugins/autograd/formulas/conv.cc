@@ -20,8 +20,8 @@ void register_conv_formulas(FormulaTable& t) {
              return unbatched ? op::squeeze(g, 0) : g;
            });
            c.set(1, [&] {
-             return op::conv2d_backward_weight(grad, batched, weight.sizes(), c.ints(3),
-                                               c.ints(4), c.ints(5), c.int_arg(6));
+             return op::conv2d_backward_weight(grad, batched, weight.sizes(), c.ints(3), c.ints(4),
+                                               c.ints(5), c.int_arg(6));
            });
            c.set(2, [&] { return op::sum(grad, std::optional<sdk::IntList>({0, 2, 3})); });
          }});

@@ -12,9 +12,8 @@ void register_copy_formulas(FormulaTable& t) {
            c.set(0, [&] { return sdk::zeros_like(c.grad()); });
            c.set(1, [&] { return c.grad(); });
          }});
-  t.add({"loom::fill_.Scalar", 0, 0, [](BackwardContext& c) {
-           c.set(0, [&] { return sdk::zeros_like(c.grad()); });
-         }});
+  t.add({"loom::fill_.Scalar", 0, 0,
+         [](BackwardContext& c) { c.set(0, [&] { return sdk::zeros_like(c.grad()); }); }});
 }
 
 }  // namespace loom::autograd

@@ -13,9 +13,9 @@ void register_embedding_formulas(FormulaTable& t) {
              Tensor rows = op::reshape(c.grad(), {-1, sizes[1]});
              const int64_t padding_idx = c.int_arg(2);
              if (padding_idx >= 0) {
-               Tensor padded = op::eq(indices, sdk::full(std::span<const int64_t>(),
-                                                         static_cast<double>(padding_idx),
-                                                         indices.dtype(), indices.device()));
+               Tensor padded = op::eq(
+                   indices, sdk::full(std::span<const int64_t>(), static_cast<double>(padding_idx),
+                                      indices.dtype(), indices.device()));
                rows = zero_where(rows, op::unsqueeze(padded, 1));
              }
              Tensor zeros = sdk::full(sizes, 0.0, c.grad().dtype(), c.grad().device());

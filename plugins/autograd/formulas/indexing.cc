@@ -32,10 +32,13 @@ Tensor src_gradient(BackwardContext& c) {
 
 void register_indexing_formulas(FormulaTable& t) {
   t.add({"loom::index_select", inputs({2}), 0, [](BackwardContext& c) {
-           c.set(0, [&] { return op::index_add(zeros_of(c, 0), c.int_arg(1), c.input(2), c.grad()); });
+           c.set(0,
+                 [&] { return op::index_add(zeros_of(c, 0), c.int_arg(1), c.input(2), c.grad()); });
          }});
   t.add({"loom::gather", inputs({2}), 0, [](BackwardContext& c) {
-           c.set(0, [&] { return op::scatter_add(zeros_of(c, 0), c.int_arg(1), c.input(2), c.grad()); });
+           c.set(0, [&] {
+             return op::scatter_add(zeros_of(c, 0), c.int_arg(1), c.input(2), c.grad());
+           });
          }});
   // scatter: the overwritten places of self get nothing; src gets what lands on it.
   t.add({"loom::scatter.src", inputs({2}), 0, [](BackwardContext& c) {

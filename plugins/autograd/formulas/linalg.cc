@@ -37,19 +37,22 @@ void register_linalg_formulas(FormulaTable& t) {
            c.set(1, [&] { return op::bmm(op::transpose(c.input(0), 1, 2), c.grad()); });
          }});
   // addmm: beta self + alpha mat1 @ mat2.
-  t.add({"loom::addmm", inputs({1, 2}), 0, [](BackwardContext& c) {
-           const double beta = c.scalar_arg(3).to_double();
-           const double alpha = c.scalar_arg(4).to_double();
-           c.set(0, [&] { return scaled(c.grad(), beta); });
-           c.set(1, [&] { return scaled(mm_like(c.grad(), op::t(c.input(2)), c.input(1)), alpha); });
-           c.set(2, [&] { return scaled(mm_like(op::t(c.input(1)), c.grad(), c.input(2)), alpha); });
-         }});
+  t.add(
+      {"loom::addmm", inputs({1, 2}), 0, [](BackwardContext& c) {
+         const double beta = c.scalar_arg(3).to_double();
+         const double alpha = c.scalar_arg(4).to_double();
+         c.set(0, [&] { return scaled(c.grad(), beta); });
+         c.set(1, [&] { return scaled(mm_like(c.grad(), op::t(c.input(2)), c.input(1)), alpha); });
+         c.set(2, [&] { return scaled(mm_like(op::t(c.input(1)), c.grad(), c.input(2)), alpha); });
+       }});
   t.add({"loom::baddbmm", inputs({1, 2}), 0, [](BackwardContext& c) {
            const double beta = c.scalar_arg(3).to_double();
            const double alpha = c.scalar_arg(4).to_double();
            c.set(0, [&] { return scaled(c.grad(), beta); });
-           c.set(1, [&] { return scaled(op::bmm(c.grad(), op::transpose(c.input(2), 1, 2)), alpha); });
-           c.set(2, [&] { return scaled(op::bmm(op::transpose(c.input(1), 1, 2), c.grad()), alpha); });
+           c.set(1,
+                 [&] { return scaled(op::bmm(c.grad(), op::transpose(c.input(2), 1, 2)), alpha); });
+           c.set(2,
+                 [&] { return scaled(op::bmm(op::transpose(c.input(1), 1, 2), c.grad()), alpha); });
          }});
   t.add({"loom::dot", inputs({0, 1}), 0, [](BackwardContext& c) {
            c.set(0, [&] { return c.grad() * c.input(1); });

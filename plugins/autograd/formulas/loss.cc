@@ -11,9 +11,9 @@ void register_loss_formulas(FormulaTable& t) {
   // divides by the total weight of the targets not ignored.
   t.add({"loom::nll_loss", inputs({1, 2}), 0, [](BackwardContext& c) {
            if (c.needs(2)) {
-             throw sdk::Error(std::string("[") + c.op_name() +
-                              "] has no derivative for input 'weight'",
-                              LOOM_STATUS_UNIMPLEMENTED);
+             throw sdk::Error(
+                 std::string("[") + c.op_name() + "] has no derivative for input 'weight'",
+                 LOOM_STATUS_UNIMPLEMENTED);
            }
            c.set(0, [&] {
              std::span<const int64_t> sizes = c.input_sizes(0);
@@ -22,9 +22,9 @@ void register_loss_formulas(FormulaTable& t) {
              const int64_t ignore_index = c.int_arg(4);
              const int64_t class_dim = sizes.size() >= 2 ? 1 : 0;
              const LoomDType dtype = c.grad().dtype();
-             Tensor ignored = op::eq(target, sdk::full(std::span<const int64_t>(),
-                                                       static_cast<double>(ignore_index),
-                                                       target.dtype(), target.device()));
+             Tensor ignored = op::eq(
+                 target, sdk::full(std::span<const int64_t>(), static_cast<double>(ignore_index),
+                                   target.dtype(), target.device()));
              Tensor safe_target = op::masked_fill(target, ignored, sdk::Scalar{});
              Tensor weight = c.is_none(2)
                                  ? sdk::full(target.sizes(), 1.0, dtype, target.device())

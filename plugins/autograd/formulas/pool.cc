@@ -58,7 +58,8 @@ Tensor adaptive_matrix(int64_t out, int64_t in, const Tensor& like) {
         for (int64_t i = 0; i < out; ++i) {
           const int64_t start = (i * in) / out;
           const int64_t end = ((i + 1) * in + out - 1) / out;
-          for (int64_t k = start; k < end; ++k) m[i * in + k] = 1.0 / static_cast<double>(end - start);
+          for (int64_t k = start; k < end; ++k)
+            m[i * in + k] = 1.0 / static_cast<double>(end - start);
         }
       },
       like.dtype(), like.device());
@@ -74,7 +75,8 @@ Tensor bilinear_matrix(int64_t out, int64_t in, bool align_corners, std::optiona
         if (align_corners) {
           ratio = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
         } else {
-          ratio = scale && *scale > 0 ? 1.0 / *scale : static_cast<double>(in) / static_cast<double>(out);
+          ratio = scale && *scale > 0 ? 1.0 / *scale
+                                      : static_cast<double>(in) / static_cast<double>(out);
         }
         for (int64_t i = 0; i < out; ++i) {
           double src = align_corners ? ratio * static_cast<double>(i)
@@ -128,10 +130,10 @@ void register_pool_formulas(FormulaTable& t) {
              Tensor a_h = avg_matrix(out[n - 2], sizes[n - 2], pair_at(k, 0, 1),
                                      pair_at(s, 0, pair_at(k, 0, 1)), pair_at(p, 0, 0),
                                      count_include_pad, divisor, c.grad());
-             Tensor a_w = avg_matrix(out[n - 1], sizes[n - 1], pair_at(k, 1, 1),
-                                     pair_at(s, 1, pair_at(k, 1, 1)), pair_at(p, 1, 0),
-                                     count_include_pad, divisor ? std::optional<double>(1.0) : std::nullopt,
-                                     c.grad());
+             Tensor a_w =
+                 avg_matrix(out[n - 1], sizes[n - 1], pair_at(k, 1, 1),
+                            pair_at(s, 1, pair_at(k, 1, 1)), pair_at(p, 1, 0), count_include_pad,
+                            divisor ? std::optional<double>(1.0) : std::nullopt, c.grad());
              return separable_backward(c.grad(), a_h, a_w);
            });
          }});
@@ -140,7 +142,8 @@ void register_pool_formulas(FormulaTable& t) {
              std::span<const int64_t> sizes = c.input_sizes(0);
              std::span<const int64_t> out = c.output_sizes();
              const size_t n = sizes.size();
-             return separable_backward(c.grad(), adaptive_matrix(out[n - 2], sizes[n - 2], c.grad()),
+             return separable_backward(c.grad(),
+                                       adaptive_matrix(out[n - 2], sizes[n - 2], c.grad()),
                                        adaptive_matrix(out[n - 1], sizes[n - 1], c.grad()));
            });
          }});
@@ -153,9 +156,9 @@ void register_pool_formulas(FormulaTable& t) {
              std::optional<double> sh, sw;
              if (!c.is_none(3)) sh = c.double_arg(3);
              if (!c.is_none(4)) sw = c.double_arg(4);
-             return separable_backward(c.grad(),
-                                       bilinear_matrix(out[n - 2], sizes[n - 2], align, sh, c.grad()),
-                                       bilinear_matrix(out[n - 1], sizes[n - 1], align, sw, c.grad()));
+             return separable_backward(
+                 c.grad(), bilinear_matrix(out[n - 2], sizes[n - 2], align, sh, c.grad()),
+                 bilinear_matrix(out[n - 1], sizes[n - 1], align, sw, c.grad()));
            });
          }});
 }

@@ -1,6 +1,6 @@
 // Derivatives of the reduction family: sum, prod, amax/amin, max/min along a dim, var;
-// any, all, argmax, argmin, bincount and histc are not differentiable. The full reductions, mean, std, norm and
-// logsumexp are decompositions and differentiate through their pieces.
+// any, all, argmax, argmin, bincount and histc are not differentiable. The full reductions, mean,
+// std, norm and logsumexp are decompositions and differentiate through their pieces.
 #include "helpers.h"
 
 namespace loom::autograd {
@@ -17,7 +17,8 @@ void extremum(BackwardContext& c) {
     Tensor result = expand_reduced(c.result(), self.sizes(), dims, keepdim);
     Tensor hits = op::to(op::eq(self, result), self.dtype());
     Tensor count = op::sum(hits, std::optional<sdk::IntList>(dims), true);
-    Tensor share = expand_reduced(c.grad(), self.sizes(), dims, keepdim) / op::expand(count, self.sizes());
+    Tensor share =
+        expand_reduced(c.grad(), self.sizes(), dims, keepdim) / op::expand(count, self.sizes());
     return share * hits;
   });
 }
@@ -58,7 +59,8 @@ void register_reduction_formulas(FormulaTable& t) {
   t.add({"loom::prod.dim_int", inputs({0}), outputs({0}), [](BackwardContext& c) {
            c.set(0, [&] {
              Tensor self = c.input(0);
-             std::vector<int64_t> dims = reduced_dims(std::vector<int64_t>{c.int_arg(1)}, self.dim(), false);
+             std::vector<int64_t> dims =
+                 reduced_dims(std::vector<int64_t>{c.int_arg(1)}, self.dim(), false);
              const bool keepdim = c.bool_arg(2);
              Tensor product = expand_reduced(c.result(), self.sizes(), dims, keepdim);
              return expand_reduced(c.grad(), self.sizes(), dims, keepdim) * product / self;

@@ -28,9 +28,8 @@ void register_scan_formulas(FormulaTable& t) {
          }});
   // cumprod: d out_j / d x_i = out_j / x_i for j >= i (inputs without zeros).
   t.add({"loom::cumprod", inputs({0}), outputs({0}), [](BackwardContext& c) {
-           c.set(0, [&] {
-             return reverse_cumsum(c.grad() * c.result(), c.int_arg(1)) / c.input(0);
-           });
+           c.set(0,
+                 [&] { return reverse_cumsum(c.grad() * c.result(), c.int_arg(1)) / c.input(0); });
          }});
   t.add({"loom::cummax", 0, outputs({1}), cumulative_extremum, true, outputs({0})});
   t.add({"loom::cummin", 0, outputs({1}), cumulative_extremum, true, outputs({0})});

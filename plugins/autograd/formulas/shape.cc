@@ -16,15 +16,13 @@ void register_shape_formulas(FormulaTable& t) {
            for (size_t i = 0; i < n; ++i) {
              std::span<const int64_t> sizes = c.list_sizes(0, i);
              // A 1-D empty input takes part in cat without a place along dim.
-             const int64_t length =
-                 static_cast<int64_t>(sizes.size()) == rank ? sizes[dim] : 0;
+             const int64_t length = static_cast<int64_t>(sizes.size()) == rank ? sizes[dim] : 0;
              c.set_element(0, i, [&] { return op::narrow(c.grad(), dim, offset, length); });
              offset += length;
            }
          }});
-  t.add({"loom::flip", 0, 0, [](BackwardContext& c) {
-           c.set(0, [&] { return op::flip(c.grad(), c.ints(1)); });
-         }});
+  t.add({"loom::flip", 0, 0,
+         [](BackwardContext& c) { c.set(0, [&] { return op::flip(c.grad(), c.ints(1)); }); }});
   t.add({"loom::roll", 0, 0, [](BackwardContext& c) {
            c.set(0, [&] {
              std::vector<int64_t> back;
@@ -50,12 +48,10 @@ void register_shape_formulas(FormulaTable& t) {
              return op::reshape(op::sum(g, std::optional<sdk::IntList>(summed)), sizes);
            });
          }});
-  t.add({"loom::tril", 0, 0, [](BackwardContext& c) {
-           c.set(0, [&] { return op::tril(c.grad(), c.int_arg(1)); });
-         }});
-  t.add({"loom::triu", 0, 0, [](BackwardContext& c) {
-           c.set(0, [&] { return op::triu(c.grad(), c.int_arg(1)); });
-         }});
+  t.add({"loom::tril", 0, 0,
+         [](BackwardContext& c) { c.set(0, [&] { return op::tril(c.grad(), c.int_arg(1)); }); }});
+  t.add({"loom::triu", 0, 0,
+         [](BackwardContext& c) { c.set(0, [&] { return op::triu(c.grad(), c.int_arg(1)); }); }});
 }
 
 }  // namespace loom::autograd

@@ -25,9 +25,8 @@ void register_ternary_formulas(FormulaTable& t) {
            c.set(1, [&] { return zero_where(c.grad(), op::logical_not(condition)); });
            c.set(2, [&] { return zero_where(c.grad(), condition); });
          }});
-  t.add({"loom::masked_fill.Scalar", inputs({1}), 0, [](BackwardContext& c) {
-           c.set(0, [&] { return zero_where(c.grad(), c.input(1)); });
-         }});
+  t.add({"loom::masked_fill.Scalar", inputs({1}), 0,
+         [](BackwardContext& c) { c.set(0, [&] { return zero_where(c.grad(), c.input(1)); }); }});
   // lerp: self + weight * (end - self).
   t.add({"loom::lerp.Scalar", 0, 0, [](BackwardContext& c) {
            const double w = c.scalar_arg(2).to_double();

@@ -17,47 +17,88 @@ constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 // Registers `op` with gradient grad * derivative(self), saving self.
 template <Tensor (*Derivative)(const Tensor& self)>
 Formula of_input(const char* name) {
-  return {name, inputs({0}), 0, [](BackwardContext& c) {
-            c.set(0, [&] { return c.grad() * Derivative(c.input(0)); });
-          }};
+  return {name, inputs({0}), 0,
+          [](BackwardContext& c) { c.set(0, [&] { return c.grad() * Derivative(c.input(0)); }); }};
 }
 
 // Registers `op` with gradient grad * derivative(result), saving the result.
 template <Tensor (*Derivative)(const Tensor& result)>
 Formula of_result(const char* name) {
-  return {name, 0, outputs({0}), [](BackwardContext& c) {
-            c.set(0, [&] { return c.grad() * Derivative(c.result()); });
-          }};
+  return {name, 0, outputs({0}),
+          [](BackwardContext& c) { c.set(0, [&] { return c.grad() * Derivative(c.result()); }); }};
 }
 
 Formula zero_gradient(const char* name) {
-  return {name, 0, 0, [](BackwardContext& c) {
-            c.set(0, [&] { return sdk::zeros_like(c.grad()); });
-          }};
+  return {name, 0, 0,
+          [](BackwardContext& c) { c.set(0, [&] { return sdk::zeros_like(c.grad()); }); }};
 }
 
-Tensor d_abs(const Tensor& x) { return op::sign(x); }
-Tensor d_exp(const Tensor& y) { return y; }
-Tensor d_exp2(const Tensor& y) { return y * kLn2; }
-Tensor d_expm1(const Tensor& y) { return y + 1.0; }
-Tensor d_log(const Tensor& x) { return op::reciprocal(x); }
-Tensor d_log2(const Tensor& x) { return op::reciprocal(x * kLn2); }
-Tensor d_log10(const Tensor& x) { return op::reciprocal(x * kLn10); }
-Tensor d_log1p(const Tensor& x) { return op::reciprocal(x + 1.0); }
-Tensor d_sqrt(const Tensor& y) { return op::reciprocal(y * 2.0); }
-Tensor d_rsqrt(const Tensor& y) { return y * y * y * -0.5; }
-Tensor d_reciprocal(const Tensor& y) { return -(y * y); }
-Tensor d_sin(const Tensor& x) { return op::cos(x); }
-Tensor d_cos(const Tensor& x) { return -op::sin(x); }
-Tensor d_tan(const Tensor& y) { return y * y + 1.0; }
-Tensor d_asin(const Tensor& x) { return op::rsqrt(1.0 - x * x); }
-Tensor d_acos(const Tensor& x) { return -op::rsqrt(1.0 - x * x); }
-Tensor d_atan(const Tensor& x) { return op::reciprocal(x * x + 1.0); }
-Tensor d_sinh(const Tensor& x) { return op::cosh(x); }
-Tensor d_cosh(const Tensor& x) { return op::sinh(x); }
-Tensor d_tanh(const Tensor& y) { return 1.0 - y * y; }
-Tensor d_sigmoid(const Tensor& y) { return y * (1.0 - y); }
-Tensor d_erf(const Tensor& x) { return op::exp(-(x * x)) * kTwoOverSqrtPi; }
+Tensor d_abs(const Tensor& x) {
+  return op::sign(x);
+}
+Tensor d_exp(const Tensor& y) {
+  return y;
+}
+Tensor d_exp2(const Tensor& y) {
+  return y * kLn2;
+}
+Tensor d_expm1(const Tensor& y) {
+  return y + 1.0;
+}
+Tensor d_log(const Tensor& x) {
+  return op::reciprocal(x);
+}
+Tensor d_log2(const Tensor& x) {
+  return op::reciprocal(x * kLn2);
+}
+Tensor d_log10(const Tensor& x) {
+  return op::reciprocal(x * kLn10);
+}
+Tensor d_log1p(const Tensor& x) {
+  return op::reciprocal(x + 1.0);
+}
+Tensor d_sqrt(const Tensor& y) {
+  return op::reciprocal(y * 2.0);
+}
+Tensor d_rsqrt(const Tensor& y) {
+  return y * y * y * -0.5;
+}
+Tensor d_reciprocal(const Tensor& y) {
+  return -(y * y);
+}
+Tensor d_sin(const Tensor& x) {
+  return op::cos(x);
+}
+Tensor d_cos(const Tensor& x) {
+  return -op::sin(x);
+}
+Tensor d_tan(const Tensor& y) {
+  return y * y + 1.0;
+}
+Tensor d_asin(const Tensor& x) {
+  return op::rsqrt(1.0 - x * x);
+}
+Tensor d_acos(const Tensor& x) {
+  return -op::rsqrt(1.0 - x * x);
+}
+Tensor d_atan(const Tensor& x) {
+  return op::reciprocal(x * x + 1.0);
+}
+Tensor d_sinh(const Tensor& x) {
+  return op::cosh(x);
+}
+Tensor d_cosh(const Tensor& x) {
+  return op::sinh(x);
+}
+Tensor d_tanh(const Tensor& y) {
+  return 1.0 - y * y;
+}
+Tensor d_sigmoid(const Tensor& y) {
+  return y * (1.0 - y);
+}
+Tensor d_erf(const Tensor& x) {
+  return op::exp(-(x * x)) * kTwoOverSqrtPi;
+}
 Tensor d_silu(const Tensor& x) {
   Tensor s = op::sigmoid(x);
   return s * (x * (1.0 - s) + 1.0);
@@ -66,7 +107,9 @@ Tensor d_mish(const Tensor& x) {
   Tensor t = op::tanh(op::softplus(x));
   return t + x * op::sigmoid(x) * (1.0 - t * t);
 }
-Tensor d_log_sigmoid(const Tensor& x) { return op::sigmoid(-x); }
+Tensor d_log_sigmoid(const Tensor& x) {
+  return op::sigmoid(-x);
+}
 Tensor d_hardswish(const Tensor& x) {
   Tensor middle = (x * 2.0 + 3.0) / 6.0;
   Tensor below = op::le(x, scalar_like(x, -3.0));
@@ -85,22 +128,27 @@ Tensor d_gelu(const Tensor& x, std::string_view approximate) {
   if (approximate == "tanh") {
     Tensor x2 = x * x;
     Tensor t = op::tanh((x + x2 * x * 0.044715) * kSqrtTwoOverPi);
-    return (t + 1.0) * 0.5 + x * (1.0 - t * t) * ((x2 * (3 * 0.044715) + 1.0) * (0.5 * kSqrtTwoOverPi));
+    return (t + 1.0) * 0.5 +
+           x * (1.0 - t * t) * ((x2 * (3 * 0.044715) + 1.0) * (0.5 * kSqrtTwoOverPi));
   }
   Tensor cdf = (op::erf(x * kInvSqrtTwo) + 1.0) * 0.5;
   return cdf + x * op::exp(x * x * -0.5) * kInvSqrtTwoPi;
 }
-Tensor d_nan_to_num(const Tensor& x) { return op::to(op::isfinite(x), x.dtype()); }
+Tensor d_nan_to_num(const Tensor& x) {
+  return op::to(op::isfinite(x), x.dtype());
+}
 
 // The gradient passes where lo <(=) self <(=) hi; Scalar bounds may be None.
 Tensor pass_between(BackwardContext& c, std::optional<double> lo, std::optional<double> hi,
                     bool strict) {
   Tensor self = c.input(0);
   Tensor g = c.grad();
-  if (lo) g = zero_where(g, strict ? op::le(self, scalar_like(self, *lo))
-                                   : op::lt(self, scalar_like(self, *lo)));
-  if (hi) g = zero_where(g, strict ? op::ge(self, scalar_like(self, *hi))
-                                   : op::gt(self, scalar_like(self, *hi)));
+  if (lo)
+    g = zero_where(
+        g, strict ? op::le(self, scalar_like(self, *lo)) : op::lt(self, scalar_like(self, *lo)));
+  if (hi)
+    g = zero_where(
+        g, strict ? op::ge(self, scalar_like(self, *hi)) : op::gt(self, scalar_like(self, *hi)));
   return g;
 }
 
@@ -148,7 +196,8 @@ void register_unary_formulas(FormulaTable& t) {
            c.set(0, [&] {
              Tensor x = c.input(0);
              Tensor slope = scalar_like(x, c.scalar_arg(1).to_double());
-             return c.grad() * op::where(op::gt(x, scalar_like(x, 0.0)), scalar_like(x, 1.0), slope);
+             return c.grad() *
+                    op::where(op::gt(x, scalar_like(x, 0.0)), scalar_like(x, 1.0), slope);
            });
          }});
   t.add({"loom::relu", 0, outputs({0}), [](BackwardContext& c) {
@@ -212,11 +261,11 @@ void register_unary_formulas(FormulaTable& t) {
          }});
   t.add({"loom::hardtanh", inputs({0}), 0, [](BackwardContext& c) {
            c.set(0, [&] {
-             return pass_between(c, c.scalar_arg(1).to_double(), c.scalar_arg(2).to_double(),
-                                 true);
+             return pass_between(c, c.scalar_arg(1).to_double(), c.scalar_arg(2).to_double(), true);
            });
          }});
-  for (const char* name : {"loom::sign", "loom::floor", "loom::ceil", "loom::round", "loom::trunc"}) {
+  for (const char* name :
+       {"loom::sign", "loom::floor", "loom::ceil", "loom::round", "loom::trunc"}) {
     t.add(zero_gradient(name));
   }
   t.not_differentiable({"loom::isnan", "loom::isinf", "loom::isfinite", "loom::logical_not"});

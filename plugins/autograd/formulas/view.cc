@@ -26,15 +26,16 @@ void register_view_formulas(FormulaTable& t) {
   // as_strided of a dense tensor: the gradient lands at the storage places the view
   // read, in a zero tensor laid out like the input.
   Formula as_strided{"loom::as_strided", 0, 0, [](BackwardContext& c) {
-    c.set(0, [&] {
-      Tensor self = c.layout(0);
-      ViewGeometry g = ViewGeometry::of(self, self);
-      g.sizes.assign(c.ints(1));
-      g.strides.assign(c.ints(2));
-      g.offset = (c.is_none(3) ? self.storage_offset() : c.int_arg(3)) - self.storage_offset();
-      return view_gradient_to_base(g, c.grad());
-    });
-  }};
+                       c.set(0, [&] {
+                         Tensor self = c.layout(0);
+                         ViewGeometry g = ViewGeometry::of(self, self);
+                         g.sizes.assign(c.ints(1));
+                         g.strides.assign(c.ints(2));
+                         g.offset = (c.is_none(3) ? self.storage_offset() : c.int_arg(3)) -
+                                    self.storage_offset();
+                         return view_gradient_to_base(g, c.grad());
+                       });
+                     }};
   as_strided.saved_layouts = inputs({0});
   t.add(as_strided);
   t.add({"loom::alias", 0, 0, [](BackwardContext& c) { c.set(0, [&] { return c.grad(); }); }});

@@ -81,8 +81,8 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 // with allow_unused, an error otherwise.
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {},
-                         std::optional<bool> retain_graph = std::nullopt,
-                         bool create_graph = false, bool allow_unused = false);
+                         std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
+                         bool allow_unused = false);
 
 using Function = std::function<Tensor(const Tensor&)>;
 using MultiFunction = std::function<Tensor(const std::vector<Tensor>&)>;
