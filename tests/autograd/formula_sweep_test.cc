@@ -39,9 +39,7 @@ using ops::TensorSpec;
 // Differentiable ops whose formula is not written yet: backward through them raises
 // "[op] has no derivative for input '...'" (checked below).
 const std::map<std::string, std::string> kPending = {
-    {"loom::embedding_bag", "the CPU kernel has no formula yet"},
     {"loom::grid_sampler_2d", "no formula yet"},
-    {"loom::unfold", "needs unfold_backward"},
 };
 
 // Samples not checked, by op (or "op#ordinal" for one sample): the sampled point is not

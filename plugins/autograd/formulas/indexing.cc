@@ -62,7 +62,7 @@ void register_indexing_formulas(FormulaTable& t) {
              return op::index_put(zeros_of(c, 0), indices, c.grad(), true);
            });
          }});
-  t.not_differentiable({"loom::nonzero", "loom::one_hot"});
+  t.not_differentiable({"loom::nonzero"});
 }
 
 }  // namespace loom::autograd

@@ -17,7 +17,33 @@ void reshape_back(BackwardContext& c) {
 
 }  // namespace
 
+// unfold(self, dimension, size, step): window w of the output holds self's elements
+// w * step .. w * step + size - 1 along `dimension`, in its last dim. The gradient of
+// window element k goes back to positions k, k + step, ... (windows may overlap: they add).
+Tensor unfold_backward(BackwardContext& c) {
+  std::span<const int64_t> sizes = c.input_sizes(0);
+  Tensor grad = c.grad();
+  const bool scalar = sizes.empty();
+  std::vector<int64_t> shape(sizes.begin(), sizes.end());
+  if (scalar) shape.push_back(1);
+  int64_t dim = c.int_arg(1);
+  if (dim < 0) dim += static_cast<int64_t>(shape.size());
+  const int64_t size = c.int_arg(2), step = c.int_arg(3);
+  const int64_t windows = grad.size(scalar ? 0 : dim);
+  if (scalar) grad = op::unsqueeze(grad, 0);
+  Tensor out = sdk::full(shape, 0.0, grad.dtype(), grad.device());
+  Tensor positions = sdk::empty({windows}, LOOM_DTYPE_INT64);
+  for (int64_t k = 0; k < size; ++k) {
+    for (int64_t w = 0; w < windows; ++w) positions.data<int64_t>()[w] = w * step + k;
+    Tensor index = grad.device().type == LOOM_DEVICE_CPU ? op::clone(positions)
+                                                        : op::to(positions, grad.device());
+    out = op::index_add(out, dim, index, op::select(grad, -1, k));
+  }
+  return scalar ? op::reshape(out, sizes) : out;
+}
+
 void register_view_formulas(FormulaTable& t) {
+  t.add({"loom::unfold", 0, 0, [](BackwardContext& c) { c.set(0, [&] { return unfold_backward(c); }); }});
   t.add({"loom::view", 0, 0, reshape_back});
   t.add({"loom::squeeze", 0, 0, reshape_back});
   t.add({"loom::squeeze.dim", 0, 0, reshape_back});
