@@ -189,8 +189,8 @@ std::string TensorBase::describe() const {
 // as PyTorch's `_base`: an in-place write through a view changes its base, and autograd
 // must give the base that history (the ABI hands the base to plugins in
 // LoomTensorView::view_base). `detached_alias` makes the one view without a base: the
-// alias autograd keeps of an op's output for backward, which must not keep the output
-// itself alive (the output's history holds it).
+// alias autograd keeps of a tensor it saves for backward, which must not keep the tensor
+// itself (and its history, which may lead back to the saving node) alive.
 TensorBase TensorBase::detached_alias() const {
   Ref<TensorImpl> impl = Ref<TensorImpl>::adopt(
       new TensorImpl(impl_->storage(), DimVector(impl_->sizes().begin(), impl_->sizes().end()),

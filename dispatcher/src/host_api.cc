@@ -486,6 +486,14 @@ LoomError* tensor_version(LoomTensorVersionArgs* args) {
   });
 }
 
+LoomError* tensor_alias(LoomTensorAliasArgs* args) {
+  return guarded([&] {
+    LoomTensorAliasArgs& a = check_args(args, sizeof(LoomTensorAliasArgs), "tensor_alias");
+    TensorImpl* t = check_tensor(a.tensor, "tensor_alias");
+    a.out_alias = reinterpret_cast<LoomTensor*>(TensorBase::borrow(t).detached_alias().release());
+  });
+}
+
 DispatchKeySet keys_from_abi(const uint32_t* keys, size_t count, const char* function) {
   LOOM_CHECK(count == 0 || keys != nullptr, "host", function, ": ", count,
              " keys given but the array is null");
@@ -578,6 +586,7 @@ const LoomHostApi* host_api() {
       .local_keys_push = &local_keys_push,
       .local_keys_restore = &local_keys_restore,
       .add_allocation_observer = &add_allocation_observer,
+      .tensor_alias = &tensor_alias,
   };
   return &api;
 }

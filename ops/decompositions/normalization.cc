@@ -2,9 +2,19 @@
 // batch_norm, group_norm, instance_norm (group_norm with a group per channel).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 
 namespace loom::ops {
 namespace {
+
+// Note [Running statistics]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// batch_norm and instance_norm update running_mean/var in place as a side effect. The
+// update is no part of the function being differentiated (PyTorch makes it under no_grad):
+// it records no history, so a buffer never joins the graph of the batch that updated it.
+struct NoHistory {
+  dispatch::ExcludeDispatchKeyGuard guard{DispatchKeySet(DispatchKey::Autograd)};
+};
 
 void check_channels(const std::optional<Tensor>& t, const char* name, int64_t channels,
                     const char* op) {
@@ -77,6 +87,7 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   Tensor mean = loom::mean(input, dims);
   Tensor var = loom::var(input, dims, Scalar(int64_t{0}));
   if (running_mean) {
+    NoHistory running_update;  // Note [Running statistics]
     Tensor keep = wrapped_number(1.0 - momentum), take = wrapped_number(momentum);
     loom::copy_(*running_mean, loom::add(loom::mul(*running_mean, keep),
                                          loom::mul(cast(mean, running_mean->dtype()), take)));
@@ -140,6 +151,7 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight,
   if (running_mean && input.numel() > 0) {
     check_channels(running_mean, "running_mean", channels, op);
     check_channels(running_var, "running_var", channels, op);
+    NoHistory running_update;  // Note [Running statistics]
     Tensor rows = loom::contiguous(input).view({batch, channels, spatial});
     Tensor mean = loom::mean(loom::mean(rows, IntList{2}), IntList{0});
     Tensor var = loom::mean(loom::var(rows, IntList{2}), IntList{0});  // unbiased per sample

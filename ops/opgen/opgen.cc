@@ -66,19 +66,45 @@ std::string value_type(Kind kind) {
   }
 }
 
-std::string cpp_type(const SchemaType& t) {
+// How the app's API (loom/ops/generated/ops.h) and the SDK's (loom/sdk/ops.hpp) spell
+// the parameter types that differ between them.
+struct Spelling {
+  const char* str;
+  const char* optional_str;
+  const char* scalar_type;
+  const char* device;
+  const char* int_list;
+  const char* optional_int_list;
+  const char* optional_scalar;
+};
+constexpr Spelling kAppSpelling{"const std::string&",
+                                "const std::optional<std::string>&",
+                                "ScalarType",
+                                "Device",
+                                "const IntList&",
+                                "const OptionalIntList&",
+                                "const std::optional<Scalar>&"};
+constexpr Spelling kSdkSpelling{"std::string_view",
+                                "std::optional<std::string_view>",
+                                "LoomDType",
+                                "LoomDevice",
+                                "IntList",
+                                "std::optional<IntList>",
+                                "std::optional<Scalar>"};
+
+std::string parameter_type(const SchemaType& t, const Spelling& spell) {
   if (std::string v = value_type(t.kind); !v.empty()) return v;
   switch (t.kind) {
     case Kind::Tensor:
       return "const Tensor&";
     case Kind::Str:
-      return "const std::string&";
+      return spell.str;
     case Kind::Scalar:
       return "const Scalar&";
     case Kind::ScalarType:
-      return "ScalarType";
+      return spell.scalar_type;
     case Kind::Device:
-      return "Device";
+      return spell.device;
     case Kind::Optional: {
       const SchemaType& e = *t.elem;
       if (std::string v = value_type(e.kind); !v.empty()) return "std::optional<" + v + ">";
@@ -86,15 +112,15 @@ std::string cpp_type(const SchemaType& t) {
         case Kind::Tensor:
           return "const std::optional<Tensor>&";
         case Kind::Scalar:
-          return "const std::optional<Scalar>&";
+          return spell.optional_scalar;
         case Kind::ScalarType:
-          return "std::optional<ScalarType>";
+          return std::string("std::optional<") + spell.scalar_type + ">";
         case Kind::Device:
-          return "std::optional<Device>";
+          return std::string("std::optional<") + spell.device + ">";
         case Kind::Str:
-          return "const std::optional<std::string>&";
+          return spell.optional_str;
         case Kind::List:
-          if (e.elem->kind == Kind::Int) return "const OptionalIntList&";
+          if (e.elem->kind == Kind::Int) return spell.optional_int_list;
           break;
         default:
           break;
@@ -102,7 +128,7 @@ std::string cpp_type(const SchemaType& t) {
       break;
     }
     case Kind::List:
-      if (t.elem->kind == Kind::Int) return "const IntList&";
+      if (t.elem->kind == Kind::Int) return spell.int_list;
       if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
       if (t.elem->kind == Kind::Optional && t.elem->elem->kind == Kind::Tensor) {
         return "const std::vector<std::optional<Tensor>>&";
@@ -114,38 +140,13 @@ std::string cpp_type(const SchemaType& t) {
   fail("opgen", "no C++ type for schema type ", t.to_string());
 }
 
+std::string cpp_type(const SchemaType& t) {
+  return parameter_type(t, kAppSpelling);
+}
+
 // The parameter type of the SDK's typed op API (loom/sdk/ops.hpp).
 std::string sdk_type(const SchemaType& t) {
-  if (std::string v = value_type(t.kind); !v.empty()) return v;
-  switch (t.kind) {
-    case Kind::Tensor:
-      return "const Tensor&";
-    case Kind::Str:
-      return "std::string_view";
-    case Kind::Scalar:
-      return "const Scalar&";
-    case Kind::ScalarType:
-      return "LoomDType";
-    case Kind::Device:
-      return "LoomDevice";
-    case Kind::Optional: {
-      const SchemaType& e = *t.elem;
-      if (e.kind == Kind::Tensor) return "const std::optional<Tensor>&";
-      if (e.kind == Kind::List && e.elem->kind == Kind::Int) return "std::optional<IntList>";
-      if (e.kind == Kind::Scalar) return "std::optional<Scalar>";
-      return "std::optional<" + sdk_type(e) + ">";
-    }
-    case Kind::List:
-      if (t.elem->kind == Kind::Int) return "IntList";
-      if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
-      if (t.elem->kind == Kind::Optional && t.elem->elem->kind == Kind::Tensor) {
-        return "const std::vector<std::optional<Tensor>>&";
-      }
-      break;
-    default:
-      break;
-  }
-  fail("opgen", "no SDK type for schema type ", t.to_string());
+  return parameter_type(t, kSdkSpelling);
 }
 
 std::string cpp_default(const Argument& a) {

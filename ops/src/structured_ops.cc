@@ -54,13 +54,13 @@ using TensorList = absl::InlinedVector<Tensor, 6>;
 // as the process (the ops are never undefined).
 struct StructuredInfo {
   OutputRule rule;
-  std::string name;                // the variant's qualified name, for messages
-  OperatorHandle out_op;           // the out= variant of the family
-  const StructuredInfo* out_info;  // its info
-  std::vector<int> inputs;         // indices of the Tensor inputs (out= excluded)
-  int num_inputs_and_scalars;      // arguments of the functional variant
-  int num_outputs = 1;             // out= arguments (the last ones of the out= variant)
-  ShapeRule shape_rule = nullptr;  // rule Shaped only
+  std::string name;                          // the variant's qualified name, for messages
+  OperatorHandle out_op;                     // the out= variant of the family
+  const StructuredInfo* out_info = nullptr;  // its info
+  std::vector<int> inputs;                   // indices of the Tensor inputs (out= excluded)
+  int num_inputs_and_scalars = 0;            // arguments of the functional variant
+  int num_outputs = 1;                       // out= arguments (the last ones of the out= variant)
+  ShapeRule shape_rule = nullptr;            // rule Shaped only
   uint64_t mask_inputs = 0;        // bit i: argument i is a bool mask (Note [Masks and modes])
   int rounding_mode = -1;          // index of a `str? rounding_mode` argument, or -1
   int dtype_arg = -1;              // rule Shaped: index of a `ScalarType? dtype`, or -1
@@ -647,13 +647,10 @@ void define_structured_op(const OpDefinition& def, const Registrant* owner) {
                "op-library", "structured op '", def.schema,
                "' must return one Tensor (or Tensors, for rule Shaped)");
   }
-  StructuredInfo info{def.output,
-                      "",
-                      {},
-                      nullptr,
-                      {},
-                      static_cast<int>(functional.arguments.size()),
-                      static_cast<int>(functional.returns.size())};
+  StructuredInfo info;
+  info.rule = def.output;
+  info.num_inputs_and_scalars = static_cast<int>(functional.arguments.size());
+  info.num_outputs = static_cast<int>(functional.returns.size());
   for (size_t i = 0; i < functional.arguments.size(); ++i) {
     const dispatch::Argument& a = functional.arguments[i];
     if (a.type.kind == dispatch::SchemaType::Kind::Tensor) {

@@ -151,34 +151,31 @@ std::string Tensor::grad_fn_name() const {
   return name;
 }
 
-void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
-  using Hook = std::function<Tensor(const Tensor&)>;
-  autograd_op("autograd::register_hook", "register_hook()");
+// Hands `context` (a heap-allocated Hook, freed by `release`) to the plugin's op.
+template <typename Hook>
+void register_foreign_hook(const Tensor& self, const char* op, const char* what, LoomGradHookFn run,
+                           Hook hook) {
+  autograd_op(op, what);
   auto* context = new Hook(std::move(hook));
-  LoomValue args[] = {dispatch::box(*this),
-                      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(
-                          static_cast<LoomGradHookFn>(&run_tensor_hook)))),
-                      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(context))),
-                      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(
-                          static_cast<LoomGradHookRelease>(&destroy_callable<Hook>))))};
-  // On failure the plugin has not taken the context (make_hook is the first thing it
-  // does and cannot fail), so the hook is freed by the plugin's ForeignHook either way.
-  call_none("autograd::register_hook", "register_hook()", args, 4);
+  LoomValue args[] = {
+      dispatch::box(self), dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(run))),
+      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(context))),
+      dispatch::box(static_cast<int64_t>(
+          reinterpret_cast<intptr_t>(static_cast<LoomGradHookRelease>(&destroy_callable<Hook>))))};
+  // The plugin takes the context first thing (its ForeignHook releases it even when the
+  // registration then fails).
+  call_none(op, what, args, 4);
+}
+
+void Tensor::register_hook(std::function<Tensor(const Tensor&)> hook) const {
+  register_foreign_hook(*this, "autograd::register_hook", "register_hook()", &run_tensor_hook,
+                        std::move(hook));
 }
 
 void Tensor::register_post_accumulate_grad_hook(std::function<void(const Tensor&)> hook) const {
-  using Hook = std::function<void(const Tensor&)>;
-  autograd_op("autograd::register_post_accumulate_grad_hook",
-              "register_post_accumulate_grad_hook()");
-  auto* context = new Hook(std::move(hook));
-  LoomValue args[] = {dispatch::box(*this),
-                      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(
-                          static_cast<LoomGradHookFn>(&run_post_accumulate_hook)))),
-                      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(context))),
-                      dispatch::box(static_cast<int64_t>(reinterpret_cast<intptr_t>(
-                          static_cast<LoomGradHookRelease>(&destroy_callable<Hook>))))};
-  call_none("autograd::register_post_accumulate_grad_hook", "register_post_accumulate_grad_hook()",
-            args, 4);
+  register_foreign_hook(*this, "autograd::register_post_accumulate_grad_hook",
+                        "register_post_accumulate_grad_hook()", &run_post_accumulate_hook,
+                        std::move(hook));
 }
 
 }  // namespace loom

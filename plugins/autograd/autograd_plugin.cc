@@ -120,18 +120,23 @@ Tensor detach(const Tensor& self) {
   return out;
 }
 
+// Writes `text` as a str return (memory from the host, which the caller frees).
+void return_string(const LoomKernelCall* call, const std::string& text) {
+  char* copy = static_cast<char*>(sdk::host().list_allocate(text.size() + 1));
+  if (copy == nullptr) {
+    throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
+  }
+  std::memcpy(copy, text.c_str(), text.size() + 1);
+  call->returns[0].tag = LOOM_VALUE_STRING;
+  call->returns[0].length = static_cast<uint32_t>(text.size());
+  call->returns[0].u.str = copy;
+}
+
 // autograd::grad_fn_name(Tensor self) -> str : "MulBackward0", or "" for a leaf.
 LoomError* grad_fn_name_kernel(void*, const LoomKernelCall* call) noexcept {
   return sdk::catch_all([&] {
     const AutogradMeta* m = meta_of(Tensor::borrow(call->args[0].u.tensor));
-    std::string name = m != nullptr && m->grad_fn ? m->grad_fn->name() : "";
-    char* text = static_cast<char*>(sdk::host().list_allocate(name.size() + 1));
-    if (text == nullptr)
-      throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
-    std::memcpy(text, name.c_str(), name.size() + 1);
-    call->returns[0].tag = LOOM_VALUE_STRING;
-    call->returns[0].length = static_cast<uint32_t>(name.size());
-    call->returns[0].u.str = text;
+    return_string(call, m != nullptr && m->grad_fn ? m->grad_fn->name() : "");
   });
 }
 
@@ -311,16 +316,9 @@ std::vector<std::string> formula_names() {
 
 LoomError* formulas_kernel(void*, const LoomKernelCall* call) noexcept {
   return sdk::catch_all([&] {
-    std::vector<std::string> names = formula_names();
     std::string joined;
-    for (const std::string& n : names) joined += n + "\n";
-    char* text = static_cast<char*>(sdk::host().list_allocate(joined.size() + 1));
-    if (text == nullptr)
-      throw sdk::Error("[autograd] out of memory", LOOM_STATUS_RESOURCE_EXHAUSTED);
-    std::memcpy(text, joined.c_str(), joined.size() + 1);
-    call->returns[0].tag = LOOM_VALUE_STRING;
-    call->returns[0].length = static_cast<uint32_t>(joined.size());
-    call->returns[0].u.str = text;
+    for (const std::string& n : formula_names()) joined += n + "\n";
+    return_string(call, joined);
   });
 }
 

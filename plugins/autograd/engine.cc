@@ -82,7 +82,8 @@ void check_finite(const Node& node, const std::vector<Tensor>& grads) {
                          : sdk::op::to(finite, LoomDevice{LOOM_DEVICE_CPU, -1});
     if (*on_host.data<bool>()) continue;
     throw sdk::Error("[autograd] " + node.name() + " returned nan or inf values in its gradient " +
-                     std::to_string(i) + " (anomaly mode)");
+                     std::to_string(i) + " (anomaly mode; the forward op was " + node.forward_op() +
+                     ")");
   }
 }
 

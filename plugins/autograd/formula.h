@@ -99,8 +99,9 @@ class FormulaNode;
 // What a backward formula sees.
 class BackwardContext {
  public:
-  BackwardContext(FormulaNode& node, std::vector<Tensor>& grads, bool create_graph)
-      : node_(node), grads_(grads), create_graph_(create_graph) {}
+  BackwardContext(FormulaNode& node, std::vector<Tensor>& grads, std::vector<Tensor>& grad_inputs,
+                  bool create_graph)
+      : node_(node), grads_(grads), grad_inputs_(grad_inputs), create_graph_(create_graph) {}
 
   // The gradient of return `output` (zeros when none flowed into it).
   const Tensor& grad(size_t output = 0);
@@ -151,7 +152,8 @@ class BackwardContext {
  private:
   const SavedArgument& argument(size_t arg) const;
   FormulaNode& node_;
-  std::vector<Tensor>& grads_;
+  std::vector<Tensor>& grads_;        // of the forward outputs
+  std::vector<Tensor>& grad_inputs_;  // of the forward inputs, one per next edge
   bool create_graph_;
 };
 

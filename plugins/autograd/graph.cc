@@ -161,17 +161,18 @@ std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create) {
 
 // --- saved tensors ---
 
-SavedTensor save_input(const Tensor& t) {
+SavedTensor save_input(const Tensor& t, const Edge& history) {
   SavedTensor s;
-  s.data = t;
+  s.data = sdk::detached_alias(t);
   s.version = sdk::version(t);
+  s.history = history.node;
+  s.history_nr = history.input_nr;
   return s;
 }
 
 SavedTensor save_layout(const Tensor& t) {
   SavedTensor s;
-  sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
-  s.data = sdk::op::alias(t);
+  s.data = sdk::detached_alias(t);
   s.layout_only = true;
   return s;
 }
@@ -179,11 +180,7 @@ SavedTensor save_layout(const Tensor& t) {
 SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uint32_t output_nr,
                         uint64_t version_offset) {
   SavedTensor s;
-  {
-    // A detached alias: the same storage and version counter, no autograd history.
-    sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
-    s.data = sdk::op::alias(t);  // an alias records no view base (Note [View bases])
-  }
+  s.data = sdk::detached_alias(t);
   s.version = sdk::version(t) + version_offset;
   s.is_output = true;
   s.output_nr = output_nr;
@@ -199,16 +196,12 @@ Tensor unpack(const SavedTensor& s, const char* op, bool create_graph) {
                      " for backward was modified in place (version " + std::to_string(now) +
                      ", saved at version " + std::to_string(s.version) + ")");
   }
-  if (!s.is_output || !create_graph) return s.data;
-  // Double backward through a saved output: reattach it to its node (Note [Saved tensors]).
-  std::shared_ptr<Node> owner = s.owner.lock();
-  if (!owner) return s.data;
-  Tensor attached;
-  {
-    sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
-    attached = sdk::op::alias(s.data);
-  }
-  set_history(attached, owner, s.output_nr);
+  if (!create_graph) return s.data;
+  // Double backward: give the alias back the history it had (Note [Saved tensors]).
+  std::shared_ptr<Node> node = s.is_output ? s.owner.lock() : s.history;
+  if (!node) return s.data;
+  Tensor attached = sdk::detached_alias(s.data);
+  set_new_history(attached, node, s.is_output ? s.output_nr : s.history_nr, false);
   return attached;
 }
 

@@ -66,20 +66,24 @@ struct GradCell {
 
 // Note [Saved tensors]
 // ~~~~~~~~~~~~~~~~~~~~
-// A node keeps what its backward reads. An input is kept by reference (it points to its
-// own history, upstream of this node, so no cycle). An output is kept as a detached alias
-// plus a weak reference to this node: keeping the output itself would make a cycle
-// (output -> its meta -> this node -> output). When backward builds a graph
-// (create_graph), the alias is reattached to the node so the second derivative flows back
-// through it. Either way the storage's version counter is recorded, and unpacking a tensor
-// modified in place since is refused, naming the op and both versions.
+// A node keeps what its backward reads as a detached alias (LoomHostApi::tensor_alias:
+// the same storage and version counter, no metadata, no view base), never the tensor
+// itself. Keeping the tensor would make a cycle as soon as its history passes through
+// this node: an output's history is this node, and an input's becomes a later node when
+// it is written in place (`h.add_(h * 3)`: add_'s node leads to mul's, which kept h).
+// The storage's version is recorded, and unpacking a tensor modified in place since is
+// refused, naming the op and both versions. When backward builds a graph
+// (create_graph), the alias is given back the history it had when saved (an input's edge,
+// or output i of this node through a weak reference), so the second derivative flows on.
 struct SavedTensor {
   Tensor data;
   uint64_t version = 0;
   bool layout_only = false;
   bool is_output = false;
   uint32_t output_nr = 0;
-  std::weak_ptr<Node> owner;  // outputs only
+  std::weak_ptr<Node> owner;      // outputs
+  std::shared_ptr<Node> history;  // inputs: the node their gradient went to when saved
+  uint32_t history_nr = 0;
   bool defined() const { return data.defined(); }
 };
 
@@ -90,6 +94,8 @@ struct Node {
   // forward inputs, one per next edge (undefined where none).
   virtual std::vector<Tensor> apply(std::vector<Tensor>&& grads) = 0;
   virtual std::string name() const = 0;
+  // The forward op this node differentiates ("loom::sqrt"), for messages.
+  virtual std::string forward_op() const { return name(); }
   // Drops saved tensors after a backward without retain_graph.
   virtual void release_saved() {}
 
@@ -157,7 +163,8 @@ void refresh_view_history(const Tensor& t, AutogradMeta& m);
 std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create);
 
 // --- saved tensors ---
-SavedTensor save_input(const Tensor& t);
+// `history`: t's gradient edge (the caller has built it for the node already).
+SavedTensor save_input(const Tensor& t, const Edge& history);
 // A detached alias of t kept for its layout; unpacking skips the version check.
 SavedTensor save_layout(const Tensor& t);
 // `version_offset`: 1 for an output written in place by the running op (the dispatcher

@@ -192,7 +192,10 @@ void check_inplace(const OpInfo& info, const LoomKernelCall& call) {
 // old values (mul_'s other needs the old self): a copy, as PyTorch keeps original_self.
 SavedTensor save_original(const Tensor& t) {
   sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
-  return save_input(sdk::op::clone(t));
+  SavedTensor s;
+  s.data = sdk::op::clone(t);
+  s.version = sdk::version(s.data);
+  return s;
 }
 
 void copy_value(const LoomValue& v, SavedArgument& a) {
@@ -325,7 +328,10 @@ void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& me
       a.num_tensors = 1;
       Tensor t = Tensor::borrow(v.u.tensor);
       node->next_edges.push_back(i < kKnownMetas ? gradient_edge(t, metas[i]) : gradient_edge(t));
-      if (save) a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t) : save_input(t));
+      if (save) {
+        a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t)
+                                                     : save_input(t, node->next_edges.back()));
+      }
       if (save_shape) a.saved.push_back(save_layout(t));
     } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
       a.value.tag = LOOM_VALUE_TENSOR_LIST;
@@ -342,7 +348,7 @@ void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& me
         Tensor t = Tensor::borrow(v.u.tensors[k]);
         a.owned().list_sizes.emplace_back(t.sizes());
         node->next_edges.push_back(gradient_edge(t));
-        if (save) a.saved.push_back(save_input(t));
+        if (save) a.saved.push_back(save_input(t, node->next_edges.back()));
       }
     } else {
       copy_value(v, a);
@@ -412,11 +418,13 @@ LoomError* autograd_kernel(void* state, const LoomKernelCall* call) noexcept {
 
 // --- backward of recorded calls ---
 
+// The gradients go to a vector of this call's own: backward calls on several threads may
+// run one node (a shared graph kept with retain_graph) at once.
 std::vector<Tensor> FormulaNode::apply(std::vector<Tensor>&& grads) {
-  grad_inputs.assign(next_edges.size(), Tensor());
-  BackwardContext context(*this, grads, current_create_graph());
+  std::vector<Tensor> grad_inputs(next_edges.size());
+  BackwardContext context(*this, grads, grad_inputs, current_create_graph());
   info->formula->backward(context);
-  return std::move(grad_inputs);
+  return grad_inputs;
 }
 
 void FormulaNode::release_saved() {
@@ -588,7 +596,7 @@ std::span<const int64_t> BackwardContext::output_sizes(size_t output) const {
 
 void BackwardContext::set_grad(size_t arg, size_t element, Tensor grad) {
   const SavedArgument& a = argument(arg);
-  node_.grad_inputs[a.first_edge + element] = std::move(grad);
+  grad_inputs_[a.first_edge + element] = std::move(grad);
 }
 
 }  // namespace loom::autograd

@@ -54,12 +54,12 @@ class FormulaNode final : public Node {
   explicit FormulaNode(const OpInfo* op_info) : info(op_info) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   std::string name() const override { return info->node_name; }
+  std::string forward_op() const override { return info->name; }
   void release_saved() override;
 
   const OpInfo* info;
   absl::InlinedVector<SavedArgument, 4> args;
   std::vector<SavedTensor> results;  // by return index, when saved
-  std::vector<Tensor> grad_inputs;   // one per next edge, filled by apply
 };
 
 // Backward of an op without a formula: fails naming the op and the input.

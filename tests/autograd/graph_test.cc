@@ -271,7 +271,7 @@ TEST_F(Autograd, AnomalyModeNamesTheNodeThatMadeNaN) {
   EXPECT_TRUE(autograd::is_anomaly_enabled());
   Tensor y = sqrt(x).sum();
   expect_error([&] { y.backward(); }, "autograd::backward",
-               {"SqrtBackward0 returned nan or inf values"});
+               {"SqrtBackward0 returned nan or inf values", "the forward op was loom::sqrt"});
 }
 
 TEST_F(Autograd, BadRequestsGetClearErrors) {
@@ -333,6 +333,25 @@ TEST_F(Autograd, OneLeafSharedByGraphsOnSeveralThreadsGetsEveryGradient) {
   }
   for (std::thread& th : threads) th.join();
   EXPECT_EQ(grad_of(shared), (std::vector<double>{100, 100, 100, 100}));
+}
+
+TEST_F(Autograd, OneRetainedGraphDifferentiatedOnSeveralThreadsAtOnce) {
+  Tensor x = full({6}, 1.5).requires_grad_();
+  Tensor y = (x * x * x).sum();  // d/dx = 3x^2 = 6.75
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 25; ++round) {
+        std::vector<Tensor> g = autograd::grad({y}, {x}, {}, /*retain_graph=*/true);
+        for (double v : values(g[0])) {
+          if (std::abs(v - 6.75) > 1e-5) wrong.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // The README's autograd example, as written there.

@@ -94,7 +94,7 @@ std::tuple<sdk::Tensor, sdk::Tensor> running_extreme_out(const sdk::Tensor& self
         const char* line = s.at(index);
         int64_t base = 0;  // row-major position of the line's first output
         for (size_t j = 0; j < lines.size(); ++j) base = base * s.sizes[j] + index[j];
-        T best;
+        T best{};
         Key best_key{};
         int64_t best_at = 0;
         for (int64_t i = 0; i < length; ++i) {

@@ -53,7 +53,8 @@ extern "C" {
  *   1.2  per-tensor extension slots, tensor key bits and version counter, thread-local
  *        key guards, allocation observers (Note [Argument structs]); the current stream
  *        in LoomKernelCall; the host uses the device interface (counts, copies, streams)
- *   1.3  LoomTensorView::view_base (the tensor a view was made from) */
+ *   1.3  LoomTensorView::view_base (the tensor a view was made from);
+ *        LoomHostApi::tensor_alias */
 #define LOOM_ABI_VERSION_MINOR 3
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
@@ -339,6 +340,16 @@ typedef struct LoomTensorVersionArgs {
   uint64_t out_version;
 } LoomTensorVersionArgs;
 
+/* Since 1.3: tensor_alias makes a new tensor (owned, in out_alias) over `tensor`'s
+ * storage, sizes, strides and offset, sharing its version counter, with no view base,
+ * no slot values and no functionality key bits: what autograd keeps of a tensor it saves
+ * for backward without keeping the tensor itself (and its history) alive. */
+typedef struct LoomTensorAliasArgs {
+  size_t struct_size;
+  LoomTensor* tensor;    /* borrowed */
+  LoomTensor* out_alias; /* owned by the caller */
+} LoomTensorAliasArgs;
+
 /* local_keys_push adds `include` keys to, and `exclude` keys to the excluded set of,
  * every dispatch on the calling thread, and writes the thread's previous sets (opaque)
  * to out_saved; local_keys_restore(args) puts them back. Pushes and restores nest. */
@@ -481,6 +492,8 @@ typedef struct LoomHostApi {
   LoomError* (*local_keys_restore)(const LoomLocalKeysArgs* args);
   /* --- observers of every allocation and free (removed with deregister or unload) --- */
   LoomError* (*add_allocation_observer)(LoomAllocationObserverArgs* args);
+  /* --- ABI 1.3: a detached alias of a tensor (see LoomTensorAliasArgs) --- */
+  LoomError* (*tensor_alias)(LoomTensorAliasArgs* args);
 } LoomHostApi;
 
 /* ------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The ABI 1.2 services plugins build functionality on (autograd, profiler, quantization):
 // per-tensor extension slots, a tensor's functionality key bits and version counter,
-// thread-local key guards and allocation observers. Each throws loom::sdk::Error when
-// the host is older than 1.2.
+// thread-local key guards and allocation observers; and 1.3's detached aliases. Each
+// throws loom::sdk::Error when the host is older than the service.
 #pragma once
 
 #include <algorithm>
@@ -93,6 +93,21 @@ inline uint64_t version(const Tensor& t, uint64_t bump = 0) {
   a.bump = bump;
   check(detail::host_1_2("version").tensor_version(&a));
   return a.out_version;
+}
+
+// A new tensor over t's storage and layout, sharing its version counter, with no view
+// base, slot values or key bits (LoomHostApi::tensor_alias; needs a host with ABI 1.3).
+inline Tensor detached_alias(const Tensor& t) {
+  const LoomHostApi& h = host();
+  if (!LOOM_HAS_FIELD(&h, LoomHostApi, tensor_alias)) {
+    throw Error("[sdk] detached_alias needs a loom host with ABI 1.3, found " +
+                    std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor),
+                LOOM_STATUS_VERSION_MISMATCH);
+  }
+  auto a = detail::args_struct<LoomTensorAliasArgs>();
+  a.tensor = t.get();
+  check(h.tensor_alias(&a));
+  return Tensor::adopt(a.out_alias);
 }
 
 // Adds `include` keys to, and excludes `exclude` keys from, every dispatch on this

@@ -124,21 +124,23 @@ inline LoomValue box_arg(ArgBuffer&, IntList l) {
   v.length = static_cast<uint32_t>(l.span().size());
   return v;
 }
-inline LoomValue box_arg(ArgBuffer& b, const std::vector<Tensor>& list) {
+// A Tensor[] (or Tensor?[], None elements as null handles) kept in `b` for the call.
+template <typename List, typename Handle>
+LoomValue box_list(ArgBuffer& b, const List& list, Handle handle_of) {
   std::vector<LoomTensor*>& handles = b.tensor_lists.emplace_back();
-  for (const Tensor& t : list) handles.push_back(t.get());
+  for (const auto& t : list) handles.push_back(handle_of(t));
   LoomValue v = value_of(LOOM_VALUE_TENSOR_LIST);
   v.u.tensors = handles.data();
   v.length = static_cast<uint32_t>(handles.size());
   return v;
 }
+inline LoomValue box_arg(ArgBuffer& b, const std::vector<Tensor>& list) {
+  return box_list(b, list, [](const Tensor& t) { return t.get(); });
+}
 inline LoomValue box_arg(ArgBuffer& b, const std::vector<std::optional<Tensor>>& list) {
-  std::vector<LoomTensor*>& handles = b.tensor_lists.emplace_back();
-  for (const auto& t : list) handles.push_back(t && t->defined() ? t->get() : nullptr);
-  LoomValue v = value_of(LOOM_VALUE_TENSOR_LIST);
-  v.u.tensors = handles.data();
-  v.length = static_cast<uint32_t>(handles.size());
-  return v;
+  return box_list(b, list, [](const std::optional<Tensor>& t) {
+    return t && t->defined() ? t->get() : nullptr;
+  });
 }
 inline LoomValue box_arg(ArgBuffer& b, const std::optional<Tensor>& t) {
   return t && t->defined() ? box_arg(b, *t) : value_of(LOOM_VALUE_NONE);
