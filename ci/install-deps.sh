@@ -10,7 +10,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libabsl-dev libprotobuf-dev protobuf-compiler libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev
+  libdnnl-dev zlib1g-dev
   ca-certificates
 )
 packages+=("$@")

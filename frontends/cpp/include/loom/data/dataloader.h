@@ -1,0 +1,91 @@
+// Datasets and the DataLoader of the C++ API: a TensorDataset (inputs and targets
+// indexed along their first dimension), Fashion-MNIST/MNIST from IDX files, and a loader
+// that shuffles (seeded, a new order each epoch), batches, drops the last partial batch
+// on request and assembles the next batches on a background thread while the current
+// one is used.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loom/ops/tensor.h"
+
+namespace loom::data {
+
+// A batch (or one example): inputs and targets.
+struct Example {
+  Tensor data;
+  Tensor target;
+};
+
+// Inputs and targets on the CPU with the same first dimension.
+class TensorDataset {
+ public:
+  TensorDataset(Tensor data, Tensor targets);
+  int64_t size() const { return data_.size(0); }
+  const Tensor& data() const { return data_; }
+  const Tensor& targets() const { return targets_; }
+
+ private:
+  Tensor data_, targets_;
+};
+
+// Fashion-MNIST or MNIST from a directory holding the four IDX files
+// (train-images-idx3-ubyte[.gz], train-labels-idx1-ubyte[.gz], t10k-...): images as
+// float32 [N, 1, 28, 28] scaled to [0, 1] then normalised with (x - mean) / std, labels
+// as int64 [N]. Errors name the missing or bad file.
+enum class Split { Train, Test };
+TensorDataset load_mnist_format(const std::string& root, Split split, double mean = 0.0,
+                                double std = 1.0);
+
+struct DataLoaderOptions {
+  int64_t batch_size = 64;
+  bool shuffle = true;
+  bool drop_last = false;
+  uint64_t seed = 0;     // the shuffle order of epoch e comes from (seed, e)
+  int64_t prefetch = 2;  // batches assembled ahead on a background thread; 0: none
+};
+
+// for (const Example& batch : loader) { ... } runs one epoch; each loop is the next
+// epoch (a new order when shuffling). Leaving the loop early stops the background thread.
+class DataLoader {
+ public:
+  DataLoader(TensorDataset dataset, DataLoaderOptions options);
+  int64_t num_batches() const;
+  const DataLoaderOptions& options() const { return options_; }
+  const TensorDataset& dataset() const { return dataset_; }
+
+  class Epoch;
+  class Iterator {
+   public:
+    using value_type = Example;
+    using difference_type = std::ptrdiff_t;
+    const Example& operator*() const { return current_; }
+    const Example* operator->() const { return &current_; }
+    Iterator& operator++();
+    bool operator==(const Iterator& o) const { return done_ == o.done_; }
+
+   private:
+    friend class DataLoader;
+    std::shared_ptr<Epoch> epoch_;
+    Example current_;
+    bool done_ = true;
+  };
+  // Starts the next epoch.
+  Iterator begin();
+  Iterator end() { return Iterator(); }
+
+ private:
+  TensorDataset dataset_;
+  DataLoaderOptions options_;
+  uint64_t epoch_ = 0;
+};
+
+}  // namespace loom::data

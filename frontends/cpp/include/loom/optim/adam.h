@@ -1,0 +1,56 @@
+// Adam and AdamW (decoupled weight decay), with AMSGrad, as torch.optim's.
+#pragma once
+
+#include <utility>
+
+#include "loom/nn/options.h"
+#include "loom/optim/optimizer.h"
+
+namespace loom::optim {
+
+struct AdamOptions {
+  AdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT: implicit, as libtorch's
+  LOOM_OPTION(double, lr);
+  LOOM_OPTION(double, beta1) = 0.9;
+  LOOM_OPTION(double, beta2) = 0.999;
+  LOOM_OPTION(double, eps) = 1e-8;
+  LOOM_OPTION(double, weight_decay) = 0.0;
+  LOOM_OPTION(bool, amsgrad) = false;
+};
+
+// The per-parameter state of Adam and AdamW.
+struct AdamParamState {
+  int64_t step = 0;
+  Tensor exp_avg, exp_avg_sq, max_exp_avg_sq;
+};
+
+// Adam: weight decay adds weight_decay * param to the gradient (L2).
+class Adam : public OptimizerWithOptions<AdamOptions> {
+ public:
+  Adam(std::vector<Tensor> params, const AdamOptions& options = {})
+      : Adam(std::vector<ParamGroup<AdamOptions>>{{std::move(params), options}}) {}
+  explicit Adam(std::vector<ParamGroup<AdamOptions>> groups)
+      : Adam("Adam", std::move(groups), false) {}
+  void step() override;
+  const AdamParamState& state(size_t group, size_t i) const;
+
+ protected:
+  Adam(const char* name, std::vector<ParamGroup<AdamOptions>> groups, bool decoupled);
+  void check_options(const AdamOptions& options) const override;
+
+ private:
+  bool decoupled_;
+  std::vector<std::vector<AdamParamState>> state_;  // [group][param]
+};
+
+// AdamW: weight decay multiplies the parameter by 1 - lr * weight_decay before the Adam
+// update (default weight_decay 0.01, as PyTorch's).
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, const AdamOptions& options = AdamOptions().weight_decay(0.01))
+      : AdamW(std::vector<ParamGroup<AdamOptions>>{{std::move(params), options}}) {}
+  explicit AdamW(std::vector<ParamGroup<AdamOptions>> groups)
+      : Adam("AdamW", std::move(groups), true) {}
+};
+
+}  // namespace loom::optim

@@ -1,0 +1,95 @@
+// The optimizer base, shaped like libtorch's torch::optim::Optimizer: parameter groups
+// with their own options, zero_grad, step, and the learning rate as schedulers see it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loom/core/error.h"
+#include "loom/ops/tensor.h"
+
+namespace loom::optim {
+
+// What every optimizer and scheduler may read of a group: its learning rate.
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  // One update of every parameter that has a gradient (parameters without one are
+  // skipped, as PyTorch's).
+  virtual void step() = 0;
+  // Clears the gradients of every parameter: undefined (set_to_none, the default) or zeros.
+  void zero_grad(bool set_to_none = true);
+
+  virtual size_t num_param_groups() const = 0;
+  virtual double lr(size_t group = 0) const = 0;
+  virtual void set_lr(double lr, size_t group) = 0;
+  // Sets the learning rate of every group.
+  void set_lr(double lr);
+  // Every parameter of every group.
+  virtual std::vector<Tensor> parameters() const = 0;
+};
+
+// A group: its parameters and its options (lr, weight decay, ...).
+template <typename Options>
+struct ParamGroup {
+  std::vector<Tensor> params;
+  Options options;
+};
+
+// The part every optimizer shares: groups of one options type, with checks.
+template <typename Options>
+class OptimizerWithOptions : public Optimizer {
+ public:
+  size_t num_param_groups() const override { return groups_.size(); }
+  double lr(size_t group = 0) const override { return group_at(group).options.lr(); }
+  void set_lr(double lr, size_t group) override { group_at(group).options.lr(lr); }
+  using Optimizer::set_lr;
+  std::vector<Tensor> parameters() const override {
+    std::vector<Tensor> out;
+    for (const auto& g : groups_) out.insert(out.end(), g.params.begin(), g.params.end());
+    return out;
+  }
+  // Adds a group (its options checked as the constructor's).
+  void add_param_group(ParamGroup<Options> group) {
+    check_group(group);
+    groups_.push_back(std::move(group));
+  }
+  std::vector<ParamGroup<Options>>& param_groups() { return groups_; }
+
+ protected:
+  // The derived constructor calls check_groups() (check_options is virtual).
+  OptimizerWithOptions(const char* name, std::vector<ParamGroup<Options>> groups)
+      : name_(name), groups_(std::move(groups)) {
+    LOOM_CHECK(!groups_.empty(), name_, "expected at least one parameter group, found none");
+  }
+  void check_groups() const {
+    for (const auto& g : groups_) check_group(g);
+  }
+  ParamGroup<Options>& group_at(size_t i) {
+    LOOM_CHECK(i < groups_.size(), name_, "parameter group ", i, " is out of range for ",
+               groups_.size(), " groups");
+    return groups_[i];
+  }
+  const ParamGroup<Options>& group_at(size_t i) const {
+    return const_cast<OptimizerWithOptions*>(this)->group_at(i);
+  }
+  virtual void check_options(const Options& options) const = 0;
+
+  const char* name_;
+  std::vector<ParamGroup<Options>> groups_;
+
+ private:
+  void check_group(const ParamGroup<Options>& group) const {
+    check_options(group.options);
+    for (size_t i = 0; i < group.params.size(); ++i) {
+      const Tensor& p = group.params[i];
+      LOOM_CHECK(p.defined(), name_, "parameter ", i, " of the group is undefined");
+      LOOM_CHECK(p.is_leaf(), name_, "parameter ", i,
+                 " is not a leaf (it has a history); optimize leaves, as the model's "
+                 "parameters are");
+    }
+  }
+};
+
+}  // namespace loom::optim

@@ -1,0 +1,150 @@
+// loom::optim: each optimizer's update against hand-computed steps, parameter groups and
+// learning rates, parameters without gradients, option checks, and a small model that
+// trains to a loss threshold.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "../frontend/frontend_test_util.h"
+#include "loom/loom.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
+
+namespace loom {
+namespace {
+
+using test::expect_error;
+using test::values;
+
+class Optim : public test::LoadedRuntimeTest {};
+
+// A scalar parameter p = 1 whose loss 2p gives the gradient 2 at every step.
+struct LinearLoss {
+  Tensor p = tensor({1.0}).requires_grad_();
+  void backward() { (p * 2.0).sum().backward(); }
+  double value() const { return p.item<double>(); }
+};
+
+template <typename Opt>
+std::vector<double> run(Opt& opt, LinearLoss& loss, int steps) {
+  std::vector<double> out;
+  for (int i = 0; i < steps; ++i) {
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    out.push_back(loss.value());
+  }
+  return out;
+}
+
+void expect_near(const std::vector<double>& actual, const std::vector<double>& expected,
+                 double tol = 1e-6) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) EXPECT_NEAR(actual[i], expected[i], tol) << i;
+}
+
+TEST_F(Optim, SGDPlainMomentumNesterovAndWeightDecay) {
+  LinearLoss a;
+  optim::SGD plain({a.p}, optim::SGDOptions(0.1));
+  expect_near(run(plain, a, 2), {0.8, 0.6});
+  LinearLoss b;  // buf 2 then 0.9 * 2 + 2 = 3.8
+  optim::SGD momentum({b.p}, optim::SGDOptions(0.1).momentum(0.9));
+  expect_near(run(momentum, b, 2), {0.8, 0.42});
+  LinearLoss c;  // d = 2 + 0.9 * 2 = 3.8, then buf 3.8, d = 2 + 0.9 * 3.8 = 5.42
+  optim::SGD nesterov({c.p}, optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+  expect_near(run(nesterov, c, 2), {0.62, 0.62 - 0.542});
+  LinearLoss d;  // d = 2 + 0.5 * 1
+  optim::SGD decay({d.p}, optim::SGDOptions(0.1).weight_decay(0.5));
+  expect_near(run(decay, d, 1), {0.75});
+  LinearLoss e;  // dampening 0.5: buf 2, then 0.9 * 2 + 0.5 * 2 = 2.8
+  optim::SGD damped({e.p}, optim::SGDOptions(0.1).momentum(0.9).dampening(0.5));
+  expect_near(run(damped, e, 2), {0.8, 0.52});
+}
+
+TEST_F(Optim, AdamStepsByTheLearningRateForAConstantGradient) {
+  LinearLoss a;  // m_hat = 2, v_hat = 4 at every step
+  optim::Adam adam({a.p}, optim::AdamOptions(0.1));
+  expect_near(run(adam, a, 3), {0.9, 0.8, 0.7});
+  EXPECT_EQ(adam.state(0, 0).step, 3);
+  expect_near(values(adam.state(0, 0).exp_avg), {2.0 * (1 - std::pow(0.9, 3))});
+  LinearLoss b;  // L2: gradient 2 + 0.5 * 1 = 2.5, still one lr step
+  optim::Adam l2({b.p}, optim::AdamOptions(0.1).weight_decay(0.5));
+  expect_near(run(l2, b, 1), {0.9});
+  LinearLoss c;  // decoupled: 1 * (1 - 0.1 * 0.5) - 0.1
+  optim::AdamW adamw({c.p}, optim::AdamOptions(0.1).weight_decay(0.5));
+  expect_near(run(adamw, c, 1), {0.85});
+  LinearLoss d;
+  optim::Adam ams({d.p}, optim::AdamOptions(0.1).amsgrad(true));
+  expect_near(run(ams, d, 2), {0.9, 0.8});
+}
+
+TEST_F(Optim, RMSpropPlainCenteredAndMomentum) {
+  LinearLoss a;  // v = 0.01 * 4 = 0.04; p -= 0.01 * 2 / 0.2
+  optim::RMSprop plain({a.p}, optim::RMSpropOptions(0.01));
+  expect_near(run(plain, a, 1), {0.9});
+  LinearLoss b;  // centered: avg = 0.02, v - avg^2 = 0.0396
+  optim::RMSprop centered({b.p}, optim::RMSpropOptions(0.01).centered(true));
+  expect_near(run(centered, b, 1), {1.0 - 0.02 / std::sqrt(0.0396)});
+  LinearLoss c;  // buf = 10, then 0.5 * 10 + 2 / sqrt(0.0796)
+  optim::RMSprop momentum({c.p}, optim::RMSpropOptions(0.01).momentum(0.5));
+  expect_near(run(momentum, c, 2), {0.9, 0.9 - 0.01 * (5 + 2 / std::sqrt(0.99 * 0.04 + 0.04))});
+}
+
+TEST_F(Optim, GroupsHaveTheirOwnLearningRateAndGradlessParametersAreSkipped) {
+  LinearLoss a, b;
+  Tensor untouched = tensor({5.0}).requires_grad_();
+  optim::SGD sgd(std::vector<optim::ParamGroup<optim::SGDOptions>>{
+      {{a.p, untouched}, optim::SGDOptions(0.1)}, {{b.p}, optim::SGDOptions(0.2)}});
+  a.backward();
+  b.backward();
+  sgd.step();
+  EXPECT_NEAR(a.value(), 0.8, 1e-6);
+  EXPECT_NEAR(b.value(), 0.6, 1e-6);
+  EXPECT_EQ(untouched.item<double>(), 5.0);
+  sgd.set_lr(0.5);
+  EXPECT_EQ(sgd.lr(0), 0.5);
+  EXPECT_EQ(sgd.lr(1), 0.5);
+  EXPECT_EQ(sgd.parameters().size(), 3u);
+  sgd.zero_grad();
+  EXPECT_FALSE(a.p.grad().defined());
+  expect_error([&] { sgd.lr(2); }, "optim::SGD", "out of range");
+}
+
+TEST_F(Optim, BadOptionsAndParametersAreRefused) {
+  Tensor p = tensor({1.0}).requires_grad_();
+  expect_error([&] { optim::SGD({p}, optim::SGDOptions(-1)); }, "optim::SGD", "lr >= 0");
+  expect_error([&] { optim::SGD({p}, optim::SGDOptions(0.1).nesterov(true)); }, "optim::SGD",
+               "Nesterov momentum needs momentum > 0");
+  expect_error([&] { optim::Adam({p}, optim::AdamOptions().beta1(1.0)); }, "Adam",
+               "betas in [0, 1)");
+  expect_error([&] { optim::Adam({p * 2.0}); }, "Adam", "not a leaf");
+  expect_error([&] { optim::RMSprop({p}, optim::RMSpropOptions().alpha(-1)); }, "optim::RMSprop",
+               "alpha >= 0");
+}
+
+// Two Gaussian blobs, a small MLP and Adam: the loss must fall under 0.1.
+TEST_F(Optim, AnMlpLearnsTwoBlobs) {
+  manual_seed(3);
+  Tensor x0 = randn({64, 2}) + tensor({2.0, 2.0});
+  Tensor x1 = randn({64, 2}) - tensor({2.0, 2.0});
+  Tensor x = cat({x0, x1}, 0);
+  Tensor y = cat({zeros({64}, TensorOptions().dtype(ScalarType::Int64)),
+                  ones({64}, TensorOptions().dtype(ScalarType::Int64))},
+                 0);
+  nn::Sequential net(nn::Linear(2, 16), nn::ReLU(), nn::Linear(16, 2));
+  optim::Adam adam(net->parameters(), optim::AdamOptions(0.05));
+  nn::CrossEntropyLoss criterion;
+  double first = 0, last = 0;
+  for (int step = 0; step < 60; ++step) {
+    adam.zero_grad();
+    Tensor loss = criterion(net(x), y);
+    loss.backward();
+    adam.step();
+    (step == 0 ? first : last) = loss.item<double>();
+  }
+  EXPECT_GT(first, 0.3);
+  EXPECT_LT(last, 0.1);
+}
+
+}  // namespace
+}  // namespace loom
