@@ -1,5 +1,6 @@
-// `loom`: inspect a deployment from the command line.
-//   loom [--manifest FILE] plugins | ops [--namespace NS] | dispatch OP | smoke
+// `loom`: inspect a deployment from the command line, and train.
+//   loom [--manifest FILE] plugins | ops [--namespace NS] | dispatch OP | smoke | train
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -9,10 +10,22 @@
 #include "absl/flags/usage.h"
 #include "commands.h"
 #include "loom/loom.h"
+#include "train.h"
 
 ABSL_FLAG(std::string, manifest, "",
           "deployment manifest (protobuf text format); default: the embedded manifest");
 ABSL_FLAG(std::string, namespace, "", "for `ops`: only operators in this namespace");
+ABSL_FLAG(std::string, data, "/usr/share/datasets/fashion-mnist",
+          "for `train`: directory of the MNIST-format IDX files");
+ABSL_FLAG(std::string, model, "cnn", "for `train`: cnn or mlp");
+ABSL_FLAG(int64_t, epochs, 2, "for `train`: passes over the training set");
+ABSL_FLAG(int64_t, batch_size, 64, "for `train`: examples per step");
+ABSL_FLAG(double, lr, 1e-3, "for `train`: learning rate");
+ABSL_FLAG(std::string, optimizer, "adam", "for `train`: adam, adamw, sgd or rmsprop");
+ABSL_FLAG(uint64_t, seed, 0, "for `train`: seeds initialisation and shuffling");
+ABSL_FLAG(int64_t, threads, 0, "compute threads (sets LOOM_NUM_THREADS; 0: the default)");
+ABSL_FLAG(std::string, device, "cpu", "for `train`: the device to train on");
+ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
 
 namespace {
 
@@ -22,7 +35,10 @@ constexpr char kUsage[] =
     "  plugins              loaded plugins: versions, devices, op and kernel counts\n"
     "  ops [--namespace NS] operator schemas\n"
     "  dispatch OP          the dispatch table of OP: each key's kernel and its source\n"
-    "  smoke                runs a small computation through the loaded plugins";
+    "  smoke                runs a small computation through the loaded plugins\n"
+    "  train                trains a classifier on Fashion-MNIST: --model cnn|mlp --epochs N\n"
+    "                       --batch-size N --lr X --optimizer adam|adamw|sgd|rmsprop --seed N\n"
+    "                       --threads N --device D --data DIR --limit N";
 
 int run(const std::vector<char*>& args) {
   if (args.size() < 2) {
@@ -31,6 +47,13 @@ int run(const std::vector<char*>& args) {
   }
   std::string command = args[1];
   std::string manifest = absl::GetFlag(FLAGS_manifest);
+  const int64_t threads = absl::GetFlag(FLAGS_threads);
+  if (threads < 0) {
+    std::fprintf(stderr, "[loom] --threads: expected a non-negative count, found %lld\n",
+                 static_cast<long long>(threads));
+    return 2;
+  }
+  if (threads > 0) setenv("LOOM_NUM_THREADS", std::to_string(threads).c_str(), 1);
   loom::Runtime runtime =
       manifest.empty() ? loom::Runtime::load_default() : loom::Runtime::load_file(manifest);
   for (const auto& [plugin, why] : runtime.report().skipped) {
@@ -42,6 +65,19 @@ int run(const std::vector<char*>& args) {
   }
   if (command == "dispatch" && args.size() == 3) return loom::cli::show_dispatch(args[2]);
   if (command == "smoke" && args.size() == 2) return loom::cli::run_smoke();
+  if (command == "train" && args.size() == 2) {
+    loom::cli::TrainOptions options;
+    options.data_dir = absl::GetFlag(FLAGS_data);
+    options.model = absl::GetFlag(FLAGS_model);
+    options.epochs = absl::GetFlag(FLAGS_epochs);
+    options.batch_size = absl::GetFlag(FLAGS_batch_size);
+    options.lr = absl::GetFlag(FLAGS_lr);
+    options.optimizer = absl::GetFlag(FLAGS_optimizer);
+    options.seed = absl::GetFlag(FLAGS_seed);
+    options.device = absl::GetFlag(FLAGS_device);
+    options.limit = absl::GetFlag(FLAGS_limit);
+    return loom::cli::run_train(options);
+  }
   std::fprintf(stderr, "[loom] unknown command or wrong arguments: '%s'\nusage: %s\n",
                command.c_str(), kUsage);
   return 2;
@@ -51,7 +87,17 @@ int run(const std::vector<char*>& args) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  // Flags are spelled with dashes (--batch-size) as well as Abseil's underscores.
+  std::vector<std::string> spelled(argv, argv + argc);
+  std::vector<char*> argv_underscored;
+  for (std::string& arg : spelled) {
+    if (arg.rfind("--", 0) == 0) {
+      const size_t end = std::min(arg.find('='), arg.size());
+      std::replace(arg.begin() + 2, arg.begin() + static_cast<std::ptrdiff_t>(end), '-', '_');
+    }
+    argv_underscored.push_back(arg.data());
+  }
+  std::vector<char*> args = absl::ParseCommandLine(argc, argv_underscored.data());
   try {
     return run(args);
   } catch (const loom::Error& e) {

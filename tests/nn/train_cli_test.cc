@@ -1,0 +1,124 @@
+// `loom train` end to end on a small synthetic MNIST-format directory (class k lights up
+// the k-th band of rows), and its refusals of bad options and bad data.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct RunResult {
+  int status;
+  std::string output;
+};
+
+RunResult run(const std::string& args) {
+  std::string command = std::string(LOOM_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  EXPECT_NE(pipe, nullptr);
+  std::string out;
+  std::array<char, 4096> buffer;
+  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+void write_gz(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::vector<uint8_t> header(uint8_t rank, std::vector<uint32_t> sizes) {
+  std::vector<uint8_t> h = {0, 0, 0x08, rank};
+  for (uint32_t s : sizes) {
+    for (int shift : {24, 16, 8, 0}) h.push_back(static_cast<uint8_t>(s >> shift));
+  }
+  return h;
+}
+
+void write_split(const std::filesystem::path& dir, const std::string& prefix, uint32_t n) {
+  std::vector<uint8_t> images = header(3, {n, 28, 28}), labels = header(1, {n});
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint8_t label = static_cast<uint8_t>(i % 10);
+    labels.push_back(label);
+    for (int r = 0; r < 28; ++r) {
+      for (int c = 0; c < 28; ++c) {
+        const bool lit = r / 3 == label;  // rows 3k .. 3k+2
+        images.push_back(lit ? static_cast<uint8_t>(200 + (i * 7 + c) % 50)
+                             : (i * 13 + r * c) % 30);
+      }
+    }
+  }
+  write_gz(dir / (prefix + "-images-idx3-ubyte.gz"), images);
+  write_gz(dir / (prefix + "-labels-idx1-ubyte.gz"), labels);
+}
+
+class TrainCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
+    dir_ = std::filesystem::temp_directory_path() / ("loom_train_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    write_split(dir_, "train", 640);
+    write_split(dir_, "t10k", 200);
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(dir_); }
+  static std::filesystem::path dir_;
+};
+std::filesystem::path TrainCli::dir_;
+
+TEST_F(TrainCli, TheMlpLearnsTheSyntheticClasses) {
+  RunResult r = run("train --model mlp --epochs 2 --batch-size 32 --data " + dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("data: 640 training and 200 test images"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("epoch 2/2: train loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
+}
+
+TEST_F(TrainCli, TheCnnRunsAStep) {
+  RunResult r = run("train --epochs 1 --limit 64 --optimizer sgd --lr 0.01 --threads 1 --data " +
+                    dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("model: cnn, 421642 parameters; optimizer sgd"), std::string::npos)
+      << r.output;
+}
+
+TEST_F(TrainCli, BadOptionsAndDataAreClearErrors) {
+  const std::string data = " --data " + dir_.string();
+  struct Case {
+    std::string args, expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"train --model rnn" + data, "[loom train] --model: expected cnn or mlp, found 'rnn'"},
+           {"train --epochs 0" + data, "[loom train] --epochs: expected a positive count"},
+           {"train --batch-size -1" + data, "[loom train] --batch-size: expected a positive size"},
+           {"train --lr 0" + data, "[loom train] --lr: expected a positive learning rate"},
+           {"train --optimizer lbfgs" + data, "[loom train] --optimizer: expected adam"},
+           {"train --threads -2" + data, "--threads: expected a non-negative count"},
+           {"train --data /nonexistent/dir",
+            "[data::load_mnist_format] '/nonexistent/dir' is "
+            "not a directory"},
+       }) {
+    RunResult r = run(c.args);
+    EXPECT_NE(r.status, 0) << c.args;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.args << "\n" << r.output;
+  }
+  // A corrupt label file: its body shorter than its header says.
+  std::filesystem::path bad = dir_ / "bad";
+  std::filesystem::create_directories(bad);
+  write_split(bad, "train", 20);
+  write_split(bad, "t10k", 20);
+  write_gz(bad / "t10k-labels-idx1-ubyte.gz", header(1, {20}));
+  RunResult r = run("train --data " + bad.string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.output.find("[read_idx]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(truncated)"), std::string::npos) << r.output;
+}
+
+}  // namespace

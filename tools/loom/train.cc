@@ -1,0 +1,188 @@
+// `loom train`: the models (the small CNN and an MLP), the loop, and the progress
+// display.
+#include "train.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "loom/data.h"
+#include "loom/loom.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
+
+namespace loom::cli {
+namespace {
+
+constexpr const char* kWhat = "loom train";
+// Fashion-MNIST's pixel mean and standard deviation over the training set (of x / 255).
+constexpr double kMean = 0.2860, kStd = 0.3530;
+
+// conv 1->32 3x3, relu, maxpool 2; conv 32->64 3x3, relu, maxpool 2; fc 3136->128, relu;
+// fc 128->10. The convolutions pad by 1 so 28 -> 14 -> 7 (64 * 7 * 7 = 3136).
+nn::Sequential make_cnn() {
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
+                        nn::MaxPool2d(2), nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),
+                        nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(), nn::Linear(3136, 128),
+                        nn::ReLU(), nn::Linear(128, 10));
+}
+
+// 784 -> 256 -> 10.
+nn::Sequential make_mlp() {
+  return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
+                                                 std::vector<Tensor> params, double lr) {
+  if (name == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
+  if (name == "adamw") {
+    return std::make_unique<optim::AdamW>(params, optim::AdamOptions(lr).weight_decay(0.01));
+  }
+  if (name == "sgd") {
+    return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr).momentum(0.9));
+  }
+  if (name == "rmsprop") return std::make_unique<optim::RMSprop>(params, optim::RMSpropOptions(lr));
+  fail(kWhat, "--optimizer: expected adam, adamw, sgd or rmsprop, found '", name, "'");
+}
+
+data::TensorDataset first(const data::TensorDataset& ds, int64_t limit) {
+  if (limit <= 0 || limit >= ds.size()) return ds;
+  return data::TensorDataset(loom::narrow(ds.data(), 0, 0, limit),
+                             loom::narrow(ds.targets(), 0, 0, limit));
+}
+
+// One line per report: a bar redrawn in place on a terminal, plain lines otherwise.
+class Progress {
+ public:
+  Progress(int64_t epoch, int64_t epochs, int64_t batches)
+      : epoch_(epoch), epochs_(epochs), batches_(batches), tty_(isatty(STDOUT_FILENO) != 0) {}
+
+  void update(int64_t batch, double loss, double accuracy, double samples_per_s, bool last) {
+    const bool every = tty_ || last || batch % std::max<int64_t>(batches_ / 4, 1) == 0;
+    if (!every) return;
+    if (tty_) {
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(kWidth * batch / std::max<int64_t>(batches_, 1));
+      std::printf("\repoch %lld/%lld [%s%s] %lld/%lld loss %.4f acc %.2f%% %.0f samples/s",
+                  static_cast<long long>(epoch_), static_cast<long long>(epochs_),
+                  std::string(filled, '=').c_str(), std::string(kWidth - filled, ' ').c_str(),
+                  static_cast<long long>(batch), static_cast<long long>(batches_), loss,
+                  100 * accuracy, samples_per_s);
+      if (last) std::printf("\n");
+    } else {
+      std::printf("epoch %lld/%lld batch %lld/%lld loss %.4f acc %.2f%% %.0f samples/s\n",
+                  static_cast<long long>(epoch_), static_cast<long long>(epochs_),
+                  static_cast<long long>(batch), static_cast<long long>(batches_), loss,
+                  100 * accuracy, samples_per_s);
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  int64_t epoch_, epochs_, batches_;
+  bool tty_;
+};
+
+double test_accuracy(nn::Sequential& net, data::DataLoader& loader, const std::string& device) {
+  NoGradGuard no_grad;
+  net->eval();
+  int64_t correct = 0, seen = 0;
+  for (const data::Example& batch : loader) {
+    Tensor logits = net(batch.data.to(device));
+    Tensor predicted = loom::argmax(logits, 1);
+    correct += static_cast<int64_t>(
+        loom::sum(loom::eq(predicted, batch.target.to(device))).item<double>());
+    seen += batch.target.size(0);
+  }
+  net->train();
+  return seen == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(seen);
+}
+
+}  // namespace
+
+int run_train(const TrainOptions& o) {
+  LOOM_CHECK(o.model == "cnn" || o.model == "mlp", kWhat, "--model: expected cnn or mlp, found '",
+             o.model, "'");
+  LOOM_CHECK(o.epochs > 0, kWhat, "--epochs: expected a positive count, found ", o.epochs);
+  LOOM_CHECK(o.batch_size > 0, kWhat, "--batch-size: expected a positive size, found ",
+             o.batch_size);
+  LOOM_CHECK(o.lr > 0, kWhat, "--lr: expected a positive learning rate, found ", o.lr);
+  LOOM_CHECK(o.limit >= 0, kWhat, "--limit: expected a non-negative count, found ", o.limit);
+  LOOM_CHECK(autograd::is_available(), kWhat,
+             "training needs the autograd plugin; the manifest does not load it");
+
+  data::TensorDataset train_set =
+      first(data::load_mnist_format(o.data_dir, data::Split::Train, kMean, kStd), o.limit);
+  data::TensorDataset test_set =
+      data::load_mnist_format(o.data_dir, data::Split::Test, kMean, kStd);
+  std::printf("data: %lld training and %lld test images from %s\n",
+              static_cast<long long>(train_set.size()), static_cast<long long>(test_set.size()),
+              o.data_dir.c_str());
+
+  manual_seed(o.seed);
+  nn::Sequential net = o.model == "cnn" ? make_cnn() : make_mlp();
+  if (o.device != "cpu") net->to(o.device);
+  int64_t count = 0;
+  for (const Tensor& p : net->parameters()) count += p.numel();
+  std::printf("model: %s, %lld parameters; optimizer %s, lr %g, batch %lld, device %s\n",
+              o.model.c_str(), static_cast<long long>(count), o.optimizer.c_str(), o.lr,
+              static_cast<long long>(o.batch_size), o.device.c_str());
+  std::unique_ptr<optim::Optimizer> optimizer =
+      make_optimizer(o.optimizer, net->parameters(), o.lr);
+  nn::CrossEntropyLoss criterion;
+
+  data::DataLoaderOptions train_options;
+  train_options.batch_size = o.batch_size;
+  train_options.shuffle = true;
+  train_options.seed = o.seed;
+  data::DataLoader train_loader(train_set, train_options);
+  data::DataLoaderOptions test_options;
+  test_options.batch_size = 1000;
+  test_options.shuffle = false;
+  data::DataLoader test_loader(test_set, test_options);
+
+  using Clock = std::chrono::steady_clock;
+  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+    Progress progress(epoch, o.epochs, train_loader.num_batches());
+    const Clock::time_point start = Clock::now();
+    double loss_sum = 0;
+    int64_t correct = 0, seen = 0, batch_index = 0;
+    for (const data::Example& batch : train_loader) {
+      Tensor x = batch.data.to(o.device), y = batch.target.to(o.device);
+      optimizer->zero_grad();
+      Tensor logits = net(x);
+      Tensor loss = criterion(logits, y);
+      loss.backward();
+      optimizer->step();
+      const int64_t n = y.size(0);
+      loss_sum += loss.item<double>() * static_cast<double>(n);
+      {
+        NoGradGuard no_grad;
+        correct +=
+            static_cast<int64_t>(loom::sum(loom::eq(loom::argmax(logits, 1), y)).item<double>());
+      }
+      seen += n;
+      ++batch_index;
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      progress.update(batch_index, loss_sum / static_cast<double>(seen),
+                      static_cast<double>(correct) / static_cast<double>(seen),
+                      static_cast<double>(seen) / std::max(seconds, 1e-9),
+                      batch_index == train_loader.num_batches());
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double accuracy = test_accuracy(net, test_loader, o.device);
+    std::printf(
+        "epoch %lld/%lld: train loss %.4f, train accuracy %.2f%%, test accuracy %.2f%%, "
+        "%.1f s\n",
+        static_cast<long long>(epoch), static_cast<long long>(o.epochs),
+        loss_sum / static_cast<double>(std::max<int64_t>(seen, 1)),
+        100.0 * static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(seen, 1)),
+        100.0 * accuracy, seconds);
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+}  // namespace loom::cli

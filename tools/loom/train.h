@@ -1,0 +1,25 @@
+// `loom train`: trains a classifier on Fashion-MNIST (or any MNIST-format directory)
+// and reports loss, accuracy and throughput per epoch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace loom::cli {
+
+struct TrainOptions {
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string model = "cnn";  // cnn | mlp
+  int64_t epochs = 2;
+  int64_t batch_size = 64;
+  double lr = 1e-3;
+  std::string optimizer = "adam";  // adam | adamw | sgd | rmsprop
+  uint64_t seed = 0;
+  std::string device = "cpu";
+  int64_t limit = 0;  // train on the first `limit` examples only (0: all)
+};
+
+// Checks the options (a bad one is a loom::Error naming it), trains, returns 0.
+int run_train(const TrainOptions& options);
+
+}  // namespace loom::cli
