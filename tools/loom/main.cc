@@ -26,6 +26,8 @@ ABSL_FLAG(uint64_t, seed, 0, "for `train`: seeds initialisation and shuffling");
 ABSL_FLAG(int64_t, threads, 0, "compute threads (sets LOOM_NUM_THREADS; 0: the default)");
 ABSL_FLAG(std::string, device, "cpu", "for `train`: the device to train on");
 ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
+ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
+ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
 
 namespace {
 
@@ -38,7 +40,8 @@ constexpr char kUsage[] =
     "  smoke                runs a small computation through the loaded plugins\n"
     "  train                trains a classifier on Fashion-MNIST: --model cnn|mlp --epochs N\n"
     "                       --batch-size N --lr X --optimizer adam|adamw|sgd|rmsprop --seed N\n"
-    "                       --threads N --device D --data DIR --limit N";
+    "                       --threads N --device D --data DIR --limit N --save FILE\n"
+    "                       --resume FILE";
 
 int run(const std::vector<char*>& args) {
   if (args.size() < 2) {
@@ -76,6 +79,8 @@ int run(const std::vector<char*>& args) {
     options.seed = absl::GetFlag(FLAGS_seed);
     options.device = absl::GetFlag(FLAGS_device);
     options.limit = absl::GetFlag(FLAGS_limit);
+    options.save = absl::GetFlag(FLAGS_save);
+    options.resume = absl::GetFlag(FLAGS_resume);
     return loom::cli::run_train(options);
   }
   std::fprintf(stderr, "[loom] unknown command or wrong arguments: '%s'\nusage: %s\n",

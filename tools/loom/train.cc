@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <string>
 
+#include "loom/checkpoint.h"
 #include "loom/data.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
@@ -143,8 +144,28 @@ int run_train(const TrainOptions& o) {
   test_options.shuffle = false;
   data::DataLoader test_loader(test_set, test_options);
 
+  // The run's identity, kept in checkpoints: resuming needs the same model and optimizer.
+  const std::map<std::string, std::string> identity = {
+      {"format", "loom-train-1"}, {"model", o.model}, {"optimizer", o.optimizer}};
+  int64_t first_epoch = 1;
+  if (!o.resume.empty()) {
+    std::map<std::string, std::string> meta = load_checkpoint(o.resume, *net, optimizer.get());
+    for (const auto& [key, value] : identity) {
+      LOOM_CHECK(meta.count(key) != 0 && meta[key] == value, kWhat, "--resume '", o.resume,
+                 "': expected ", key, " '", value, "', found '", meta.count(key) ? meta[key] : "",
+                 "'");
+    }
+    const std::string done = meta.count("epoch") ? meta["epoch"] : "";
+    LOOM_CHECK(!done.empty() && done.size() < 10 &&
+                   done.find_first_not_of("0123456789") == std::string::npos,
+               kWhat, "--resume '", o.resume, "': expected an epoch number, found '", done, "'");
+    first_epoch = std::stoll(done) + 1;
+    train_loader.set_epoch(static_cast<uint64_t>(first_epoch - 1));
+    std::printf("resumed from %s after epoch %s\n", o.resume.c_str(), done.c_str());
+  }
+
   using Clock = std::chrono::steady_clock;
-  for (int64_t epoch = 1; epoch <= o.epochs; ++epoch) {
+  for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     Progress progress(epoch, o.epochs, train_loader.num_batches());
     const Clock::time_point start = Clock::now();
     double loss_sum = 0;
@@ -180,6 +201,12 @@ int run_train(const TrainOptions& o) {
         loss_sum / static_cast<double>(std::max<int64_t>(seen, 1)),
         100.0 * static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(seen, 1)),
         100.0 * accuracy, seconds);
+    if (!o.save.empty()) {
+      std::map<std::string, std::string> meta = identity;
+      meta["epoch"] = std::to_string(epoch);
+      save_checkpoint(o.save, *net, optimizer.get(), meta);
+      std::printf("checkpoint: %s\n", o.save.c_str());
+    }
     std::fflush(stdout);
   }
   return 0;

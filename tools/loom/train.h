@@ -17,6 +17,8 @@ struct TrainOptions {
   uint64_t seed = 0;
   std::string device = "cpu";
   int64_t limit = 0;  // train on the first `limit` examples only (0: all)
+  std::string save;    // checkpoint written after each epoch ("" none)
+  std::string resume;  // checkpoint to continue from ("" none)
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.

@@ -36,11 +36,9 @@ void Adam::step() {
       Tensor g = p.grad();
       if (!g.defined()) continue;
       AdamParamState& s = state_[gi][i];
-      if (s.step == 0) {
-        s.exp_avg = loom::zeros_like(p);
-        s.exp_avg_sq = loom::zeros_like(p);
-        if (o.amsgrad()) s.max_exp_avg_sq = loom::zeros_like(p);
-      }
+      if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
+      if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
+      if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
       ++s.step;
       if (o.weight_decay() != 0) {
         if (decoupled_) {
@@ -66,6 +64,16 @@ void Adam::step() {
       loom::addcdiv_(p, s.exp_avg, denom, -o.lr() / bias_correction1);
     }
   }
+}
+
+std::vector<Optimizer::StateField> Adam::state_fields(size_t group, size_t i) {
+  state_.resize(groups_.size());
+  state_[group].resize(groups_[group].params.size());
+  AdamParamState& s = state_[group][i];
+  return {{"step", nullptr, &s.step},
+          {"exp_avg", &s.exp_avg},
+          {"exp_avg_sq", &s.exp_avg_sq},
+          {"max_exp_avg_sq", &s.max_exp_avg_sq}};
 }
 
 const AdamParamState& Adam::state(size_t group, size_t i) const {

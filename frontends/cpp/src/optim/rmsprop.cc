@@ -35,11 +35,9 @@ void RMSprop::step() {
       Tensor g = p.grad();
       if (!g.defined()) continue;
       RMSpropParamState& s = state_[gi][i];
-      if (s.step == 0) {
-        s.square_avg = loom::zeros_like(p);
-        if (o.momentum() > 0) s.momentum_buffer = loom::zeros_like(p);
-        if (o.centered()) s.grad_avg = loom::zeros_like(p);
-      }
+      if (!s.square_avg.defined()) s.square_avg = loom::zeros_like(p);
+      if (o.momentum() > 0 && !s.momentum_buffer.defined()) s.momentum_buffer = loom::zeros_like(p);
+      if (o.centered() && !s.grad_avg.defined()) s.grad_avg = loom::zeros_like(p);
       ++s.step;
       if (o.weight_decay() != 0) g = loom::add(g, p, o.weight_decay());
       s.square_avg *= o.alpha();
@@ -61,6 +59,16 @@ void RMSprop::step() {
       }
     }
   }
+}
+
+std::vector<Optimizer::StateField> RMSprop::state_fields(size_t group, size_t i) {
+  state_.resize(groups_.size());
+  state_[group].resize(groups_[group].params.size());
+  RMSpropParamState& s = state_[group][i];
+  return {{"step", nullptr, &s.step},
+          {"square_avg", &s.square_avg},
+          {"momentum_buffer", &s.momentum_buffer},
+          {"grad_avg", &s.grad_avg}};
 }
 
 const RMSpropParamState& RMSprop::state(size_t group, size_t i) const {

@@ -50,6 +50,12 @@ void SGD::step() {
   }
 }
 
+std::vector<Optimizer::StateField> SGD::state_fields(size_t group, size_t i) {
+  momentum_.resize(groups_.size());
+  momentum_[group].resize(groups_[group].params.size());
+  return {{"momentum_buffer", &momentum_[group][i]}};
+}
+
 const Tensor& SGD::momentum_buffer(size_t group, size_t i) const {
   static const Tensor kNone;
   if (group >= momentum_.size() || i >= momentum_[group].size()) return kNone;

@@ -80,6 +80,9 @@ class DataLoader {
   };
   // Starts the next epoch.
   Iterator begin();
+  // The number of epochs begun; set it to resume a run (epoch e's order depends on e).
+  uint64_t epoch() const { return epoch_; }
+  void set_epoch(uint64_t epoch) { epoch_ = epoch; }
   Iterator end() { return Iterator(); }
 
  private:

@@ -37,6 +37,7 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
  protected:
   Adam(const char* name, std::vector<ParamGroup<AdamOptions>> groups, bool decoupled);
   void check_options(const AdamOptions& options) const override;
+  std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:
   bool decoupled_;

@@ -4,12 +4,15 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/core/error.h"
 #include "loom/ops/tensor.h"
 
 namespace loom::optim {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // What every optimizer and scheduler may read of a group: its learning rate.
 class Optimizer {
@@ -28,6 +31,31 @@ class Optimizer {
   void set_lr(double lr);
   // Every parameter of every group.
   virtual std::vector<Tensor> parameters() const = 0;
+
+  // The optimizer's state for a checkpoint, as named tensors: "param_groups.<g>.lr"
+  // (float64 scalar) and "state.<g>.<i>.<field>" for parameter i of group g (its moment
+  // buffers; "step" as an int64 scalar).
+  NamedTensors state_dict() const;
+  // Restores state_dict()'s output. Everything is checked before anything changes (group
+  // and parameter indices in range, each buffer shaped and typed as its parameter), so a
+  // refused dict leaves the optimizer as it was. check_state_dict only checks.
+  void load_state_dict(const NamedTensors& state);
+  void check_state_dict(const NamedTensors& state) const;
+
+ protected:
+  // One entry of a parameter's state: a tensor buffer or a step count.
+  struct StateField {
+    const char* name;
+    Tensor* tensor = nullptr;
+    int64_t* count = nullptr;
+  };
+  virtual size_t group_size(size_t group) const = 0;
+  virtual const char* optimizer_name() const = 0;
+  // The state entries of parameter i of group g (its state created empty if absent).
+  virtual std::vector<StateField> state_fields(size_t group, size_t i) = 0;
+
+ private:
+  void restore(const NamedTensors& state, bool apply);
 };
 
 // A group: its parameters and its options (lr, weight decay, ...).
@@ -58,6 +86,8 @@ class OptimizerWithOptions : public Optimizer {
   std::vector<ParamGroup<Options>>& param_groups() { return groups_; }
 
  protected:
+  size_t group_size(size_t group) const override { return group_at(group).params.size(); }
+  const char* optimizer_name() const override { return name_; }
   // The derived constructor calls check_groups() (check_options is virtual).
   OptimizerWithOptions(const char* name, std::vector<ParamGroup<Options>> groups)
       : name_(name), groups_(std::move(groups)) {

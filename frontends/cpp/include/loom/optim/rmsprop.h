@@ -31,6 +31,7 @@ class RMSprop : public OptimizerWithOptions<RMSpropOptions> {
 
  protected:
   void check_options(const RMSpropOptions& options) const override;
+  std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:
   std::vector<std::vector<RMSpropParamState>> state_;

@@ -26,6 +26,7 @@ class SGD : public OptimizerWithOptions<SGDOptions> {
 
  protected:
   void check_options(const SGDOptions& options) const override;
+  std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:
   std::vector<std::vector<Tensor>> momentum_;  // [group][param]
