@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include <numbers>
 #include "../frontend/frontend_test_util.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
@@ -120,6 +121,76 @@ TEST_F(Optim, BadOptionsAndParametersAreRefused) {
   expect_error([&] { optim::Adam({p * 2.0}); }, "Adam", "not a leaf");
   expect_error([&] { optim::RMSprop({p}, optim::RMSpropOptions().alpha(-1)); }, "optim::RMSprop",
                "alpha >= 0");
+}
+
+TEST_F(Optim, AdafactorFollowsItsUpdateForVectorsAndMatrices) {
+  LinearLoss a;  // t=1: rho 0.01, alpha 0.01 * max(1e-3, 1), v = 4, u = 1 -> p = 0.99
+  optim::Adafactor vec({a.p});
+  expect_near(run(vec, a, 1), {0.99});
+  EXPECT_EQ(vec.state(0, 0).step, 1);
+  // A 2x2 matrix of ones with loss sum(2 * w): g^2 = 4 everywhere, so the factored
+  // estimate is 4 * 4 / 4 = 4, u = 1, and each element moves by alpha = 0.01.
+  Tensor w = ones({2, 2}).requires_grad_();
+  optim::Adafactor mat({w});
+  (w * 2.0).sum().backward();
+  mat.step();
+  expect_near(values(w), {0.99, 0.99, 0.99, 0.99});
+  EXPECT_EQ(mat.state(0, 0).row_var.sizes()[1], 1);
+  EXPECT_EQ(mat.state(0, 0).col_var.sizes()[0], 1);
+  expect_error([&] { optim::Adafactor({w}, optim::AdafactorOptions().d(0.5)); }, "optim::Adafactor",
+               "d >= 1");
+}
+
+TEST_F(Optim, SchedulersFollowTheirClosedForms) {
+  Tensor p = tensor({1.0}).requires_grad_();
+  optim::SGD sgd({p}, optim::SGDOptions(1.0));
+  auto lrs = [&](optim::LRScheduler& s, int n) {
+    std::vector<double> out{sgd.lr()};
+    for (int i = 0; i < n; ++i) {
+      s.step();
+      out.push_back(sgd.lr());
+    }
+    sgd.set_lr(1.0);
+    return out;
+  };
+  optim::StepLR step(sgd, 2, 0.5);
+  expect_near(lrs(step, 4), {1, 1, 0.5, 0.5, 0.25});
+  optim::MultiStepLR multi(sgd, {1, 3}, 0.1);
+  expect_near(lrs(multi, 3), {1, 0.1, 0.1, 0.01});
+  optim::CosineAnnealingLR cosine(sgd, 4, 0.0);
+  expect_near(lrs(cosine, 4), {1, (1 + std::cos(std::numbers::pi / 4)) / 2, 0.5,
+                               (1 + std::cos(3 * std::numbers::pi / 4)) / 2, 0});
+  optim::LinearLR warmup(sgd, 0.25, 1.0, 3);
+  expect_near(lrs(warmup, 4), {0.25, 0.5, 0.75, 1.0, 1.0});
+  // OneCycle over 10 steps: 0.04 at 0, the peak 1.0 at step 2 (0.3 * 10 - 1), then down
+  // to 0.04 / 1e4 at step 9; a tenth step is an error.
+  optim::OneCycleLR cycle(sgd, 1.0, 10);
+  std::vector<double> c = lrs(cycle, 9);
+  EXPECT_NEAR(c[0], 0.04, 1e-12);
+  EXPECT_NEAR(c[2], 1.0, 1e-12);
+  EXPECT_NEAR(c[9], 0.04 / 1e4, 1e-12);
+  EXPECT_NEAR(c[1], 0.04 + (1 - 0.04) / 2, 1e-12);
+  expect_error([&] { cycle.step(); }, "optim::OneCycleLR", "total_steps is 10");
+  expect_error([&] { optim::StepLR(sgd, 0); }, "optim::StepLR", "step_size > 0");
+}
+
+TEST_F(Optim, ClipGradNormAndValue) {
+  Tensor a = tensor({3.0}).requires_grad_(), b = tensor({4.0}).requires_grad_();
+  (a * 3.0 + b * 4.0).sum().backward();  // gradients 3 and 4: norm 5
+  EXPECT_NEAR(optim::clip_grad_norm_({a, b}, 1.0), 5.0, 1e-6);
+  EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-5);
+  EXPECT_NEAR(b.grad().item<double>(), 0.8, 1e-5);
+  EXPECT_NEAR(optim::clip_grad_norm_({a, b}, 10.0), 1.0, 1e-5);  // under the limit: kept
+  EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-5);
+  EXPECT_NEAR(optim::clip_grad_norm_({a, b}, 1.0, INFINITY), 0.8, 1e-5);
+  optim::clip_grad_value_({a, b}, 0.7);
+  EXPECT_NEAR(b.grad().item<double>(), 0.7, 1e-6);
+  a.set_grad(tensor({NAN}));
+  expect_error(
+      [&] {
+        optim::clip_grad_norm_({a, b}, 1.0, 2.0, true);
+      },
+      "optim::clip_grad_norm_", "not finite");
 }
 
 // Two Gaussian blobs, a small MLP and Adam: the loss must fall under 0.1.

@@ -249,6 +249,40 @@ void BM_TorchMlpForwardBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchMlpForwardBackward);
 
+// The peers of train_bench.cc: one step of the `loom train` models with torch::nn and
+// torch::optim::Adam at batch 64.
+void run_torch_steps(benchmark::State& state, torch::nn::Sequential& net, const at::Tensor& x) {
+  at::Tensor target = torch::randint(10, {64});
+  torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
+  for (auto _ : state) {
+    adam.zero_grad();
+    at::Tensor loss = torch::nn::functional::cross_entropy(net->forward(x), target);
+    loss.backward();
+    adam.step();
+  }
+}
+
+void BM_TorchTrainStepMlpAdam(benchmark::State& state) {
+  at::set_num_threads(2);
+  torch::manual_seed(0);
+  torch::nn::Sequential net(torch::nn::Flatten(), torch::nn::Linear(784, 256), torch::nn::ReLU(),
+                            torch::nn::Linear(256, 10));
+  run_torch_steps(state, net, torch::randn({64, 1, 28, 28}));
+}
+BENCHMARK(BM_TorchTrainStepMlpAdam)->Unit(benchmark::kMillisecond);
+
+void BM_TorchTrainStepCnnAdam(benchmark::State& state) {
+  at::set_num_threads(2);
+  torch::manual_seed(0);
+  namespace tnn = torch::nn;
+  tnn::Sequential net(tnn::Conv2d(tnn::Conv2dOptions(1, 32, 3).padding(1)), tnn::ReLU(),
+                      tnn::MaxPool2d(2), tnn::Conv2d(tnn::Conv2dOptions(32, 64, 3).padding(1)),
+                      tnn::ReLU(), tnn::MaxPool2d(2), tnn::Flatten(), tnn::Linear(3136, 128),
+                      tnn::ReLU(), tnn::Linear(128, 10));
+  run_torch_steps(state, net, torch::randn({64, 1, 28, 28}));
+}
+BENCHMARK(BM_TorchTrainStepCnnAdam)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -1,7 +1,11 @@
-// loom::optim, the optimizers of the C++ API (as torch/optim.h).
+// loom::optim, the optimizers of the C++ API (as torch/optim.h), learning-rate
+// schedulers and gradient clipping.
 #pragma once
 
+#include "loom/optim/adafactor.h"
 #include "loom/optim/adam.h"
+#include "loom/optim/clip_grad.h"
 #include "loom/optim/optimizer.h"
 #include "loom/optim/rmsprop.h"
+#include "loom/optim/schedulers.h"
 #include "loom/optim/sgd.h"

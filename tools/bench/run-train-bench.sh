@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and runs the training-step benchmark (release build in build/) and, in the same run,
+# its libtorch and PyTorch peers when present. Extra arguments go to Google Benchmark.
+#   tools/bench/run-train-bench.sh [--benchmark_repetitions=5 ...]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ci/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build --target train_bench cpu autograd
+LOOM_NUM_THREADS=2 build/bin/train_bench --benchmark_min_time=0.5 "$@"
+# The libtorch peer, in the same run, when Debian's libtorch-dev is installed.
+if [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ]; then
+  cmake -S . -B build -DLOOM_BENCH_LIBTORCH=ON >/dev/null
+  cmake --build build --target libtorch_peer_bench
+  build/bin/libtorch_peer_bench --benchmark_filter='TrainStep' --benchmark_min_time=0.5 "$@"
+  cmake -S . -B build -DLOOM_BENCH_LIBTORCH=OFF >/dev/null
+else
+  echo "libtorch peer skipped: apt-get install libtorch-dev to compare in the same run"
+fi
+# PyTorch 2.x from PyPI, when tools/bench/setup-pytorch-peer.sh has built its peer.
+if [ -x build/bin/pytorch_peer_bench ]; then
+  build/bin/pytorch_peer_bench --benchmark_filter='TrainStep' --benchmark_min_time=0.5 "$@"
+else
+  echo "PyTorch 2.x peer skipped: run tools/bench/setup-pytorch-peer.sh to compare in the same run"
+fi
