@@ -3,7 +3,6 @@
 
 #include <cmath>
 
-#include "loom/autograd.h"
 #include "loom/operators.h"
 #include "loom/ops/generated/ops.h"
 
@@ -15,71 +14,52 @@ Adam::Adam(const char* name, std::vector<ParamGroup<AdamOptions>> groups, bool d
 }
 
 void Adam::check_options(const AdamOptions& o) const {
-  LOOM_CHECK(o.lr() >= 0, name_, "expected lr >= 0, found ", o.lr());
-  LOOM_CHECK(o.eps() >= 0, name_, "expected eps >= 0, found ", o.eps());
+  check_non_negative("lr", o.lr());
+  check_non_negative("eps", o.eps());
+  check_non_negative("weight_decay", o.weight_decay());
   LOOM_CHECK(o.beta1() >= 0 && o.beta1() < 1 && o.beta2() >= 0 && o.beta2() < 1, name_,
              "expected betas in [0, 1), found (", o.beta1(), ", ", o.beta2(), ")");
-  LOOM_CHECK(o.weight_decay() >= 0, name_, "expected weight_decay >= 0, found ", o.weight_decay());
 }
 
 // m = lerp(m, g, 1 - b1); v = b2 v + (1 - b2) g^2 (v_max = max(v_max, v) with AMSGrad);
 // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void Adam::step() {
-  NoGradGuard no_grad;
-  state_.resize(groups_.size());
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    const AdamOptions& o = groups_[gi].options;
-    std::vector<Tensor>& params = groups_[gi].params;
-    state_[gi].resize(params.size());
-    for (size_t i = 0; i < params.size(); ++i) {
-      Tensor& p = params[i];
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      AdamParamState& s = state_[gi][i];
-      if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
-      if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
-      if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
-      ++s.step;
-      if (o.weight_decay() != 0) {
-        if (decoupled_) {
-          p *= 1.0 - o.lr() * o.weight_decay();
-        } else {
-          g = loom::add(g, p, o.weight_decay());
-        }
+  for_each_update(state_, [&](const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) {
+    if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
+    if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
+    if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
+    ++s.step;
+    if (o.weight_decay() != 0) {
+      if (decoupled_) {
+        p *= 1.0 - o.lr() * o.weight_decay();
+      } else {
+        g = loom::add(g, p, o.weight_decay());
       }
-      loom::lerp_(s.exp_avg, g, 1.0 - o.beta1());
-      s.exp_avg_sq *= o.beta2();
-      loom::addcmul_(s.exp_avg_sq, g, g, 1.0 - o.beta2());
-      const double t = static_cast<double>(s.step);
-      const double bias_correction1 = 1.0 - std::pow(o.beta1(), t);
-      const double bias_correction2 = 1.0 - std::pow(o.beta2(), t);
-      Tensor second = s.exp_avg_sq;
-      if (o.amsgrad()) {
-        loom::copy_(s.max_exp_avg_sq, loom::maximum(s.max_exp_avg_sq, s.exp_avg_sq));
-        second = s.max_exp_avg_sq;
-      }
-      Tensor denom = loom::sqrt(second);
-      denom /= std::sqrt(bias_correction2);
-      denom += o.eps();
-      loom::addcdiv_(p, s.exp_avg, denom, -o.lr() / bias_correction1);
     }
-  }
+    loom::lerp_(s.exp_avg, g, 1.0 - o.beta1());
+    s.exp_avg_sq *= o.beta2();
+    loom::addcmul_(s.exp_avg_sq, g, g, 1.0 - o.beta2());
+    const double t = static_cast<double>(s.step);
+    const double bias_correction1 = 1.0 - std::pow(o.beta1(), t);
+    const double bias_correction2 = 1.0 - std::pow(o.beta2(), t);
+    Tensor second = s.exp_avg_sq;
+    if (o.amsgrad()) {
+      loom::copy_(s.max_exp_avg_sq, loom::maximum(s.max_exp_avg_sq, s.exp_avg_sq));
+      second = s.max_exp_avg_sq;
+    }
+    Tensor denom = loom::sqrt(second);
+    denom /= std::sqrt(bias_correction2);
+    denom += o.eps();
+    loom::addcdiv_(p, s.exp_avg, denom, -o.lr() / bias_correction1);
+  });
 }
 
 std::vector<Optimizer::StateField> Adam::state_fields(size_t group, size_t i) {
-  state_.resize(groups_.size());
-  state_[group].resize(groups_[group].params.size());
-  AdamParamState& s = state_[group][i];
+  AdamParamState& s = state_slot(state_, group, i);
   return {{"step", nullptr, &s.step},
           {"exp_avg", &s.exp_avg},
           {"exp_avg_sq", &s.exp_avg_sq},
           {"max_exp_avg_sq", &s.max_exp_avg_sq}};
-}
-
-const AdamParamState& Adam::state(size_t group, size_t i) const {
-  LOOM_CHECK(group < state_.size() && i < state_[group].size(), name_, "no state for parameter ", i,
-             " of group ", group, " (before its first step)");
-  return state_[group][i];
 }
 
 }  // namespace loom::optim

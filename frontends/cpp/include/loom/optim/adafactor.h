@@ -32,7 +32,9 @@ class Adafactor : public OptimizerWithOptions<AdafactorOptions> {
       : Adafactor(std::vector<ParamGroup<AdafactorOptions>>{{std::move(params), options}}) {}
   explicit Adafactor(std::vector<ParamGroup<AdafactorOptions>> groups);
   void step() override;
-  const AdafactorParamState& state(size_t group, size_t i) const;
+  const AdafactorParamState& state(size_t group, size_t i) const {
+    return state_at(state_, group, i);
+  }
 
  protected:
   void check_options(const AdafactorOptions& options) const override;

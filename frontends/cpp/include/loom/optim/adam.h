@@ -32,7 +32,7 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   explicit Adam(std::vector<ParamGroup<AdamOptions>> groups)
       : Adam("Adam", std::move(groups), false) {}
   void step() override;
-  const AdamParamState& state(size_t group, size_t i) const;
+  const AdamParamState& state(size_t group, size_t i) const { return state_at(state_, group, i); }
 
  protected:
   Adam(const char* name, std::vector<ParamGroup<AdamOptions>> groups, bool decoupled);

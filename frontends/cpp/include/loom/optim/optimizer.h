@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "loom/core/error.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/ops/tensor.h"
 
 namespace loom::optim {
@@ -105,6 +106,29 @@ class OptimizerWithOptions : public Optimizer {
     return const_cast<OptimizerWithOptions*>(this)->group_at(i);
   }
   virtual void check_options(const Options& options) const = 0;
+  // Refuses a negative hyperparameter: "expected lr >= 0, found -1".
+  void check_non_negative(const char* option, double value) const {
+    LOOM_CHECK(value >= 0, name_, "expected ", option, " >= 0, found ", value);
+  }
+
+  // Per-parameter state, [group][param], grown to the groups as they are now.
+  template <typename State>
+  State& state_slot(std::vector<std::vector<State>>& state, size_t group, size_t i) {
+    state.resize(groups_.size());
+    state[group].resize(groups_[group].params.size());
+    return state[group][i];
+  }
+  template <typename State>
+  const State& state_at(const std::vector<std::vector<State>>& state, size_t group,
+                        size_t i) const {
+    LOOM_CHECK(group < state.size() && i < state[group].size(), name_, "no state for parameter ", i,
+               " of group ", group, " (before its first step)");
+    return state[group][i];
+  }
+  // Calls f(options, param, grad, state) for every parameter that has a gradient (the
+  // others are skipped, as PyTorch's), with gradient recording off.
+  template <typename State, typename F>
+  void for_each_update(std::vector<std::vector<State>>& state, const F& f);
 
   const char* name_;
   std::vector<ParamGroup<Options>> groups_;
@@ -121,5 +145,19 @@ class OptimizerWithOptions : public Optimizer {
     }
   }
 };
+
+template <typename Options>
+template <typename State, typename F>
+void OptimizerWithOptions<Options>::for_each_update(std::vector<std::vector<State>>& state,
+                                                    const F& f) {
+  dispatch::ExcludeDispatchKeyGuard no_grad(DispatchKeySet(DispatchKey::Autograd));
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      Tensor& p = groups_[g].params[i];
+      Tensor grad = p.grad();
+      if (grad.defined()) f(groups_[g].options, p, grad, state_slot(state, g, i));
+    }
+  }
+}
 
 }  // namespace loom::optim

@@ -27,7 +27,9 @@ class RMSprop : public OptimizerWithOptions<RMSpropOptions> {
       : RMSprop(std::vector<ParamGroup<RMSpropOptions>>{{std::move(params), options}}) {}
   explicit RMSprop(std::vector<ParamGroup<RMSpropOptions>> groups);
   void step() override;
-  const RMSpropParamState& state(size_t group, size_t i) const;
+  const RMSpropParamState& state(size_t group, size_t i) const {
+    return state_at(state_, group, i);
+  }
 
  protected:
   void check_options(const RMSpropOptions& options) const override;

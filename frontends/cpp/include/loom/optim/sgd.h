@@ -15,21 +15,24 @@ struct SGDOptions {
   LOOM_OPTION(bool, nesterov) = false;
 };
 
+struct SGDParamState {
+  Tensor momentum_buffer;  // undefined before the first step with momentum
+};
+
 class SGD : public OptimizerWithOptions<SGDOptions> {
  public:
   SGD(std::vector<Tensor> params, const SGDOptions& options)
       : SGD(std::vector<ParamGroup<SGDOptions>>{{std::move(params), options}}) {}
   explicit SGD(std::vector<ParamGroup<SGDOptions>> groups);
   void step() override;
-  // The momentum buffer of parameter i of a group (undefined before its first step).
-  const Tensor& momentum_buffer(size_t group, size_t i) const;
+  const SGDParamState& state(size_t group, size_t i) const { return state_at(state_, group, i); }
 
  protected:
   void check_options(const SGDOptions& options) const override;
   std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:
-  std::vector<std::vector<Tensor>> momentum_;  // [group][param]
+  std::vector<std::vector<SGDParamState>> state_;
 };
 
 }  // namespace loom::optim
