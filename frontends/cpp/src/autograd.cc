@@ -51,6 +51,19 @@ InferenceMode::~InferenceMode() {
 
 namespace autograd {
 
+void clear_grads(const std::vector<Tensor>& tensors, bool set_to_none) {
+  for (const Tensor& t : tensors) {
+    Tensor g = t.grad();
+    if (!g.defined()) continue;
+    if (set_to_none) {
+      t.set_grad(Tensor());
+    } else {
+      NoGradGuard no_grad;
+      loom::fill_(g, 0);
+    }
+  }
+}
+
 bool is_available() {
   std::optional<dispatch::OperatorHandle> op = Dispatcher::instance().find("autograd::backward");
   return op && op->is_defined();

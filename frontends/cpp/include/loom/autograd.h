@@ -45,6 +45,9 @@ namespace autograd {
 bool is_enabled();
 // Whether the autograd plugin is loaded.
 bool is_available();
+// Clears the gradients of `tensors` (those that have one): undefined (set_to_none, as
+// PyTorch's zero_grad default) or zero-filled in place.
+void clear_grads(const std::vector<Tensor>& tensors, bool set_to_none = true);
 
 // Turns grad mode back on inside a NoGradGuard (the functional API uses it).
 class EnableGradGuard {

@@ -118,16 +118,7 @@ void Module::train(bool on) {
 }
 
 void Module::zero_grad(bool set_to_none) {
-  for (const Tensor& p : parameters()) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    if (set_to_none) {
-      p.set_grad(Tensor());
-    } else {
-      NoGradGuard no_grad;
-      loom::fill_(g, 0);
-    }
-  }
+  autograd::clear_grads(parameters(), set_to_none);
 }
 
 void Module::for_each_tensor(const std::function<void(Tensor&, bool is_parameter)>& fn) {

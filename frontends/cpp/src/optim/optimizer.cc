@@ -11,16 +11,7 @@
 namespace loom::optim {
 
 void Optimizer::zero_grad(bool set_to_none) {
-  for (const Tensor& p : parameters()) {
-    Tensor g = p.grad();
-    if (!g.defined()) continue;
-    if (set_to_none) {
-      p.set_grad(Tensor());
-    } else {
-      NoGradGuard no_grad;
-      loom::fill_(g, 0);
-    }
-  }
+  autograd::clear_grads(parameters(), set_to_none);
 }
 
 void Optimizer::set_lr(double lr) {
