@@ -42,10 +42,16 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
     int64_t oh, ow;
   };
   const Case cases[] = {
-      {6, 6, 2, 2, 0, 1, false, 3, 3}, {7, 7, 3, 2, 1, 1, false, 4, 4},
-      {7, 7, 2, 2, 0, 1, true, 4, 4},  {6, 6, 3, 2, 1, 1, true, 4, 4},
+      {6, 6, 2, 2, 0, 1, false, 3, 3},
+      {7, 7, 3, 2, 1, 1, false, 4, 4},
+      {7, 7, 2, 2, 0, 1, true, 4, 4},
+      {6, 6, 3, 2, 1, 1, true, 4, 4},
       {5, 5, 2, 2, 1, 1, true, 3, 3},  // the last window would start in the right padding
-      {9, 8, 3, 1, 1, 2, false, 7, 6}, {5, 5, 3, 3, 0, 1, true, 2, 2},
+      {9, 8, 3, 1, 1, 2, false, 7, 6},
+      {5, 5, 3, 3, 0, 1, true, 2, 2},
+      // windows inside the rows (the fast path), overlapping and with a ragged edge
+      {6, 6, 2, 1, 0, 1, false, 5, 5},
+      {7, 9, 3, 2, 0, 1, false, 3, 4},
   };
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
     for (const Case& c : cases) {
@@ -70,6 +76,13 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
   EXPECT_EQ(got[0], 8);
   EXPECT_TRUE(std::isnan(got[1]));
   EXPECT_EQ(values(i), (Values{5, 6, 9, 15}));
+  // the same on the dense input (the fast path): NaN still wins
+  auto [dense_v, dense_i] = max_pool2d_with_indices(x, {2, 2});
+  got = values(dense_v);
+  EXPECT_EQ(got[0], 8);
+  EXPECT_EQ(got[1], 7);
+  EXPECT_TRUE(std::isnan(got[2]));
+  EXPECT_EQ(values(dense_i), (Values{5, 6, 9, 15}));
 }
 
 TEST_F(Pool, AvgPoolModes) {

@@ -4,6 +4,7 @@
 // index and the size. Outputs of the structured ops arrive allocated and contiguous;
 // nonzero and index.Tensor (data-dependent shapes) allocate their own.
 #include <algorithm>
+#include <cstring>
 
 #include "../index_loop.h"
 #include "../isa.h"
@@ -147,9 +148,25 @@ void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Ten
   });
 }
 
+// The scatter family's first step, out = self. Both are usually dense and alike (a
+// gradient's zeros, or self itself when the op runs in place): then a block copy, or
+// nothing; other layouts go element by element.
 void copy_self(const sdk::Tensor& self, const sdk::Tensor& out) {
+  if (self.is_contiguous() && out.is_contiguous() && self.dtype() == out.dtype() &&
+      self.numel() == out.numel()) {
+    if (self.data<char>() == out.data<char>()) return;
+    const int64_t item = static_cast<int64_t>(sdk::element_size(self.dtype()));
+    const char* src = self.data<const char>();
+    char* dst = out.data<char>();
+    parallel_for(0, self.numel() * item, kGrainSize * 4, [&](int64_t begin, int64_t end) {
+      std::memcpy(dst + begin, src + begin, static_cast<size_t>(end - begin));
+    });
+    return;
+  }
   const size_t n = sizes_at_least_1d(self).size();
-  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) { std::copy(at, at + n, src); });
+  copy_mapped(self, out, [&](const int64_t* at, int64_t* src) {
+    for (size_t d = 0; d < n; ++d) src[d] = at[d];
+  });
 }
 
 sdk::Tensor scatter_src_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../kernels.h"
@@ -83,6 +84,41 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     // the taps of each output column inside the input, computed once
     std::vector<Taps> columns(static_cast<size_t>(ow));
     for (int64_t x = 0; x < ow; ++x) columns[x] = taps_of(x * s.w - pad.w, k.w, d.w, p.w);
+    // Note [Max pooling fast path]: windows that lie inside dense rows (no padding or
+    // dilation, no ceil_mode overhang), as in most networks, are read without tap
+    // bookkeeping, compared in the element type (float and double only).
+    const bool inside = pad.h == 0 && pad.w == 0 && d.h == 1 && d.w == 1 && p.w_stride == 1 &&
+                        (oh - 1) * s.h + k.h <= p.h && (ow - 1) * s.w + k.w <= p.w;
+    if constexpr (std::is_same_v<T, A>) {
+      if (inside) {
+        for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
+          T* dst = out + o * oh * ow;
+          int64_t* dst_idx = idx + o * oh * ow;
+          for (int64_t y = 0; y < oh; ++y) {
+            const T* top = plane + y * s.h * p.h_stride;
+            for (int64_t x = 0; x < ow; ++x) {
+              const T* window = top + x * s.w;
+              T best = window[0];
+              int64_t at = 0;  // row * p.w + column inside the window
+              for (int64_t i = 0; i < k.h; ++i) {
+                const T* line = window + i * p.h_stride;
+                for (int64_t j = 0; j < k.w; ++j) {
+                  const T v = line[j];
+                  // NaN wins (the first NaN stays), as in PyTorch
+                  if (v > best || (v != v && best == best)) {
+                    best = v;
+                    at = i * p.w + j;
+                  }
+                }
+              }
+              dst[y * ow + x] = best;
+              dst_idx[y * ow + x] = y * s.h * p.w + x * s.w + at;
+            }
+          }
+        });
+        return;
+      }
+    }
     for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = out + o * oh * ow;
       int64_t* dst_idx = idx + o * oh * ow;
