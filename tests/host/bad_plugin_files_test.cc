@@ -139,8 +139,12 @@ TEST_F(BadPluginFiles, MutatedPluginsManifestsAndSchemasNeverCrash) {
     dispatch::ElfInspection result =
         dispatch::inspect_shared_object(file.string(), LOOM_PLUGIN_ENTRY_SYMBOL);
     // Whatever the damage: a verdict, and a reason whenever the file is refused.
-    if (result.exports_symbol) EXPECT_TRUE(result.is_64bit_shared);
-    if (!result.is_64bit_shared) EXPECT_FALSE(result.problem.empty()) << "round " << round;
+    if (result.exports_symbol) {
+      EXPECT_TRUE(result.is_64bit_shared);
+    }
+    if (!result.is_64bit_shared) {
+      EXPECT_FALSE(result.problem.empty()) << "round " << round;
+    }
     refused_files += result.exports_symbol && result.problem.empty() ? 0 : 1;
   }
   EXPECT_GT(refused_files, 0);

@@ -66,7 +66,9 @@ TEST_F(ReadmeBackend, MultipliesBroadcastTransposedAndIntegerInputs) {
 TEST_F(ReadmeBackend, StridedLayoutsMatchContiguousOnes) {
   dispatch::Dispatcher& d = dispatch::Dispatcher::instance();
   for (const dispatch::TableRow& row : d.dump_table(d.find_defined("loom::mul.out"))) {
-    if (row.key == DispatchKey::CPU) EXPECT_EQ(row.provider, "my_backend");
+    if (row.key == DispatchKey::CPU) {
+      EXPECT_EQ(row.provider, "my_backend");
+    }
   }
   Tensor x = arange(60, TensorOptions().dtype(ScalarType::Float64)).view({3, 4, 5});
   Tensor y = arange(20, TensorOptions().dtype(ScalarType::Float64)).view({5, 4});
