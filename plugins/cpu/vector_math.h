@@ -14,12 +14,21 @@
 // what softmax feeds it, x - max(x) <= 0: results below 2^-126 (x < -87.3) flush to 0,
 // -inf gives 0 and NaN stays NaN.
 //
+// Note [Branch-free selects]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// `c ? a : b` over a mask read from memory compiles to a branch per element, which
+// mispredicts on irregular masks (relu's, dropout's) and keeps the loop scalar.
+// select_bits blends the bit patterns with an all-ones or all-zeros mask instead, which
+// vectorises and gives the same bits as the branch (NaN payloads and signed zeros kept).
+//
 // Sums use kLanes partial sums, element i going to lane i % kLanes, folded in a fixed
 // order: the grouping depends on the length alone, not on the vector width.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace loom::cpu {
 
@@ -44,6 +53,38 @@ inline constexpr int kLanes = 16;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return is_nan ? x : (x < -87.5f ? 0.0f : e * scale);
+}
+
+template <size_t Bytes>
+struct UnsignedOfSize;
+template <>
+struct UnsignedOfSize<1> {
+  using type = uint8_t;
+};
+template <>
+struct UnsignedOfSize<2> {
+  using type = uint16_t;
+};
+template <>
+struct UnsignedOfSize<4> {
+  using type = uint32_t;
+};
+template <>
+struct UnsignedOfSize<8> {
+  using type = uint64_t;
+};
+
+// c ? a : b without a branch for arithmetic T (see Note [Branch-free selects]).
+template <typename T>
+[[gnu::always_inline]] inline T select_bits(bool c, T a, T b) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    using U = typename UnsignedOfSize<sizeof(T)>::type;
+    const U mask = static_cast<U>(U(0) - static_cast<U>(c));
+    return std::bit_cast<T>(
+        static_cast<U>((std::bit_cast<U>(a) & mask) | (std::bit_cast<U>(b) & U(~mask))));
+  } else {
+    return c ? a : b;
+  }
 }
 
 // Folds kLanes partial sums in a fixed order (pairwise).

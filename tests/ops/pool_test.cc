@@ -52,6 +52,9 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
       // windows inside the rows (the fast path), overlapping and with a ragged edge
       {6, 6, 2, 1, 0, 1, false, 5, 5},
       {7, 9, 3, 2, 0, 1, false, 3, 4},
+      // planes with more outputs than a vector holds, and a remainder
+      {28, 28, 2, 2, 0, 1, false, 14, 14},
+      {31, 34, 3, 2, 0, 1, false, 15, 16},
   };
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
     for (const Case& c : cases) {
@@ -83,6 +86,16 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
   EXPECT_EQ(got[1], 7);
   EXPECT_TRUE(std::isnan(got[2]));
   EXPECT_EQ(values(dense_i), (Values{5, 6, 9, 15}));
+  // ties keep the first element in row-major window order, on the fast path too
+  Tensor flat = full({1, 20, 20}, 3.0);
+  auto [tie_v, tie_i] = max_pool2d_with_indices(flat, {2, 2});
+  Values tie_index = values(tie_i);
+  ASSERT_EQ(tie_index.size(), 100u);
+  for (int64_t y = 0; y < 10; ++y) {
+    for (int64_t c = 0; c < 10; ++c) {
+      EXPECT_EQ(tie_index[y * 10 + c], y * 2 * 20 + c * 2) << y << "," << c;
+    }
+  }
 }
 
 TEST_F(Pool, AvgPoolModes) {

@@ -31,6 +31,45 @@ TEST_F(Ternary, MaskedFillKeepsSelfsDtypeAndWorksInPlace) {
   EXPECT_EQ(values(f), (Values{1, -INFINITY, -INFINITY, 4}));
 }
 
+// Long irregular masks run the branch-free vector loops: every element must pick its own
+// side, NaNs and signed zeros kept bit for bit, for each element width.
+TEST_F(Ternary, WhereAndMaskedFillOnLongIrregularMasks) {
+  const int64_t n = 1000;
+  Values mask_values, x_floats, x_ints, y_values;
+  for (int64_t i = 0; i < n; ++i) {
+    mask_values.push_back((i * 7919 % 13) < 6 ? 1 : 0);
+    x_floats.push_back(i % 5 == 0 ? -0.0 : (i % 11 == 0 ? NAN : static_cast<double>(i % 100)));
+    x_ints.push_back(static_cast<double>(i % 100));
+    y_values.push_back(-static_cast<double>(i % 50) - 1);
+  }
+  Tensor mask = make(mask_values, {n}, ScalarType::Bool);
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16,
+                       ScalarType::Int16, ScalarType::Int8}) {
+    const bool floating =
+        t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float16;
+    Tensor x = make(floating ? x_floats : x_ints, {n}, t);
+    Tensor y = make(y_values, {n}, t);
+    Values picked = values(where(mask, x, y)), filled = values(masked_fill(x, mask, 2));
+    Values xs = values(x), ys = values(y);
+    for (int64_t i = 0; i < n; ++i) {
+      const double want = mask_values[i] != 0 ? xs[i] : ys[i];
+      const double fill = mask_values[i] != 0 ? 2.0 : xs[i];
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(picked[i])) << i;
+      } else {
+        EXPECT_EQ(picked[i], want) << i;
+        EXPECT_EQ(std::signbit(picked[i]), std::signbit(want)) << i;
+      }
+      if (std::isnan(fill)) {
+        EXPECT_TRUE(std::isnan(filled[i])) << i;
+      } else {
+        EXPECT_EQ(filled[i], fill) << i;
+        EXPECT_EQ(std::signbit(filled[i]), std::signbit(fill)) << i;
+      }
+    }
+  }
+}
+
 TEST_F(Ternary, LerpAddcmulAddcdiv) {
   Tensor a = make({0, 10}, {2}), b = make({10, 20}, {2});
   expect_close(values(lerp(a, b, 0.25)), {2.5, 12.5});

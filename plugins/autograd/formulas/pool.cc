@@ -104,8 +104,9 @@ Tensor scatter_planes(const Tensor& grad, const Tensor& indices, std::span<const
   std::vector<int64_t> flat(sizes.begin(), sizes.end() - 2);
   flat.push_back(-1);
   Tensor zeros = sdk::full(planes, 0.0, grad.dtype(), grad.device());
-  Tensor g = op::scatter_add(zeros, static_cast<int64_t>(planes.size()) - 1,
-                             op::reshape(indices, flat), op::reshape(grad, flat));
+  // in place into the fresh zeros: the functional op would copy them once more
+  Tensor g = op::scatter_add_(zeros, static_cast<int64_t>(planes.size()) - 1,
+                              op::reshape(indices, flat), op::reshape(grad, flat));
   return op::reshape(g, sizes);
 }
 

@@ -11,9 +11,11 @@
 #include <type_traits>
 #include <vector>
 
+#include "../isa.h"
 #include "../kernels.h"
 #include "../parallel.h"
 #include "../scalar_types.h"
+#include "../vector_math.h"
 
 namespace loom::cpu {
 namespace {
@@ -68,6 +70,69 @@ Taps taps_of(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
   return {start, first, std::max(first, last)};
 }
 
+// One plane of max pooling whose windows lie inside dense input rows (Note [Max pooling
+// fast path]). `window_offset[o]` is output o's window start in the plane (int32: the
+// caller checks the plane fits) and `window_index[o]` that element's flat index.
+template <typename T>
+struct MaxPoolPlane {
+  const T* plane;
+  const int32_t* window_offset;
+  const int64_t* window_index;
+  int64_t outputs, row_stride, plane_w, kh, kw;
+  T* dst;
+  int64_t* dst_index;
+};
+
+// Runs MaxPoolPlane tap by tap over all of the plane's outputs, so each tap is one long
+// loop (a gather per vector) that vectorises in every ISA clone (isa.h) however narrow
+// the output rows are. Taps compare in row-major order, so ties and NaNs pick the same
+// element as a window-by-window scan.
+struct MaxPoolPlaneLoop {
+  // first_tap takes tap (0, 0) of every window; compare_tap takes one more tap of every
+  // window, moving best[o] and at[o] to the tap's element where it is larger or the first
+  // NaN. restrict (the outputs never overlap the input) lets the indexed loads become
+  // vector gathers; GCC honours it on parameters, not on locals.
+  template <typename T>
+  [[gnu::always_inline]] static inline void first_tap(const T* __restrict plane,
+                                                      const int32_t* __restrict window_offset,
+                                                      T* __restrict best, int64_t* __restrict at,
+                                                      int64_t outputs) {
+    for (int64_t o = 0; o < outputs; ++o) {
+      best[o] = plane[window_offset[o]];
+      at[o] = 0;
+    }
+  }
+
+  template <typename T>
+  [[gnu::always_inline]] static inline void compare_tap(const T* __restrict tap_base, int64_t tap,
+                                                        const int32_t* __restrict window_offset,
+                                                        T* __restrict best, int64_t* __restrict at,
+                                                        int64_t outputs) {
+    for (int64_t o = 0; o < outputs; ++o) {
+      const T v = tap_base[window_offset[o]];
+      const T b = best[o];
+      // NaN wins (the first NaN stays), as in PyTorch
+      const bool take = (v > b) | ((v != v) & (b == b));
+      best[o] = select_bits(take, v, b);
+      at[o] = select_bits(take, tap, at[o]);
+    }
+  }
+
+  template <typename F, typename T>
+  [[gnu::always_inline]] static inline void run(const F&, MaxPoolPlane<T> r) {
+    T* best = r.dst;
+    int64_t* at = r.dst_index;
+    first_tap(r.plane, r.window_offset, best, at, r.outputs);
+    for (int64_t i = 0; i < r.kh; ++i) {
+      for (int64_t j = i == 0 ? 1 : 0; j < r.kw; ++j) {
+        compare_tap(r.plane + i * r.row_stride + j, i * r.plane_w + j, r.window_offset, best, at,
+                    r.outputs);
+      }
+    }
+    for (int64_t o = 0; o < r.outputs; ++o) at[o] += r.window_index[o];
+  }
+};
+
 std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     const sdk::Tensor& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
     std::span<const int64_t> padding, std::span<const int64_t> dilation, bool,
@@ -86,35 +151,25 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     for (int64_t x = 0; x < ow; ++x) columns[x] = taps_of(x * s.w - pad.w, k.w, d.w, p.w);
     // Note [Max pooling fast path]: windows that lie inside dense rows (no padding or
     // dilation, no ceil_mode overhang), as in most networks, are read without tap
-    // bookkeeping, compared in the element type (float and double only).
+    // bookkeeping, compared in the element type (float and double only) without branches.
     const bool inside = pad.h == 0 && pad.w == 0 && d.h == 1 && d.w == 1 && p.w_stride == 1 &&
                         (oh - 1) * s.h + k.h <= p.h && (ow - 1) * s.w + k.w <= p.w;
     if constexpr (std::is_same_v<T, A>) {
-      if (inside) {
-        for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
-          T* dst = out + o * oh * ow;
-          int64_t* dst_idx = idx + o * oh * ow;
-          for (int64_t y = 0; y < oh; ++y) {
-            const T* top = plane + y * s.h * p.h_stride;
-            for (int64_t x = 0; x < ow; ++x) {
-              const T* window = top + x * s.w;
-              T best = window[0];
-              int64_t at = 0;  // row * p.w + column inside the window
-              for (int64_t i = 0; i < k.h; ++i) {
-                const T* line = window + i * p.h_stride;
-                for (int64_t j = 0; j < k.w; ++j) {
-                  const T v = line[j];
-                  // NaN wins (the first NaN stays), as in PyTorch
-                  if (v > best || (v != v && best == best)) {
-                    best = v;
-                    at = i * p.w + j;
-                  }
-                }
-              }
-              dst[y * ow + x] = best;
-              dst_idx[y * ow + x] = y * s.h * p.w + x * s.w + at;
-            }
+      const int64_t plane_extent = (p.h - 1) * p.h_stride + p.w;
+      if (inside && plane_extent <= std::numeric_limits<int32_t>::max()) {
+        std::vector<int32_t> window_offset(static_cast<size_t>(oh * ow));
+        std::vector<int64_t> window_index(static_cast<size_t>(oh * ow));
+        for (int64_t y = 0; y < oh; ++y) {
+          for (int64_t x = 0; x < ow; ++x) {
+            window_offset[y * ow + x] = static_cast<int32_t>(y * s.h * p.h_stride + x * s.w);
+            window_index[y * ow + x] = y * s.h * p.w + x * s.w;
           }
+        }
+        for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
+          const MaxPoolPlane<T> job{
+              plane, window_offset.data(), window_index.data(), oh * ow, p.h_stride, p.w, k.h,
+              k.w,   out + o * oh * ow,    idx + o * oh * ow};
+          run_with_isa<MaxPoolPlaneLoop, true>([] {}, job);
         });
         return;
       }

@@ -10,6 +10,7 @@
 #include "../elementwise_loop.h"
 #include "../kernels.h"
 #include "../scalar_types.h"
+#include "../vector_math.h"
 
 namespace loom::cpu {
 namespace {
@@ -35,7 +36,7 @@ Tensor where_out(const Tensor& condition, const Tensor& self, const Tensor& othe
                  const Tensor& out) {
   dispatch_all_types(out.dtype(), "where", [&]<typename T>(T) {
     map_elements<T, bool, T, T>(
-        out, [](bool c, T x, T y) -> T { return c ? x : y; }, condition, self, other);
+        out, [](bool c, T x, T y) -> T { return select_bits(c, x, y); }, condition, self, other);
   });
   return out;
 }
@@ -51,7 +52,7 @@ Tensor masked_fill_out(const Tensor& self, const Tensor& mask, Scalar value, con
     }
     const T v = scalar_as<T>(value);
     map_elements<T, T, bool>(
-        out, [v](T x, bool m) -> T { return m ? v : x; }, self, mask);
+        out, [v](T x, bool m) -> T { return select_bits(m, v, x); }, self, mask);
   });
   return out;
 }
