@@ -113,14 +113,15 @@ sdk::Tensor gather_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& 
   return out;
 }
 
-// Calls write(dst, index_position) for every element of `index`, where dst points at the
-// element of the contiguous `out` (self's shape) that the index addresses. The lines of
+// Calls write(dst, from) for every element of `index`, where dst points at the element of
+// the contiguous `out` (self's shape) that the index addresses and `from` at the element
+// of `src` at the index element's position (null without src). The lines of
 // `index` along `dim` are split over the thread pool; each line is walked in order by one
 // thread, and two lines never address the same element, so writes do not race and a
 // repeated index keeps the last write as in a serial loop.
 template <typename Write>
 void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Tensor& index,
-                             const char* op, Write&& write) {
+                             const StridedBytes* src, const char* op, Write&& write) {
   const int64_t d = wrap_dim(dim, out.dim(), op);
   StridedBytes dst(out);
   std::vector<int64_t> storage;
@@ -132,17 +133,22 @@ void for_each_scatter_target(const sdk::Tensor& out, int64_t dim, const sdk::Ten
   const int64_t length = shape[d];
   int64_t inner = 1;  // the row-major stride of `dim` in index
   for (size_t j = d + 1; j < shape.size(); ++j) inner *= shape[j];
+  const int64_t dst_step = dst.strides[d], src_step = src ? src->strides[d] : 0;
   parallel_for(0, count_of(lines), grain_for(8 * length), [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> at(shape.size()), target(shape.size());
     for_each_index_in(lines, begin, end, [&](const int64_t* line, int64_t) {
-      std::copy(line, line + shape.size(), at.begin());
-      int64_t k = 0;  // row-major position of the line's first element in index
-      for (size_t j = 0; j < shape.size(); ++j) k = k * shape[j] + line[j];
+      // the line's first element: its row-major position in index and its byte offsets
+      // in out and src (line[d] is 0, so dim d adds nothing)
+      int64_t k = 0, dst_offset = 0, src_offset = 0;
+      for (size_t j = 0; j < shape.size(); ++j) {
+        k = k * shape[j] + line[j];
+        dst_offset += line[j] * dst.strides[j];
+        if (src) src_offset += line[j] * src->strides[j];
+      }
+      char* dst_line = dst.base + dst_offset;
+      const char* src_at = src ? src->base + src_offset : nullptr;
       for (int64_t i = 0; i < length; ++i, k += inner) {
-        at[d] = i;
-        std::copy(at.begin(), at.end(), target.begin());
-        target[d] = indices[k];
-        write(dst.at(target.data()), at.data());
+        write(dst_line + indices[k] * dst_step, src_at);
+        if (src) src_at += src_step;
       }
     });
   });
@@ -173,8 +179,8 @@ sdk::Tensor scatter_src_out(const sdk::Tensor& self, int64_t dim, const sdk::Ten
                             const sdk::Tensor& src, const sdk::Tensor& out) {
   copy_self(self, out);
   StridedBytes s(src);
-  for_each_scatter_target(out, dim, index, "scatter", [&](char* dst, const int64_t* at) {
-    std::memcpy(dst, s.at(at), static_cast<size_t>(s.item));
+  for_each_scatter_target(out, dim, index, &s, "scatter", [&](char* dst, const char* from) {
+    std::memcpy(dst, from, static_cast<size_t>(s.item));
   });
   return out;
 }
@@ -192,8 +198,8 @@ sdk::Tensor scatter_value_out(const sdk::Tensor& self, int64_t dim, const sdk::T
     } else {
       v = static_cast<T>(value.to_double());
     }
-    for_each_scatter_target(out, dim, index, "scatter",
-                            [&](char* dst, const int64_t*) { std::memcpy(dst, &v, sizeof(T)); });
+    for_each_scatter_target(out, dim, index, nullptr, "scatter",
+                            [&](char* dst, const char*) { std::memcpy(dst, &v, sizeof(T)); });
   });
   return out;
 }
@@ -204,10 +210,10 @@ sdk::Tensor scatter_add_out(const sdk::Tensor& self, int64_t dim, const sdk::Ten
   StridedBytes s(src);
   dispatch_all_types(out.dtype(), "scatter_add", [&](auto tag) {
     using T = decltype(tag);
-    for_each_scatter_target(out, dim, index, "scatter_add", [&](char* dst, const int64_t* at) {
+    for_each_scatter_target(out, dim, index, &s, "scatter_add", [&](char* dst, const char* from) {
       T a, b;
       std::memcpy(&a, dst, sizeof(T));
-      std::memcpy(&b, s.at(at), sizeof(T));
+      std::memcpy(&b, from, sizeof(T));
       T sum;
       if constexpr (std::is_same_v<T, bool>) {
         sum = a || b;
