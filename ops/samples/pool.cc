@@ -1,5 +1,5 @@
 // Samples of the pooling family: max_pool2d_with_indices, max_pool2d, avg_pool2d,
-// adaptive_avg_pool2d, adaptive_max_pool2d, grid_sampler_2d (Note [Op samples] in
+// adaptive_avg_pool2d, adaptive_max_pool2d, grid_sampler_2d and its backward (Note [Op samples] in
 // loom/ops/samples.h). Max pooling inputs hold distinct values, so the indices of the maxima are
 // unique.
 #include "loom/ops/samples.h"
@@ -42,6 +42,12 @@ std::vector<OpSample> make() {
   }
   s.push_back({"loom::grid_sampler_2d",
                {T({1, 2, 3, 3}, kF64), T({1, 4, 4, 2}, kF64), I(0), I(2), B(true)}});
+  // its backward: the gradient of a [2, 3, 3, 2] output
+  for (int64_t interpolation : {0, 1, 2}) {
+    s.push_back({"loom::grid_sampler_2d_backward",
+                 {T({2, 3, 3, 2}), T({2, 3, 4, 5}), T({2, 3, 2, 2}), I(interpolation),
+                  I(interpolation), B(interpolation == 0)}});
+  }
   s.push_back({"loom::adaptive_max_pool2d", {T({2, 6, 6}, kF64, Fill::Distinct), L({4, 4})}});
   s.push_back({"loom::adaptive_max_pool2d", {T({2, 3, 4, 4}, kF32, Fill::Distinct), I(1)}});
   s.push_back({"loom::adaptive_max_pool2d", {T({1, 1, 3, 3}, kF32, Fill::Distinct), L({5, 4})}});

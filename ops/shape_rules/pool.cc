@@ -1,5 +1,7 @@
 // Shape rules of 2-D pooling: max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d,
-// adaptive_max_pool2d; and of grid_sampler_2d.
+// adaptive_max_pool2d; and of grid_sampler_2d and its backward.
+#include <algorithm>
+
 #include "loom/core/type_promotion.h"
 #include "shape_rule.h"
 
@@ -102,10 +104,10 @@ void adaptive_max_pool2d(const ShapeArgs& args, OutputMetas& out) {
   out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
 }
 
-// grid_sampler_2d: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] gives [N, C, Ho, Wo].
-void grid_sampler_2d(const ShapeArgs& args, OutputMetas& out) {
-  const TensorImpl& input = args.tensor(0);
-  const TensorImpl& grid = args.tensor(1);
+// The checks grid_sampler_2d and its backward share: input [N, C, H, W] and grid
+// [N, H_out, W_out, 2] of one floating dtype, and the two modes in range.
+void check_grid_sampler(const ShapeArgs& args, const TensorImpl& input, const TensorImpl& grid,
+                        int64_t interpolation, int64_t padding) {
   if (input.dim() != 4 || grid.dim() != 4 || grid.sizes()[3] != 2) {
     args.fail("expected a 4-D input [N, C, H, W] and a 4-D grid [N, H_out, W_out, 2], found ",
               shape_to_string(input.sizes()), " and ", shape_to_string(grid.sizes()));
@@ -124,7 +126,6 @@ void grid_sampler_2d(const ShapeArgs& args, OutputMetas& out) {
     args.fail("expected input and grid to have the same dtype, but input has ",
               scalar_type_name(input.dtype()), " and grid has ", scalar_type_name(grid.dtype()));
   }
-  const int64_t interpolation = args.integer(2), padding = args.integer(3);
   if (interpolation < 0 || interpolation > 2) {
     args.fail("expected interpolation_mode 0 (bilinear), 1 (nearest) or 2 (bicubic), found ",
               interpolation);
@@ -132,9 +133,35 @@ void grid_sampler_2d(const ShapeArgs& args, OutputMetas& out) {
   if (padding < 0 || padding > 2) {
     args.fail("expected padding_mode 0 (zeros), 1 (border) or 2 (reflection), found ", padding);
   }
+}
+
+// grid_sampler_2d: input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] gives [N, C, Ho, Wo].
+void grid_sampler_2d(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& input = args.tensor(0);
+  const TensorImpl& grid = args.tensor(1);
+  check_grid_sampler(args, input, grid, args.integer(2), args.integer(3));
   out.push_back(
       output(DimVector{input.sizes()[0], input.sizes()[1], grid.sizes()[1], grid.sizes()[2]},
              input.dtype(), input.device()));
+}
+
+// grid_sampler_2d_backward: grad_output [N, C, Ho, Wo] gives the gradients of input and
+// grid, in their shapes.
+void grid_sampler_2d_backward(const ShapeArgs& args, OutputMetas& out) {
+  const TensorImpl& grad = args.tensor(0);
+  const TensorImpl& input = args.tensor(1);
+  const TensorImpl& grid = args.tensor(2);
+  check_grid_sampler(args, input, grid, args.integer(3), args.integer(4));
+  const DimVector expected{input.sizes()[0], input.sizes()[1], grid.sizes()[1], grid.sizes()[2]};
+  if (!std::ranges::equal(grad.sizes(), expected) || grad.dtype() != input.dtype()) {
+    args.fail("expected grad_output of shape ", shape_to_string(expected), " and dtype ",
+              scalar_type_name(input.dtype()), ", found ", shape_to_string(grad.sizes()), " and ",
+              scalar_type_name(grad.dtype()));
+  }
+  out.push_back(
+      output(DimVector(input.sizes().begin(), input.sizes().end()), input.dtype(), input.device()));
+  out.push_back(
+      output(DimVector(grid.sizes().begin(), grid.sizes().end()), grid.dtype(), grid.device()));
 }
 
 constexpr ShapeRuleEntry kRules[] = {
@@ -143,6 +170,7 @@ constexpr ShapeRuleEntry kRules[] = {
     {"loom::adaptive_avg_pool2d", &adaptive_avg_pool2d},
     {"loom::adaptive_max_pool2d", &adaptive_max_pool2d},
     {"loom::grid_sampler_2d", &grid_sampler_2d},
+    {"loom::grid_sampler_2d_backward", &grid_sampler_2d_backward},
 };
 
 }  // namespace

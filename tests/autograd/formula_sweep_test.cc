@@ -39,7 +39,7 @@ using ops::TensorSpec;
 // Differentiable ops whose formula is not written yet: backward through them raises
 // "[op] has no derivative for input '...'" (checked below).
 const std::map<std::string, std::string> kPending = {
-    {"loom::grid_sampler_2d", "no formula yet"},
+    {"loom::grid_sampler_2d_backward", "no double backward through grid sampling, as in PyTorch"},
 };
 
 // Samples not checked, by op (or "op#ordinal" for one sample): the sampled point is not
@@ -71,7 +71,9 @@ const std::map<std::string, std::set<size_t>> kNotDifferentiableArgs = {
 };
 
 // Ops whose formula is not itself differentiable (gradgradcheck is not run), with why.
-const std::map<std::string, std::string> kFirstOrderOnly = {};
+const std::map<std::string, std::string> kFirstOrderOnly = {
+    {"loom::grid_sampler_2d", "grid_sampler_2d_backward has no derivative, as in PyTorch"},
+};
 
 std::string op_name_of(std::string_view schema) {
   return std::string(schema.substr(0, schema.find('(')));

@@ -227,6 +227,45 @@ TEST_F(Pool, GridSamplerAgreesWithPyTorch) {
       "expected padding_mode 0 (zeros), 1 (border) or 2 (reflection), found 5");
 }
 
+// grid_sampler_2d_backward on [[1, 2], [3, 4]] at hand-derived points: bilinear weights
+// go back to the four pixels, and the grid gradient is the slope of the interpolation
+// times d pixel / d grid ((size - 1) / 2 with align_corners, size / 2 without).
+TEST_F(Pool, GridSamplerBackwardByHand) {
+  Tensor image = make({1, 2, 3, 4}, {1, 1, 2, 2});
+  Tensor one = make({1}, {1, 1, 1, 1});
+  auto backward = [&](double gx, double gy, int64_t interpolation, int64_t padding,
+                      bool align_corners) {
+    return grid_sampler_2d_backward(one, image, make({gx, gy}, {1, 1, 1, 2}), interpolation,
+                                    padding, align_corners);
+  };
+  // the centre with align_corners: a quarter to each pixel; slopes 1 along x, 2 along y
+  auto [centre_input, centre_grid] = backward(0, 0, 0, 0, true);
+  EXPECT_EQ(values(centre_input), (Values{0.25, 0.25, 0.25, 0.25}));
+  EXPECT_EQ(values(centre_grid), (Values{0.5, 1}));
+  // without align_corners d pixel / d grid is 1: slopes 1 and 2
+  auto [plain_input, plain_grid] = backward(0, 0, 0, 0, false);
+  EXPECT_EQ(values(plain_grid), (Values{1, 2}));
+  // border padding outside the image: clipped, so the grid gets no gradient
+  auto [border_input, border_grid] = backward(-3, 0.5, 0, 1, true);
+  EXPECT_EQ(values(border_grid)[0], 0);
+  // nearest: one pixel takes it all and the grid gets nothing
+  auto [nearest_input, nearest_grid] = backward(0.1, -0.1, 1, 0, false);
+  EXPECT_EQ(values(nearest_input), (Values{0, 1, 0, 0}));
+  EXPECT_EQ(values(nearest_grid), (Values{0, 0}));
+  // the gradients' shapes are the input's and the grid's; grad_output must match the output
+  auto [batch_input, batch_grid] = grid_sampler_2d_backward(ones({2, 3, 4, 5}), ones({2, 3, 6, 7}),
+                                                            zeros({2, 4, 5, 2}), 2, 2, false);
+  EXPECT_EQ(shape(batch_input), (Shape{2, 3, 6, 7}));
+  EXPECT_EQ(shape(batch_grid), (Shape{2, 4, 5, 2}));
+  expect_error(
+      [&] {
+        grid_sampler_2d_backward(ones({1, 1, 2, 1}), image, make({0, 0}, {1, 1, 1, 2}), 0, 0,
+                                 false);
+      },
+      "loom::grid_sampler_2d_backward",
+      "expected grad_output of shape [1, 1, 1, 1] and dtype float32, found [1, 1, 2, 1]");
+}
+
 TEST_F(Pool, PoolErrors) {
   Tensor x = empty({1, 2, 4, 4});
   expect_error(

@@ -1,6 +1,7 @@
 // Derivatives of the pool family: max pooling (scattered through the saved indices),
 // average and adaptive average pooling and bilinear upsampling (as separable matrix
-// products). The 1-D pools, max_pool2d and nearest upsampling are decompositions.
+// products), and grid sampling (through grid_sampler_2d_backward). The 1-D pools, max_pool2d and
+// nearest upsampling are decompositions.
 #include <cmath>
 
 #include "helpers.h"
@@ -119,6 +120,14 @@ void max_with_indices(BackwardContext& c) {
 void register_pool_formulas(FormulaTable& t) {
   t.add({"loom::max_pool2d_with_indices", 0, outputs({1}), max_with_indices, true, outputs({0})});
   t.add({"loom::adaptive_max_pool2d", 0, outputs({1}), max_with_indices, true, outputs({0})});
+  // Both gradients come from one call of the op library's grid_sampler_2d_backward (which,
+  // as in PyTorch, has no derivative itself: no double backward through grid sampling).
+  t.add({"loom::grid_sampler_2d", inputs({0, 1}), 0, [](BackwardContext& c) {
+           auto [grad_input, grad_grid] = op::grid_sampler_2d_backward(
+               c.grad(), c.input(0), c.input(1), c.int_arg(2), c.int_arg(3), c.bool_arg(4));
+           c.set(0, [&] { return grad_input; });
+           c.set(1, [&] { return grad_grid; });
+         }});
   t.add({"loom::avg_pool2d", 0, 0, [](BackwardContext& c) {
            c.set(0, [&] {
              std::span<const int64_t> sizes = c.input_sizes(0);
