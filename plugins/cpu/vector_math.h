@@ -55,30 +55,17 @@ inline constexpr int kLanes = 16;
   return is_nan ? x : (x < -87.5f ? 0.0f : e * scale);
 }
 
+// The unsigned integer type of 1, 2, 4 or 8 bytes.
 template <size_t Bytes>
-struct UnsignedOfSize;
-template <>
-struct UnsignedOfSize<1> {
-  using type = uint8_t;
-};
-template <>
-struct UnsignedOfSize<2> {
-  using type = uint16_t;
-};
-template <>
-struct UnsignedOfSize<4> {
-  using type = uint32_t;
-};
-template <>
-struct UnsignedOfSize<8> {
-  using type = uint64_t;
-};
+using UnsignedOfSize = std::conditional_t<
+    Bytes == 1, uint8_t,
+    std::conditional_t<Bytes == 2, uint16_t, std::conditional_t<Bytes == 4, uint32_t, uint64_t>>>;
 
 // c ? a : b without a branch for arithmetic T (see Note [Branch-free selects]).
 template <typename T>
 [[gnu::always_inline]] inline T select_bits(bool c, T a, T b) {
   if constexpr (std::is_arithmetic_v<T>) {
-    using U = typename UnsignedOfSize<sizeof(T)>::type;
+    using U = UnsignedOfSize<sizeof(T)>;
     const U mask = static_cast<U>(U(0) - static_cast<U>(c));
     return std::bit_cast<T>(
         static_cast<U>((std::bit_cast<U>(a) & mask) | (std::bit_cast<U>(b) & U(~mask))));
