@@ -9,7 +9,8 @@
 //   kernel    the CPU dispatch-table row of the op (of its out= variant, for structured
 //             ops) is a kernel, or, for unstructured ops, a decomposition or a
 //             CompositeExplicit kernel of the core;
-// and, for each sample, against the functional call on contiguous CPU tensors:
+// an error input (OpSample::raises) must raise a loom::Error holding its text; and, for
+// each other sample, against the functional call on contiguous CPU tensors:
 //   meta      the same call on meta tensors gives outputs of the same shapes and dtypes,
 //             and the out= and in-place variants, where defined, accept meta outs of
 //             those and meta self (a sample marked not meta-checkable must raise);
@@ -23,7 +24,7 @@
 // Values compare exactly for integer and bool dtypes; floats within tol * (1 + |expected|)
 // with tol = the sample's tolerance, else 1e-12 (float64), 1e-5 (float32), 1e-2 (float16,
 // bfloat16). Inputs come from a splitmix64 stream seeded by the op name, the sample's
-// ordinal and the argument's position; every call is preceded by loom::manual_seed(kSeed),
+// ordinal and the argument's position; every call is preceded by loom::manual_seed(conform::kSampleSeed),
 // so random ops compare exactly too. A known failure (OpSample::known_failures) of a check
 // is printed ("[  KNOWN   ]", with the observed difference) instead of failing, and listed
 // by the skipped OpSweepSummary.KnownFailures; the op's test fails once the check passes.
@@ -47,7 +48,8 @@
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
 #include "ops_test_util.h"
-#include "sample_tensors.h"
+#include "op_calls.h"
+#include "sample_inputs.h"
 
 namespace loom {
 namespace {
@@ -59,50 +61,22 @@ using ops::Fill;
 using ops::OpSample;
 using ops::SampleArg;
 using ops::TensorSpec;
-using ops::testing::build_tensor;
-using ops::testing::Built;
-using ops::testing::Layout;
-using ops::testing::non_contiguous_empty;
+using conform::build_tensor;
+using conform::inplace_applies;
+using conform::is_defined;
+using conform::is_variant_defined;
+using conform::op_name_of;
+using conform::run;
+using conform::tensors_of;
+using conform::variant_names;
+using conform::VariantNames;
+using conform::Built;
+using conform::Layout;
+using conform::non_contiguous_empty;
 
-constexpr uint64_t kSeed = 20240601;
 const Device kMetaDevice{kMeta, -1};
-
-// --- the op library and derived names ---
-
-std::string op_name_of(std::string_view schema) {
-  return std::string(schema.substr(0, schema.find('(')));
-}
-
-struct VariantNames {
-  std::string inplace, out;
-};
-
-// As inplace_schema / out_schema in ops/src/structured_schemas.cc.
-VariantNames variant_names(const std::string& op) {
-  const size_t dot = op.find('.', op.find("::") + 2);
-  const std::string base = op.substr(0, dot);
-  const std::string overload = dot == std::string::npos ? "" : op.substr(dot + 1);
-  return {base + "_" + (overload.empty() ? "" : "." + overload),
-          base + "." + (overload.empty() || overload == "Tensor" ? "out" : overload + "_out")};
-}
-
-bool is_defined(const std::string& op) {
-  std::optional<dispatch::OperatorHandle> h = Dispatcher::instance().find(op);
-  return h && h->is_defined();
-}
-
-// Whether `variant` is defined and takes `op`'s arguments first (the name rule alone would
-// take clamp.out, whose bounds are Scalars, for the out= variant of clamp.Tensor).
-bool is_variant_defined(const std::string& op, const std::string& variant) {
-  if (!is_defined(variant)) return false;
-  const dispatch::FunctionSchema a = Dispatcher::instance().find_defined(op).schema();
-  const dispatch::FunctionSchema b = Dispatcher::instance().find_defined(variant).schema();
-  if (b.arguments.size() < a.arguments.size()) return false;
-  for (size_t i = 0; i < a.arguments.size(); ++i) {
-    if (!(a.arguments[i].type == b.arguments[i].type)) return false;
-  }
-  return true;
-}
+const Device kCpuDevice{kCPU, -1};
+using conform::run_out;
 
 struct SweepParam {
   const OpSample* sample;
@@ -110,26 +84,7 @@ struct SweepParam {
 };
 
 Built build(const SweepParam& p, Layout layout) {
-  return ops::testing::build(*p.sample, p.ordinal, layout);
-}
-
-std::vector<Value> run(const std::string& op, const Built& b, const Kwargs& extra = {}) {
-  Kwargs kwargs = b.kwargs;
-  kwargs.insert(kwargs.end(), extra.begin(), extra.end());
-  manual_seed(kSeed);
-  return call(op, b.args, kwargs);
-}
-
-// The tensors among the results, lists flattened.
-std::vector<Tensor> tensors_of(const std::vector<Value>& results) {
-  std::vector<Tensor> out;
-  for (const Value& v : results) {
-    if (v.is_tensor()) out.push_back(v.to_tensor());
-    if (v.is_tensor_list()) {
-      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
-    }
-  }
-  return out;
+  return conform::build(*p.sample, p.ordinal, layout);
 }
 
 // "[2, 3] float32"
@@ -234,39 +189,6 @@ void report(const SweepParam& p, Check check, const std::string& failure) {
   }
 }
 
-// Calls the out= variant `out_op` with outs shaped like `like` in `layout`; returns the
-// outs, and sets `failure` when the call returns other tensors than its outs.
-std::vector<Tensor> run_out(const std::string& out_op, const Built& b,
-                            const std::vector<Tensor>& like, Layout layout, std::string& failure) {
-  Kwargs kwargs;
-  std::vector<Tensor> outs;
-  for (const dispatch::Argument& a :
-       Dispatcher::instance().find_defined(out_op).schema().arguments) {
-    if (!a.alias || !a.alias->is_write || outs.size() >= like.size()) continue;
-    const Tensor& l = like[outs.size()];
-    const std::vector<int64_t> sizes(l.sizes().begin(), l.sizes().end());
-    outs.push_back(layout == Layout::NonContiguous ? non_contiguous_empty(sizes, l.dtype())
-                   : layout == Layout::Meta
-                       ? empty(sizes, TensorOptions().dtype(l.dtype()).device(kMetaDevice))
-                       : empty(sizes, TensorOptions().dtype(l.dtype())));
-    kwargs.emplace_back(a.name, outs.back());
-  }
-  std::vector<Tensor> returned = tensors_of(run(out_op, b, kwargs));
-  for (size_t i = 0; i < returned.size(); ++i) {
-    if (i >= outs.size() || returned[i].impl() != outs[i].impl()) {
-      failure = str_cat(out_op, " returned a tensor other than its out");
-    }
-  }
-  return outs;
-}
-
-// Whether the in-place variant is defined and the result could be written to self.
-bool inplace_applies(const std::string& inplace, const Built& b,
-                     const std::vector<Tensor>& expected) {
-  return is_defined(inplace) && !b.args.empty() && b.args[0].is_tensor() && expected.size() == 1 &&
-         describe(b.args[0].to_tensor()) == describe(expected[0]);
-}
-
 // --- the checks (Note [Op sweep]); each returns why it failed, empty when it passed ---
 
 std::string check_kernel(const std::string& op, OutputRule rule) {
@@ -301,7 +223,7 @@ std::string check_meta(const SweepParam& p, const std::vector<Tensor>& expected)
     std::string failure = compare(expected, meta, 0, /*values_too=*/false);
     const VariantNames v = variant_names(s.op);
     if (failure.empty() && is_variant_defined(s.op, v.out)) {
-      run_out(v.out, build(p, Layout::Meta), expected, Layout::Meta, failure);
+      run_out(v.out, build(p, Layout::Meta), expected, Layout::Meta, kMetaDevice, failure);
     }
     Built b = build(p, Layout::Meta);
     if (failure.empty() && inplace_applies(v.inplace, b, expected)) {
@@ -323,7 +245,7 @@ std::string check_variants(const SweepParam& p, const std::vector<Tensor>& expec
   try {
     if (is_variant_defined(s.op, v.out)) {
       std::vector<Tensor> outs =
-          run_out(v.out, build(p, Layout::Contiguous), expected, Layout::Contiguous, failure);
+          run_out(v.out, build(p, Layout::Contiguous), expected, Layout::Contiguous, kCpuDevice, failure);
       if (failure.empty()) failure = compare(expected, outs, s.tolerance);
       if (!failure.empty()) return str_cat(v.out, ": ", failure);
     }
@@ -348,7 +270,7 @@ std::string check_strided(const SweepParam& p, const std::vector<Tensor>& expect
     std::string failure = compare(expected, tensors_of(run(p.sample->op, b)), p.sample->tolerance);
     const std::string out_op = variant_names(p.sample->op).out;
     if (failure.empty() && is_variant_defined(p.sample->op, out_op)) {
-      std::vector<Tensor> outs = run_out(out_op, b, expected, Layout::NonContiguous, failure);
+      std::vector<Tensor> outs = run_out(out_op, b, expected, Layout::NonContiguous, kCpuDevice, failure);
       if (failure.empty()) failure = compare(expected, outs, p.sample->tolerance);
       if (!failure.empty()) failure = str_cat(out_op, " into non-contiguous outs: ", failure);
     }
@@ -400,6 +322,16 @@ TEST_P(OpSweep, Conforms) {
   ASSERT_FALSE(samples.empty()) << op.name << " has no samples (Note [Op samples])";
   for (const SweepParam& p : samples) {
     SCOPED_TRACE(describe(p));
+    if (!p.sample->expected_error.empty()) {  // an error input: it must raise, naming why
+      try {
+        run(op.name, build(p, Layout::Contiguous));
+        ADD_FAILURE() << "an error input ran without raising";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find(p.sample->expected_error), std::string::npos)
+            << "raised, but without '" << p.sample->expected_error << "': " << e.what();
+      }
+      continue;
+    }
     std::vector<Tensor> expected;
     try {
       expected = tensors_of(run(op.name, build(p, Layout::Contiguous)));

@@ -1,5 +1,6 @@
-// `loom`: inspect a deployment from the command line, and train.
-//   loom [--manifest FILE] plugins | ops [--namespace NS] | dispatch OP | smoke | train
+// `loom`: inspect a deployment from the command line, train, and check a backend.
+//   loom [--manifest FILE] plugins | ops [--namespace NS] | dispatch OP | smoke | train |
+//        conform
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -9,6 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "commands.h"
+#include "conform_command.h"
 #include "loom/loom.h"
 #include "train.h"
 
@@ -28,6 +30,14 @@ ABSL_FLAG(std::string, device, "cpu", "for `train`: the device to train on");
 ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
 ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
 ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
+ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
+ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");
+ABSL_FLAG(std::string, dtypes, "", "for `conform`: only samples of these dtypes (comma-separated)");
+ABSL_FLAG(std::string, report, "", "for `conform`: write report.json, coverage.md, report.html here");
+ABSL_FLAG(std::string, baseline, "", "for `conform`: fail on regressions against this report.json");
+ABSL_FLAG(std::string, xfail, "", "for `conform`: the backend's expected failures (JSON)");
+ABSL_FLAG(int64_t, jobs, 1, "for `conform`: ops checked in parallel (child processes)");
+ABSL_FLAG(double, timeout, 60, "for `conform`: seconds one op may run before it is killed");
 
 namespace {
 
@@ -57,6 +67,20 @@ int run(const std::vector<char*>& args) {
     return 2;
   }
   if (threads > 0) setenv("LOOM_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  // conform loads plugins only in its children (Note [Conformance isolation]).
+  if (command == "conform" && args.size() == 2) {
+    loom::conform::ConformOptions options;
+    options.manifest = manifest;
+    options.backend = absl::GetFlag(FLAGS_backend);
+    options.ops = absl::GetFlag(FLAGS_ops);
+    options.dtypes = absl::GetFlag(FLAGS_dtypes);
+    options.report_dir = absl::GetFlag(FLAGS_report);
+    options.baseline = absl::GetFlag(FLAGS_baseline);
+    options.xfail = absl::GetFlag(FLAGS_xfail);
+    options.jobs = static_cast<int>(absl::GetFlag(FLAGS_jobs));
+    options.timeout_seconds = absl::GetFlag(FLAGS_timeout);
+    return loom::conform::run_conform(options);
+  }
   loom::Runtime runtime =
       manifest.empty() ? loom::Runtime::load_default() : loom::Runtime::load_file(manifest);
   for (const auto& [plugin, why] : runtime.report().skipped) {

@@ -19,7 +19,8 @@
 // is removed). Samples are small (tens of elements), cover a 0-dim, a broadcast and an empty case
 // where the op allows, the dtypes the op is meant for, and the keyword arguments of the schema.
 // Where a sample would only show that loom refuses an input by design (integer max pooling, int32
-// one_hot), it is left out.
+// one_hot), it is left out of the value samples; error inputs (mismatched shapes, indices out of
+// range, ...) are samples marked raises(part of the message), which must fail with a loom::Error.
 #pragma once
 
 #include <cstdint>
@@ -87,8 +88,13 @@ struct OpSample {
   bool strided_checkable = true;  // false: the result depends on the input's layout
   std::string strided_reason;     // why not (as_strided reads storage; view needs strides)
   bool deterministic = true;      // false: random; the sweep seeds before each run
+  bool dtype_dependent = false;   // the result depends on the dtype's range (nan_to_num's
+                                  // defaults): no float64 reference in `loom conform`
   double tolerance = 0;           // relative and absolute; 0: the sweep's default
   std::vector<KnownFailure> known_failures;
+  // Not empty: an error input. The call must raise a loom::Error whose message holds
+  // this text (the sweep and `loom conform` check nothing else of the sample).
+  std::string expected_error;
 
   // Builder-style modifiers, for the sample tables.
   OpSample&& with_note(std::string text) && {
@@ -109,8 +115,16 @@ struct OpSample {
     deterministic = false;
     return std::move(*this);
   }
+  OpSample&& depends_on_dtype() && {
+    dtype_dependent = true;
+    return std::move(*this);
+  }
   OpSample&& tol(double t) && {
     tolerance = t;
+    return std::move(*this);
+  }
+  OpSample&& raises(std::string message_part) && {
+    expected_error = std::move(message_part);
     return std::move(*this);
   }
   OpSample&& known_failure(Check check, std::string reason) && {

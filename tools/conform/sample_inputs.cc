@@ -1,11 +1,13 @@
-// Sample tensors (sample_tensors.h).
-#include "sample_tensors.h"
+// Sample inputs (sample_inputs.h).
+#include "sample_inputs.h"
 
 #include <array>
 #include <cmath>
 #include <cstring>
 
-namespace loom::ops::testing {
+namespace loom::conform {
+
+using ops::Fill;
 
 uint64_t hash_of(std::string_view text) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -74,45 +76,54 @@ std::vector<double> spec_values(const TensorSpec& spec, uint64_t seed) {
 
 // A tensor of `shape` whose storage holds the dims in reverse order with every element
 // two apart: transposed (2+ dims) and strided (1+ dims), never contiguous when numel > 1.
-Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype) {
+Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype, Device device) {
+  const TensorOptions options = TensorOptions().dtype(dtype).device(device);
   const int64_t n = static_cast<int64_t>(shape.size());
-  if (n == 0) return empty({}, TensorOptions().dtype(dtype));
+  if (n == 0) return empty({}, options);
   std::vector<int64_t> reversed(shape.rbegin(), shape.rend()), perm;
   reversed.push_back(2);
   for (int64_t i = n - 1; i >= 0; --i) perm.push_back(i);
-  return empty(reversed, TensorOptions().dtype(dtype)).select(n, 0).permute(perm);
+  return empty(reversed, options).select(n, 0).permute(perm);
 }
 
-Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout) {
+Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout, Device device) {
   if (layout == Layout::Meta) {
     return empty(spec.shape, TensorOptions().dtype(spec.dtype).device(kMetaDevice));
   }
   std::vector<double> v = spec_values(spec, seed);
   Tensor f64 = empty({static_cast<int64_t>(v.size())}, TensorOptions().dtype(ScalarType::Float64));
   if (!v.empty()) std::memcpy(f64.data_ptr(), v.data(), v.size() * sizeof(double));
+  const bool on_cpu = device == kCpuDevice;
+  Tensor host = layout == Layout::NonContiguous && on_cpu
+                    ? non_contiguous_empty(spec.shape, spec.dtype)
+                    : empty(spec.shape, TensorOptions().dtype(spec.dtype));
+  copy_(host, f64.view(spec.shape));
+  if (on_cpu) return host;
+  // Another device gets the values in the sample's dtype, so its copy_ converts nothing.
   Tensor out = layout == Layout::NonContiguous
-                   ? non_contiguous_empty(spec.shape, spec.dtype)
-                   : empty(spec.shape, TensorOptions().dtype(spec.dtype));
-  copy_(out, f64.view(spec.shape));
+                   ? non_contiguous_empty(spec.shape, spec.dtype, device)
+                   : empty(spec.shape, TensorOptions().dtype(spec.dtype).device(device));
+  copy_(out, host);
   return out;
 }
 
-Value build_value(const SampleArg& arg, uint64_t seed, Layout layout) {
-  const Device device = layout == Layout::Meta ? kMetaDevice : kCpuDevice;
+Value build_value(const SampleArg& arg, uint64_t seed, Layout layout, Device device) {
+  const Device target = layout == Layout::Meta ? kMetaDevice : device;
   return std::visit(
       [&](const auto& a) -> Value {
         using A = std::decay_t<decltype(a)>;
         if constexpr (std::is_same_v<A, ops::None>) {
           return Value();
         } else if constexpr (std::is_same_v<A, TensorSpec>) {
-          return build_tensor(a, seed, layout);
+          return build_tensor(a, seed, layout, device);
         } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
           std::vector<Tensor> list;
-          for (size_t i = 0; i < a.size(); ++i)
-            list.push_back(build_tensor(a[i], seed + i, layout));
+          for (size_t i = 0; i < a.size(); ++i) {
+            list.push_back(build_tensor(a[i], seed + i, layout, device));
+          }
           return list;
         } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {
-          return device;
+          return target;
         } else {
           return a;
         }
@@ -120,17 +131,39 @@ Value build_value(const SampleArg& arg, uint64_t seed, Layout layout) {
       arg);
 }
 
-Built build(const OpSample& sample, int ordinal, Layout layout) {
+Value to_float64(const Value& value, bool& upcast) {
+  auto widen = [&](const Tensor& t) {
+    const ScalarType d = t.dtype();
+    if (!is_floating_point(d) || d == ScalarType::Float64) return t;
+    upcast = true;
+    return loom::to(t, ScalarType::Float64);
+  };
+  if (value.is_tensor()) return widen(value.to_tensor());
+  if (value.is_tensor_list()) {
+    std::vector<Tensor> list;
+    for (const Tensor& t : value.to_tensor_list()) list.push_back(widen(t));
+    return list;
+  }
+  return value;
+}
+
+std::vector<Tensor> tensors_in(const Value& value) {
+  if (value.is_tensor()) return {value.to_tensor()};
+  if (value.is_tensor_list()) return value.to_tensor_list();
+  return {};
+}
+
+Built build(const OpSample& sample, int ordinal, Layout layout, Device device) {
   const uint64_t seed = hash_of(sample.op) * 31 + static_cast<uint64_t>(ordinal) * 1000;
   Built b;
   for (size_t i = 0; i < sample.args.size(); ++i) {
-    b.args.push_back(build_value(sample.args[i], seed + i * 17, layout));
+    b.args.push_back(build_value(sample.args[i], seed + i * 17, layout, device));
   }
   for (size_t i = 0; i < sample.kwargs.size(); ++i) {
     b.kwargs.emplace_back(sample.kwargs[i].first,
-                          build_value(sample.kwargs[i].second, seed + (100 + i) * 17, layout));
+                          build_value(sample.kwargs[i].second, seed + (100 + i) * 17, layout, device));
   }
   return b;
 }
 
-}  // namespace loom::ops::testing
+}  // namespace loom::conform

@@ -1,0 +1,46 @@
+// Tensors and argument values built from the op library's samples (Note [Op samples]),
+// shared by `loom conform`, the op sweep and the autograd formula sweep: the same seeds
+// give the same values in all three, on any device.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "loom/call.h"
+#include "loom/loom.h"
+#include "loom/ops/samples.h"
+
+namespace loom::conform {
+
+using ops::OpSample;
+using ops::SampleArg;
+using ops::TensorSpec;
+
+enum class Layout { Contiguous, NonContiguous, Meta };
+
+struct Built {
+  std::vector<Value> args;
+  Kwargs kwargs;
+};
+
+uint64_t hash_of(std::string_view text);
+// An uninitialised tensor of `shape` on `device` laid out with reversed dims and stride 2
+// (never contiguous when it has more than one element).
+Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype,
+                            Device device = Device{kCPU, -1});
+// Built on the cpu, then copied to `device` (Layout::Meta ignores `device`: meta).
+Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout,
+                    Device device = Device{kCPU, -1});
+Value build_value(const SampleArg& arg, uint64_t seed, Layout layout,
+                  Device device = Device{kCPU, -1});
+// The arguments of `sample` (the `ordinal`-th of its op), seeded by the op's name.
+Built build(const OpSample& sample, int ordinal, Layout layout, Device device = Device{kCPU, -1});
+
+// `value` with its floating-point tensors (and tensor-list elements) below float64
+// converted to float64, the same values; `upcast` is set when one was.
+Value to_float64(const Value& value, bool& upcast);
+// The tensors of `value` (one, or a list's), others ignored.
+std::vector<Tensor> tensors_in(const Value& value);
+
+}  // namespace loom::conform
