@@ -9,7 +9,7 @@ using namespace sample_helpers;
 
 // Same shapes, broadcasting both ways, 0-dim with 0-dim, a 0-dim float64 operand with a
 // float32 matrix (a dimensioned operand's dtype wins), mixed int64 / float32, bfloat16,
-// and an empty tensor broadcast with a vector.
+// an empty tensor broadcast with a vector, and a large matrix with a broadcast row.
 void arithmetic(std::vector<OpSample>& out, const char* op, Fill a, Fill b) {
   out.push_back({op, {T({2, 3}, kF32, a), T({2, 3}, kF32, b)}});
   out.push_back({op, {T({3, 1}, kF32, a), T({1, 4}, kF32, b)}});
@@ -19,6 +19,7 @@ void arithmetic(std::vector<OpSample>& out, const char* op, Fill a, Fill b) {
   out.push_back({op, {T({2, 3}, kI64, a), T({2, 3}, kF32, b)}});
   out.push_back(OpSample{op, {T({2, 3}, kBF16, a), T({2, 3}, kBF16, b)}}.tol(2e-2));
   out.push_back({op, {T({0, 3}, kF32, a), T({3}, kF32, b)}});
+  out.push_back({op, {T({129, 257}, kF32, a), T({257}, kF32, b)}});  // threaded, with a tail
 }
 
 // The same for integers: int64, int32 broadcast with int64, 0-dim, uint8 in [0, 8).

@@ -8,7 +8,7 @@ namespace {
 using namespace sample_helpers;
 
 // A float op on values `fill`: a matrix, a 0-dim tensor, float64, bfloat16, (when
-// `ints`) an int64 input, which the rule promotes, and an empty tensor.
+// `ints`) an int64 input, which the rule promotes, an empty tensor and a large matrix.
 void floating(std::vector<OpSample>& out, const char* op, Fill fill, bool ints = true) {
   out.push_back({op, {T({2, 3}, kF32, fill)}});
   out.push_back({op, {T({}, kF32, fill)}});
@@ -16,9 +16,11 @@ void floating(std::vector<OpSample>& out, const char* op, Fill fill, bool ints =
   out.push_back(OpSample{op, {T({2, 3}, kBF16, fill)}}.tol(2e-2));
   if (ints) out.push_back({op, {T({2, 3}, kI64, fill == Fill::Unit ? Fill::Bool : fill)}});
   out.push_back({op, {T({0, 3}, kF32, fill)}});
+  out.push_back({op, {T({129, 257}, kF32, fill)}});  // vectorised, threaded, with a tail
 }
 
-// An op defined for integers too: float32, 0-dim, int64, int32, float16 and empty.
+// An op defined for integers too: float32, 0-dim, int64, int32, float16, empty, float64
+// and a large float32 matrix.
 void numeric(std::vector<OpSample>& out, const char* op, Fill fill = Fill::Normal) {
   out.push_back({op, {T({2, 3}, kF32, fill)}});
   out.push_back({op, {T({}, kF32, fill)}});
@@ -26,6 +28,8 @@ void numeric(std::vector<OpSample>& out, const char* op, Fill fill = Fill::Norma
   out.push_back({op, {T({4}, kI32, fill)}});
   out.push_back(OpSample{op, {T({2, 3}, kF16, fill)}}.tol(1e-2));
   out.push_back({op, {T({3, 0}, kI64, fill)}});
+  out.push_back({op, {T({3, 2}, kF64, fill)}});
+  out.push_back({op, {T({129, 257}, kF32, fill)}});  // vectorised, threaded, with a tail
 }
 
 std::vector<OpSample> make() {

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "../ops/sample_tensors.h"
+#include "sample_inputs.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
 
@@ -45,7 +45,7 @@ const std::map<std::string, std::string> kPending = {
 // Samples not checked, by op (or "op#ordinal" for one sample): the sampled point is not
 // a smooth point of the op, or the op is undefined there.
 const std::map<std::string, std::string> kNotSmooth = {
-    {"loom::pow.Tensor_Tensor#10", "negative bases: d/d exponent is log(base), undefined"},
+    {"loom::pow.Tensor_Tensor#11", "negative bases: d/d exponent is log(base), undefined"},
     {"loom::var.correction#4", "one element per reduction with correction 1: 0/0"},
     {"loom::var.correction#5", "one element per reduction with correction 1: 0/0"},
     {"loom::cummax#2", "ties among the values"},
@@ -180,6 +180,25 @@ bool as_float64(SampleArg& arg, bool& any) {
   return true;
 }
 
+// Whether a sample has a tensor of more than 1000 elements (those exist for the
+// vectorised and threaded paths of the kernels).
+bool is_large(const OpSample& sample) {
+  auto large = [](const SampleArg& a) {
+    const TensorSpec* spec = std::get_if<TensorSpec>(&a);
+    if (spec == nullptr) return false;
+    int64_t n = 1;
+    for (int64_t d : spec->shape) n *= d;
+    return n > 1000;
+  };
+  for (const SampleArg& a : sample.args) {
+    if (large(a)) return true;
+  }
+  for (const auto& kv : sample.kwargs) {
+    if (large(kv.second)) return true;
+  }
+  return false;
+}
+
 class FormulaSweep : public ::testing::TestWithParam<std::string> {
  protected:
   static void SetUpTestSuite() {
@@ -200,6 +219,7 @@ TEST_P(FormulaSweep, Gradients) {
     ++ordinal;
     if (!original.deterministic || !original.expected_error.empty()) continue;
     if (kNotSmooth.count(op + "#" + std::to_string(ordinal))) continue;
+    if (is_large(original)) continue;  // numeric Jacobians: one call per input element
     OpSample sample = original;
     bool any = false, usable = true;
     for (SampleArg& a : sample.args) usable = usable && as_float64(a, any);
