@@ -78,6 +78,9 @@ std::vector<OpSample> make() {
     s.push_back({op, {T({}, kF64, Fill::SmallInt), T({}, kBool, Fill::Bool)}});
     s.push_back({op, {T({2, 3}, kF32, Fill::Special), T({2, 3}, kI32, Fill::Bool)}});
   }
+  // Error inputs (Note [Op samples]): each must raise.
+  s.push_back(OpSample{"loom::add.Tensor", {T({2, 3}), T({4})}}.raises("cannot be broadcast"));
+  s.push_back(OpSample{"loom::mul.Tensor", {T({2, 3}), T({3, 2})}}.raises("cannot be broadcast"));
   return s;
 }
 

@@ -65,6 +65,9 @@ std::vector<OpSample> make() {
                 L({1, 1})}}
           .with_note("overlapping blocks add up: integer-valued floats keep the sums exact"),
       {"loom::col2im", {T({8, 4}, kF64), L({3, 3}), L({2, 2}), L({1, 1}), L({1, 1}), L({2, 2})}},
+      // Error inputs (Note [Op samples]): each must raise.
+      OpSample{"loom::conv2d", {T({1, 3, 5, 5}), T({2, 2, 3, 3})}}.raises(
+          "expected input with 2 channels"),
   };
 }
 

@@ -29,6 +29,9 @@ std::vector<OpSample> make() {
       {"loom::one_hot", {Idx({}, 2), I(2)}},
       OpSample{"loom::one_hot", {Idx({2, 3}, 4)}}.no_meta(
           "num_classes=-1: the class count is the largest value plus one"),
+      // Error inputs (Note [Op samples]): each must raise.
+      OpSample{"loom::embedding", {T({4, 3}), T({8}, kI64, Fill::Ascending)}}.raises(
+          "index -2 is out of range"),
   };
   return s;
 }

@@ -96,6 +96,13 @@ std::vector<OpSample> make() {
           data_dependent),
       OpSample{"loom::masked_scatter_", {T({2, 3}, kF64), mask({3}), T({6}, kF64)}}.no_meta(
           data_dependent),
+      // Error inputs (Note [Op samples]): each must raise.
+      OpSample{"loom::index_select", {T({4, 3}), I(0), T({8}, kI64, Fill::Ascending)}}.raises(
+          "index -2 is out of range"),
+      OpSample{"loom::index_select", {T({4, 3}), I(2), Idx({2}, 3)}}.raises(
+          "dim 2 is out of range"),
+      OpSample{"loom::gather", {T({3, 4}), I(1), T({3, 6}, kI64, Fill::Ascending)}}.raises(
+          "index -2 is out of range"),
   };
   return s;
 }

@@ -118,6 +118,8 @@ std::vector<OpSample> make() {
   whole(s, "loom::all", Fill::SmallInt, true, false);
   s.push_back({"loom::any", {T({3, 2}, kBool, Fill::Bool)}});
   s.push_back({"loom::all", {T({3, 2}, kBool, Fill::Bool)}});
+  s.push_back(
+      OpSample{"loom::sum.dim_IntList", {T({2, 3}), L({2})}}.raises("dim 2 is out of range"));
   return s;
 }
 

@@ -70,6 +70,8 @@ std::vector<OpSample> make() {
       {"loom::pad", {T({1, 2, 3}, kF64), L({2, 1}), S("replicate")}},
       {"loom::pad", {T({1, 2, 3, 3}), L({1, 1, 2, 0})}, {{"mode", S("circular")}}},
       {"loom::pad", {T({2, 3}), L({1, 1}), S("constant"), D(-2.5)}},
+      // Error inputs (Note [Op samples]): each must raise.
+      OpSample{"loom::cat", {TL({T({2, 3}), T({2, 4})})}}.raises("expected size 3 in dim 1"),
   };
   return s;
 }

@@ -67,6 +67,9 @@ std::vector<OpSample> make() {
       {"loom::unfold", {T({2, 5}, kI64), I(1), I(2), I(1)}},
       {"loom::unfold", {T({4, 3}, kF64), I(0), I(4), I(3)}},
       {"loom::unfold", {T({}), I(0), I(1), I(1)}},
+      // Error inputs (Note [Op samples]): each must raise.
+      OpSample{"loom::view", {T({2, 3}), L({4})}}.raises("is invalid for a tensor of 6"),
+      OpSample{"loom::permute", {T({2, 3}), L({0, 0})}}.raises("dim 0 repeats"),
   };
   return s;
 }

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "sample_inputs.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
+#include "sample_inputs.h"
 
 namespace loom {
 namespace {
@@ -225,8 +225,7 @@ TEST_P(FormulaSweep, Gradients) {
     for (SampleArg& a : sample.args) usable = usable && as_float64(a, any);
     for (auto& [name, a] : sample.kwargs) usable = usable && as_float64(a, any);
     if (!usable || !any) continue;
-    conform::Built built =
-        conform::build(sample, ordinal, conform::Layout::Contiguous);
+    conform::Built built = conform::build(sample, ordinal, conform::Layout::Contiguous);
     // The float64 tensor arguments (not list elements) are the inputs checked.
     std::vector<size_t> positions;
     std::vector<Tensor> inputs;

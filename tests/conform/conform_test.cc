@@ -46,12 +46,14 @@ class ConformTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
-           ("loom_conform_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           ("loom_conform_" +
+            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    write(dir_ / "faulty.textproto",
-          std::string("plugins { path: \"") + LOOM_PLUGIN_DIR + "/libloom_plugin_cpu.so\" }\n" +
-              "plugins { path: \"" + LOOM_TEST_PLUGIN_DIR + "/libloom_plugin_test_conform.so\" }\n");
+    write(dir_ / "faulty.textproto", std::string("plugins { path: \"") + LOOM_PLUGIN_DIR +
+                                         "/libloom_plugin_cpu.so\" }\n" + "plugins { path: \"" +
+                                         LOOM_TEST_PLUGIN_DIR +
+                                         "/libloom_plugin_test_conform.so\" }\n");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -67,8 +69,8 @@ class ConformTest : public ::testing::Test {
 std::multimap<std::string, std::string> statuses(const json& report) {
   std::multimap<std::string, std::string> out;
   for (const json& r : report["results"]) {
-    const std::string key = r["op"].get<std::string>() + " " + r["dtype"].get<std::string>() +
-                            " " + r["check"].get<std::string>();
+    const std::string key = r["op"].get<std::string>() + " " + r["dtype"].get<std::string>() + " " +
+                            r["check"].get<std::string>();
     out.emplace(key, r["status"].get<std::string>());
   }
   return out;
@@ -132,7 +134,7 @@ TEST_F(ConformTest, ExpectedFailuresAndUnexpectedPasses) {
     {"op": "loom::neg", "check": "variants", "reason": "agrees with its own functional call"},
     {"op": "loom::sqrt", "dtype": "float32", "reason": "thought broken"}]})");
   const RunResult r = run(faulty("loom::(neg|sqrt)", "--report " + dir_.string() + " --xfail " +
-                                                        (dir_ / "xfail.json").string()));
+                                                         (dir_ / "xfail.json").string()));
   EXPECT_EQ(r.status, 1) << r.output;  // the unexpected pass fails the run
   const auto s = statuses(read_json(dir_ / "report.json"));
   EXPECT_TRUE(has(s, "loom::neg float32 values", "XFAIL"));
@@ -143,8 +145,8 @@ TEST_F(ConformTest, ExpectedFailuresAndUnexpectedPasses) {
   // The variants agree with the (wrong) functional call, so only values is expected to fail.
   write(dir_ / "xfail.json", R"({"xfail": [
     {"op": "loom::neg", "check": "values", "reason": "drops the sign"}]})");
-  const RunResult clean = run(faulty("loom::(neg|sqrt)", "--dtypes float32,float64 --xfail " +
-                                                             (dir_ / "xfail.json").string()));
+  const RunResult clean = run(faulty(
+      "loom::(neg|sqrt)", "--dtypes float32,float64 --xfail " + (dir_ / "xfail.json").string()));
   EXPECT_EQ(clean.status, 0) << clean.output;
 }
 
@@ -154,8 +156,8 @@ TEST_F(ConformTest, BaselineListsRegressions) {
   ASSERT_EQ(cpu.status, 0) << cpu.output;
   fs::rename(dir_ / "report.json", dir_ / "baseline.json");
   const RunResult r =
-      run(faulty("loom::(neg|sqrt)", "--baseline " + (dir_ / "baseline.json").string() +
-                                         " --report " + dir_.string()));
+      run(faulty("loom::(neg|sqrt)",
+                 "--baseline " + (dir_ / "baseline.json").string() + " --report " + dir_.string()));
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("regression: loom::neg float32 sample 0 values: PASS -> FAIL"),
             std::string::npos)
@@ -176,26 +178,31 @@ TEST_F(ConformTest, BadOptionsAndFilesAreRefused) {
   write(dir_ / "unknown_op.json", R"({"xfail": [{"op": "loom::nope", "reason": "r"}]})");
   write(dir_ / "no_reason.json", R"({"xfail": [{"op": "loom::neg"}]})");
   write(dir_ / "other_backend.json", R"({"backend": "cpu", "xfail": []})");
-  write(dir_ / "bad_check.json", R"({"xfail": [{"op": "loom::neg", "check": "speed", "reason": "r"}]})");
+  write(dir_ / "bad_check.json",
+        R"({"xfail": [{"op": "loom::neg", "check": "speed", "reason": "r"}]})");
   write(dir_ / "not_a_report.json", R"({"results": 3})");
   const std::vector<Case> cases = {
       {"conform" + manifest, "[conform] expected --backend"},
       {"conform" + manifest + " --backend nope", "[conform] --backend: no device type 'nope'"},
-      {"conform" + manifest + " --backend cpu --ops '('", "[conform] --ops: expected a regular expression"},
+      {"conform" + manifest + " --backend cpu --ops '('",
+       "[conform] --ops: expected a regular expression"},
       {"conform" + manifest + " --backend cpu --ops 'loom::nothing'", "matches no op"},
       {"conform" + manifest + " --backend cpu --jobs 0", "[conform] --jobs: expected at least 1"},
       {"conform" + manifest + " --backend cpu --dtypes float99", "float99"},
       {"conform" + manifest + " --backend faulty_npu --xfail " + (dir_ / "syntax.json").string(),
        "expected JSON"},
-      {"conform" + manifest + " --backend faulty_npu --xfail " + (dir_ / "unknown_op.json").string(),
+      {"conform" + manifest + " --backend faulty_npu --xfail " +
+           (dir_ / "unknown_op.json").string(),
        "'loom::nope' is not an op of the library"},
       {"conform" + manifest + " --backend faulty_npu --xfail " + (dir_ / "no_reason.json").string(),
        "expected a non-empty 'reason'"},
-      {"conform" + manifest + " --backend faulty_npu --xfail " + (dir_ / "other_backend.json").string(),
+      {"conform" + manifest + " --backend faulty_npu --xfail " +
+           (dir_ / "other_backend.json").string(),
        "written for backend 'cpu'"},
       {"conform" + manifest + " --backend faulty_npu --xfail " + (dir_ / "bad_check.json").string(),
        "unknown check 'speed'"},
-      {"conform" + manifest + " --backend faulty_npu --baseline " + (dir_ / "not_a_report.json").string(),
+      {"conform" + manifest + " --backend faulty_npu --baseline " +
+           (dir_ / "not_a_report.json").string(),
        "expected a report of loom conform"},
       {"conform" + manifest + " --backend faulty_npu --xfail " + (dir_ / "missing.json").string(),
        "cannot read the expectation file"},

@@ -24,10 +24,11 @@
 // Values compare exactly for integer and bool dtypes; floats within tol * (1 + |expected|)
 // with tol = the sample's tolerance, else 1e-12 (float64), 1e-5 (float32), 1e-2 (float16,
 // bfloat16). Inputs come from a splitmix64 stream seeded by the op name, the sample's
-// ordinal and the argument's position; every call is preceded by loom::manual_seed(conform::kSampleSeed),
-// so random ops compare exactly too. A known failure (OpSample::known_failures) of a check
-// is printed ("[  KNOWN   ]", with the observed difference) instead of failing, and listed
-// by the skipped OpSweepSummary.KnownFailures; the op's test fails once the check passes.
+// ordinal and the argument's position; every call is preceded by
+// loom::manual_seed(conform::kSampleSeed), so random ops compare exactly too. A known failure
+// (OpSample::known_failures) of a check is printed ("[  KNOWN   ]", with the observed difference)
+// instead of failing, and listed by the skipped OpSweepSummary.KnownFailures; the op's test fails
+// once the check passes.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -47,13 +48,25 @@
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
-#include "ops_test_util.h"
 #include "op_calls.h"
+#include "ops_test_util.h"
 #include "sample_inputs.h"
 
 namespace loom {
 namespace {
 
+using conform::build_tensor;
+using conform::Built;
+using conform::inplace_applies;
+using conform::is_defined;
+using conform::is_variant_defined;
+using conform::Layout;
+using conform::non_contiguous_empty;
+using conform::op_name_of;
+using conform::run;
+using conform::tensors_of;
+using conform::variant_names;
+using conform::VariantNames;
 using dispatch::Dispatcher;
 using dispatch::EntrySource;
 using ops::Check;
@@ -61,18 +74,6 @@ using ops::Fill;
 using ops::OpSample;
 using ops::SampleArg;
 using ops::TensorSpec;
-using conform::build_tensor;
-using conform::inplace_applies;
-using conform::is_defined;
-using conform::is_variant_defined;
-using conform::op_name_of;
-using conform::run;
-using conform::tensors_of;
-using conform::variant_names;
-using conform::VariantNames;
-using conform::Built;
-using conform::Layout;
-using conform::non_contiguous_empty;
 
 const Device kMetaDevice{kMeta, -1};
 const Device kCpuDevice{kCPU, -1};
@@ -244,8 +245,8 @@ std::string check_variants(const SweepParam& p, const std::vector<Tensor>& expec
   std::string failure;
   try {
     if (is_variant_defined(s.op, v.out)) {
-      std::vector<Tensor> outs =
-          run_out(v.out, build(p, Layout::Contiguous), expected, Layout::Contiguous, kCpuDevice, failure);
+      std::vector<Tensor> outs = run_out(v.out, build(p, Layout::Contiguous), expected,
+                                         Layout::Contiguous, kCpuDevice, failure);
       if (failure.empty()) failure = compare(expected, outs, s.tolerance);
       if (!failure.empty()) return str_cat(v.out, ": ", failure);
     }
@@ -270,7 +271,8 @@ std::string check_strided(const SweepParam& p, const std::vector<Tensor>& expect
     std::string failure = compare(expected, tensors_of(run(p.sample->op, b)), p.sample->tolerance);
     const std::string out_op = variant_names(p.sample->op).out;
     if (failure.empty() && is_variant_defined(p.sample->op, out_op)) {
-      std::vector<Tensor> outs = run_out(out_op, b, expected, Layout::NonContiguous, kCpuDevice, failure);
+      std::vector<Tensor> outs =
+          run_out(out_op, b, expected, Layout::NonContiguous, kCpuDevice, failure);
       if (failure.empty()) failure = compare(expected, outs, p.sample->tolerance);
       if (!failure.empty()) failure = str_cat(out_op, " into non-contiguous outs: ", failure);
     }

@@ -22,7 +22,8 @@ using loom::sdk::Tensor;
 const LoomDeviceInterface kDevice = loom::sdk::host_memory_device<1>("faulty_npu");
 
 Tensor neg_out(const DispatchContext&, const Tensor& self, const Tensor& out) {
-  elementwise<float>(out, [](float x) { return x; }, self);  // wrong: the sign is lost
+  elementwise<float>(
+      out, [](float x) { return x; }, self);  // wrong: the sign is lost
   return out;
 }
 
@@ -42,12 +43,14 @@ Tensor relu_out(const DispatchContext&, const Tensor& self, const Tensor& out) {
     if (out.is_contiguous()) std::memset(out.data(), 0, sizeof(double) * out.numel());
     return out;
   }
-  elementwise<float>(out, [](float x) { return x > 0 ? x : 0.0f; }, self);
+  elementwise<float>(
+      out, [](float x) { return x > 0 ? x : 0.0f; }, self);
   return out;
 }
 
 Tensor sqrt_out(const DispatchContext&, const Tensor& self, const Tensor& out) {
-  elementwise<float>(out, [](float x) { return std::sqrt(x); }, self);
+  elementwise<float>(
+      out, [](float x) { return std::sqrt(x); }, self);
   return out;
 }
 
@@ -59,9 +62,11 @@ Tensor fill_(const DispatchContext&, const Tensor& self, Scalar value) {
 
 Tensor copy_(const DispatchContext&, const Tensor& self, const Tensor& src, bool) {
   if (self.dtype() == LOOM_DTYPE_FLOAT64) {
-    elementwise<double>(self, [](double x) { return x; }, src);
+    elementwise<double>(
+        self, [](double x) { return x; }, src);
   } else {
-    elementwise<float>(self, [](float x) { return x; }, src);
+    elementwise<float>(
+        self, [](float x) { return x; }, src);
   }
   return self;
 }

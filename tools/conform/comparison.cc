@@ -99,10 +99,10 @@ Comparison compare_outputs(const std::vector<Tensor>& expected, const std::vecto
       }
       if (excess > worst_excess || (excess > 0 && c.worst_element.empty())) {
         worst_excess = excess;
-        c.worst_element = str_cat("output ", k, " at ", index_of(actual[k], static_cast<int64_t>(i)),
-                                  ": ", number(a), ", expected ", number(e),
-                                  exact ? " (exact)"
-                                        : str_cat(" (atol ", tol.atol, ", rtol ", tol.rtol, ")"));
+        c.worst_element =
+            str_cat("output ", k, " at ", index_of(actual[k], static_cast<int64_t>(i)), ": ",
+                    number(a), ", expected ", number(e),
+                    exact ? " (exact)" : str_cat(" (atol ", tol.atol, ", rtol ", tol.rtol, ")"));
       }
     }
   }

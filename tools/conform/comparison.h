@@ -14,14 +14,13 @@ namespace loom::conform {
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // The reference computes in float64 where the sample's dtype is lower, so a result is
 // compared with the exact-as-possible value, rounded once (a result is held to the
-// tolerance of the least precise floating dtype among it and the sample's inputs): |actual - expected| <=
-// atol + rtol * |expected|, with (atol, rtol) by the result's dtype: float64 1e-10 (the
-// reference is then the CPU plugin in the same dtype), float32 1e-5, float16 1e-3,
-// bfloat16 (1e-2, 1.6e-2): the last two are a few units in the last place of each
-// format, float32 leaves room for sums and transcendental functions whose float32
-// evaluation rounds on every step. A sample's own tolerance (OpSample::tolerance, for
-// ops whose sums oneDNN blocks differently per layout) raises both to it. Integer and
-// bool results compare exactly.
+// tolerance of the least precise floating dtype among it and the sample's inputs): |actual -
+// expected| <= atol + rtol * |expected|, with (atol, rtol) by the result's dtype: float64 1e-10
+// (the reference is then the CPU plugin in the same dtype), float32 1e-5, float16 1e-3, bfloat16
+// (1e-2, 1.6e-2): the last two are a few units in the last place of each format, float32 leaves
+// room for sums and transcendental functions whose float32 evaluation rounds on every step. A
+// sample's own tolerance (OpSample::tolerance, for ops whose sums oneDNN blocks differently per
+// layout) raises both to it. Integer and bool results compare exactly.
 struct Tolerance {
   double atol = 0;
   double rtol = 0;

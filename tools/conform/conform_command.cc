@@ -15,10 +15,10 @@
 
 #include "absl/strings/str_split.h"
 #include "expectations.h"
-#include "loom/loom.h"
-#include "loom/ops/op_library.h"
 #include "loom/core/device.h"
 #include "loom/dispatcher/plugin_host.h"
+#include "loom/loom.h"
+#include "loom/ops/op_library.h"
 #include "loom/runtime.h"
 #include "op_calls.h"
 #include "op_checks.h"
@@ -46,7 +46,7 @@ Target target_of(const std::string& backend) {
       for (const std::string& d : p.device_types) known += " " + d;
     }
     throw Error("conform", str_cat("--backend: no device type '", backend,
-                        "' in the loaded plugins (expected cpu", known, ")"));
+                                   "' in the loaded plugins (expected cpu", known, ")"));
   }
   Target t;
   t.backend = backend;
@@ -71,8 +71,8 @@ std::vector<LibraryOp> selected_ops(const std::string& pattern) {
   try {
     re = std::regex(pattern.empty() ? ".*" : pattern, std::regex::ECMAScript);
   } catch (const std::regex_error& e) {
-    throw Error("conform", str_cat("--ops: expected a regular expression, found '", pattern,
-                        "' (", e.what(), ")"));
+    throw Error("conform", str_cat("--ops: expected a regular expression, found '", pattern, "' (",
+                                   e.what(), ")"));
   }
   std::vector<LibraryOp> out;
   for (const OpDefinition& def : standard_ops()) {
@@ -145,25 +145,29 @@ Report probe(const ConformOptions& options) {
 }  // namespace
 
 int run_conform(const ConformOptions& options) {
-  if (options.backend.empty()) throw Error("conform", "expected --backend (a device type: cpu, ...)");
+  if (options.backend.empty())
+    throw Error("conform", "expected --backend (a device type: cpu, ...)");
   if (options.jobs < 1) {
     throw Error("conform", str_cat("--jobs: expected at least 1, found ", options.jobs));
   }
   if (!(options.timeout_seconds > 0)) {
-    throw Error("conform", str_cat("--timeout: expected seconds > 0, found ", options.timeout_seconds));
+    throw Error("conform",
+                str_cat("--timeout: expected seconds > 0, found ", options.timeout_seconds));
   }
   const std::vector<LibraryOp> ops = selected_ops(options.ops);
   const std::set<std::string> dtypes = parse_dtypes(options.dtypes);
   const std::vector<Expectation> expectations =
       options.xfail.empty() ? std::vector<Expectation>{}
                             : read_expectations(options.xfail, options.backend);
-  const std::optional<Report> baseline =
-      options.baseline.empty() ? std::nullopt : std::optional<Report>(read_report(options.baseline));
+  const std::optional<Report> baseline = options.baseline.empty()
+                                             ? std::nullopt
+                                             : std::optional<Report>(read_report(options.baseline));
   if (!options.report_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.report_dir, ec);
     if (ec) {
-      throw Error("conform", str_cat("--report: cannot create '", options.report_dir, "': ", ec.message()));
+      throw Error("conform",
+                  str_cat("--report: cannot create '", options.report_dir, "': ", ec.message()));
     }
   }
 
@@ -222,19 +226,19 @@ int run_conform(const ConformOptions& options) {
           r.set_op(ops[i].name);
           if (s.progress.op().empty()) r.set_sample(-1);
           r.set_check(s.progress.check().empty() ? "availability" : s.progress.check());
-          const std::string during =
-              s.progress.op().empty() ? "before its first sample"
-                                      : str_cat("during sample ", s.progress.sample(), " (",
-                                                s.progress.sample_text(), ")");
+          const std::string during = s.progress.op().empty()
+                                         ? "before its first sample"
+                                         : str_cat("during sample ", s.progress.sample(), " (",
+                                                   s.progress.sample_text(), ")");
           if (end.timed_out) {
             r.set_status(TIMEOUT);
             r.set_message(str_cat("ran past the ", options.timeout_seconds, " s limit ", during));
           } else {
             r.set_status(CRASH);
-            r.set_message(end.signal != 0
-                              ? str_cat("killed by signal ", end.signal, " (", strsignal(end.signal),
-                                        ") ", during)
-                              : str_cat("the worker exited with status ", end.exit_status, " ", during));
+            r.set_message(end.signal != 0 ? str_cat("killed by signal ", end.signal, " (",
+                                                    strsignal(end.signal), ") ", during)
+                                          : str_cat("the worker exited with status ",
+                                                    end.exit_status, " ", during));
           }
           s.results.push_back(r);
         }
@@ -246,7 +250,8 @@ int run_conform(const ConformOptions& options) {
     for (CheckResult& r : s.results) *report.add_results() = std::move(r);
   }
   apply_expectations(expectations, report);
-  for (const CheckResult& r : report.results()) ++(*report.mutable_counts())[status_name(r.status())];
+  for (const CheckResult& r : report.results())
+    ++(*report.mutable_counts())[status_name(r.status())];
   report.set_wall_seconds(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 
@@ -259,8 +264,8 @@ int run_conform(const ConformOptions& options) {
   std::printf("loom conform: backend %s, %d ops, %d results in %.1f s (%d jobs)\n",
               options.backend.c_str(), report.ops_size(), report.results_size(),
               report.wall_seconds(), options.jobs);
-  for (const char* status : {"pass", "fail", "error", "crash", "timeout", "missing", "skipped",
-                             "xfail", "xpass"}) {
+  for (const char* status :
+       {"pass", "fail", "error", "crash", "timeout", "missing", "skipped", "xfail", "xpass"}) {
     auto it = report.counts().find(status);
     if (it != report.counts().end()) std::printf("  %-8s %d\n", status, it->second);
   }
@@ -268,9 +273,10 @@ int run_conform(const ConformOptions& options) {
   for (const CheckResult& r : report.results()) {
     if (!is_failure(r.status())) continue;
     if (++failures <= 20) {
-      std::printf("  %s %s %s sample %d %s: %s\n", status_name(r.status()).c_str(), r.op().c_str(),
-                  r.dtype().c_str(), r.sample(), r.check().c_str(),
-                  (r.worst_element().empty() ? r.message() : r.worst_element()).substr(0, 300).c_str());
+      std::printf(
+          "  %s %s %s sample %d %s: %s\n", status_name(r.status()).c_str(), r.op().c_str(),
+          r.dtype().c_str(), r.sample(), r.check().c_str(),
+          (r.worst_element().empty() ? r.message() : r.worst_element()).substr(0, 300).c_str());
     }
   }
   if (failures > 20) std::printf("  ... and %d more (see the report)\n", failures - 20);

@@ -9,13 +9,13 @@
 namespace loom::conform {
 
 struct ConformOptions {
-  std::string manifest;     // "" = the default manifest
-  std::string backend;      // device type: cpu, npu_sim, ...
-  std::string ops;          // ECMAScript regex over op names, matched whole; "" = all
-  std::string dtypes;       // comma-separated; "" = all
-  std::string report_dir;   // "" = no files, the summary only
-  std::string baseline;     // an earlier report.json
-  std::string xfail;        // the backend's expectation file
+  std::string manifest;    // "" = the default manifest
+  std::string backend;     // device type: cpu, npu_sim, ...
+  std::string ops;         // ECMAScript regex over op names, matched whole; "" = all
+  std::string dtypes;      // comma-separated; "" = all
+  std::string report_dir;  // "" = no files, the summary only
+  std::string baseline;    // an earlier report.json
+  std::string xfail;       // the backend's expectation file
   int jobs = 1;
   double timeout_seconds = 60;  // per op
 };

@@ -17,7 +17,7 @@
 namespace loom::conform {
 namespace {
 
-const std::set<std::string> kChecks = {"availability", "errors", "claims", "values",
+const std::set<std::string> kChecks = {"availability", "errors",  "claims",   "values",
                                        "variants",     "strided", "gradients"};
 
 std::string read_file(const std::string& path, std::string_view what) {
@@ -62,7 +62,8 @@ std::vector<Expectation> read_expectations(const std::string& path, const std::s
   if (doc.contains("backend")) {
     if (!doc["backend"].is_string()) throw Error("conform", where + ": 'backend' must be a string");
     if (doc["backend"] != backend) {
-      throw Error("conform", str_cat(where, ": written for backend '", doc["backend"].get<std::string>(),
+      throw Error("conform",
+                  str_cat(where, ": written for backend '", doc["backend"].get<std::string>(),
                           "', but the backend checked is '", backend, "'"));
     }
   }
@@ -89,7 +90,8 @@ std::vector<Expectation> read_expectations(const std::string& path, const std::s
       } else if (key == "reason") {
         e.reason = text;
       } else {
-        throw Error("conform", str_cat(at, ": unknown key '", key, "' (expected op, dtype, check, reason)"));
+        throw Error("conform",
+                    str_cat(at, ": unknown key '", key, "' (expected op, dtype, check, reason)"));
       }
     }
     if (e.op.empty()) throw Error("conform", at + ": expected an 'op'");
@@ -97,7 +99,8 @@ std::vector<Expectation> read_expectations(const std::string& path, const std::s
       throw Error("conform", str_cat(at, ": '", e.op, "' is not an op of the library"));
     }
     if (!e.check.empty() && !kChecks.count(e.check)) {
-      throw Error("conform", str_cat(at, ": unknown check '", e.check,
+      throw Error("conform",
+                  str_cat(at, ": unknown check '", e.check,
                           "' (expected availability, errors, claims, values, variants, strided "
                           "or gradients)"));
     }
@@ -133,8 +136,9 @@ Report read_report(const std::string& path) {
   const auto status =
       google::protobuf::util::JsonStringToMessage(read_file(path, "baseline"), &report, options);
   if (!status.ok()) {
-    throw Error("conform", str_cat("baseline '", path, "': expected a report of loom conform, found: ",
-                        status.ToString()));
+    throw Error("conform",
+                str_cat("baseline '", path,
+                        "': expected a report of loom conform, found: ", status.ToString()));
   }
   return report;
 }
@@ -153,7 +157,8 @@ std::vector<std::string> regressions(const Report& baseline, const Report& curre
     if (it == now.end() || it->second == PASS || it->second == XPASS) continue;
     const CheckResult& r = *by_key.at(key_of(was));
     out.push_back(str_cat(key_of(was), ": ", Status_Name(was.status()), " -> ",
-                          Status_Name(r.status()), r.message().empty() ? "" : " (" + r.message() + ")"));
+                          Status_Name(r.status()),
+                          r.message().empty() ? "" : " (" + r.message() + ")"));
   }
   return out;
 }

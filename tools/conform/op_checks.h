@@ -46,8 +46,8 @@ struct Target {
 
 struct OpChecks {
   std::string op;
-  bool structured = false;           // has an out= variant its functional form derives from
-  std::set<std::string> dtypes;      // empty: every dtype
+  bool structured = false;       // has an out= variant its functional form derives from
+  std::set<std::string> dtypes;  // empty: every dtype
 };
 
 using EmitResult = std::function<void(const CheckResult&)>;

@@ -17,22 +17,32 @@ namespace {
 // Higher is worse (Note [Conformance reports]).
 int severity(Status s) {
   switch (s) {
-    case CRASH: return 8;
-    case TIMEOUT: return 7;
-    case ERROR: return 6;
-    case FAIL: return 5;
-    case XPASS: return 4;
-    case XFAIL: return 3;
-    case MISSING: return 2;
-    case PASS: return 1;
-    default: return 0;  // SKIPPED
+    case CRASH:
+      return 8;
+    case TIMEOUT:
+      return 7;
+    case ERROR:
+      return 6;
+    case FAIL:
+      return 5;
+    case XPASS:
+      return 4;
+    case XFAIL:
+      return 3;
+    case MISSING:
+      return 2;
+    case PASS:
+      return 1;
+    default:
+      return 0;  // SKIPPED
   }
 }
 
 const Status kShown[] = {PASS, FAIL, ERROR, CRASH, TIMEOUT, MISSING, SKIPPED, XFAIL, XPASS};
 
 std::string html_escape(const std::string& text) {
-  return absl::StrReplaceAll(text, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
+  return absl::StrReplaceAll(text,
+                             {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&quot;"}});
 }
 
 std::string markdown_cell(const std::string& text) {
@@ -41,11 +51,11 @@ std::string markdown_cell(const std::string& text) {
   return s;
 }
 
-std::vector<std::string> dtypes_of(const std::map<std::pair<std::string, std::string>, Status>& cells) {
-  static const std::vector<std::string> order = {"bool",    "uint8",    "int8",     "int16",
-                                                 "int32",   "int64",    "float16",  "bfloat16",
-                                                 "float32", "float64",  "complex64", "complex128",
-                                                 "none"};
+std::vector<std::string> dtypes_of(
+    const std::map<std::pair<std::string, std::string>, Status>& cells) {
+  static const std::vector<std::string> order = {
+      "bool",     "uint8",   "int8",    "int16",     "int32",      "int64", "float16",
+      "bfloat16", "float32", "float64", "complex64", "complex128", "none"};
   std::set<std::string> present;
   for (const auto& [key, status] : cells) present.insert(key.second);
   std::vector<std::string> out;
@@ -74,16 +84,26 @@ std::string status_name(Status status) {
 
 std::string status_glyph(Status status) {
   switch (status) {
-    case PASS: return "✅";
-    case FAIL: return "❌";
-    case ERROR: return "⚠️";
-    case CRASH: return "💥";
-    case TIMEOUT: return "⏱️";
-    case MISSING: return "➖";
-    case SKIPPED: return "⏭️";
-    case XFAIL: return "🟡";
-    case XPASS: return "❗";
-    default: return "?";
+    case PASS:
+      return "✅";
+    case FAIL:
+      return "❌";
+    case ERROR:
+      return "⚠️";
+    case CRASH:
+      return "💥";
+    case TIMEOUT:
+      return "⏱️";
+    case MISSING:
+      return "➖";
+    case SKIPPED:
+      return "⏭️";
+    case XFAIL:
+      return "🟡";
+    case XPASS:
+      return "❗";
+    default:
+      return "?";
   }
 }
 
@@ -120,11 +140,13 @@ std::string to_markdown(const Report& report) {
   const std::vector<std::string> dtypes = dtypes_of(cells);
   std::ostringstream md;
   md << "# loom conform: backend `" << report.backend() << "`\n\n";
-  md << "Plugins: " << (report.plugins().empty() ? "none" : "") ;
-  for (int i = 0; i < report.plugins_size(); ++i) md << (i ? ", " : "") << "`" << report.plugins(i) << "`";
+  md << "Plugins: " << (report.plugins().empty() ? "none" : "");
+  for (int i = 0; i < report.plugins_size(); ++i)
+    md << (i ? ", " : "") << "`" << report.plugins(i) << "`";
   md << ". Started " << report.started() << ", " << report.ops_size() << " ops, "
-     << report.results_size() << " results in " << str_cat(static_cast<int>(report.wall_seconds() * 10) / 10.0)
-     << " s with " << report.jobs() << " jobs; gradients "
+     << report.results_size() << " results in "
+     << str_cat(static_cast<int>(report.wall_seconds() * 10) / 10.0) << " s with " << report.jobs()
+     << " jobs; gradients "
      << (report.gradients_checked() ? "checked" : "not checked (no autograd plugin)") << ".\n\n";
   md << "**" << counts_line(report) << "**\n\n";
   md << "Legend:";
@@ -160,7 +182,8 @@ std::string to_html(const Report& report) {
   std::ostringstream h;
   h << R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>loom conform: )" << html_escape(report.backend()) << R"(</title>
+<title>loom conform: )"
+    << html_escape(report.backend()) << R"(</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 20px; margin: 0 0 8px; }
@@ -178,7 +201,8 @@ td.msg { font-family: ui-monospace, monospace; font-size: 12px; max-width: 720px
 .s-pass { color: #2b8a3e; } .s-fail, .s-crash, .s-timeout, .s-error, .s-xpass { color: #c92a2a; font-weight: 600; }
 .s-missing, .s-skipped { color: #868e96; } .s-xfail { color: #e67700; }
 </style></head><body>
-<h1>loom conform: backend <code>)" << html_escape(report.backend()) << R"(</code></h1>
+<h1>loom conform: backend <code>)"
+    << html_escape(report.backend()) << R"(</code></h1>
 <div class="meta">)";
   for (int i = 0; i < report.plugins_size(); ++i) {
     h << (i ? ", " : "Plugins: ") << html_escape(report.plugins(i));
@@ -201,11 +225,12 @@ td.msg { font-family: ui-monospace, monospace; font-size: 12px; max-width: 720px
     const std::string message =
         r.xfail_reason().empty() ? r.message() : r.xfail_reason() + "; observed: " + r.message();
     h << "<tr data-status=\"" << status_name(r.status()) << "\"><td>" << html_escape(r.op())
-      << "</td><td>" << html_escape(r.dtype()) << "</td><td>" << (r.sample() < 0 ? "" : str_cat(r.sample()))
-      << "</td><td>" << html_escape(r.check()) << "</td><td class=\"s-" << status_name(r.status())
-      << "\">" << status_glyph(r.status()) << " " << status_name(r.status()) << "</td><td>"
-      << (r.max_abs_error() > 0 ? str_cat(r.max_abs_error()) : "") << "</td><td class=\"msg\" title=\""
-      << html_escape(r.sample_text()) << "\">"
+      << "</td><td>" << html_escape(r.dtype()) << "</td><td>"
+      << (r.sample() < 0 ? "" : str_cat(r.sample())) << "</td><td>" << html_escape(r.check())
+      << "</td><td class=\"s-" << status_name(r.status()) << "\">" << status_glyph(r.status())
+      << " " << status_name(r.status()) << "</td><td>"
+      << (r.max_abs_error() > 0 ? str_cat(r.max_abs_error()) : "")
+      << "</td><td class=\"msg\" title=\"" << html_escape(r.sample_text()) << "\">"
       << html_escape(r.worst_element().empty() || r.status() == PASS ? message : r.worst_element())
       << "</td></tr>\n";
   }

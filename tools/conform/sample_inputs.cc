@@ -160,8 +160,9 @@ Built build(const OpSample& sample, int ordinal, Layout layout, Device device) {
     b.args.push_back(build_value(sample.args[i], seed + i * 17, layout, device));
   }
   for (size_t i = 0; i < sample.kwargs.size(); ++i) {
-    b.kwargs.emplace_back(sample.kwargs[i].first,
-                          build_value(sample.kwargs[i].second, seed + (100 + i) * 17, layout, device));
+    b.kwargs.emplace_back(
+        sample.kwargs[i].first,
+        build_value(sample.kwargs[i].second, seed + (100 + i) * 17, layout, device));
   }
   return b;
 }

@@ -123,8 +123,9 @@ void run_in_children(size_t count, const PoolOptions& options,
         c.timed_out = true;
       }
       int status = 0;
-      const pid_t done = c.fd < 0 || c.timed_out ? ::waitpid(c.pid, &status, c.timed_out ? 0 : WNOHANG)
-                                                 : ::waitpid(c.pid, &status, WNOHANG);
+      const pid_t done = c.fd < 0 || c.timed_out
+                             ? ::waitpid(c.pid, &status, c.timed_out ? 0 : WNOHANG)
+                             : ::waitpid(c.pid, &status, WNOHANG);
       if (done != c.pid) {
         ++it;
         continue;
@@ -132,7 +133,8 @@ void run_in_children(size_t count, const PoolOptions& options,
       if (c.fd >= 0) {  // drain what it wrote before it ended
         char buffer[65536];
         ssize_t n;
-        while ((n = ::read(c.fd, buffer, sizeof buffer)) > 0) c.pending.append(buffer, static_cast<size_t>(n));
+        while ((n = ::read(c.fd, buffer, sizeof buffer)) > 0)
+          c.pending.append(buffer, static_cast<size_t>(n));
         ::close(c.fd);
         deliver(c, on_frame);
       }

@@ -33,7 +33,8 @@ ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this 
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
 ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");
 ABSL_FLAG(std::string, dtypes, "", "for `conform`: only samples of these dtypes (comma-separated)");
-ABSL_FLAG(std::string, report, "", "for `conform`: write report.json, coverage.md, report.html here");
+ABSL_FLAG(std::string, report, "",
+          "for `conform`: write report.json, coverage.md, report.html here");
 ABSL_FLAG(std::string, baseline, "", "for `conform`: fail on regressions against this report.json");
 ABSL_FLAG(std::string, xfail, "", "for `conform`: the backend's expected failures (JSON)");
 ABSL_FLAG(int64_t, jobs, 1, "for `conform`: ops checked in parallel (child processes)");
@@ -51,7 +52,10 @@ constexpr char kUsage[] =
     "  train                trains a classifier on Fashion-MNIST: --model cnn|mlp --epochs N\n"
     "                       --batch-size N --lr X --optimizer adam|adamw|sgd|rmsprop --seed N\n"
     "                       --threads N --device D --data DIR --limit N --save FILE\n"
-    "                       --resume FILE";
+    "                       --resume FILE\n"
+    "  conform              checks a backend's ops against the cpu: --backend B --ops REGEX\n"
+    "                       --dtypes LIST --report DIR --baseline FILE --xfail FILE --jobs N\n"
+    "                       --timeout SECONDS";
 
 int run(const std::vector<char*>& args) {
   if (args.size() < 2) {
