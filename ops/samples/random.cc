@@ -3,6 +3,8 @@
 // the sweep seeds the generator before each run, and values are a function of the
 // logical position (Note [Random stream layout] in loom/sdk/philox.hpp), so layouts and
 // variants must agree exactly.
+#include <cmath>
+
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -16,6 +18,7 @@ OpSample rnd(std::string op, std::vector<SampleArg> args, SampleKwargs kwargs = 
 
 std::vector<OpSample> make() {
   const TensorSpec z23 = T({2, 3}, kF32, Fill::Zeros);
+  const TensorSpec big = T({100, 100}, kF32, Fill::Zeros);
   return {
       rnd("loom::uniform_", {z23}),
       rnd("loom::uniform_", {T({3, 4}, kF64, Fill::Zeros), D(-2.0), D(3.0)}),
@@ -48,6 +51,17 @@ std::vector<OpSample> make() {
       rnd("loom::multinomial", {T({2, 5}, kF32, Fill::Positive), I(3)}),
       rnd("loom::multinomial", {T({6}, kF64, Fill::Unit), I(10), B(true)}),
       rnd("loom::multinomial", {T({3, 4}, kF32, Fill::Positive), I(4), B(false)}),
+      // 10,000 values each, checked as distributions by `loom conform`.
+      rnd("loom::uniform_", {big}).distributed(0.5, std::sqrt(1.0 / 12), 0, 1),
+      rnd("loom::uniform_", {T({100, 100}, kF64, Fill::Zeros), D(-2.0), D(3.0)})
+          .distributed(0.5, 5 / std::sqrt(12.0), -2, 3),
+      rnd("loom::normal_", {big}, {{"mean", D(1.0)}, {"std", D(2.0)}})
+          .distributed(1, 2, -INFINITY, INFINITY),
+      rnd("loom::bernoulli_.float", {big, D(0.3)}).distributed(0.3, std::sqrt(0.21), 0, 1),
+      rnd("loom::random_.from", {T({100, 100}, kI64, Fill::Zeros), I(-5), I(5)})
+          .distributed(-0.5, std::sqrt(99.0 / 12), -5, 4),
+      rnd("loom::randperm.out", {I(10000)}, {{"out", T({10000}, kI64, Fill::Zeros)}})
+          .distributed(4999.5, std::sqrt((1e8 - 1) / 12), 0, 9999),
   };
 }
 

@@ -101,8 +101,8 @@ std::vector<Expectation> read_expectations(const std::string& path, const std::s
     if (!e.check.empty() && !kChecks.count(e.check)) {
       throw Error("conform",
                   str_cat(at, ": unknown check '", e.check,
-                          "' (expected availability, errors, claims, values, variants, strided "
-                          "or gradients)"));
+                          "' (expected availability, errors, claims, values, distribution, "
+                          "variants, strided or gradients)"));
     }
     if (e.reason.empty()) throw Error("conform", at + ": expected a non-empty 'reason'");
     out.push_back(std::move(e));

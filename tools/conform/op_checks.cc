@@ -1,6 +1,7 @@
 // The checks of one op on one backend (op_checks.h, Note [Conformance checks]).
 #include "op_checks.h"
 
+#include <cmath>
 #include <optional>
 
 #include "absl/strings/str_join.h"
@@ -178,6 +179,45 @@ std::optional<std::vector<Tensor>> gradients(const std::string& op, Built b, boo
   return grads;
 }
 
+// The first output of a random sample against its distribution (ops::Distribution).
+Comparison check_distribution(const ops::Distribution& d, const std::vector<Tensor>& outputs) {
+  if (outputs.empty()) return Comparison{false, "no output", 0, 0, ""};
+  Tensor host = outputs[0].device().type == kCPU ? outputs[0] : outputs[0].to("cpu");
+  Tensor f64 = empty(host.sizes(), TensorOptions().dtype(ScalarType::Float64));
+  copy_(f64, host);
+  const double* v = static_cast<const double*>(f64.data_ptr());
+  const int64_t n = f64.numel();
+  double sum = 0, squares = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!(v[i] >= d.low && v[i] <= d.high)) {
+      return Comparison{
+          false, str_cat("value ", v[i], " at ", i, " is outside [", d.low, ", ", d.high, "]"), 0,
+          0, ""};
+    }
+    sum += v[i];
+  }
+  const double mean = sum / static_cast<double>(n);
+  for (int64_t i = 0; i < n; ++i) squares += (v[i] - mean) * (v[i] - mean);
+  const double stddev = std::sqrt(squares / static_cast<double>(n - 1));
+  const double standard_error = d.stddev / std::sqrt(static_cast<double>(n));
+  Comparison c;
+  c.max_abs_error = std::abs(mean - d.mean);
+  c.max_rel_error = d.stddev == 0 ? 0 : std::abs(stddev - d.stddev) / d.stddev;
+  if (c.max_abs_error > 6 * standard_error) {
+    c = Comparison{false,
+                   str_cat("mean ", mean, ", expected ", d.mean, " within 6 standard errors (",
+                           6 * standard_error, ")"),
+                   c.max_abs_error, c.max_rel_error, ""};
+  } else if (c.max_rel_error > 0.1) {
+    c = Comparison{false,
+                   str_cat("standard deviation ", stddev, ", expected ", d.stddev, " within 10%"),
+                   c.max_abs_error, c.max_rel_error, ""};
+  } else {
+    c.message = str_cat("mean ", mean, ", standard deviation ", stddev, " over ", n, " values");
+  }
+  return c;
+}
+
 // The tolerance of the least precise floating dtype among the sample's tensors.
 Tolerance input_tolerance(const OpSample& sample) {
   Tolerance t;
@@ -297,6 +337,9 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
     r.result("values", ERROR, str_cat("reading the results back to the cpu: ", e.what()));
     return;
   }
+
+  if (sample.distribution)
+    r.compared("distribution", check_distribution(*sample.distribution, actual));
 
   const VariantNames v = variant_names(op);
   const bool has_out = is_variant_defined(op, v.out);

@@ -31,6 +31,8 @@ namespace loom::conform {
 //              result depends on its dtype's range, in its own dtype); random ops against
 //              the CPU plugin in
 //              the same dtype from the same seed, exactly (the SDK's Philox promise);
+//   distribution  a random sample with an ops::Distribution: every value in range, the
+//              mean within 6 standard errors and the deviation within 10%;
 //   variants   the out= and in-place variants give the functional call's values;
 //   strided    every tensor rebuilt non-contiguous (reversed dims, stride 2), and outs of
 //              that layout, give the same values;

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -75,6 +76,16 @@ struct KnownFailure {
 
 using SampleKwargs = std::vector<std::pair<std::string, SampleArg>>;
 
+// What the first output of a random sample must look like as a whole: every value in
+// [low, high], and mean and standard deviation near these (`loom conform` allows the
+// mean 6 standard errors and the deviation 10%; samples give 10,000 values).
+struct Distribution {
+  double mean = 0;
+  double stddev = 0;
+  double low = 0;
+  double high = 0;
+};
+
 struct OpSample {
   OpSample(std::string op_name, std::vector<SampleArg> positional, SampleKwargs keywords = {})
       : op(std::move(op_name)), args(std::move(positional)), kwargs(std::move(keywords)) {}
@@ -88,9 +99,10 @@ struct OpSample {
   bool strided_checkable = true;  // false: the result depends on the input's layout
   std::string strided_reason;     // why not (as_strided reads storage; view needs strides)
   bool deterministic = true;      // false: random; the sweep seeds before each run
-  bool dtype_dependent = false;   // the result depends on the dtype's range (nan_to_num's
-                                  // defaults): no float64 reference in `loom conform`
-  double tolerance = 0;           // relative and absolute; 0: the sweep's default
+  std::optional<Distribution> distribution;  // random samples checked as a whole
+  bool dtype_dependent = false;  // the result depends on the dtype's range (nan_to_num's
+                                 // defaults): no float64 reference in `loom conform`
+  double tolerance = 0;          // relative and absolute; 0: the sweep's default
   std::vector<KnownFailure> known_failures;
   // Not empty: an error input. The call must raise a loom::Error whose message holds
   // this text (the sweep and `loom conform` check nothing else of the sample).
@@ -113,6 +125,10 @@ struct OpSample {
   }
   OpSample&& random() && {
     deterministic = false;
+    return std::move(*this);
+  }
+  OpSample&& distributed(double mean, double stddev, double low, double high) && {
+    distribution = Distribution{mean, stddev, low, high};
     return std::move(*this);
   }
   OpSample&& depends_on_dtype() && {
