@@ -200,6 +200,8 @@ th.asc::after { content: " \25B2"; } th.desc::after { content: " \25BC"; }
 td.msg { font-family: ui-monospace, monospace; font-size: 12px; max-width: 720px; word-break: break-word; }
 .s-pass { color: #2b8a3e; } .s-fail, .s-crash, .s-timeout, .s-error, .s-xpass { color: #c92a2a; font-weight: 600; }
 .s-missing, .s-skipped { color: #868e96; } .s-xfail { color: #e67700; }
+td[class^="s-"] { white-space: nowrap; }
+i { display: inline-block; width: 9px; height: 9px; border-radius: 50%; margin-right: 6px; background: currentColor; }
 </style></head><body>
 <h1>loom conform: backend <code>)"
     << html_escape(report.backend()) << R"(</code></h1>
@@ -216,7 +218,7 @@ td.msg { font-family: ui-monospace, monospace; font-size: 12px; max-width: 720px
     auto it = report.counts().find(status_name(s));
     const int n = it == report.counts().end() ? 0 : it->second;
     h << "<span class=\"count s-" << status_name(s) << "\" data-status=\"" << status_name(s)
-      << "\">" << status_glyph(s) << " " << status_name(s) << " <b>" << n << "</b></span>";
+      << "\"><i></i>" << status_name(s) << " <b>" << n << "</b></span>";
   }
   h << "</div>\n<input id=\"filter\" placeholder=\"filter: op, dtype, check, status or message\">\n"
        "<table id=\"results\"><thead><tr><th>op</th><th>dtype</th><th>sample</th><th>check</th>"
@@ -227,9 +229,8 @@ td.msg { font-family: ui-monospace, monospace; font-size: 12px; max-width: 720px
     h << "<tr data-status=\"" << status_name(r.status()) << "\"><td>" << html_escape(r.op())
       << "</td><td>" << html_escape(r.dtype()) << "</td><td>"
       << (r.sample() < 0 ? "" : str_cat(r.sample())) << "</td><td>" << html_escape(r.check())
-      << "</td><td class=\"s-" << status_name(r.status()) << "\">" << status_glyph(r.status())
-      << " " << status_name(r.status()) << "</td><td>"
-      << (r.max_abs_error() > 0 ? str_cat(r.max_abs_error()) : "")
+      << "</td><td class=\"s-" << status_name(r.status()) << "\"><i></i>" << status_name(r.status())
+      << "</td><td>" << (r.max_abs_error() > 0 ? str_cat(r.max_abs_error()) : "")
       << "</td><td class=\"msg\" title=\"" << html_escape(r.sample_text()) << "\">"
       << html_escape(r.worst_element().empty() || r.status() == PASS ? message : r.worst_element())
       << "</td></tr>\n";
@@ -249,6 +250,11 @@ function apply() {
   }
 }
 filter.addEventListener('input', apply);
+// report.html#filter=words opens with the filter filled in (a link to a view).
+if (location.hash.startsWith('#filter=')) {
+  filter.value = decodeURIComponent(location.hash.slice(8));
+  apply();
+}
 for (const chip of document.querySelectorAll('.count')) {
   chip.addEventListener('click', () => {
     statusFilter = statusFilter === chip.dataset.status ? '' : chip.dataset.status;
