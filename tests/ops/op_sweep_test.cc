@@ -49,6 +49,7 @@
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
 #include "op_calls.h"
+#include "op_checks.h"
 #include "ops_test_util.h"
 #include "sample_inputs.h"
 
@@ -140,39 +141,9 @@ std::string compare(const std::vector<Tensor>& expected, const std::vector<Tenso
   return "";
 }
 
-std::string describe(const SampleArg& arg) {
-  return std::visit(
-      [](const auto& a) -> std::string {
-        using A = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<A, ops::None>) {
-          return "None";
-        } else if constexpr (std::is_same_v<A, TensorSpec>) {
-          return describe(a.shape, a.dtype);
-        } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
-          std::vector<std::string> parts;
-          for (const TensorSpec& t : a) parts.push_back(describe(t.shape, t.dtype));
-          return str_cat("[", absl::StrJoin(parts, ", "), "]");
-        } else if constexpr (std::is_same_v<A, std::vector<int64_t>>) {
-          return str_cat("[", absl::StrJoin(a, ", "), "]");
-        } else if constexpr (std::is_same_v<A, ScalarType>) {
-          return std::string(scalar_type_name(a));
-        } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {
-          return "<device>";
-        } else if constexpr (std::is_same_v<A, std::string>) {
-          return "\"" + a + "\"";
-        } else {
-          return str_cat(a);
-        }
-      },
-      arg);
-}
-
 // "loom::add.Tensor #2 ([2, 3] float32, [3] float32, alpha=0.5)"
 std::string describe(const SweepParam& p) {
-  std::vector<std::string> parts;
-  for (const SampleArg& a : p.sample->args) parts.push_back(describe(a));
-  for (const auto& [name, value] : p.sample->kwargs) parts.push_back(name + "=" + describe(value));
-  return str_cat(p.sample->op, " #", p.ordinal, " (", absl::StrJoin(parts, ", "), ")");
+  return str_cat(p.sample->op, " #", p.ordinal, " (", conform::describe_sample(*p.sample), ")");
 }
 
 // Reports a check's outcome, honouring the sample's known failure of that check.
