@@ -186,7 +186,10 @@ TEST_F(ConformTest, BadOptionsAndFilesAreRefused) {
   write(dir_ / "not_a_report.json", R"({"results": 3})");
   const std::vector<Case> cases = {
       {"conform" + manifest, "[conform] expected --backend"},
-      {"conform" + manifest + " --backend nope", "[conform] --backend: no device type 'nope'"},
+      {"conform" + manifest + " --backend nope",
+       "[conform] --backend: no device type 'nope' in the loaded plugins (expected cpu, "
+       "faulty_npu)"},
+      {"conform" + manifest + " --backend meta", "[conform] --backend: meta holds no values"},
       {"conform" + manifest + " --backend cpu --ops '('",
        "[conform] --ops: expected a regular expression"},
       {"conform" + manifest + " --backend cpu --ops 'loom::nothing'", "matches no op"},

@@ -39,11 +39,16 @@ Runtime load_runtime(const std::string& manifest) {
 
 // The backend's device and key, in a process whose runtime is loaded.
 Target target_of(const std::string& backend) {
+  if (backend == "meta") {
+    throw Error("conform",
+                "--backend: meta holds no values to check (the op sweep checks "
+                "meta shapes); expected a device type with memory");
+  }
   const DeviceType type = DeviceTypeRegistry::instance().find(backend);
   if (type < 0) {
     std::string known;
     for (const dispatch::PluginInfo& p : dispatch::PluginHost::instance().plugins()) {
-      for (const std::string& d : p.device_types) known += " " + d;
+      for (const std::string& d : p.device_types) known += ", " + d;
     }
     throw Error("conform", str_cat("--backend: no device type '", backend,
                                    "' in the loaded plugins (expected cpu", known, ")"));

@@ -85,6 +85,7 @@ void run_in_children(size_t count, const PoolOptions& options,
         _exit(status);
       }
       ::close(fds[1]);
+      ::fcntl(fds[0], F_SETFL, O_NONBLOCK);
       running.push_back({next++, pid, fds[0], Clock::now(), "", false});
     }
     // Wait for output from any child, at most until the earliest deadline.
@@ -109,6 +110,7 @@ void run_in_children(size_t count, const PoolOptions& options,
           if (::poll(&p, 1, 0) <= 0) break;
           const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
           if (n < 0 && errno == EINTR) continue;
+          if (n < 0 && errno == EAGAIN) break;
           if (n <= 0) {
             ::close(c.fd);
             c.fd = -1;
@@ -123,18 +125,18 @@ void run_in_children(size_t count, const PoolOptions& options,
         c.timed_out = true;
       }
       int status = 0;
-      const pid_t done = c.fd < 0 || c.timed_out
-                             ? ::waitpid(c.pid, &status, c.timed_out ? 0 : WNOHANG)
-                             : ::waitpid(c.pid, &status, WNOHANG);
+      const pid_t done = ::waitpid(c.pid, &status, c.timed_out ? 0 : WNOHANG);
       if (done != c.pid) {
         ++it;
         continue;
       }
-      if (c.fd >= 0) {  // drain what it wrote before it ended
+      if (c.fd >= 0) {  // drain what it wrote before it ended (non-blocking: a process it
+                        // forked may still hold the pipe)
         char buffer[65536];
         ssize_t n;
-        while ((n = ::read(c.fd, buffer, sizeof buffer)) > 0)
+        while ((n = ::read(c.fd, buffer, sizeof buffer)) > 0) {
           c.pending.append(buffer, static_cast<size_t>(n));
+        }
         ::close(c.fd);
         deliver(c, on_frame);
       }
