@@ -22,8 +22,8 @@ struct RunResult {
   std::string output;
 };
 
-RunResult run(const std::string& args) {
-  const std::string command = std::string(LOOM_CLI) + " " + args + " 2>&1";
+RunResult run_command(const std::string& command_line) {
+  const std::string command = command_line + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   EXPECT_NE(pipe, nullptr);
   std::string out;
@@ -31,6 +31,10 @@ RunResult run(const std::string& args) {
   while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+RunResult run(const std::string& args) {
+  return run_command(std::string(LOOM_CLI) + " " + args);
 }
 
 void write(const fs::path& path, const std::string& text) {
@@ -129,6 +133,33 @@ TEST_F(ConformTest, FaultyBackendGetsEachStatus) {
   EXPECT_NE(md_text.find("| `loom::neg` | kernel |"), std::string::npos) << md_text;
   EXPECT_NE(html_text.find("<table id=\"results\">"), std::string::npos);
   EXPECT_NE(html_text.find("loom::abs"), std::string::npos);
+}
+
+// The HTML report's filter run by a real browser: Debian's chromium, headless, opens the
+// page with #filter= and dumps the DOM after the script ran.
+TEST_F(ConformTest, HtmlReportFiltersInABrowser) {
+  if (!fs::exists("/usr/bin/chromium"))
+    GTEST_SKIP() << "no /usr/bin/chromium (apt install chromium)";
+  const RunResult r = run(faulty("loom::(neg|sqrt)", "--dtypes float32 --report " + dir_.string()));
+  ASSERT_TRUE(fs::exists(dir_ / "report.html")) << r.output;
+  const RunResult dom =
+      run_command("chromium --headless --no-sandbox --disable-gpu --user-data-dir=" +
+                  (dir_ / "chromium").string() + " --dump-dom 'file://" +
+                  (dir_ / "report.html").string() + "#filter=loom::neg%20values'");
+  int shown = 0, hidden = 0;
+  size_t at = 0;
+  while ((at = dom.output.find("<tr data-status=", at)) != std::string::npos) {
+    const size_t end = dom.output.find("</tr>", at);
+    const std::string row = dom.output.substr(at, end - at);
+    const bool is_hidden = row.find("display: none") != std::string::npos;
+    const bool matches =
+        row.find("loom::neg") != std::string::npos && row.find(">values<") != std::string::npos;
+    EXPECT_EQ(is_hidden, !matches) << row;
+    (is_hidden ? hidden : shown)++;
+    at = end;
+  }
+  EXPECT_GT(shown, 0) << dom.output.substr(0, 2000);
+  EXPECT_GT(hidden, 0);
 }
 
 TEST_F(ConformTest, ExpectedFailuresAndUnexpectedPasses) {
