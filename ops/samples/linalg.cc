@@ -77,6 +77,8 @@ std::vector<OpSample> make() {
       {"loom::einsum", {S("...ij,jk->...ik"), TL({T({2, 2, 3}), T({3, 2})})}},
       {"loom::einsum", {S("ij,jk,kl->il"), TL({T({2, 3}), T({3, 2}), T({2, 2})})}},
       {"loom::einsum", {S("i,j"), TL({T({3}), T({2})})}},
+      // Large enough for blocked, threaded products.
+      blocked_sums("loom::mm", {T({64, 96}), T({96, 80})}),
       // Error inputs (Note [Op samples]): each must raise.
       OpSample{"loom::mm", {T({2, 3}), T({4, 2})}}.raises("expected mat2 with 3 rows"),
       OpSample{"loom::matmul", {T({2, 3}), T({2, 3})}}.raises("expected mat2 with 3 rows"),

@@ -118,6 +118,11 @@ std::vector<OpSample> make() {
   whole(s, "loom::all", Fill::SmallInt, true, false);
   s.push_back({"loom::any", {T({3, 2}, kBool, Fill::Bool)}});
   s.push_back({"loom::all", {T({3, 2}, kBool, Fill::Bool)}});
+  // Large enough for the vectorised and threaded paths, with tails.
+  s.push_back({"loom::sum.dim_IntList", {T({129, 257}), L({1})}});
+  s.push_back({"loom::sum.dim_IntList", {T({129, 257}), L({0})}});
+  s.push_back({"loom::amax", {T({129, 257}), L({1})}});
+  s.push_back({"loom::sum", {T({129, 257})}});
   s.push_back(
       OpSample{"loom::sum.dim_IntList", {T({2, 3}), L({2})}}.raises("dim 2 is out of range"));
   return s;

@@ -18,6 +18,9 @@ std::vector<OpSample> make() {
     s.push_back({op, {T({0, 4}), I(1)}});
     s.push_back(OpSample{op, {T({2, 8}, kBF16), I(1)}}.tol(2e-2));
   }
+  for (const char* op : {"loom::softmax.int", "loom::log_softmax.int"}) {
+    s.push_back({op, {T({64, 515}), I(1)}});  // vectorised rows with a tail, threaded
+  }
   s.push_back(OpSample{"loom::softmax.int", {T({2, 3}), I(2)}}.raises("dim 2 is out of range"));
   return s;
 }

@@ -18,7 +18,7 @@
 //             variants, named as ops/src/structured_schemas.cc derives them and
 //             called where defined, give the same values (in-place only where the
 //             result has self's shape and dtype);
-//   strided   every tensor argument rebuilt with a reversed-dim, stride-2 layout (same
+//   strided   every tensor argument rebuilt with a reversed-dim, stride-2, offset layout (same
 //             values) gives the same values, also through the out= variant into outs
 //             of that layout.
 // Values compare exactly for integer and bool dtypes; floats within tol * (1 + |expected|)

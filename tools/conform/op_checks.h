@@ -34,8 +34,8 @@ namespace loom::conform {
 //   distribution  a random sample with an ops::Distribution: every value in range, the
 //              mean within 6 standard errors and the deviation within 10%;
 //   variants   the out= and in-place variants give the functional call's values;
-//   strided    every tensor rebuilt non-contiguous (reversed dims, stride 2), and outs of
-//              that layout, give the same values;
+//   strided    every tensor rebuilt non-contiguous (reversed dims, stride 2, a storage
+//              offset), and outs of that layout, give the same values;
 //   gradients  with the autograd plugin loaded, the gradients of the differentiable
 //              floating inputs for a fixed cotangent, against the reference's in float64.
 // A check raising a loom::Error where it should not is ERROR with the message.

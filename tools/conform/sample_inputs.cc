@@ -75,7 +75,8 @@ std::vector<double> spec_values(const TensorSpec& spec, uint64_t seed) {
 }  // namespace
 
 // A tensor of `shape` whose storage holds the dims in reverse order with every element
-// two apart: transposed (2+ dims) and strided (1+ dims), never contiguous when numel > 1.
+// two apart, starting one element in: transposed (2+ dims), strided (1+ dims) and sliced
+// (a storage offset), never contiguous when numel > 1.
 Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype, Device device) {
   const TensorOptions options = TensorOptions().dtype(dtype).device(device);
   const int64_t n = static_cast<int64_t>(shape.size());
@@ -83,7 +84,7 @@ Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype,
   std::vector<int64_t> reversed(shape.rbegin(), shape.rend()), perm;
   reversed.push_back(2);
   for (int64_t i = n - 1; i >= 0; --i) perm.push_back(i);
-  return empty(reversed, options).select(n, 0).permute(perm);
+  return empty(reversed, options).select(n, 1).permute(perm);
 }
 
 Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout, Device device) {

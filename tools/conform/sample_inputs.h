@@ -25,8 +25,8 @@ struct Built {
 };
 
 uint64_t hash_of(std::string_view text);
-// An uninitialised tensor of `shape` on `device` laid out with reversed dims and stride 2
-// (never contiguous when it has more than one element).
+// An uninitialised tensor of `shape` on `device` laid out with reversed dims, stride 2 and
+// a storage offset of one element (never contiguous when it has more than one element).
 Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype,
                             Device device = Device{kCPU, -1});
 // Built on the cpu, then copied to `device` (Layout::Meta ignores `device`: meta).
