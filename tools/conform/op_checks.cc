@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_join.h"
 #include "comparison.h"
@@ -479,11 +480,8 @@ OpCoverage check_op(const OpChecks& checks, const Target& target, const EmitResu
                     ? str_cat("no kernel, decomposition or fallback for ", target.backend)
                     : str_cat(available.name, " from '", available.provider, "'"));
   emit(a);
-  int ordinal = -1;
-  for (const OpSample& sample : ops::all_samples()) {
-    if (sample.op != checks.op) continue;
-    ++ordinal;
-    if (!checks.dtypes.empty() && !checks.dtypes.count(sample_dtype(sample))) continue;
+  auto run_sample = [&](const OpSample& sample, int ordinal) {
+    if (!checks.dtypes.empty() && !checks.dtypes.count(sample_dtype(sample))) return;
     CheckResult next;
     next.set_op(checks.op);
     next.set_dtype(sample_dtype(sample));
@@ -492,6 +490,54 @@ OpCoverage check_op(const OpChecks& checks, const Target& target, const EmitResu
     next.set_sample_text(describe_sample(sample));
     progress(next);
     check_sample(checks, target, available, sample, ordinal, emit);
+  };
+  std::vector<std::pair<const OpSample*, int>> samples;
+  std::set<std::string> covered;
+  for (const OpSample& sample : ops::all_samples()) {
+    if (sample.op != checks.op) continue;
+    samples.emplace_back(&sample, static_cast<int>(samples.size()));
+    covered.insert(sample_dtype(sample));
+    run_sample(sample, samples.back().second);
+  }
+  // A dtype the kernel claims that no sample has: the first sample of the same kind of
+  // dtype (floating, integral, bool), its tensors of that kind in the claimed dtype.
+  for (int t = 0; t < kNumScalarTypes && available.name != "missing"; ++t) {
+    const ScalarType claimed = static_cast<ScalarType>(t);
+    if (!(available.dtype_claim & (uint64_t{1} << t)) ||
+        covered.count(std::string(scalar_type_name(claimed)))) {
+      continue;
+    }
+    auto kind = [](ScalarType d) {
+      return is_floating_point(d) ? 0 : d == ScalarType::Bool ? 1 : is_integral(d, false) ? 2 : 3;
+    };
+    for (const auto& [sample, ordinal] : samples) {
+      if (!sample->deterministic || !sample->expected_error.empty() ||
+          sample_dtype(*sample) == "none" ||
+          kind(parse_scalar_type(sample_dtype(*sample))) != kind(claimed)) {
+        continue;
+      }
+      OpSample retyped = *sample;
+      // Index tensors keep their dtype: the claim is about the data.
+      auto retype_one = [&](TensorSpec& spec) {
+        if (spec.fill != ops::Fill::Index && kind(spec.dtype) == kind(claimed))
+          spec.dtype = claimed;
+      };
+      auto retype = [&](ops::SampleArg& a) {
+        if (auto* spec = std::get_if<TensorSpec>(&a)) retype_one(*spec);
+        if (auto* list = std::get_if<std::vector<TensorSpec>>(&a)) {
+          for (TensorSpec& spec : *list) retype_one(spec);
+        }
+      };
+      for (ops::SampleArg& a : retyped.args) retype(a);
+      for (auto& kv : retyped.kwargs) retype(kv.second);
+      if (!is_floating_point(claimed)) retyped.tolerance = 0;
+      if (claimed == ScalarType::Float16 || claimed == ScalarType::BFloat16) {
+        retyped.tolerance = std::max(retyped.tolerance, 2e-2);
+      }
+      if (sample_dtype(retyped) != scalar_type_name(claimed)) continue;  // its data is indices
+      run_sample(retyped, ordinal);
+      break;
+    }
   }
   return coverage;
 }

@@ -38,7 +38,10 @@ namespace loom::conform {
 //              offset), and outs of that layout, give the same values;
 //   gradients  with the autograd plugin loaded, the gradients of the differentiable
 //              floating inputs for a fixed cotangent, against the reference's in float64.
-// A check raising a loom::Error where it should not is ERROR with the message.
+// A dtype the kernel claims that no sample of the op has is checked on the op's first
+// sample of the same kind (floating, integral, bool) with its tensors of that kind in the
+// claimed dtype. A check raising a loom::Error where it should not is ERROR with the
+// message.
 struct Target {
   std::string backend;  // device type name
   Device device;
