@@ -21,64 +21,53 @@
 //   strided   every tensor argument rebuilt with a reversed-dim, stride-2, offset layout (same
 //             values) gives the same values, also through the out= variant into outs
 //             of that layout.
-// Values compare exactly for integer and bool dtypes; floats within tol * (1 + |expected|)
-// with tol = the sample's tolerance, else 1e-12 (float64), 1e-5 (float32), 1e-2 (float16,
-// bfloat16). Inputs come from a splitmix64 stream seeded by the op name, the sample's
-// ordinal and the argument's position; every call is preceded by
+// Values compare as in `loom conform` (tools/conform/comparison.h, Note [Conformance
+// tolerances]): exactly for integer and bool dtypes, floats within per-dtype tolerances
+// raised to the sample's own. Inputs come from a splitmix64 stream seeded by the op name, the
+// sample's ordinal and the argument's position; every call is preceded by
 // loom::manual_seed(conform::kSampleSeed), so random ops compare exactly too. A known failure
 // (OpSample::known_failures) of a check is printed ("[  KNOWN   ]", with the observed difference)
 // instead of failing, and listed by the skipped OpSweepSummary.KnownFailures; the op's test fails
 // once the check passes.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "absl/strings/str_join.h"
+#include "comparison.h"
 #include "loom/call.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
 #include "op_calls.h"
 #include "op_checks.h"
-#include "ops_test_util.h"
 #include "sample_inputs.h"
 
 namespace loom {
 namespace {
 
-using conform::build_tensor;
 using conform::Built;
 using conform::inplace_applies;
 using conform::is_defined;
 using conform::is_variant_defined;
 using conform::Layout;
-using conform::non_contiguous_empty;
 using conform::op_name_of;
 using conform::run;
+using conform::run_out;
 using conform::tensors_of;
 using conform::variant_names;
 using conform::VariantNames;
 using dispatch::Dispatcher;
 using dispatch::EntrySource;
 using ops::Check;
-using ops::Fill;
 using ops::OpSample;
-using ops::SampleArg;
-using ops::TensorSpec;
 
 const Device kMetaDevice{kMeta, -1};
 const Device kCpuDevice{kCPU, -1};
-using conform::run_out;
 
 struct SweepParam {
   const OpSample* sample;
@@ -89,56 +78,22 @@ Built build(const SweepParam& p, Layout layout) {
   return conform::build(*p.sample, p.ordinal, layout);
 }
 
-// "[2, 3] float32"
-template <typename Sizes>
-std::string describe(const Sizes& sizes, ScalarType dtype) {
-  return str_cat("[", absl::StrJoin(sizes, ", "), "] ", scalar_type_name(dtype));
-}
-std::string describe(const Tensor& t) {
-  return describe(t.sizes(), t.dtype());
-}
+using conform::describe;  // "[2, 3] float32"
 
-std::string num(double x) {
-  std::ostringstream s;
-  s.precision(10);
-  s << x;
-  return s.str();
-}
-
-double default_tolerance(ScalarType t) {
-  if (t == ScalarType::Float64) return 1e-12;
-  if (t == ScalarType::Float32) return 1e-5;
-  return 1e-2;
-}
-
-// Why `actual` differs from `expected` (empty when it does not).
+// Why `actual` differs from `expected` (empty when it does not): the outputs' shapes and
+// dtypes, then (`values_too`) their values as `loom conform` compares them.
 std::string compare(const std::vector<Tensor>& expected, const std::vector<Tensor>& actual,
                     double tolerance, bool values_too = true) {
   if (expected.size() != actual.size()) {
     return str_cat(actual.size(), " outputs, expected ", expected.size());
   }
   for (size_t k = 0; k < expected.size(); ++k) {
-    const Tensor &e = expected[k], &a = actual[k];
-    if (describe(e) != describe(a)) {
-      return str_cat("output ", k, " is ", describe(a), ", expected ", describe(e));
-    }
-    if (!values_too) continue;
-    const testing::Values ev = testing::values(e), av = testing::values(a);
-    const bool exact = !is_floating_point(e.dtype());
-    const double tol = tolerance > 0 ? tolerance : default_tolerance(e.dtype());
-    for (size_t i = 0; i < ev.size(); ++i) {
-      const double x = ev[i], y = av[i];
-      const bool same = exact ? x == y
-                        : std::isnan(x) || std::isnan(y)
-                            ? std::isnan(x) && std::isnan(y)
-                            : x == y || std::abs(x - y) <= tol * (1 + std::abs(x));
-      if (!same) {
-        return str_cat("output ", k, " element ", i, " is ", num(y), ", expected ", num(x),
-                       exact ? " (exact)" : str_cat(" (tolerance ", tol, ")"));
-      }
+    if (describe(expected[k]) != describe(actual[k])) {
+      return str_cat("output ", k, " is ", describe(actual[k]), ", expected ",
+                     describe(expected[k]));
     }
   }
-  return "";
+  return values_too ? conform::compare_outputs(expected, expected, actual, tolerance).message : "";
 }
 
 // "loom::add.Tensor #2 ([2, 3] float32, [3] float32, alpha=0.5)"
