@@ -68,7 +68,7 @@ class SampleRun {
               const Comparison* c = nullptr) const {
     // An op this one decomposes into (or its backward uses) has no kernel here: the
     // coverage is missing, not wrong.
-    if (status == ERROR && message.find(missing_marker_) != std::string::npos) status = MISSING;
+    if (status == ERROR && names_missing_kernel(message)) status = MISSING;
     // A dtype the backend does not claim, refused inside the op (a copy, a fill): the
     // claim is honoured, the sample is outside the backend's coverage.
     if (status == ERROR && message.find(unclaimed_marker_) != std::string::npos) status = SKIPPED;
@@ -82,6 +82,10 @@ class SampleRun {
       r.set_worst_element(c->worst_element);
     }
     emit_(r);
+  }
+  // Whether `message` says an op has no kernel on the backend checked.
+  bool names_missing_kernel(const std::string& message) const {
+    return message.find(missing_marker_) != std::string::npos;
   }
   void compared(std::string_view check, const Comparison& c) const {
     result(check, c.agrees ? PASS : FAIL, c.message, &c);
@@ -254,26 +258,28 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
              str_cat(op, " has no kernel, decomposition or fallback for ", target.backend));
     return;
   }
-  if (!sample.expected_error.empty()) {
-    Built inputs;
+  // The sample's inputs on the backend's device; nullopt (reported SKIPPED under `check`)
+  // when the device cannot hold them.
+  auto place = [&](std::string_view check) -> std::optional<Built> {
     try {
-      inputs = build_on(Layout::Contiguous, target.device);
+      return build_on(Layout::Contiguous, target.device);
     } catch (const Error& e) {
-      r.result("errors", SKIPPED,
+      r.result(check, SKIPPED,
                str_cat("inputs cannot be placed on ", target.backend, ": ", e.what()));
-      return;
+      return std::nullopt;
     }
+  };
+  if (!sample.expected_error.empty()) {
+    const std::optional<Built> inputs = place("errors");
+    if (!inputs) return;
     try {
-      run(op, inputs);
+      run(op, *inputs);
       r.result("errors", FAIL,
                "an error input ran without raising (expected an error with '" +
                    sample.expected_error + "')");
     } catch (const Error& e) {
       // Raised because an op it decomposes into is missing here: not the refusal checked.
-      const bool missing =
-          std::string(e.what()).find(str_cat("no kernel for dispatch key ", target.backend, ";")) !=
-          std::string::npos;
-      r.result("errors", missing ? MISSING : PASS, e.what());
+      r.result("errors", r.names_missing_kernel(e.what()) ? MISSING : PASS, e.what());
     }
     return;
   }
@@ -308,14 +314,9 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
     }
   }
 
-  Built dev_in;
-  try {
-    dev_in = build_on(Layout::Contiguous, target.device);
-  } catch (const Error& e) {
-    r.result("values", SKIPPED,
-             str_cat("inputs cannot be placed on ", target.backend, ": ", e.what()));
-    return;
-  }
+  const std::optional<Built> placed = place("values");
+  if (!placed) return;
+  const Built& dev_in = *placed;
   std::vector<Tensor> actual;
   try {
     actual = on_cpu ? like : tensors_of(run(op, dev_in));
