@@ -3,6 +3,7 @@
 // no locks, no heap allocation unless something fails.
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 #include "dispatcher_internal.h"
 #include "loom/core/device.h"
@@ -18,7 +19,23 @@ namespace loom::dispatch {
 
 namespace detail {
 thread_local LocalDispatchKeySet tls_local_keys = {};
+std::atomic<uint64_t> g_process_included{0};
 }  // namespace detail
+
+void include_key_in_process(DispatchKey key, bool include) {
+  static std::mutex mutex;
+  static uint32_t counts[64] = {};
+  const uint64_t bit = DispatchKeySet(key).raw();
+  const int index = __builtin_ctzll(bit);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (include) {
+    if (counts[index]++ == 0) detail::g_process_included.fetch_or(bit, std::memory_order_relaxed);
+    return;
+  }
+  LOOM_CHECK(counts[index] > 0, "dispatch", "key ", dispatch_key_name(key),
+             " is not included in the process's dispatches; it cannot be taken back");
+  if (--counts[index] == 0) detail::g_process_included.fetch_and(~bit, std::memory_order_relaxed);
+}
 
 namespace {
 
@@ -482,7 +499,9 @@ void Dispatcher::call(OperatorHandle op, const LoomValue* args, size_t num_args,
   if (keys.backend_bits() == 0) [[unlikely]] {
     keys = keys | DispatchKeySet::for_tensor_on(DispatchKey::CPU);  // factory ops default to CPU
   }
-  keys = (keys | DispatchKeySet(local.included)) - DispatchKeySet(local.excluded);
+  keys = (keys | DispatchKeySet(local.included |
+                                detail::g_process_included.load(std::memory_order_relaxed))) -
+         DispatchKeySet(local.excluded);
   if (!sig->written_args.empty()) [[unlikely]] {
     check_overlapping_writes(e, *sig, args);
     dispatch(e, sig, keys, args, num_args, returns, num_returns);

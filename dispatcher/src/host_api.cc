@@ -17,6 +17,8 @@
 #include "loom/core/tensor_base.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/dlpack_conversion.h"
+#include "loom/dispatcher/extensions.h"
+#include "loom/dispatcher/trace.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "plugin_record.h"
 
@@ -148,6 +150,10 @@ LoomError* deregister(LoomRegistration* registration) {
   return guarded([&] {
     LOOM_CHECK(registration != nullptr, "host", "deregister: the registration is null");
     const uint64_t id = reinterpret_cast<uintptr_t>(registration);
+    if (id & kTracerRegistrationBit) {
+      trace::remove_tracer(id & ~kTracerRegistrationBit);
+      return;
+    }
     if (id & kObserverRegistrationBit) {
       // An allocation observer; unload would remove it again, which is a no-op.
       AllocatorRegistry::instance().remove_observer(id & ~kObserverRegistrationBit);
@@ -546,6 +552,105 @@ LoomError* add_allocation_observer(LoomAllocationObserverArgs* args) {
     a.out_registration = to_abi_registration(id | kObserverRegistrationBit);
   });
 }
+LoomError* process_keys_include(LoomProcessKeysArgs* args) {
+  return guarded([&] {
+    LoomProcessKeysArgs& a =
+        check_args(args, sizeof(LoomProcessKeysArgs), "process_keys_include");
+    include_key_in_process(check_functionality_key(a.dispatch_key, "process_keys_include"),
+                           a.include != 0);
+  });
+}
+
+LoomError* extension_publish(LoomExtensionArgs* args) {
+  return guarded([&] {
+    LoomExtensionArgs& a = check_args(args, sizeof(LoomExtensionArgs), "extension_publish");
+    PluginRecord& plugin = plugin_of(a.plugin, "extension_publish");
+    check_string(a.name, "extension_publish", "name");
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    LOOM_CHECK(!plugin.closing, "host", "extension_publish: plugin '", plugin.registrant.name,
+               "' is unloading");
+    publish_extension(a.name, a.table, &plugin.registrant);
+  });
+}
+
+LoomError* extension_find(LoomExtensionArgs* args) {
+  return guarded([&] {
+    LoomExtensionArgs& a = check_args(args, sizeof(LoomExtensionArgs), "extension_find");
+    a.out_table = find_extension(check_string(a.name, "extension_find", "name"));
+  });
+}
+
+LoomError* key_set_backend(LoomKeySetArgs* args) {
+  return guarded([&] {
+    LoomKeySetArgs& a = check_args(args, sizeof(LoomKeySetArgs), "key_set_backend");
+    uint64_t backends = DispatchKeySet(a.key_set).valid().backend_bits();
+    a.out_backend_key = backends == 0 ? uint32_t{LOOM_KEY_UNDEFINED}
+                                      : key_to_abi(static_cast<DispatchKey>(63 - __builtin_clzll(backends)));
+  });
+}
+
+LoomError* set_tracer(LoomTracerArgs* args) {
+  return guarded([&] {
+    LoomTracerArgs& a = check_args(args, sizeof(LoomTracerArgs), "set_tracer");
+    PluginRecord& plugin = plugin_of(a.plugin, "set_tracer");
+    std::lock_guard<std::mutex> lock(plugin.mutex);
+    LOOM_CHECK(!plugin.closing, "host", "set_tracer: plugin '", plugin.registrant.name,
+               "' is unloading");
+    trace::Tracer tracer{a.ctx,           a.range_begin,  a.range_end, a.sequence,
+                         a.correlation_id, a.device_event, &plugin.registrant};
+    uint64_t token = trace::set_tracer(tracer);
+    a.out_registration = to_abi_registration(token | kTracerRegistrationBit);
+  });
+}
+
+LoomError* trace_state(LoomTraceStateArgs* args) {
+  return guarded([&] {
+    LoomTraceStateArgs& a = check_args(args, sizeof(LoomTraceStateArgs), "trace_state");
+    a.out_recording = trace::recording() ? 1 : 0;
+    a.out_correlation_id = trace::correlation_id();
+  });
+}
+
+LoomError* trace_range_begin(LoomTraceRangeArgs* args) {
+  return guarded([&] {
+    LoomTraceRangeArgs& a = check_args(args, sizeof(LoomTraceRangeArgs), "trace_range_begin");
+    check_string(a.name, "trace_range_begin", "name");
+    LOOM_CHECK(a.kind == LOOM_TRACE_USER_RANGE || a.kind == LOOM_TRACE_BACKWARD_NODE, "host",
+               "trace_range_begin: kind must be LOOM_TRACE_USER_RANGE or "
+               "LOOM_TRACE_BACKWARD_NODE, found ",
+               a.kind);
+    a.out_id = trace::range_begin(a.name, a.kind, a.sequence_nr);
+  });
+}
+
+LoomError* trace_range_end(const LoomTraceRangeArgs* args) {
+  return guarded([&] {
+    const LoomTraceRangeArgs& a =
+        check_args(args, sizeof(LoomTraceRangeArgs), "trace_range_end");
+    trace::range_end(a.out_id);
+  });
+}
+
+LoomError* trace_sequence(const LoomTraceSequenceArgs* args) {
+  return guarded([&] {
+    trace::sequence(check_args(args, sizeof(LoomTraceSequenceArgs), "trace_sequence").sequence_nr);
+  });
+}
+
+LoomError* trace_device_event(const LoomTraceDeviceEventArgs* args) {
+  return guarded([&] {
+    const LoomTraceDeviceEventArgs& a =
+        check_args(args, sizeof(LoomTraceDeviceEventArgs), "trace_device_event");
+    check_string(a.name, "trace_device_event", "name");
+    LOOM_CHECK(a.kind >= LOOM_TRACE_DEVICE_KERNEL && a.kind <= LOOM_TRACE_DEVICE_OTHER, "host",
+               "trace_device_event: kind must be a device kind (LOOM_TRACE_DEVICE_KERNEL .. "
+               "LOOM_TRACE_DEVICE_OTHER), found ",
+               a.kind);
+    LOOM_CHECK(a.end_ns >= a.start_ns, "host", "trace_device_event: '", a.name,
+               "' ends (", a.end_ns, " ns) before it starts (", a.start_ns, " ns)");
+    trace::device_event(a);
+  });
+}
 }  // namespace
 
 const LoomHostApi* host_api() {
@@ -587,6 +692,16 @@ const LoomHostApi* host_api() {
       .local_keys_restore = &local_keys_restore,
       .add_allocation_observer = &add_allocation_observer,
       .tensor_alias = &tensor_alias,
+      .process_keys_include = &process_keys_include,
+      .extension_publish = &extension_publish,
+      .extension_find = &extension_find,
+      .key_set_backend = &key_set_backend,
+      .set_tracer = &set_tracer,
+      .trace_state = &trace_state,
+      .trace_range_begin = &trace_range_begin,
+      .trace_range_end = &trace_range_end,
+      .trace_sequence = &trace_sequence,
+      .trace_device_event = &trace_device_event,
   };
   return &api;
 }

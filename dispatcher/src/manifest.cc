@@ -45,6 +45,7 @@ constexpr std::string_view kDefaultManifestText = R"pb(
   search_dirs: "$LIBDIR/loom/plugins"
   plugins { name: "cpu" }
   plugins { name: "autograd" }
+  plugins { name: "profiler" optional: true }
 )pb";
 
 // Note [Manifest error positions]

@@ -11,6 +11,8 @@
 #include "elf_inspection.h"
 #include "loom/core/device.h"
 #include "loom/core/error.h"
+#include "loom/dispatcher/extensions.h"
+#include "loom/dispatcher/trace.h"
 #include "plugin_record.h"
 
 namespace loom::dispatch {
@@ -101,6 +103,8 @@ struct PluginHost::Impl {
     }
     // Before deregister_all, whose wait for readers covers observers being notified.
     for (uint64_t id : observers) AllocatorRegistry::instance().remove_observer(id);
+    trace::remove_tracers_of(&plugin.registrant);  // waits for threads inside the tracer
+    remove_extensions_of(&plugin.registrant);
     Dispatcher::instance().deregister_all(&plugin.registrant);
     remove_allocators(plugin);
     std::vector<int16_t> device_types;

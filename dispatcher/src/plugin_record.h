@@ -93,6 +93,8 @@ struct PluginRecord {
 // Allocation observers registered through the ABI are handed out as registrations with
 // this bit set, so deregister tells them from dispatcher registrations.
 inline constexpr uint64_t kObserverRegistrationBit = uint64_t{1} << 63;
+// The tracer (set_tracer) likewise.
+inline constexpr uint64_t kTracerRegistrationBit = uint64_t{1} << 62;
 
 // The host services table handed to every plugin.
 const LoomHostApi* host_api();

@@ -9,6 +9,7 @@
 #include "loom/sdk/dtype.hpp"
 #include "loom/sdk/extension.hpp"
 #include "loom/sdk/ops.hpp"
+#include "loom/sdk/trace.hpp"
 
 namespace loom::autograd {
 namespace {
@@ -195,6 +196,7 @@ std::vector<Tensor> run_backward(const BackwardRequest& request) {
     if (task.dependencies[n] == 0 && queued.insert(n).second) ready.push({n->sequence_nr, n});
   }
   const bool anomaly = anomaly_mode_enabled();
+  const bool traced = sdk::trace::recording();  // each node becomes a range in the profile
   while (!ready.empty()) {
     Node* node = ready.top().node;
     ready.pop();
@@ -224,6 +226,12 @@ std::vector<Tensor> run_backward(const BackwardRequest& request) {
       if (!request.create_graph)
         no_grad.emplace(std::initializer_list<uint32_t>{},
                         std::initializer_list<uint32_t>{LOOM_KEY_AUTOGRAD});
+      std::optional<sdk::trace::Range> range;
+      std::string node_name;
+      if (traced) {
+        node_name = node->name();
+        range.emplace(node_name.c_str(), LOOM_TRACE_BACKWARD_NODE, node->sequence_nr);
+      }
       outputs = node->apply(std::move(grads));
       if (anomaly) check_finite(*node, outputs);
     }

@@ -11,6 +11,7 @@
 #include "inplace_view.h"
 #include "loom/sdk/dtype.hpp"
 #include "loom/sdk/extension.hpp"
+#include "loom/sdk/trace.hpp"
 #include "object_pool.h"
 
 namespace loom::autograd {
@@ -250,6 +251,7 @@ bool returns_written_argument(const LoomKernelCall& call, size_t r, const OpInfo
 void finish_outputs(const std::shared_ptr<Node>& node, const OpInfo& info,
                     const LoomKernelCall& call, uint32_t mask, uint32_t saved,
                     std::vector<SavedTensor>* results) {
+  sdk::trace::sequence(node->sequence_nr);  // the op's link to its backward in a profile
   node->input_metadata.resize(call.num_returns);
   if (saved != 0) results->resize(call.num_returns);
   for (size_t r = 0; r < call.num_returns; ++r) {

@@ -54,8 +54,10 @@ extern "C" {
  *        key guards, allocation observers (Note [Argument structs]); the current stream
  *        in LoomKernelCall; the host uses the device interface (counts, copies, streams)
  *   1.3  LoomTensorView::view_base (the tensor a view was made from);
- *        LoomHostApi::tensor_alias */
-#define LOOM_ABI_VERSION_MINOR 3
+ *        LoomHostApi::tensor_alias
+ *   1.4  process-wide key includes, named extension tables, trace ranges and device
+ *        events (the profiler's seams: Note [Trace service]) */
+#define LOOM_ABI_VERSION_MINOR 4
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -384,6 +386,114 @@ typedef struct LoomAllocationObserverArgs {
 } LoomAllocationObserverArgs;
 
 /* ------------------------------------------------------------------------------------
+ * ABI 1.4 argument structs
+ * ---------------------------------------------------------------------------------- */
+
+/* process_keys_include adds one count of `dispatch_key` (a functionality key) to the
+ * process-wide include set when `include` is 1, removes one when it is 0: the key is in
+ * every dispatch on every thread while its count is above zero (how a profiler sees the
+ * ops of all threads). Removing a key whose count is zero fails. */
+typedef struct LoomProcessKeysArgs {
+  size_t struct_size;
+  uint32_t dispatch_key;
+  int32_t include;
+} LoomProcessKeysArgs;
+
+/* extension_publish makes `table` (static until `plugin` unloads) findable by `name`
+ * ([a-z0-9_.]+); a second table of the same name fails with ALREADY_EXISTS. The table is
+ * removed when its plugin unloads. extension_find writes the table published as `name` to
+ * out_table, or NULL. A found table is valid for the duration of the caller's current
+ * call into the host or from it (a kernel, an entry point): look it up again later,
+ * since its plugin may have been unloaded since. */
+typedef struct LoomExtensionArgs {
+  size_t struct_size;
+  LoomPluginContext* plugin; /* extension_publish only */
+  const char* name;          /* borrowed */
+  const void* table;         /* extension_publish: the table; extension_find: unused */
+  const void* out_table;     /* extension_find */
+} LoomExtensionArgs;
+
+/* key_set_backend: the backend key (LOOM_KEY_CPU, a vendor key, ...) whose kernel a call
+ * dispatched with the opaque `key_set` (a kernel's LoomKernelCall::key_set) reaches in
+ * the end; LOOM_KEY_UNDEFINED when it has no backend. */
+typedef struct LoomKeySetArgs {
+  size_t struct_size;
+  uint64_t key_set;
+  uint32_t out_backend_key;
+} LoomKeySetArgs;
+
+/* Note [Trace service]
+ * ~~~~~~~~~~~~~~~~~~~~
+ *  The host relays trace records to at most one tracer (the profiler plugin, while it
+ *  records): anyone may open a named range on the calling thread (user ranges, autograd's
+ *  backward nodes), tell the tracer which autograd node the op running on this thread
+ *  created (trace_sequence), or add a device activity (a kernel, a copy) timed by a device
+ *  plugin. With no tracer set each call returns at once (out_id = 0); a device plugin asks
+ *  trace_state first so that it times nothing nobody records. Times are the host's steady
+ *  clock in nanoseconds (CLOCK_MONOTONIC); a plugin converts device timestamps to it. */
+typedef enum LoomTraceKind {
+  LOOM_TRACE_USER_RANGE = 0,    /* opened by an app or a plugin */
+  LOOM_TRACE_BACKWARD_NODE = 1, /* autograd running one node; sequence_nr links the op */
+  LOOM_TRACE_DEVICE_KERNEL = 2, /* device events only */
+  LOOM_TRACE_DEVICE_COPY = 3,
+  LOOM_TRACE_DEVICE_OTHER = 4
+} LoomTraceKind;
+
+/* trace_range_begin: name (borrowed, copied by the tracer), kind, sequence_nr (a backward
+ * node's; 0 when none) in; out_id (0: nothing records) out. trace_range_end: the id. */
+typedef struct LoomTraceRangeArgs {
+  size_t struct_size;
+  const char* name;
+  int32_t kind; /* LoomTraceKind (USER_RANGE or BACKWARD_NODE) */
+  uint64_t sequence_nr;
+  uint64_t out_id;
+} LoomTraceRangeArgs;
+
+/* trace_sequence: the op running on the calling thread created the autograd node
+ * numbered sequence_nr (forward-to-backward flow in a trace). */
+typedef struct LoomTraceSequenceArgs {
+  size_t struct_size;
+  uint64_t sequence_nr;
+} LoomTraceSequenceArgs;
+
+/* trace_state: out_recording is 1 while a tracer records; out_correlation_id is the id of
+ * the innermost op or range open on the calling thread (0: none), which a device plugin
+ * keeps with work it launches and passes back in LoomTraceDeviceEventArgs. */
+typedef struct LoomTraceStateArgs {
+  size_t struct_size;
+  int32_t out_recording;
+  uint64_t out_correlation_id;
+} LoomTraceStateArgs;
+
+/* trace_device_event: one activity on a device, on the device's timeline. */
+typedef struct LoomTraceDeviceEventArgs {
+  size_t struct_size;
+  const char* name; /* borrowed, e.g. the kernel's name */
+  int32_t kind;     /* LoomTraceKind: DEVICE_KERNEL, DEVICE_COPY or DEVICE_OTHER */
+  LoomDevice device;
+  uint64_t stream;         /* the plugin's id for the stream (0: the default stream) */
+  int64_t start_ns;        /* host steady clock */
+  int64_t end_ns;          /* >= start_ns */
+  int64_t bytes;           /* copies: bytes moved; else 0 */
+  uint64_t correlation_id; /* from trace_state at launch; 0: the calling thread's now */
+} LoomTraceDeviceEventArgs;
+
+/* The tracer's side, registered with set_tracer. Every function is called on the thread
+ * that made the record and must not call ops. range_begin returns the range's id
+ * (non-zero). */
+typedef struct LoomTracerArgs {
+  size_t struct_size;
+  LoomPluginContext* plugin;
+  void* ctx; /* static; passed to every function */
+  uint64_t (*range_begin)(void* ctx, const LoomTraceRangeArgs* range);
+  void (*range_end)(void* ctx, uint64_t id);
+  void (*sequence)(void* ctx, uint64_t sequence_nr);
+  uint64_t (*correlation_id)(void* ctx);
+  void (*device_event)(void* ctx, const LoomTraceDeviceEventArgs* event);
+  LoomRegistration* out_registration; /* deregister it to stop relaying */
+} LoomTracerArgs;
+
+/* ------------------------------------------------------------------------------------
  * The host's services, handed to the plugin at entry. Static for the plugin's lifetime.
  * Every function returns NULL on success or an owned LoomError.
  * ---------------------------------------------------------------------------------- */
@@ -494,6 +604,20 @@ typedef struct LoomHostApi {
   LoomError* (*add_allocation_observer)(LoomAllocationObserverArgs* args);
   /* --- ABI 1.3: a detached alias of a tensor (see LoomTensorAliasArgs) --- */
   LoomError* (*tensor_alias)(LoomTensorAliasArgs* args);
+
+  /* ---------------------------- ABI 1.4 ---------------------------------------------
+   * Absent from older hosts: test LOOM_HAS_FIELD(host, LoomHostApi, process_keys_include). */
+  LoomError* (*process_keys_include)(LoomProcessKeysArgs* args);
+  LoomError* (*extension_publish)(LoomExtensionArgs* args);
+  LoomError* (*extension_find)(LoomExtensionArgs* args);
+  LoomError* (*key_set_backend)(LoomKeySetArgs* args);
+  /* --- the trace service (Note [Trace service]) --- */
+  LoomError* (*set_tracer)(LoomTracerArgs* args); /* ALREADY_EXISTS while another is set */
+  LoomError* (*trace_state)(LoomTraceStateArgs* args);
+  LoomError* (*trace_range_begin)(LoomTraceRangeArgs* args);
+  LoomError* (*trace_range_end)(const LoomTraceRangeArgs* args);
+  LoomError* (*trace_sequence)(const LoomTraceSequenceArgs* args);
+  LoomError* (*trace_device_event)(const LoomTraceDeviceEventArgs* args);
 } LoomHostApi;
 
 /* ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Thread-local include/exclude dispatch key sets and their RAII guards.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "loom/core/dispatch_key.h"
@@ -14,7 +15,15 @@ struct LocalDispatchKeySet {
 
 namespace detail {
 extern thread_local LocalDispatchKeySet tls_local_keys __attribute__((tls_model("initial-exec")));
+// Keys added to every dispatch on every thread (process_keys_include); zero unless a
+// plugin such as the profiler records.
+extern std::atomic<uint64_t> g_process_included;
 }  // namespace detail
+
+// Counts one inclusion of functionality key `key` in every dispatch of the process
+// (include = true) or takes one back; the key is included while its count is positive.
+// Throws loom::Error("[dispatch] ...") when taking back a key that is not included.
+void include_key_in_process(DispatchKey key, bool include);
 
 inline LocalDispatchKeySet local_dispatch_key_set() {
   return detail::tls_local_keys;

@@ -13,6 +13,7 @@
 #include "loom/devices.h"
 #include "loom/dispatcher/boxing.h"
 #include "loom/dispatcher/dispatcher.h"
+#include "loom/profiler.h"
 #include "loom/dlpack.h"
 #include "loom/factories.h"
 #include "loom/operators.h"
