@@ -4,6 +4,8 @@
 // type (the SDK's host-memory device interface), and float32 kernels for 13 ops that
 // queue their work on the call's stream; loom derives the functional, in-place and
 // operator forms, broadcasting, type promotion and copies to and from other devices.
+// While a profiler records, each kernel's run on its stream is timed and added to the
+// profile as a device activity (loom/sdk/trace.hpp), linked to the op that queued it.
 // Options (from the manifest): "driver_version".
 #include <cmath>
 #include <string>
@@ -11,6 +13,7 @@
 #include "loom/sdk/device.hpp"
 #include "loom/sdk/loop.hpp"
 #include "loom/sdk/plugin.hpp"
+#include "loom/sdk/trace.hpp"
 
 namespace {
 
@@ -23,11 +26,29 @@ const LoomDeviceInterface kDevice = loom::sdk::host_memory_device<2>("npu_sim");
 
 // Queues out[i] = f(inputs[i]...) on the call's stream: a worker thread per stream, or at
 // once on the default stream (Note [Worker streams] in loom/sdk/device.hpp). The copies
-// captured keep the tensors alive until the work has run.
+// captured keep the tensors alive until the work has run. When a profiler records, the
+// work reports its run as a kernel on the device's timeline, correlated with the op that
+// queued it (the trace state is read at launch, on the calling thread).
 template <typename F, typename... In>
 Tensor queue(const DispatchContext& ctx, const Tensor& out, F f, const In&... inputs) {
-  loom::sdk::on_stream(ctx.stream(),
-                       [out, f, inputs...] { elementwise<float>(out, f, inputs...); });
+  const loom::sdk::trace::State trace = loom::sdk::trace::state();
+  if (!trace.recording) {
+    loom::sdk::on_stream(ctx.stream(),
+                         [out, f, inputs...] { elementwise<float>(out, f, inputs...); });
+    return out;
+  }
+  void* stream = ctx.stream();
+  loom::sdk::on_stream(stream, [out, f, inputs..., stream, trace, name = ctx.op_name()] {
+    loom::sdk::trace::DeviceEvent event;
+    event.name = name;
+    event.device = out.device();
+    event.stream = reinterpret_cast<uintptr_t>(stream);
+    event.correlation_id = trace.correlation_id;
+    event.start_ns = loom::sdk::trace::now_ns();
+    elementwise<float>(out, f, inputs...);
+    event.end_ns = loom::sdk::trace::now_ns();
+    loom::sdk::trace::device_event(event);
+  });
   return out;
 }
 
