@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,32 @@ TEST_F(TrainCli, TheCnnRunsAStep) {
       << r.output;
 }
 
+TEST_F(TrainCli, ProfileWritesATraceOfFourStepsAndTheTopOps) {
+  const std::filesystem::path trace = dir_ / "trace.json";
+  RunResult r = run("train --model mlp --epochs 1 --batch-size 64 --data " + dir_.string() +
+                    " --profile " + trace.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("of steps 4-7 written to " + trace.string()), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Self time total"), std::string::npos) << r.output;
+  std::ifstream in(trace);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("{\"baseTimeNanoseconds\"", 0), 0u);
+  for (const char* expected : {"ProfilerStep#4", "ProfilerStep#7", "\"backward\"",
+                               "optimizer.step", "loom::addmm", "fwdbwd"}) {
+    EXPECT_NE(text.find(expected), std::string::npos) << expected;
+  }
+  EXPECT_EQ(text.find("ProfilerStep#3"), std::string::npos);  // warm-up steps are dropped
+  EXPECT_EQ(text.find("ProfilerStep#8"), std::string::npos);
+  // A run too short for the profiled steps says so.
+  RunResult short_run = run("train --model mlp --epochs 1 --limit 64 --data " + dir_.string() +
+                            " --profile " + trace.string());
+  ASSERT_EQ(short_run.status, 0) << short_run.output;
+  EXPECT_NE(short_run.output.find("before the profiled steps 4-7; nothing written"),
+            std::string::npos)
+      << short_run.output;
+}
+
 TEST_F(TrainCli, BadOptionsAndDataAreClearErrors) {
   const std::string data = " --data " + dir_.string();
   struct Case {
@@ -101,6 +128,8 @@ TEST_F(TrainCli, BadOptionsAndDataAreClearErrors) {
            {"train --lr 0" + data, "[loom train] --lr: expected a positive learning rate"},
            {"train --optimizer lbfgs" + data, "[loom train] --optimizer: expected adam"},
            {"train --threads -2" + data, "--threads: expected a non-negative count"},
+           {"train --profile /nonexistent/dir/trace.json" + data,
+            "[loom train] --profile: cannot write '/nonexistent/dir/trace.json'"},
            {"train --data /nonexistent/dir",
             "[data::load_mnist_format] '/nonexistent/dir' is "
             "not a directory"},

@@ -30,6 +30,8 @@ ABSL_FLAG(std::string, device, "cpu", "for `train`: the device to train on");
 ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
 ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
 ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
+ABSL_FLAG(std::string, profile, "",
+          "for `train`: write a Chrome trace of steps 4-7 to this file and print the top ops");
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
 ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");
 ABSL_FLAG(std::string, dtypes, "", "for `conform`: only samples of these dtypes (comma-separated)");
@@ -52,7 +54,7 @@ constexpr char kUsage[] =
     "  train                trains a classifier on Fashion-MNIST: --model cnn|mlp --epochs N\n"
     "                       --batch-size N --lr X --optimizer adam|adamw|sgd|rmsprop --seed N\n"
     "                       --threads N --device D --data DIR --limit N --save FILE\n"
-    "                       --resume FILE\n"
+    "                       --resume FILE --profile TRACE.json\n"
     "  conform              checks a backend's ops against the cpu: --backend B --ops REGEX\n"
     "                       --dtypes LIST --report DIR --baseline FILE --xfail FILE --jobs N\n"
     "                       --timeout SECONDS";
@@ -109,6 +111,7 @@ int run(const std::vector<char*>& args) {
     options.limit = absl::GetFlag(FLAGS_limit);
     options.save = absl::GetFlag(FLAGS_save);
     options.resume = absl::GetFlag(FLAGS_resume);
+    options.profile = absl::GetFlag(FLAGS_profile);
     return loom::cli::run_train(options);
   }
   std::fprintf(stderr, "[loom] unknown command or wrong arguments: '%s'\nusage: %s\n",

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <string>
 
 #include "loom/checkpoint.h"
@@ -103,6 +105,40 @@ double test_accuracy(nn::Sequential& net, data::DataLoader& loader, const std::s
 
 }  // namespace
 
+namespace {
+
+// Note [Profiling a run]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// --profile FILE records steps kProfileFirstStep .. +kProfileSteps of the run (after
+// warm-up steps, like torch.profiler's schedule), with shapes and memory, writes their
+// Chrome trace to FILE and prints the ops that took the most self time. Each step's
+// forward, backward and optimizer step are user ranges, so the trace groups its ops.
+constexpr int64_t kProfileWait = 2, kProfileWarmup = 2, kProfileSteps = 4;
+
+std::unique_ptr<profiler::Profiler> make_profiler(const std::string& path) {
+  if (path.empty()) return nullptr;
+  {
+    std::ofstream probe(path, std::ios::app);
+    LOOM_CHECK(probe.good(), kWhat, "--profile: cannot write '", path, "'");
+  }
+  profiler::ProfilerOptions options;
+  options.record_shapes = true;
+  options.profile_memory = true;
+  options.schedule = profiler::Schedule{
+      .wait = kProfileWait, .warmup = kProfileWarmup, .active = kProfileSteps, .repeat = 1};
+  options.on_trace_ready = [path](profiler::Profiler& p) {
+    p.export_chrome_trace(path);
+    std::printf("\nprofile: %zu events of steps %lld-%lld written to %s (Perfetto, "
+                "chrome://tracing)\n%s",
+                p.events().size(), static_cast<long long>(kProfileWait + kProfileWarmup),
+                static_cast<long long>(p.step_num()), path.c_str(), p.table("self_time", 12).c_str());
+    std::fflush(stdout);
+  };
+  return std::make_unique<profiler::Profiler>(std::move(options));
+}
+
+}  // namespace
+
 int run_train(const TrainOptions& o) {
   LOOM_CHECK(o.model == "cnn" || o.model == "mlp", kWhat, "--model: expected cnn or mlp, found '",
              o.model, "'");
@@ -113,6 +149,8 @@ int run_train(const TrainOptions& o) {
   LOOM_CHECK(o.limit >= 0, kWhat, "--limit: expected a non-negative count, found ", o.limit);
   LOOM_CHECK(autograd::is_available(), kWhat,
              "training needs the autograd plugin; the manifest does not load it");
+  LOOM_CHECK(o.profile.empty() || profiler::Profiler::is_available(), kWhat,
+             "--profile needs the profiler plugin; the manifest does not load it");
 
   data::TensorDataset train_set =
       first(data::load_mnist_format(o.data_dir, data::Split::Train, kMean, kStd), o.limit);
@@ -164,6 +202,7 @@ int run_train(const TrainOptions& o) {
     std::printf("resumed from %s after epoch %s\n", o.resume.c_str(), done.c_str());
   }
 
+  std::unique_ptr<profiler::Profiler> profile = make_profiler(o.profile);
   using Clock = std::chrono::steady_clock;
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     Progress progress(epoch, o.epochs, train_loader.num_batches());
@@ -173,10 +212,21 @@ int run_train(const TrainOptions& o) {
     for (const data::Example& batch : train_loader) {
       Tensor x = batch.data.to(o.device), y = batch.target.to(o.device);
       optimizer->zero_grad();
-      Tensor logits = net(x);
-      Tensor loss = criterion(logits, y);
-      loss.backward();
-      optimizer->step();
+      Tensor logits, loss;
+      {
+        profiler::Range range("forward");
+        logits = net(x);
+        loss = criterion(logits, y);
+      }
+      {
+        profiler::Range range("backward");
+        loss.backward();
+      }
+      {
+        profiler::Range range("optimizer.step");
+        optimizer->step();
+      }
+      if (profile) profile->step();
       const int64_t n = y.size(0);
       loss_sum += loss.item<double>() * static_cast<double>(n);
       {
@@ -208,6 +258,16 @@ int run_train(const TrainOptions& o) {
       std::printf("checkpoint: %s\n", o.save.c_str());
     }
     std::fflush(stdout);
+  }
+  if (profile) {
+    profile->stop();  // saves a profile whose active steps the run cut short
+    if (profile->events().empty()) {
+      std::printf("profile: the run ended after %lld steps, before the profiled steps %lld-%lld; "
+                  "nothing written\n",
+                  static_cast<long long>(profile->step_num()),
+                  static_cast<long long>(kProfileWait + kProfileWarmup),
+                  static_cast<long long>(kProfileWait + kProfileWarmup + kProfileSteps - 1));
+    }
   }
   return 0;
 }

@@ -19,6 +19,7 @@ struct TrainOptions {
   int64_t limit = 0;   // train on the first `limit` examples only (0: all)
   std::string save;    // checkpoint written after each epoch ("" none)
   std::string resume;  // checkpoint to continue from ("" none)
+  std::string profile;  // Chrome trace of a few steps ("" none; Note [Profiling a run])
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.
