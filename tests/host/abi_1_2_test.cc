@@ -119,6 +119,37 @@ TEST_F(Abi12, AllocationObserverSeesAllocationsAndFrees) {
   EXPECT_GE(int_of("test_ext::frees"), frees + 1);
 }
 
+// ABI 1.4's services refuse bad input with errors naming the service, and extension
+// tables round-trip (tests/profiler/ covers the services doing their work).
+TEST_F(Abi12, Abi14ServicesRefuseBadInput) {
+  auto refusal = [](const std::string& which) -> std::string {
+    try {
+      call("test_ext::abi_1_4_call", {Value(which)});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(refusal("extension_roundtrip"), "(no error)");
+  EXPECT_EQ(refusal("extension_roundtrip"), "(no error)");  // found, not published again
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"extension_name", {"[extensions]", "[a-z0-9_.]", "found 'Bad Name!'"}},
+      {"extension_twice", {"[extensions]", "'test_ext.table' is already published by 'test_extension'"}},
+      {"process_key_backend", {"process_keys_include", "not a functionality key"}},
+      {"process_key_not_included", {"[dispatch] key Tracer is not included"}},
+      {"range_kind", {"trace_range_begin", "kind must be", "found 7"}},
+      {"device_event_backwards", {"trace_device_event", "'k' ends (5 ns) before it starts (10 ns)"}},
+      {"set_tracer_null", {"[trace] set_tracer", "every function of the tracer must be set"}},
+      {"args_size", {"trace_state"}},
+  };
+  for (const auto& [which, parts] : cases) {
+    const std::string message = refusal(which);
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << which << ": " << message;
+    }
+  }
+}
+
 TEST_F(Abi12, DtypeClaimsAreEnforcedAndShownAndKernelsGetTheirState) {
   Tensor f = ones({2});
   Tensor r = call("test_ext::scaled", {f})[0].to_tensor();

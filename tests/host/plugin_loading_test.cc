@@ -42,13 +42,13 @@ TEST(PluginLoading, MissingEntrySymbol) {
 
 TEST(PluginLoading, AbiMajorMismatch) {
   expect_error([] { PluginHost::instance().load(plugin_file("test_abi_major")); }, "plugin-host",
-               {"built for loom ABI 2.0", "provides ABI 1.3", "major version must match"});
+               {"built for loom ABI 2.0", "provides ABI 1.4", "major version must match"});
   EXPECT_FALSE(PluginHost::instance().is_loaded("test_abi_version"));
 }
 
 TEST(PluginLoading, AbiMinorTooOld) {
   expect_error([] { PluginHost::instance().load(plugin_file("test_abi_minor")); }, "plugin-host",
-               {"needs loom ABI 1.99", "provides only 1.3", "minor version too old"});
+               {"needs loom ABI 1.99", "provides only 1.4", "minor version too old"});
 }
 
 TEST(PluginLoading, ZeroStructSizeIsRejected) {

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "loom/sdk/plugin.hpp"
+#include "loom/sdk/trace.hpp"
 
 namespace {
 
@@ -84,6 +85,56 @@ sdk::Tensor scaled(const sdk::DispatchContext& ctx, const sdk::Tensor& self) {
   return out;
 }
 
+// ABI 1.4 services called with bad input, one case per name; the host's error becomes the
+// op's. "extension_roundtrip" publishes a table and finds it again.
+void abi_1_4_call(std::string_view which) {
+  const LoomHostApi& h = sdk::host();
+  static const int kTable = 0;
+  LoomExtensionArgs ext{};
+  ext.struct_size = sizeof(ext);
+  ext.plugin = sdk::plugin_state().context;
+  ext.table = &kTable;
+  if (which == "extension_name") {
+    ext.name = "Bad Name!";
+    sdk::check(h.extension_publish(&ext));
+  } else if (which == "extension_twice" || which == "extension_roundtrip") {
+    ext.name = "test_ext.table";
+    LoomExtensionArgs found = ext;
+    sdk::check(h.extension_find(&found));
+    if (found.out_table == nullptr || which == "extension_twice") sdk::check(h.extension_publish(&ext));
+    sdk::check(h.extension_find(&found));
+    if (found.out_table != &kTable) throw sdk::Error("[test_ext] extension_find found another table");
+  } else if (which == "process_key_backend" || which == "process_key_not_included") {
+    LoomProcessKeysArgs a{};
+    a.struct_size = sizeof(a);
+    a.dispatch_key = which == "process_key_backend" ? LOOM_KEY_CPU : LOOM_KEY_TRACER;
+    a.include = which == "process_key_backend" ? 1 : 0;
+    sdk::check(h.process_keys_include(&a));
+  } else if (which == "range_kind") {
+    LoomTraceRangeArgs a{};
+    a.struct_size = sizeof(a);
+    a.name = "r";
+    a.kind = 7;
+    sdk::check(h.trace_range_begin(&a));
+  } else if (which == "device_event_backwards") {
+    sdk::trace::DeviceEvent e;
+    e.name = "k";
+    e.start_ns = 10;
+    e.end_ns = 5;
+    sdk::trace::device_event(e);
+  } else if (which == "set_tracer_null") {
+    LoomTracerArgs a{};
+    a.struct_size = sizeof(a);
+    a.plugin = sdk::plugin_state().context;
+    sdk::check(h.set_tracer(&a));
+  } else if (which == "args_size") {
+    LoomTraceStateArgs a{};
+    sdk::check(h.trace_state(&a));
+  } else {
+    throw sdk::Error("[test_ext] unknown case " + std::string(which));
+  }
+}
+
 void init(sdk::Registrar& r) {
   g_state.tag_slot = sdk::slot_of("test_extension");
   g_state.scale = 3;
@@ -96,6 +147,8 @@ void init(sdk::Registrar& r) {
   r.def("test_ext::allocations() -> int");
   r.def("test_ext::frees() -> int");
   r.def("test_ext::scaled(Tensor self) -> Tensor");
+  r.def("test_ext::abi_1_4_call(str which) -> ()");
+  r.impl<&abi_1_4_call>("test_ext::abi_1_4_call", LOOM_KEY_CPU);
   r.impl<&set_tag>("test_ext::set_tag", LOOM_KEY_CPU, &g_state);
   r.impl<&get_tag>("test_ext::get_tag", LOOM_KEY_CPU, &g_state);
   r.impl<&destroyed>("test_ext::destroyed", LOOM_KEY_CPU);
