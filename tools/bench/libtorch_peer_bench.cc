@@ -3,6 +3,8 @@
 // out=) on 2 intra-op threads, measured the same way; and the peers of linalg_bench
 // (matmul, conv2d) and kernels_bench (softmax, layer_norm, sort, ...).
 #include <benchmark/benchmark.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/library.h>
 #include <torch/torch.h>
 
@@ -284,5 +286,40 @@ void BM_TorchTrainStepCnnAdam(benchmark::State& state) {
 BENCHMARK(BM_TorchTrainStepCnnAdam)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// The profiler's cost per op beside loom's (tools/bench/profiler_bench.cc): the 1-element
+// add while PyTorch's profiler records, 100,000 adds per repetition (the records of one
+// repetition are kept until it ends, as loom's are). Arg 0: the legacy profiler
+// (torch.autograd.profiler with use_kineto=False); 1: the Kineto profiler (torch.profiler,
+// CPU activities), where the build has Kineto.
+void BM_TorchProfilerAddOneElementRecording(benchmark::State& state) {
+  namespace prof = torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  using torch::profiler::impl::ProfilerConfig;
+  using torch::profiler::impl::ProfilerState;
+  at::set_num_threads(2);
+  at::Tensor a = at::ones({1});
+  at::Tensor b = at::ones({1});
+  const bool kineto = state.range(0) == 1;
+  try {
+    if (kineto) {
+      ProfilerConfig config(ProfilerState::KINETO);
+      prof::prepareProfiler(config, {ActivityType::CPU});
+      prof::enableProfiler(config, {ActivityType::CPU});
+    } else {
+      prof::enableProfilerLegacy(ProfilerConfig(ProfilerState::CPU));
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(at::add(a, b));
+  if (kineto) {
+    prof::disableProfiler();
+  } else {
+    prof::disableProfilerLegacy();
+  }
+}
+BENCHMARK(BM_TorchProfilerAddOneElementRecording)->Arg(0)->Arg(1)->Iterations(100000);
 
 BENCHMARK_MAIN();
