@@ -34,8 +34,8 @@ bool valid_name(const std::string& name) {
 
 void publish_extension(const std::string& name, const void* table, const Registrant* owner) {
   LOOM_CHECK(valid_name(name), "extensions",
-             "an extension table's name must be 1 to 128 characters of [a-z0-9_.], found '",
-             name, "'");
+             "an extension table's name must be 1 to 128 characters of [a-z0-9_.], found '", name,
+             "'");
   LOOM_CHECK(table != nullptr, "extensions", "the table published as '", name, "' is null");
   std::unique_lock<std::shared_mutex> lock(g_mutex);
   auto [it, inserted] = tables().emplace(name, Published{table, owner});

@@ -18,8 +18,8 @@
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/dlpack_conversion.h"
 #include "loom/dispatcher/extensions.h"
-#include "loom/dispatcher/trace.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
+#include "loom/dispatcher/trace.h"
 #include "plugin_record.h"
 
 namespace loom::dispatch {
@@ -554,8 +554,7 @@ LoomError* add_allocation_observer(LoomAllocationObserverArgs* args) {
 }
 LoomError* process_keys_include(LoomProcessKeysArgs* args) {
   return guarded([&] {
-    LoomProcessKeysArgs& a =
-        check_args(args, sizeof(LoomProcessKeysArgs), "process_keys_include");
+    LoomProcessKeysArgs& a = check_args(args, sizeof(LoomProcessKeysArgs), "process_keys_include");
     include_key_in_process(check_functionality_key(a.dispatch_key, "process_keys_include"),
                            a.include != 0);
   });
@@ -584,8 +583,9 @@ LoomError* key_set_backend(LoomKeySetArgs* args) {
   return guarded([&] {
     LoomKeySetArgs& a = check_args(args, sizeof(LoomKeySetArgs), "key_set_backend");
     uint64_t backends = DispatchKeySet(a.key_set).valid().backend_bits();
-    a.out_backend_key = backends == 0 ? uint32_t{LOOM_KEY_UNDEFINED}
-                                      : key_to_abi(static_cast<DispatchKey>(63 - __builtin_clzll(backends)));
+    a.out_backend_key = backends == 0
+                            ? uint32_t{LOOM_KEY_UNDEFINED}
+                            : key_to_abi(static_cast<DispatchKey>(63 - __builtin_clzll(backends)));
   });
 }
 
@@ -596,8 +596,9 @@ LoomError* set_tracer(LoomTracerArgs* args) {
     std::lock_guard<std::mutex> lock(plugin.mutex);
     LOOM_CHECK(!plugin.closing, "host", "set_tracer: plugin '", plugin.registrant.name,
                "' is unloading");
-    trace::Tracer tracer{a.ctx,           a.range_begin,  a.range_end, a.sequence,
-                         a.correlation_id, a.device_event, &plugin.registrant};
+    trace::Tracer tracer{
+        a.ctx,          a.range_begin,     a.range_end, a.sequence, a.correlation_id,
+        a.device_event, &plugin.registrant};
     uint64_t token = trace::set_tracer(tracer);
     a.out_registration = to_abi_registration(token | kTracerRegistrationBit);
   });
@@ -625,8 +626,7 @@ LoomError* trace_range_begin(LoomTraceRangeArgs* args) {
 
 LoomError* trace_range_end(const LoomTraceRangeArgs* args) {
   return guarded([&] {
-    const LoomTraceRangeArgs& a =
-        check_args(args, sizeof(LoomTraceRangeArgs), "trace_range_end");
+    const LoomTraceRangeArgs& a = check_args(args, sizeof(LoomTraceRangeArgs), "trace_range_end");
     trace::range_end(a.out_id);
   });
 }
@@ -646,8 +646,8 @@ LoomError* trace_device_event(const LoomTraceDeviceEventArgs* args) {
                "trace_device_event: kind must be a device kind (LOOM_TRACE_DEVICE_KERNEL .. "
                "LOOM_TRACE_DEVICE_OTHER), found ",
                a.kind);
-    LOOM_CHECK(a.end_ns >= a.start_ns, "host", "trace_device_event: '", a.name,
-               "' ends (", a.end_ns, " ns) before it starts (", a.start_ns, " ns)");
+    LOOM_CHECK(a.end_ns >= a.start_ns, "host", "trace_device_event: '", a.name, "' ends (",
+               a.end_ns, " ns) before it starts (", a.start_ns, " ns)");
     trace::device_event(a);
   });
 }

@@ -7,8 +7,8 @@
 #include <cxxabi.h>
 #include <libunwind.h>
 
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 namespace loom::profiler {
 

@@ -15,9 +15,9 @@
 // bumps the buffer's generation: an op that was open then closes nothing when it returns.
 #include "recorder.h"
 
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 
 #include <string>
 
@@ -87,8 +87,8 @@ void describe_inputs(const LoomKernelCall* call, std::string& shapes, std::strin
         if (k > 0) shapes += ", ";
         LoomTensorView view{};
         view.struct_size = sizeof(view);
-        LoomError* err = v.u.tensors[k] == nullptr ? nullptr
-                                                   : sdk::host().tensor_view(v.u.tensors[k], &view);
+        LoomError* err =
+            v.u.tensors[k] == nullptr ? nullptr : sdk::host().tensor_view(v.u.tensors[k], &view);
         if (v.u.tensors[k] == nullptr || err != nullptr) {
           if (err != nullptr) err->destroy(err);
           shapes += "[]";

@@ -134,11 +134,13 @@ TEST_F(Abi12, Abi14ServicesRefuseBadInput) {
   EXPECT_EQ(refusal("extension_roundtrip"), "(no error)");  // found, not published again
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"extension_name", {"[extensions]", "[a-z0-9_.]", "found 'Bad Name!'"}},
-      {"extension_twice", {"[extensions]", "'test_ext.table' is already published by 'test_extension'"}},
+      {"extension_twice",
+       {"[extensions]", "'test_ext.table' is already published by 'test_extension'"}},
       {"process_key_backend", {"process_keys_include", "not a functionality key"}},
       {"process_key_not_included", {"[dispatch] key Tracer is not included"}},
       {"range_kind", {"trace_range_begin", "kind must be", "found 7"}},
-      {"device_event_backwards", {"trace_device_event", "'k' ends (5 ns) before it starts (10 ns)"}},
+      {"device_event_backwards",
+       {"trace_device_event", "'k' ends (5 ns) before it starts (10 ns)"}},
       {"set_tracer_null", {"[trace] set_tracer", "every function of the tracer must be set"}},
       {"args_size", {"trace_state"}},
   };

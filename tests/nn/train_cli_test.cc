@@ -101,8 +101,8 @@ TEST_F(TrainCli, ProfileWritesATraceOfFourStepsAndTheTopOps) {
   std::ifstream in(trace);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(text.rfind("{\"baseTimeNanoseconds\"", 0), 0u);
-  for (const char* expected : {"ProfilerStep#4", "ProfilerStep#7", "\"backward\"",
-                               "optimizer.step", "loom::addmm", "fwdbwd"}) {
+  for (const char* expected : {"ProfilerStep#4", "ProfilerStep#7", "\"backward\"", "optimizer.step",
+                               "loom::addmm", "fwdbwd"}) {
     EXPECT_NE(text.find(expected), std::string::npos) << expected;
   }
   EXPECT_EQ(text.find("ProfilerStep#3"), std::string::npos);  // warm-up steps are dropped

@@ -101,9 +101,11 @@ void abi_1_4_call(std::string_view which) {
     ext.name = "test_ext.table";
     LoomExtensionArgs found = ext;
     sdk::check(h.extension_find(&found));
-    if (found.out_table == nullptr || which == "extension_twice") sdk::check(h.extension_publish(&ext));
+    if (found.out_table == nullptr || which == "extension_twice")
+      sdk::check(h.extension_publish(&ext));
     sdk::check(h.extension_find(&found));
-    if (found.out_table != &kTable) throw sdk::Error("[test_ext] extension_find found another table");
+    if (found.out_table != &kTable)
+      throw sdk::Error("[test_ext] extension_find found another table");
   } else if (which == "process_key_backend" || which == "process_key_not_included") {
     LoomProcessKeysArgs a{};
     a.struct_size = sizeof(a);

@@ -102,7 +102,7 @@ TEST_F(ProfilerTest, MemoryAccountingEqualsTheAllocationsMade) {
   {
     Tensor b = a * 2.0;  // a float32 block of 256 elements (and the app's wrapped 2.0)
     Tensor c = b.sum();  // a 4-byte result
-  }  // all freed here, outside any op
+  }                      // all freed here, outside any op
   p.stop();
   // Each allocation inside an op counts towards exactly the ops open around it: the
   // top-level ops' bytes add up to the allocations recorded under them.

@@ -64,8 +64,7 @@ TEST(ProfilerOnVendorBackend, KernelsOnStreamsJoinTheTrace) {
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "X" && e["cat"] == "kernel") ++device_slices;
     if (e["ph"] == "f" && e["cat"] == "ac2g") ++launch_flows;
-    if (e["ph"] == "M" && e["name"] == "process_name" &&
-        e["args"]["name"] == "device npu_sim:1") {
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "device npu_sim:1") {
       device_process = true;
     }
   }

@@ -128,10 +128,11 @@ std::unique_ptr<profiler::Profiler> make_profiler(const std::string& path) {
       .wait = kProfileWait, .warmup = kProfileWarmup, .active = kProfileSteps, .repeat = 1};
   options.on_trace_ready = [path](profiler::Profiler& p) {
     p.export_chrome_trace(path);
-    std::printf("\nprofile: %zu events of steps %lld-%lld written to %s (Perfetto, "
-                "chrome://tracing)\n%s",
-                p.events().size(), static_cast<long long>(kProfileWait + kProfileWarmup),
-                static_cast<long long>(p.step_num()), path.c_str(), p.table("self_time", 12).c_str());
+    std::printf(
+        "\nprofile: %zu events of steps %lld-%lld written to %s (Perfetto, "
+        "chrome://tracing)\n%s",
+        p.events().size(), static_cast<long long>(kProfileWait + kProfileWarmup),
+        static_cast<long long>(p.step_num()), path.c_str(), p.table("self_time", 12).c_str());
     std::fflush(stdout);
   };
   return std::make_unique<profiler::Profiler>(std::move(options));
@@ -262,11 +263,12 @@ int run_train(const TrainOptions& o) {
   if (profile) {
     profile->stop();  // saves a profile whose active steps the run cut short
     if (profile->events().empty()) {
-      std::printf("profile: the run ended after %lld steps, before the profiled steps %lld-%lld; "
-                  "nothing written\n",
-                  static_cast<long long>(profile->step_num()),
-                  static_cast<long long>(kProfileWait + kProfileWarmup),
-                  static_cast<long long>(kProfileWait + kProfileWarmup + kProfileSteps - 1));
+      std::printf(
+          "profile: the run ended after %lld steps, before the profiled steps %lld-%lld; "
+          "nothing written\n",
+          static_cast<long long>(profile->step_num()),
+          static_cast<long long>(kProfileWait + kProfileWarmup),
+          static_cast<long long>(kProfileWait + kProfileWarmup + kProfileSteps - 1));
     }
   }
   return 0;

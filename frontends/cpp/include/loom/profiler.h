@@ -53,19 +53,19 @@ struct Event {
   int64_t start_ns = 0;  // steady clock
   int64_t end_ns = 0;
   uint64_t id = 0;
-  uint64_t parent_id = 0;  // the enclosing op or range on the same thread, 0 at the top
-  uint64_t thread_id = 0;  // OS thread id
-  std::string dispatch_key;  // ops: the backend whose kernel ran ("CPU", a vendor's name)
-  std::string input_shapes;  // record_shapes: "[[2, 3], [3], []]"
-  std::string input_dtypes;  // record_shapes: "[float32, float32, Scalar]"
+  uint64_t parent_id = 0;       // the enclosing op or range on the same thread, 0 at the top
+  uint64_t thread_id = 0;       // OS thread id
+  std::string dispatch_key;     // ops: the backend whose kernel ran ("CPU", a vendor's name)
+  std::string input_shapes;     // record_shapes: "[[2, 3], [3], []]"
+  std::string input_dtypes;     // record_shapes: "[float32, float32, Scalar]"
   int64_t bytes_allocated = 0;  // profile_memory: during it, children included
   int64_t bytes_freed = 0;
   std::optional<uint64_t> sequence_nr;  // the autograd node an op created / a node's own
   Device device;                        // device records and Memory
   uint64_t stream = 0;                  // device records
-  int64_t bytes = 0;            // DeviceCopy: bytes moved; Memory: + allocated, - freed
-  uint64_t correlation_id = 0;  // device records: the op or range that launched them
-  std::string stack;            // with_stack: frames, innermost first, one per line
+  int64_t bytes = 0;                    // DeviceCopy: bytes moved; Memory: + allocated, - freed
+  uint64_t correlation_id = 0;          // device records: the op or range that launched them
+  std::string stack;                    // with_stack: frames, innermost first, one per line
 
   int64_t duration_ns() const { return end_ns - start_ns; }
   // "loom::add.Tensor" for ops, the name otherwise.

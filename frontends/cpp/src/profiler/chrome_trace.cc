@@ -16,10 +16,10 @@
 // per device ("device <name>"), a track per stream, with a flow ("ac2g") from the op
 // that launched them. Memory is a counter ("ph": "C") per device: bytes allocated since
 // recording began.
+#include <unistd.h>
 #include <fstream>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -81,9 +81,15 @@ void Profiler::export_chrome_trace(const std::string& path) const {
   auto ts = [&](int64_t ns) { return micros(ns - t0); };
 
   json trace = json::array();
-  trace.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+  trace.push_back({{"ph", "M"},
+                   {"name", "process_name"},
+                   {"pid", pid},
+                   {"tid", 0},
                    {"args", {{"name", "loom"}}}});
-  trace.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
+  trace.push_back({{"ph", "M"},
+                   {"name", "process_sort_index"},
+                   {"pid", pid},
+                   {"tid", 0},
                    {"args", {{"sort_index", 0}}}});
   std::set<uint64_t> threads;
   std::map<std::pair<int16_t, int16_t>, int64_t> device_pids;
@@ -105,9 +111,15 @@ void Profiler::export_chrome_trace(const std::string& path) const {
     } catch (const Error&) {
       name = str_cat("type ", d.type, ":", d.index);
     }
-    trace.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", id}, {"tid", 0},
+    trace.push_back({{"ph", "M"},
+                     {"name", "process_name"},
+                     {"pid", id},
+                     {"tid", 0},
                      {"args", {{"name", "device " + name}}}});
-    trace.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", id}, {"tid", 0},
+    trace.push_back({{"ph", "M"},
+                     {"name", "process_sort_index"},
+                     {"pid", id},
+                     {"tid", 0},
                      {"args", {{"sort_index", 1 + device_pids.size()}}}});
     return id;
   };
@@ -125,27 +137,43 @@ void Profiler::export_chrome_trace(const std::string& path) const {
       } catch (const Error&) {
         device_name = str_cat("type ", e.device.type);
       }
-      trace.push_back({{"ph", "C"}, {"name", "Memory " + device_name}, {"pid", pid},
-                       {"ts", ts(e.start_ns)}, {"args", {{"Total Allocated", total}}}});
+      trace.push_back({{"ph", "C"},
+                       {"name", "Memory " + device_name},
+                       {"pid", pid},
+                       {"ts", ts(e.start_ns)},
+                       {"args", {{"Total Allocated", total}}}});
       continue;
     }
     if (is_device(e.kind)) {
       const int64_t dpid = device_pid(e.device);
       json args = {{"stream", e.stream}, {"correlation", e.correlation_id}};
       if (e.kind == EventKind::DeviceCopy) args["bytes"] = e.bytes;
-      trace.push_back({{"ph", "X"}, {"cat", category_of(e.kind)}, {"name", e.name},
-                       {"pid", dpid}, {"tid", static_cast<int64_t>(e.stream)},
-                       {"ts", ts(e.start_ns)}, {"dur", micros(e.duration_ns())},
+      trace.push_back({{"ph", "X"},
+                       {"cat", category_of(e.kind)},
+                       {"name", e.name},
+                       {"pid", dpid},
+                       {"tid", static_cast<int64_t>(e.stream)},
+                       {"ts", ts(e.start_ns)},
+                       {"dur", micros(e.duration_ns())},
                        {"args", args}});
       auto launcher = by_id.find(e.correlation_id);
       if (e.correlation_id != 0 && launcher != by_id.end()) {
         const Event& op = *launcher->second;
-        trace.push_back({{"ph", "s"}, {"cat", "ac2g"}, {"name", "launch"},
-                         {"id", launch_flow_id(e.correlation_id)}, {"pid", pid},
-                         {"tid", static_cast<int64_t>(op.thread_id)}, {"ts", ts(op.start_ns)}});
-        trace.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "ac2g"}, {"name", "launch"},
-                         {"id", launch_flow_id(e.correlation_id)}, {"pid", dpid},
-                         {"tid", static_cast<int64_t>(e.stream)}, {"ts", ts(e.start_ns)}});
+        trace.push_back({{"ph", "s"},
+                         {"cat", "ac2g"},
+                         {"name", "launch"},
+                         {"id", launch_flow_id(e.correlation_id)},
+                         {"pid", pid},
+                         {"tid", static_cast<int64_t>(op.thread_id)},
+                         {"ts", ts(op.start_ns)}});
+        trace.push_back({{"ph", "f"},
+                         {"bp", "e"},
+                         {"cat", "ac2g"},
+                         {"name", "launch"},
+                         {"id", launch_flow_id(e.correlation_id)},
+                         {"pid", dpid},
+                         {"tid", static_cast<int64_t>(e.stream)},
+                         {"ts", ts(e.start_ns)}});
       }
       continue;
     }
@@ -163,31 +191,47 @@ void Profiler::export_chrome_trace(const std::string& path) const {
       args["bytes freed"] = e.bytes_freed;
     }
     if (!e.stack.empty()) args["Call stack"] = e.stack;
-    trace.push_back({{"ph", "X"}, {"cat", category_of(e.kind)}, {"name", e.name}, {"pid", pid},
-                     {"tid", tid}, {"ts", ts(e.start_ns)}, {"dur", micros(e.duration_ns())},
+    trace.push_back({{"ph", "X"},
+                     {"cat", category_of(e.kind)},
+                     {"name", e.name},
+                     {"pid", pid},
+                     {"tid", tid},
+                     {"ts", ts(e.start_ns)},
+                     {"dur", micros(e.duration_ns())},
                      {"args", args}});
     if (e.kind == EventKind::BackwardNode && e.sequence_nr) {
       auto forward = forward_of.find(*e.sequence_nr);
       if (forward != forward_of.end()) {
         const Event& op = *forward->second;
-        trace.push_back({{"ph", "s"}, {"cat", "fwdbwd"}, {"name", "fwdbwd"},
-                         {"id", fwdbwd_flow_id(*e.sequence_nr)}, {"pid", pid},
-                         {"tid", static_cast<int64_t>(op.thread_id)}, {"ts", ts(op.start_ns)}});
-        trace.push_back({{"ph", "f"}, {"bp", "e"}, {"cat", "fwdbwd"}, {"name", "fwdbwd"},
-                         {"id", fwdbwd_flow_id(*e.sequence_nr)}, {"pid", pid}, {"tid", tid},
+        trace.push_back({{"ph", "s"},
+                         {"cat", "fwdbwd"},
+                         {"name", "fwdbwd"},
+                         {"id", fwdbwd_flow_id(*e.sequence_nr)},
+                         {"pid", pid},
+                         {"tid", static_cast<int64_t>(op.thread_id)},
+                         {"ts", ts(op.start_ns)}});
+        trace.push_back({{"ph", "f"},
+                         {"bp", "e"},
+                         {"cat", "fwdbwd"},
+                         {"name", "fwdbwd"},
+                         {"id", fwdbwd_flow_id(*e.sequence_nr)},
+                         {"pid", pid},
+                         {"tid", tid},
                          {"ts", ts(e.start_ns)}});
       }
     }
   }
   for (uint64_t thread : threads) {
     const int64_t tid = static_cast<int64_t>(thread);
-    trace.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid},
-                     {"args", {{"name", tid == pid ? std::string("main thread")
-                                                   : str_cat("thread ", tid)}}}});
+    trace.push_back(
+        {{"ph", "M"},
+         {"name", "thread_name"},
+         {"pid", pid},
+         {"tid", tid},
+         {"args", {{"name", tid == pid ? std::string("main thread") : str_cat("thread ", tid)}}}});
   }
-  json document = {{"traceEvents", std::move(trace)},
-                   {"displayTimeUnit", "ms"},
-                   {"baseTimeNanoseconds", t0}};
+  json document = {
+      {"traceEvents", std::move(trace)}, {"displayTimeUnit", "ms"}, {"baseTimeNanoseconds", t0}};
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   LOOM_CHECK(out.good(), "profiler", "export_chrome_trace: cannot open '", path, "' for writing");
   out << document.dump();

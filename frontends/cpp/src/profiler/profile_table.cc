@@ -131,8 +131,8 @@ std::string pad(const std::string& s, size_t width, bool left) {
   return left ? s + std::string(width - s.size(), ' ') : std::string(width - s.size(), ' ') + s;
 }
 
-std::string render(const std::vector<std::string>& header, std::vector<std::vector<std::string>> body,
-                   const std::vector<bool>& left) {
+std::string render(const std::vector<std::string>& header,
+                   std::vector<std::vector<std::string>> body, const std::vector<bool>& left) {
   std::vector<size_t> widths(header.size());
   for (size_t i = 0; i < header.size(); ++i) widths[i] = header[i].size();
   for (const auto& row : body) {
@@ -171,8 +171,8 @@ std::string Profiler::table(std::string_view sort_by, int64_t limit,
   for (const Row& r : rows) all_self += r.self_ns;
   const size_t shown = limit == 0 ? rows.size() : std::min<size_t>(rows.size(), limit);
 
-  std::vector<std::string> header = {"Name", "Self %", "Self time", "Total time", "Avg time",
-                                     "Calls"};
+  std::vector<std::string> header = {"Name",       "Self %",   "Self time",
+                                     "Total time", "Avg time", "Calls"};
   std::vector<bool> left = {true, false, false, false, false, false};
   if (options_.profile_memory) {
     header.insert(header.end(), {"Self alloc", "Alloc"});
@@ -202,8 +202,8 @@ std::string Profiler::table(std::string_view sort_by, int64_t limit,
     body.push_back(std::move(cells));
   }
   std::string out = render(header, std::move(body), left);
-  out += str_cat("Self time total: ", format_time(double(all_self)), " (", rows.size(),
-                 " rows, ", shown, " shown)\n");
+  out += str_cat("Self time total: ", format_time(double(all_self)), " (", rows.size(), " rows, ",
+                 shown, " shown)\n");
   return out;
 }
 
@@ -250,9 +250,10 @@ std::string Profiler::memory_summary() const {
         << format_bytes(double(d.in_use)) << "\n";
   }
   std::vector<Row> rows = aggregate(events_, false);
-  rows.erase(std::remove_if(rows.begin(), rows.end(),
-                            [](const Row& r) { return r.self_allocated == 0 && r.self_freed == 0; }),
-             rows.end());
+  rows.erase(
+      std::remove_if(rows.begin(), rows.end(),
+                     [](const Row& r) { return r.self_allocated == 0 && r.self_freed == 0; }),
+      rows.end());
   std::stable_sort(rows.begin(), rows.end(),
                    [](const Row& a, const Row& b) { return a.self_allocated > b.self_allocated; });
   if (rows.size() > 10) rows.resize(10);

@@ -58,8 +58,7 @@ inline void sequence(uint64_t sequence_nr) {
 // A named range on this thread while alive; ops called inside nest under it.
 class Range {
  public:
-  explicit Range(const char* name, int32_t kind = LOOM_TRACE_USER_RANGE,
-                 uint64_t sequence_nr = 0) {
+  explicit Range(const char* name, int32_t kind = LOOM_TRACE_USER_RANGE, uint64_t sequence_nr = 0) {
     if (!available()) return;
     args_.struct_size = sizeof(args_);
     args_.name = name;
