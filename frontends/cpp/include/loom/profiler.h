@@ -70,6 +70,9 @@ struct Event {
   int64_t duration_ns() const { return end_ns - start_ns; }
   // "loom::add.Tensor" for ops, the name otherwise.
   std::string qualified_name() const;
+  // The device of a device record or Memory: "npu_sim:1" ("device type 5:1" when its
+  // plugin has been unloaded since).
+  std::string device_name() const;
 };
 
 class Profiler {

@@ -68,6 +68,31 @@ uint64_t launch_flow_id(uint64_t correlation_id) {
   return correlation_id * 2 + 1;
 }
 
+// An arrow from (pid, tid) at `from_ns` to the slice enclosing `to_ns` on another track.
+struct FlowEnd {
+  int64_t pid;
+  int64_t tid;
+  double ts;
+};
+void add_flow(json& trace, const char* category, const char* name, uint64_t id, FlowEnd from,
+              FlowEnd to) {
+  trace.push_back({{"ph", "s"},
+                   {"cat", category},
+                   {"name", name},
+                   {"id", id},
+                   {"pid", from.pid},
+                   {"tid", from.tid},
+                   {"ts", from.ts}});
+  trace.push_back({{"ph", "f"},
+                   {"bp", "e"},
+                   {"cat", category},
+                   {"name", name},
+                   {"id", id},
+                   {"pid", to.pid},
+                   {"tid", to.tid},
+                   {"ts", to.ts}});
+}
+
 }  // namespace
 
 void Profiler::export_chrome_trace(const std::string& path) const {
@@ -99,23 +124,17 @@ void Profiler::export_chrome_trace(const std::string& path) const {
     by_id[e.id] = &e;
     if (e.kind == EventKind::Op && e.sequence_nr) forward_of[*e.sequence_nr] = &e;
   }
-  auto device_pid = [&](const Device& d) {
-    auto key = std::make_pair(d.type, d.index);
+  auto device_pid = [&](const Event& e) {
+    auto key = std::make_pair(e.device.type, e.device.index);
     auto it = device_pids.find(key);
     if (it != device_pids.end()) return it->second;
     int64_t id = pid + 1 + static_cast<int64_t>(device_pids.size());
     device_pids[key] = id;
-    std::string name;
-    try {
-      name = d.to_string();
-    } catch (const Error&) {
-      name = str_cat("type ", d.type, ":", d.index);
-    }
     trace.push_back({{"ph", "M"},
                      {"name", "process_name"},
                      {"pid", id},
                      {"tid", 0},
-                     {"args", {{"name", "device " + name}}}});
+                     {"args", {{"name", "device " + e.device_name()}}}});
     trace.push_back({{"ph", "M"},
                      {"name", "process_sort_index"},
                      {"pid", id},
@@ -131,21 +150,15 @@ void Profiler::export_chrome_trace(const std::string& path) const {
       auto key = std::make_pair(e.device.type, e.device.index);
       int64_t& total = in_use[key];
       total += e.bytes;
-      std::string device_name;
-      try {
-        device_name = e.device.to_string();
-      } catch (const Error&) {
-        device_name = str_cat("type ", e.device.type);
-      }
       trace.push_back({{"ph", "C"},
-                       {"name", "Memory " + device_name},
+                       {"name", "Memory " + e.device_name()},
                        {"pid", pid},
                        {"ts", ts(e.start_ns)},
                        {"args", {{"Total Allocated", total}}}});
       continue;
     }
     if (is_device(e.kind)) {
-      const int64_t dpid = device_pid(e.device);
+      const int64_t dpid = device_pid(e);
       json args = {{"stream", e.stream}, {"correlation", e.correlation_id}};
       if (e.kind == EventKind::DeviceCopy) args["bytes"] = e.bytes;
       trace.push_back({{"ph", "X"},
@@ -159,21 +172,9 @@ void Profiler::export_chrome_trace(const std::string& path) const {
       auto launcher = by_id.find(e.correlation_id);
       if (e.correlation_id != 0 && launcher != by_id.end()) {
         const Event& op = *launcher->second;
-        trace.push_back({{"ph", "s"},
-                         {"cat", "ac2g"},
-                         {"name", "launch"},
-                         {"id", launch_flow_id(e.correlation_id)},
-                         {"pid", pid},
-                         {"tid", static_cast<int64_t>(op.thread_id)},
-                         {"ts", ts(op.start_ns)}});
-        trace.push_back({{"ph", "f"},
-                         {"bp", "e"},
-                         {"cat", "ac2g"},
-                         {"name", "launch"},
-                         {"id", launch_flow_id(e.correlation_id)},
-                         {"pid", dpid},
-                         {"tid", static_cast<int64_t>(e.stream)},
-                         {"ts", ts(e.start_ns)}});
+        add_flow(trace, "ac2g", "launch", launch_flow_id(e.correlation_id),
+                 {pid, static_cast<int64_t>(op.thread_id), ts(op.start_ns)},
+                 {dpid, static_cast<int64_t>(e.stream), ts(e.start_ns)});
       }
       continue;
     }
@@ -203,21 +204,9 @@ void Profiler::export_chrome_trace(const std::string& path) const {
       auto forward = forward_of.find(*e.sequence_nr);
       if (forward != forward_of.end()) {
         const Event& op = *forward->second;
-        trace.push_back({{"ph", "s"},
-                         {"cat", "fwdbwd"},
-                         {"name", "fwdbwd"},
-                         {"id", fwdbwd_flow_id(*e.sequence_nr)},
-                         {"pid", pid},
-                         {"tid", static_cast<int64_t>(op.thread_id)},
-                         {"ts", ts(op.start_ns)}});
-        trace.push_back({{"ph", "f"},
-                         {"bp", "e"},
-                         {"cat", "fwdbwd"},
-                         {"name", "fwdbwd"},
-                         {"id", fwdbwd_flow_id(*e.sequence_nr)},
-                         {"pid", pid},
-                         {"tid", tid},
-                         {"ts", ts(e.start_ns)}});
+        add_flow(trace, "fwdbwd", "fwdbwd", fwdbwd_flow_id(*e.sequence_nr),
+                 {pid, static_cast<int64_t>(op.thread_id), ts(op.start_ns)},
+                 {pid, tid, ts(e.start_ns)});
       }
     }
   }

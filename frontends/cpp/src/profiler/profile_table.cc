@@ -237,13 +237,9 @@ std::string Profiler::memory_summary() const {
   out << "Memory since recording began, per device:\n";
   if (devices.empty()) out << "  (no allocations recorded)\n";
   for (const auto& [key, d] : devices) {
-    Device device{key.first, key.second};
-    std::string name;
-    try {
-      name = device.to_string();
-    } catch (const Error&) {
-      name = str_cat("type ", key.first);
-    }
+    Event probe;
+    probe.device = Device{key.first, key.second};
+    const std::string name = probe.device_name();
     out << "  " << name << ": peak " << format_bytes(double(d.peak)) << ", allocated "
         << format_bytes(double(d.allocated)) << " in " << d.blocks << " blocks, freed "
         << format_bytes(double(d.freed)) << " in " << d.frees << " frees, in use at stop "

@@ -110,6 +110,14 @@ std::string Event::qualified_name() const {
   return overload.empty() ? name : str_cat(name, ".", overload);
 }
 
+std::string Event::device_name() const {
+  try {
+    return device.to_string();
+  } catch (const Error&) {
+    return str_cat("device type ", device.type, ":", device.index);
+  }
+}
+
 bool Profiler::is_available() {
   return find_api() != nullptr;
 }
