@@ -99,6 +99,7 @@ void stop_recording(Session& s) {
   if (s.observer != nullptr) sdk::check(sdk::host().deregister(s.observer));
   s.tracer = s.observer = nullptr;
   s.recording.store(false);
+  Recorder::instance().stopped(now_ns());
 }
 
 // --- the control table (loom/profiler_api.h) ---

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "call_stack.h"
@@ -284,7 +285,7 @@ void Recorder::visit(void* ctx, LoomProfilerVisitFn visit) {
       e.kind = r.kind;
       e.name = r.static_name != nullptr ? r.static_name : r.name.c_str();
       e.start_ns = r.start_ns;
-      e.end_ns = r.end_ns < 0 ? r.start_ns : r.end_ns;  // still open when recording stopped
+      e.end_ns = r.end_ns >= 0 ? r.end_ns : std::max(r.start_ns, stop_ns_);  // open at stop
       e.id = r.id;
       e.parent_id = r.parent_id;
       e.thread_id = b->os_thread_id;

@@ -72,6 +72,8 @@ class Recorder {
   void device_event(const LoomTraceDeviceEventArgs& event);
   void memory_event(const LoomAllocationEvent& event);
 
+  // Recording stopped at `stop_ns`: records still open end there.
+  void stopped(int64_t stop_ns) { stop_ns_ = stop_ns; }
   // Calls visit for each record, thread by thread.
   void visit(void* ctx, LoomProfilerVisitFn visit);
 
@@ -83,6 +85,7 @@ class Recorder {
   void close_record(ThreadBuffer& b, size_t index, int64_t end_ns);
 
   Options options_;
+  int64_t stop_ns_ = 0;
   std::mutex buffers_mutex_;
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
 };

@@ -147,6 +147,15 @@ TEST_F(ProfilerTest, UserRangesNestOpsAndNestInEachOther) {
   EXPECT_EQ(only(p.events(), "loom::exp").parent_id, outer.id);
 }
 
+TEST_F(ProfilerTest, ARangeOpenWhenRecordingStopsEndsAtTheStop) {
+  Profiler p;
+  profiler::Range open("still running");
+  Tensor b = ones({2}).neg();
+  p.stop();
+  const Event& range = only(p.events(), "still running");
+  EXPECT_GE(range.end_ns, only(p.events(), "loom::neg").end_ns);
+}
+
 TEST_F(ProfilerTest, BackwardNodesRunUnderBackwardAndLinkToTheirForwardOp) {
   Tensor x = ones({3}).requires_grad_();
   Profiler p;

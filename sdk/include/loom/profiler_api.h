@@ -40,10 +40,10 @@ typedef struct LoomProfilerEvent {
   int32_t kind;             /* LoomProfilerEventKind */
   const char* name;         /* "ns::op.overload", the range's or node's name, the kernel's */
   int64_t start_ns;         /* host steady clock; MEMORY: when it happened */
-  int64_t end_ns;           /* MEMORY: == start_ns */
+  int64_t end_ns;           /* MEMORY: == start_ns; an op or range open at stop: the stop */
   uint64_t id;              /* unique among the records of one recording; MEMORY: 0 */
   uint64_t parent_id;       /* the enclosing op or range on the same thread; 0 at the top */
-  uint64_t thread_id;       /* the OS thread id (device records: the launching thread) */
+  uint64_t thread_id;       /* the OS thread id of the thread that made the record */
   uint32_t dispatch_key;    /* OP: the LoomDispatchKey whose kernel ran below the profiler */
   const char* input_shapes; /* OP with record_shapes: "[[2, 3], [3], []]" ("" otherwise) */
   const char* input_dtypes; /* OP with record_shapes: "[float32, float32, Scalar]" */
