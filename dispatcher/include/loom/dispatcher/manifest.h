@@ -41,7 +41,8 @@ namespace loom::dispatch {
 //   not consulted.
 //
 // The embedded default manifest searches "$ORIGIN/../lib/loom/plugins" (the install
-// layout: bin/ next to lib/loom/plugins/) and requires the "cpu" plugin.
+// layout: bin/ next to lib/loom/plugins/), requires the "cpu" and "autograd" plugins and
+// loads the "profiler" plugin when it is there.
 
 // One plugin the deployment asks for. Exactly one of `name` and `path` is non-empty.
 struct PluginRequest {

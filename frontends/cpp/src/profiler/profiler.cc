@@ -3,6 +3,7 @@
 #include "loom/profiler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <tuple>
 
 #include "loom/core/error.h"
@@ -15,7 +16,7 @@ namespace loom::profiler {
 namespace {
 
 // The one Profiler recording at a time in this process (the plugin records one).
-Profiler* g_active = nullptr;
+std::atomic<Profiler*> g_active{nullptr};
 
 const LoomProfilerApi* find_api() {
   return static_cast<const LoomProfilerApi*>(
@@ -31,12 +32,16 @@ const LoomProfilerApi& api() {
   return *a;
 }
 
+// Rethrows a plugin error as loom::Error("[profiler] ..."); the plugin's own messages
+// already start with "[profiler] " and name what failed.
 void check(LoomError* err, const char* what) {
   if (err == nullptr) return;
   std::string message = err->message != nullptr ? err->message : "(no message)";
-  int32_t code = err->code;
+  const auto code = static_cast<ErrorCode>(err->code);
   err->destroy(err);
-  throw Error("profiler", str_cat(what, ": ", message), static_cast<ErrorCode>(code));
+  constexpr std::string_view kPrefix = "[profiler] ";
+  if (message.rfind(kPrefix, 0) == 0) throw Error("profiler", message.substr(kPrefix.size()), code);
+  throw Error("profiler", str_cat(what, ": ", message), code);
 }
 
 std::string key_name(uint32_t abi_key) {
@@ -131,7 +136,7 @@ Profiler::Profiler(ProfilerOptions options) : options_(std::move(options)) {
                " warmup=", s.warmup, " repeat=", s.repeat, " skip_first=", s.skip_first);
     LOOM_CHECK(s.active >= 1, "profiler", "schedule: active must be >= 1 step, found ", s.active);
   }
-  if (g_active != nullptr) {
+  if (g_active.load() != nullptr) {
     throw Error("profiler", "another Profiler is recording; stop it before starting a new one",
                 ErrorCode::FailedPrecondition);
   }
@@ -168,7 +173,8 @@ bool Profiler::last_active_step(int64_t step) const {
 }
 
 void Profiler::begin_recording() {
-  if (g_active != nullptr && g_active != this) {
+  Profiler* expected = nullptr;
+  if (!g_active.compare_exchange_strong(expected, this) && expected != this) {
     throw Error("profiler", "another Profiler is recording; stop it before starting a new one",
                 ErrorCode::FailedPrecondition);
   }
@@ -177,8 +183,12 @@ void Profiler::begin_recording() {
   config.record_shapes = options_.record_shapes ? 1 : 0;
   config.profile_memory = options_.profile_memory ? 1 : 0;
   config.with_stack = options_.with_stack ? 1 : 0;
-  check(api().start(&config), "start");
-  g_active = this;
+  try {
+    check(api().start(&config), "start");
+  } catch (...) {
+    g_active.store(nullptr);
+    throw;
+  }
   recording_ = true;
   open_step_range();
 }
@@ -187,7 +197,7 @@ void Profiler::end_recording(bool keep) {
   close_step_range();
   const LoomProfilerApi& table = api();
   recording_ = false;
-  g_active = nullptr;
+  g_active.store(nullptr);
   check(table.stop(), "stop");
   if (!keep) return;
   events_.clear();
