@@ -148,7 +148,7 @@ void Recorder::reset(const Options& options) {
   options_ = options;
   for (auto& b : buffers_) {
     std::lock_guard<std::mutex> buffer_lock(b->mutex);
-    b->records.clear();
+    std::vector<Record>().swap(b->records);  // the memory goes back, not just the records
     b->open.clear();
     ++b->generation;
   }

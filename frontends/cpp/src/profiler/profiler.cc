@@ -195,13 +195,20 @@ void Profiler::begin_recording() {
 
 void Profiler::end_recording(bool keep) {
   close_step_range();
-  const LoomProfilerApi& table = api();
   recording_ = false;
-  g_active.store(nullptr);
-  check(table.stop(), "stop");
-  if (!keep) return;
-  events_.clear();
-  check(table.visit_events(&events_, &collect_into), "reading the events");
+  {
+    // This Profiler stays the active one until its records are read and freed, so no
+    // other can start in between.
+    struct Release {
+      ~Release() { g_active.store(nullptr); }
+    } release;
+    const LoomProfilerApi& table = api();
+    check(table.stop(), "stop");
+    if (!keep) return;
+    events_.clear();
+    check(table.visit_events(&events_, &collect_into), "reading the events");
+    check(table.clear(), "clear");  // the events live here now; the plugin frees its records
+  }
   std::stable_sort(events_.begin(), events_.end(), [](const Event& a, const Event& b) {
     return std::tie(a.thread_id, a.start_ns) < std::tie(b.thread_id, b.start_ns);
   });
