@@ -34,6 +34,18 @@ Session& session() {
   return s;
 }
 
+// Runs `record`; a record that cannot be made (out of memory) is dropped, since nothing
+// may escape the C callbacks below.
+template <typename F>
+auto unrecorded_on_failure(F&& record) noexcept -> decltype(record()) {
+  try {
+    return record();
+  } catch (...) {
+    return decltype(record())();
+  }
+}
+
+// The fallback on the Profiler key: records the op around the call below the key.
 LoomError* profile_op(void*, const LoomKernelCall* call) {
   Recorder& recorder = Recorder::instance();
   if (!session().recording.load(std::memory_order_relaxed)) {
@@ -50,38 +62,30 @@ LoomError* profile_op(void*, const LoomKernelCall* call) {
   }
   LoomError* err = sdk::host().redispatch(call->op, call->key_set, call->args, call->num_args,
                                           call->returns, call->num_returns);
-  recorder.op_end(token);
+  unrecorded_on_failure([&] { recorder.op_end(token); });
   return err;
 }
 
-// --- the tracer (Note [Trace service]) ---
+// --- the tracer (Note [Trace service]) and the allocation observer ---
 uint64_t trace_range_begin(void*, const LoomTraceRangeArgs* range) {
-  try {
+  return unrecorded_on_failure([&] {
     return Recorder::instance().range_begin(range->name, range->kind, range->sequence_nr);
-  } catch (...) {
-    return 0;
-  }
+  });
 }
 void trace_range_end(void*, uint64_t id) {
-  Recorder::instance().range_end(id);
+  unrecorded_on_failure([&] { Recorder::instance().range_end(id); });
 }
 void trace_sequence(void*, uint64_t sequence_nr) {
-  Recorder::instance().sequence(sequence_nr);
+  unrecorded_on_failure([&] { Recorder::instance().sequence(sequence_nr); });
 }
 uint64_t trace_correlation_id(void*) {
-  return Recorder::instance().correlation_id();
+  return unrecorded_on_failure([] { return Recorder::instance().correlation_id(); });
 }
 void trace_device_event(void*, const LoomTraceDeviceEventArgs* event) {
-  try {
-    Recorder::instance().device_event(*event);
-  } catch (...) {
-  }
+  unrecorded_on_failure([&] { Recorder::instance().device_event(*event); });
 }
 void observe_allocation(void*, const LoomAllocationEvent* event) {
-  try {
-    Recorder::instance().memory_event(*event);
-  } catch (...) {
-  }
+  unrecorded_on_failure([&] { Recorder::instance().memory_event(*event); });
 }
 
 void include_profiler_key(bool include) {
