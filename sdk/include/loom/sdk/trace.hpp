@@ -67,7 +67,9 @@ class Range {
     check(host().trace_range_begin(&args_));
   }
   ~Range() {
-    if (args_.out_id != 0) host().trace_range_end(&args_);  // an end cannot fail
+    if (args_.out_id == 0) return;
+    LoomError* err = host().trace_range_end(&args_);
+    if (err != nullptr) err->destroy(err);  // a destructor reports nothing
   }
   Range(const Range&) = delete;
   Range& operator=(const Range&) = delete;
