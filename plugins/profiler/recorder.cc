@@ -148,7 +148,7 @@ void Recorder::reset(const Options& options) {
   options_ = options;
   for (auto& b : buffers_) {
     std::lock_guard<std::mutex> buffer_lock(b->mutex);
-    std::vector<Record>().swap(b->records);  // the memory goes back, not just the records
+    b->records.clear();
     b->open.clear();
     ++b->generation;
   }
@@ -279,7 +279,8 @@ void Recorder::visit(void* ctx, LoomProfilerVisitFn visit) {
   std::lock_guard<std::mutex> lock(buffers_mutex_);
   for (auto& b : buffers_) {
     std::lock_guard<std::mutex> buffer_lock(b->mutex);
-    for (const Record& r : b->records) {
+    for (size_t i = 0; i < b->records.size(); ++i) {
+      const Record& r = b->records[i];
       LoomProfilerEvent e{};
       e.struct_size = sizeof(e);
       e.kind = r.kind;

@@ -41,6 +41,34 @@ struct Options {
   bool with_stack = false;
 };
 
+// An append-only list of records in fixed chunks: appending never moves the records
+// already there (a vector's growth would move every one, strings included, in the middle
+// of an op call) and allocates once per kChunk records (std::deque would every 2).
+class RecordLog {
+ public:
+  static constexpr size_t kChunk = 1024;
+  Record& emplace_back() {
+    if (size_ % kChunk == 0 && size_ / kChunk == chunks_.size()) {
+      chunks_.push_back(std::make_unique<Record[]>(kChunk));
+    }
+    Record& r = chunks_[size_ / kChunk][size_ % kChunk];
+    ++size_;
+    return r;
+  }
+  Record& operator[](size_t i) { return chunks_[i / kChunk][i % kChunk]; }
+  const Record& operator[](size_t i) const { return chunks_[i / kChunk][i % kChunk]; }
+  size_t size() const { return size_; }
+  // Drops every record and gives the memory back.
+  void clear() {
+    chunks_.clear();
+    size_ = 0;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Record[]>> chunks_;
+  size_t size_ = 0;
+};
+
 // What one thread recorded. The mutex is uncontended except while a stopped recording is
 // read or cleared.
 struct ThreadBuffer {
@@ -49,7 +77,7 @@ struct ThreadBuffer {
   uint64_t ordinal = 0;  // the buffer's index, the high bits of its record ids
   uint64_t next_local_id = 1;
   uint32_t generation = 0;  // bumped when cleared: tokens of older records are ignored
-  std::vector<Record> records;
+  RecordLog records;
   std::vector<size_t> open;  // indices into records, innermost last
 };
 
