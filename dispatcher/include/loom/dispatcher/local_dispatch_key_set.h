@@ -1,4 +1,5 @@
-// Thread-local include/exclude dispatch key sets and their RAII guards.
+// Thread-local include/exclude dispatch key sets and their RAII guards, and the
+// process-wide include set (every thread's dispatches; the profiler records through it).
 #pragma once
 
 #include <atomic>
