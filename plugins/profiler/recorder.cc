@@ -51,13 +51,24 @@ uint32_t backend_key_of(uint64_t key_set) {
   return t_backend_key;
 }
 
-void append_sizes(std::string& out, const int64_t* sizes, int32_t ndim) {
+// Appends "[2, 3]" for `t` ("[]" for a null or unreadable tensor) and returns its dtype
+// (-1 when there is none).
+int32_t append_sizes(std::string& out, LoomTensor* t) {
+  LoomTensorView view{};
+  view.struct_size = sizeof(view);
+  LoomError* err = t == nullptr ? nullptr : sdk::host().tensor_view(t, &view);
+  if (t == nullptr || err != nullptr) {
+    if (err != nullptr) err->destroy(err);
+    out += "[]";
+    return -1;
+  }
   out += '[';
-  for (int32_t d = 0; d < ndim; ++d) {
+  for (int32_t d = 0; d < view.dl.ndim; ++d) {
     if (d > 0) out += ", ";
-    out += std::to_string(sizes[d]);
+    out += std::to_string(view.dl.shape[d]);
   }
   out += ']';
+  return view.dtype;
 }
 
 // Input shapes and dtypes as PyTorch's profiler lists them: a tensor's sizes and dtype,
@@ -71,31 +82,14 @@ void describe_inputs(const LoomKernelCall* call, std::string& shapes, std::strin
       dtypes += ", ";
     }
     const LoomValue& v = call->args[i];
-    if (v.tag == LOOM_VALUE_TENSOR && v.u.tensor != nullptr) {
-      LoomTensorView view{};
-      view.struct_size = sizeof(view);
-      LoomError* err = sdk::host().tensor_view(v.u.tensor, &view);
-      if (err != nullptr) {
-        err->destroy(err);
-        shapes += "[]";
-        continue;
-      }
-      append_sizes(shapes, view.dl.shape, view.dl.ndim);
-      dtypes += sdk::dtype_name(static_cast<LoomDType>(view.dtype));
+    if (v.tag == LOOM_VALUE_TENSOR) {
+      const int32_t dtype = append_sizes(shapes, v.u.tensor);
+      if (dtype >= 0) dtypes += sdk::dtype_name(static_cast<LoomDType>(dtype));
     } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
       shapes += '[';
       for (uint32_t k = 0; k < v.length; ++k) {
         if (k > 0) shapes += ", ";
-        LoomTensorView view{};
-        view.struct_size = sizeof(view);
-        LoomError* err =
-            v.u.tensors[k] == nullptr ? nullptr : sdk::host().tensor_view(v.u.tensors[k], &view);
-        if (v.u.tensors[k] == nullptr || err != nullptr) {
-          if (err != nullptr) err->destroy(err);
-          shapes += "[]";
-          continue;
-        }
-        append_sizes(shapes, view.dl.shape, view.dl.ndim);
+        append_sizes(shapes, v.u.tensors[k]);
       }
       shapes += ']';
       dtypes += "TensorList";

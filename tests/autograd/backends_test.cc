@@ -8,7 +8,6 @@
 #include <string>
 
 #include "../frontend/frontend_test_util.h"
-#include "loom/dispatcher/manifest.h"
 
 namespace loom {
 namespace {
@@ -29,11 +28,8 @@ std::pair<std::vector<double>, std::vector<double>> gradients_on(Device device) 
 
 TEST(AutogradBackends, VendorBackendGetsTheCpusGradientsWithoutRegisteringAnything) {
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
-  std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
-                         "\"\nplugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n"
-                         "plugins { path: \"" +
-                         LOOM_EXAMPLE_PLUGIN_DIR + "/libloom_plugin_npu_sim.so\" }\n";
-  Runtime runtime = Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
+  Runtime runtime = test::load_plugins(
+      {"cpu", "autograd"}, {std::string(LOOM_EXAMPLE_PLUGIN_DIR) + "/libloom_plugin_npu_sim.so"});
   ASSERT_EQ(runtime.report().loaded.size(), 3u);
   auto [cpu_x, cpu_w] = gradients_on(Device{kCPU, -1});
   auto [npu_x, npu_w] = gradients_on(parse_device("npu_sim:0"));

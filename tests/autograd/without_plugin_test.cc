@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "../frontend/frontend_test_util.h"
-#include "loom/dispatcher/manifest.h"
 
 namespace loom {
 namespace {
@@ -13,9 +12,7 @@ using test::expect_error;
 
 TEST(AutogradWithoutPlugin, CallsFailClearlyAndOpsRunAsBefore) {
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
-  Runtime runtime = Runtime::load(dispatch::parse_manifest(
-      std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\nplugins { name: \"cpu\" }\n",
-      "<test>"));
+  Runtime runtime = test::load_plugins({"cpu"});
   Tensor x = tensor({1.0, 2.0});
   const std::vector<std::string> not_loaded{"the autograd plugin is not loaded"};
   expect_error([&] { x.requires_grad_(); }, "autograd", not_loaded);

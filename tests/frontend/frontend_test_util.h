@@ -1,6 +1,6 @@
 // Shared by the frontend tests: a fixture that loads the default runtime once per suite,
-// a tensor's values in row-major order, and a check that a call throws a loom::Error with
-// the given prefix and message parts.
+// a runtime of chosen plugins, a tensor's values in row-major order, and a check that a call throws
+// a loom::Error with the given prefix and message parts.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,9 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 
 namespace loom::test {
+
+// A runtime of the build's plugins `names` (in order), then the plugin files `files`.
+inline Runtime load_plugins(const std::vector<std::string>& names,
+                            const std::vector<std::string>& files = {}) {
+  std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\n";
+  for (const std::string& name : names) manifest += "plugins { name: \"" + name + "\" }\n";
+  for (const std::string& file : files) manifest += "plugins { path: \"" + file + "\" }\n";
+  return Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
+}
 
 class LoadedRuntimeTest : public ::testing::Test {
  protected:

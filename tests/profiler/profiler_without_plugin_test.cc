@@ -3,16 +3,13 @@
 #include <gtest/gtest.h>
 
 #include "../frontend/frontend_test_util.h"
-#include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 
 namespace loom {
 namespace {
 
 TEST(ProfilerWithoutPlugin, SaysSoClearly) {
-  Runtime runtime = Runtime::load(dispatch::parse_manifest(
-      std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\nplugins { name: \"cpu\" }\n",
-      "<test>"));
+  Runtime runtime = test::load_plugins({"cpu"});
   EXPECT_FALSE(profiler::Profiler::is_available());
   test::expect_error([] { profiler::Profiler p; }, "profiler",
                      {"the profiler plugin is not loaded", "plugins { name: \"profiler\" }"});

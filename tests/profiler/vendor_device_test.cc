@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "../frontend/frontend_test_util.h"
-#include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 
 namespace loom {
@@ -19,11 +18,8 @@ using profiler::Event;
 using profiler::EventKind;
 
 TEST(ProfilerOnVendorBackend, KernelsOnStreamsJoinTheTrace) {
-  std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
-                         "\"\nplugins { name: \"cpu\" }\nplugins { name: \"profiler\" }\n"
-                         "plugins { path: \"" +
-                         LOOM_EXAMPLE_PLUGIN_DIR + "/libloom_plugin_npu_sim.so\" }\n";
-  Runtime runtime = Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
+  Runtime runtime = test::load_plugins(
+      {"cpu", "profiler"}, {std::string(LOOM_EXAMPLE_PLUGIN_DIR) + "/libloom_plugin_npu_sim.so"});
   ASSERT_EQ(runtime.report().loaded.size(), 3u);
   const Device npu = parse_device("npu_sim:1");
   Tensor x = tensor({1.0, -2.0, 3.0}).to(npu);
