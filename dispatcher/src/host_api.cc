@@ -651,6 +651,17 @@ LoomError* trace_device_event(const LoomTraceDeviceEventArgs* args) {
     trace::device_event(a);
   });
 }
+
+LoomError* current_stream(LoomCurrentStreamArgs* args) {
+  return guarded([&] {
+    LoomCurrentStreamArgs& a = check_args(args, sizeof(LoomCurrentStreamArgs), "current_stream");
+    LOOM_CHECK(a.device_type >= LOOM_DEVICE_FIRST_DYNAMIC &&
+                   DeviceTypeRegistry::instance().is_registered(a.device_type),
+               "host", "current_stream: device_type ", a.device_type,
+               " is not a device type registered by a plugin");
+    a.out_stream = loom::current_stream(a.device_type);
+  });
+}
 }  // namespace
 
 const LoomHostApi* host_api() {
@@ -702,6 +713,7 @@ const LoomHostApi* host_api() {
       .trace_range_end = &trace_range_end,
       .trace_sequence = &trace_sequence,
       .trace_device_event = &trace_device_event,
+      .current_stream = &current_stream,
   };
   return &api;
 }

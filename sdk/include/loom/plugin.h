@@ -56,8 +56,10 @@ extern "C" {
  *   1.3  LoomTensorView::view_base (the tensor a view was made from);
  *        LoomHostApi::tensor_alias
  *   1.4  process-wide key includes, named extension tables, trace ranges and device
- *        events (the profiler's seams: Note [Trace service]) */
-#define LOOM_ABI_VERSION_MINOR 4
+ *        events (the profiler's seams: Note [Trace service])
+ *   1.5  LoomHostApi::current_stream (a device plugin's allocator learns the stream an
+ *        allocation is for) */
+#define LOOM_ABI_VERSION_MINOR 5
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -494,6 +496,19 @@ typedef struct LoomTracerArgs {
 } LoomTracerArgs;
 
 /* ------------------------------------------------------------------------------------
+ * ABI 1.5 argument structs
+ * ---------------------------------------------------------------------------------- */
+
+/* current_stream: the calling thread's current stream of `device_type` (set by a stream
+ * guard; NULL: the default stream), the stream a kernel call on this thread would get in
+ * LoomKernelCall::stream. A caching allocator keys reuse of freed memory by it. */
+typedef struct LoomCurrentStreamArgs {
+  size_t struct_size;
+  int16_t device_type;
+  void* out_stream;
+} LoomCurrentStreamArgs;
+
+/* ------------------------------------------------------------------------------------
  * The host's services, handed to the plugin at entry. Static for the plugin's lifetime.
  * Every function returns NULL on success or an owned LoomError.
  * ---------------------------------------------------------------------------------- */
@@ -618,6 +633,10 @@ typedef struct LoomHostApi {
   LoomError* (*trace_range_end)(const LoomTraceRangeArgs* args);
   LoomError* (*trace_sequence)(const LoomTraceSequenceArgs* args);
   LoomError* (*trace_device_event)(const LoomTraceDeviceEventArgs* args);
+
+  /* ---------------------------- ABI 1.5 ---------------------------------------------
+   * Absent from older hosts: test LOOM_HAS_FIELD(host, LoomHostApi, current_stream). */
+  LoomError* (*current_stream)(LoomCurrentStreamArgs* args);
 } LoomHostApi;
 
 /* ------------------------------------------------------------------------------------

@@ -1,0 +1,142 @@
+// The one generic elementwise launcher behind every pointwise GPU kernel: out[i] =
+// f(in0[i], in1[i], ...) over a StridedSpace. Contiguous operands aligned for 16-byte
+// loads take the vectorised kernel (each thread loads whole vectors); anything else the
+// strided kernel, which unrolls kElementwisePerThread elements a thread and computes each
+// operand's offset with 32-bit index math when every offset fits.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "../runtime/gpu_runtime.h"
+#include "device_types.h"
+#include "index_math.h"
+
+namespace loom::gpu {
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vector {
+  T v[N];
+};
+
+template <typename In, int NIn>
+struct InputPointers {
+  const In* p[NIn > 0 ? NIn : 1];
+};
+
+template <typename Out, typename In>
+constexpr int vector_elements() {
+  constexpr int bytes = sizeof(Out) > sizeof(In) ? sizeof(Out) : sizeof(In);
+  return 16 / bytes > 8 ? 8 : 16 / bytes;
+}
+
+template <int NIn, typename F, typename In>
+__device__ __forceinline__ auto apply(const F& f, const In (&x)[NIn > 0 ? NIn : 1]) {
+  if constexpr (NIn == 0) {
+    return f();
+  } else if constexpr (NIn == 1) {
+    return f(x[0]);
+  } else if constexpr (NIn == 2) {
+    return f(x[0], x[1]);
+  } else {
+    return f(x[0], x[1], x[2]);
+  }
+}
+
+template <int NIn, typename Out, typename In, typename F>
+__global__ void vectorized_kernel(int64_t n, Out* out, InputPointers<In, NIn> in, F f) {
+  constexpr int V = vector_elements<Out, In>();
+  const int64_t vectors = n / V;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t v = first; v < vectors; v += step) {
+    Vector<In, V> loaded[NIn > 0 ? NIn : 1];
+#pragma unroll
+    for (int k = 0; k < NIn; ++k) loaded[k] = reinterpret_cast<const Vector<In, V>*>(in.p[k])[v];
+    Vector<Out, V> result;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      In x[NIn > 0 ? NIn : 1];
+#pragma unroll
+      for (int k = 0; k < NIn; ++k) x[k] = loaded[k].v[j];
+      result.v[j] = apply<NIn>(f, x);
+    }
+    reinterpret_cast<Vector<Out, V>*>(out)[v] = result;
+  }
+  const int64_t tail = vectors * V + first;  // fewer than V elements remain
+  if (tail < n) {
+    In x[NIn > 0 ? NIn : 1];
+#pragma unroll
+    for (int k = 0; k < NIn; ++k) x[k] = in.p[k][tail];
+    out[tail] = apply<NIn>(f, x);
+  }
+}
+
+template <int NIn, typename Out, typename In, typename F, typename Index>
+__global__ void strided_kernel(Index n, Out* out, InputPointers<In, NIn> in,
+                               StridedSpace<NIn + 1> space, F f) {
+  const Index per_block = static_cast<Index>(blockDim.x) * kElementwisePerThread;
+  for (Index base = static_cast<Index>(blockIdx.x) * per_block; base < n;
+       base += static_cast<Index>(gridDim.x) * per_block) {
+#pragma unroll
+    for (int j = 0; j < kElementwisePerThread; ++j) {
+      const Index i = base + j * static_cast<Index>(blockDim.x) + threadIdx.x;
+      if (i < n) {
+        Index offsets[NIn + 1];
+        space.offsets(i, offsets);
+        In x[NIn > 0 ? NIn : 1];
+#pragma unroll
+        for (int k = 0; k < NIn; ++k) x[k] = in.p[k][offsets[k + 1]];
+        out[offsets[0]] = apply<NIn>(f, x);
+      }
+    }
+  }
+}
+
+// True when every element offset of the space fits a 32-bit index.
+template <int N>
+bool fits_int32(const StridedSpace<N>& space) {
+  const int64_t limit = int64_t{1} << 31;
+  if (space.numel() >= limit) return false;
+  for (int k = 0; k < N; ++k) {
+    int64_t reach = 0;
+    for (int d = 0; d < space.ndim; ++d) reach += (space.sizes[d] - 1) * space.strides[k][d];
+    if (reach >= limit || reach < 0) return false;
+  }
+  return true;
+}
+
+// Queues out = f(in...) on `stream`. Returns nullptr, or the runtime's error message.
+template <int NIn, typename Out, typename In, typename F>
+const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
+                               InputPointers<In, NIn> in, F f, gpuStream_t stream) {
+  const int64_t n = space.numel();
+  if (n == 0) return nullptr;
+  bool vectorized = space.contiguous();
+  if (vectorized) {
+    const void* pointers[NIn + 1];
+    int sizes[NIn + 1];
+    pointers[0] = out;
+    sizes[0] = sizeof(Out);
+    for (int k = 0; k < NIn; ++k) {
+      pointers[k + 1] = in.p[k];
+      sizes[k + 1] = sizeof(In);
+    }
+    vectorized = vector_width(pointers, sizes, NIn + 1) >= vector_elements<Out, In>();
+  }
+  if (vectorized) {
+    const Launch l = plan_elementwise(n, vector_elements<Out, In>());
+    vectorized_kernel<NIn><<<l.grid, l.block, 0, stream>>>(n, out, in, f);
+  } else if (fits_int32(space)) {
+    const Launch l = plan_elementwise(n);
+    strided_kernel<NIn, Out, In, F, int32_t>
+        <<<l.grid, l.block, 0, stream>>>(static_cast<int32_t>(n), out, in, space, f);
+  } else {
+    const Launch l = plan_elementwise(n);
+    strided_kernel<NIn, Out, In, F, int64_t><<<l.grid, l.block, 0, stream>>>(n, out, in, space, f);
+  }
+  const gpuError_t err = gpuGetLastError();
+  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
+}
+
+}  // namespace loom::gpu

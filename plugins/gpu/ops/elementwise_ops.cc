@@ -1,0 +1,255 @@
+// The pointwise ops on GPU tensors: the out= kernels of the structured unary and binary
+// ops, where, copy_ and fill_. Inputs arrive broadcast to out's shape in the compute
+// dtype (the structured-op contract), so each wrapper checks devices, describes the
+// operands and calls one launcher.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "../kernels/launch.h"
+#include "loom/sdk/plugin.hpp"
+#include "op_support.h"
+
+namespace loom::gpu {
+
+void prepare(const char* op, const sdk::Tensor& out,
+             std::initializer_list<const sdk::Tensor*> inputs) {
+  const LoomDevice d = out.device();
+  for (const sdk::Tensor* t : inputs) {
+    const LoomDevice in = t->device();
+    if (in.type != d.type || in.index != d.index) {
+      throw sdk::Error("[" + std::string(op) + "] expected every tensor on " LOOM_GPU_DEVICE_TYPE
+                       ":" + std::to_string(d.index) + ", found one on device type " +
+                       std::to_string(in.type) + " index " + std::to_string(in.index));
+    }
+  }
+  use_device(d.index);
+}
+
+namespace {
+
+using sdk::DispatchContext;
+using sdk::Scalar;
+using sdk::Tensor;
+
+Tensor unary(const DispatchContext& ctx, const char* op, UnaryOp kind, const Tensor& self,
+             const Tensor& out, double a = 0, double b = 0) {
+  prepare(op, out, {&self});
+  const Tensor* operands[2] = {&out, &self};
+  check_launch(launch_unary(kind, self.dtype(), a, b, space_of(op, out, operands), out.data(),
+                            self.data(), stream_of(ctx)),
+               op);
+  return out;
+}
+
+template <UnaryOp Kind>
+Tensor unary_out(const DispatchContext& ctx, const Tensor& self, const Tensor& out) {
+  return unary(ctx, ctx.op_name(), Kind, self, out);
+}
+
+Tensor neg_out(const DispatchContext& ctx, const Tensor& self, const Tensor& out) {
+  if (out.dtype() == LOOM_DTYPE_BOOL) {
+    throw sdk::Error("[neg] negation on a bool tensor is not supported; use logical_not");
+  }
+  return unary(ctx, "neg", UnaryOp::Neg, self, out);
+}
+
+Tensor gelu_out(const DispatchContext& ctx, const Tensor& self, std::string_view approximate,
+                const Tensor& out) {
+  if (approximate == "none") return unary(ctx, "gelu", UnaryOp::Gelu, self, out);
+  if (approximate == "tanh") return unary(ctx, "gelu", UnaryOp::GeluTanh, self, out);
+  throw sdk::Error("[gelu] approximate must be 'none' or 'tanh', found '" +
+                   std::string(approximate) + "'");
+}
+
+Tensor leaky_relu_out(const DispatchContext& ctx, const Tensor& self, Scalar slope,
+                      const Tensor& out) {
+  return unary(ctx, "leaky_relu", UnaryOp::LeakyRelu, self, out, slope.to_double());
+}
+
+Tensor clamp_between(const DispatchContext& ctx, const char* op, const Tensor& self,
+                     std::optional<Scalar> min, std::optional<Scalar> max, const Tensor& out) {
+  const bool floating = out.dtype() >= LOOM_DTYPE_FLOAT16 && out.dtype() <= LOOM_DTYPE_FLOAT64;
+  const double lowest = floating ? -INFINITY : -9.2233720368547758e18;
+  const double highest = floating ? INFINITY : 9.2233720368547758e18;
+  return unary(ctx, op, UnaryOp::Clamp, self, out, min ? min->to_double() : lowest,
+               max ? max->to_double() : highest);
+}
+
+Tensor clamp_out(const DispatchContext& ctx, const Tensor& self, std::optional<Scalar> min,
+                 std::optional<Scalar> max, const Tensor& out) {
+  if (!min && !max) throw sdk::Error("[clamp] at least one of min and max must be given");
+  return clamp_between(ctx, "clamp", self, min, max, out);
+}
+Tensor clamp_min_out(const DispatchContext& ctx, const Tensor& self, Scalar min,
+                     const Tensor& out) {
+  return clamp_between(ctx, "clamp_min", self, min, std::nullopt, out);
+}
+Tensor clamp_max_out(const DispatchContext& ctx, const Tensor& self, Scalar max,
+                     const Tensor& out) {
+  return clamp_between(ctx, "clamp_max", self, std::nullopt, max, out);
+}
+Tensor hardtanh_out(const DispatchContext& ctx, const Tensor& self, Scalar min, Scalar max,
+                    const Tensor& out) {
+  return clamp_between(ctx, "hardtanh", self, min, max, out);
+}
+
+Tensor binary(const DispatchContext& ctx, const char* op, BinaryOp kind, const Tensor& self,
+              const Tensor& other, const Tensor& out, double alpha = 1) {
+  prepare(op, out, {&self, &other});
+  const Tensor* operands[3] = {&out, &self, &other};
+  check_launch(launch_binary(kind, self.dtype(), alpha, space_of(op, out, operands), out.data(),
+                             self.data(), other.data(), stream_of(ctx)),
+               op);
+  return out;
+}
+
+template <BinaryOp Kind>
+Tensor binary_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
+                  const Tensor& out) {
+  return binary(ctx, ctx.op_name(), Kind, self, other, out);
+}
+
+template <BinaryOp Kind>
+Tensor add_sub_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
+                   Scalar alpha, const Tensor& out) {
+  const char* op = Kind == BinaryOp::Add ? "add" : "sub";
+  const bool integral = out.dtype() <= LOOM_DTYPE_INT64;
+  if (integral && alpha.is_floating_point()) {
+    throw sdk::Error(std::string("[") + op +
+                     "] alpha must be an integer for integer tensors, found " +
+                     std::to_string(alpha.d));
+  }
+  return binary(ctx, op, Kind, self, other, out, alpha.to_double());
+}
+
+Tensor where_out(const DispatchContext& ctx, const Tensor& condition, const Tensor& self,
+                 const Tensor& other, const Tensor& out) {
+  prepare("where", out, {&condition, &self, &other});
+  if (condition.dtype() != LOOM_DTYPE_BOOL) {
+    throw sdk::Error("[where] expected a bool condition, found dtype " +
+                     std::to_string(condition.dtype()));
+  }
+  const Tensor* operands[4] = {&out, &condition, &self, &other};
+  check_launch(launch_where(out.dtype(), space_of("where", out, operands), out.data(),
+                            condition.data(), self.data(), other.data(), stream_of(ctx)),
+               "where");
+  return out;
+}
+
+Tensor copy_(const DispatchContext& ctx, const Tensor& self, const Tensor& src, bool) {
+  prepare("copy_", self, {&src});
+  // src broadcasts to self's shape: missing leading dims and size-1 dims get stride 0.
+  const int64_t nd = self.dim(), src_nd = src.dim();
+  if (src_nd > nd) {
+    throw sdk::Error("[copy_] source has " + std::to_string(src_nd) +
+                     " dims, more than the destination's " + std::to_string(nd));
+  }
+  std::vector<int64_t> strides(static_cast<size_t>(nd), 0);
+  for (int64_t d = 0; d < src_nd; ++d) {
+    const int64_t size = src.sizes()[d], target = self.sizes()[d + nd - src_nd];
+    if (size != target && size != 1) {
+      throw sdk::Error("[copy_] source dim " + std::to_string(d) + " of size " +
+                       std::to_string(size) + " cannot be broadcast to size " +
+                       std::to_string(target));
+    }
+    strides[d + nd - src_nd] = size == 1 ? 0 : src.strides()[d];
+  }
+  const int64_t* stride_lists[2] = {self.strides().data(), strides.data()};
+  StridedSpace<2> space;
+  if (!make_strided_space<2>(self.sizes().data(), static_cast<int>(nd), stride_lists, &space)) {
+    throw sdk::Error("[copy_] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernel");
+  }
+  check_launch(launch_copy(self.dtype(), src.dtype(), space, self.data(), src.data(),
+                           stream_of(ctx)),
+               "copy_");
+  return self;
+}
+
+Tensor fill_(const DispatchContext& ctx, const Tensor& self, Scalar value) {
+  prepare("fill_", self, {});
+  const Tensor* operands[1] = {&self};
+  check_launch(launch_fill(self.dtype(), value.is_floating_point(), value.d, value.i,
+                           space_of("fill_", self, operands), self.data(), stream_of(ctx)),
+               "fill_");
+  return self;
+}
+
+}  // namespace
+
+void register_elementwise_ops(sdk::Registrar& r, uint32_t key) {
+  using namespace sdk::dtypes;
+  r.impl<&neg_out>("loom::neg.out", key, numeric);
+  r.impl<&unary_out<UnaryOp::Abs>>("loom::abs.out", key, all);
+  r.impl<&unary_out<UnaryOp::Sign>>("loom::sign.out", key, all);
+  r.impl<&unary_out<UnaryOp::Relu>>("loom::relu.out", key, numeric);
+  r.impl<&unary_out<UnaryOp::Exp>>("loom::exp.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Exp2>>("loom::exp2.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Expm1>>("loom::expm1.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Log>>("loom::log.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Log2>>("loom::log2.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Log10>>("loom::log10.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Log1p>>("loom::log1p.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Sqrt>>("loom::sqrt.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Rsqrt>>("loom::rsqrt.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Reciprocal>>("loom::reciprocal.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Sin>>("loom::sin.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Cos>>("loom::cos.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Tan>>("loom::tan.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Asin>>("loom::asin.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Acos>>("loom::acos.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Atan>>("loom::atan.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Sinh>>("loom::sinh.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Cosh>>("loom::cosh.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Tanh>>("loom::tanh.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Sigmoid>>("loom::sigmoid.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Erf>>("loom::erf.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Silu>>("loom::silu.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Mish>>("loom::mish.out", key, floating);
+  r.impl<&unary_out<UnaryOp::LogSigmoid>>("loom::log_sigmoid.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Hardswish>>("loom::hardswish.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Hardsigmoid>>("loom::hardsigmoid.out", key, floating);
+  r.impl<&unary_out<UnaryOp::Floor>>("loom::floor.out", key, all);
+  r.impl<&unary_out<UnaryOp::Ceil>>("loom::ceil.out", key, all);
+  r.impl<&unary_out<UnaryOp::Round>>("loom::round.out", key, all);
+  r.impl<&unary_out<UnaryOp::Trunc>>("loom::trunc.out", key, all);
+  r.impl<&unary_out<UnaryOp::IsNan>>("loom::isnan.out", key, all);
+  r.impl<&unary_out<UnaryOp::IsInf>>("loom::isinf.out", key, all);
+  r.impl<&unary_out<UnaryOp::IsFinite>>("loom::isfinite.out", key, all);
+  r.impl<&unary_out<UnaryOp::LogicalNot>>("loom::logical_not.out", key, all);
+  r.impl<&gelu_out>("loom::gelu.out", key, floating);
+  r.impl<&leaky_relu_out>("loom::leaky_relu.out", key, floating);
+  r.impl<&clamp_out>("loom::clamp.out", key, numeric);
+  r.impl<&clamp_min_out>("loom::clamp_min.out", key, numeric);
+  r.impl<&clamp_max_out>("loom::clamp_max.out", key, numeric);
+  r.impl<&hardtanh_out>("loom::hardtanh.out", key, numeric);
+
+  r.impl<&add_sub_out<BinaryOp::Add>>("loom::add.out", key, all);
+  r.impl<&add_sub_out<BinaryOp::Sub>>("loom::sub.out", key, numeric);
+  r.impl<&binary_out<BinaryOp::Mul>>("loom::mul.out", key, all);
+  r.impl<&binary_out<BinaryOp::Div>>("loom::div.out", key, floating);
+  r.impl<&binary_out<BinaryOp::Maximum>>("loom::maximum.out", key, all);
+  r.impl<&binary_out<BinaryOp::Minimum>>("loom::minimum.out", key, all);
+  r.impl<&binary_out<BinaryOp::Pow>>("loom::pow.Tensor_Tensor_out", key, floating);
+  r.impl<&binary_out<BinaryOp::Atan2>>("loom::atan2.out", key, floating);
+  r.impl<&binary_out<BinaryOp::Fmod>>("loom::fmod.out", key, numeric);
+  r.impl<&binary_out<BinaryOp::Remainder>>("loom::remainder.out", key, numeric);
+  r.impl<&binary_out<BinaryOp::BitAnd>>("loom::bitwise_and.out", key, integral_and_bool);
+  r.impl<&binary_out<BinaryOp::BitOr>>("loom::bitwise_or.out", key, integral_and_bool);
+  r.impl<&binary_out<BinaryOp::BitXor>>("loom::bitwise_xor.out", key, integral_and_bool);
+  r.impl<&binary_out<BinaryOp::Eq>>("loom::eq.out", key, all);
+  r.impl<&binary_out<BinaryOp::Ne>>("loom::ne.out", key, all);
+  r.impl<&binary_out<BinaryOp::Lt>>("loom::lt.out", key, all);
+  r.impl<&binary_out<BinaryOp::Le>>("loom::le.out", key, all);
+  r.impl<&binary_out<BinaryOp::Gt>>("loom::gt.out", key, all);
+  r.impl<&binary_out<BinaryOp::Ge>>("loom::ge.out", key, all);
+  r.impl<&binary_out<BinaryOp::LogicalAnd>>("loom::logical_and.out", key, all);
+  r.impl<&binary_out<BinaryOp::LogicalOr>>("loom::logical_or.out", key, all);
+  r.impl<&binary_out<BinaryOp::LogicalXor>>("loom::logical_xor.out", key, all);
+  r.impl<&where_out>("loom::where.self_out", key, all);
+  r.impl<&copy_>("loom::copy_", key);
+  r.impl<&fill_>("loom::fill_.Scalar", key);
+}
+
+}  // namespace loom::gpu

@@ -1,0 +1,57 @@
+// What every GPU kernel wrapper does before a launch: select the output's device, take
+// the call's stream, and describe its operands as a StridedSpace (refusing tensors on
+// another device with the op's name in the message).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+
+#include "../kernels/index_math.h"
+#include "../runtime/gpu_device.h"
+#include "loom/sdk/kernel.hpp"
+#include "loom/sdk/plugin.hpp"
+#include "loom/sdk/tensor.hpp"
+
+namespace loom::gpu {
+
+// The kernel call's stream (the runtime's default stream when none is set).
+inline gpuStream_t stream_of(const sdk::DispatchContext& ctx) {
+  return static_cast<gpuStream_t>(ctx.stream());
+}
+
+// Checks that every tensor lives on out's device and makes that device current.
+void prepare(const char* op, const sdk::Tensor& out, std::initializer_list<const sdk::Tensor*> inputs);
+
+// The space of out's shape with each operand's strides (operands[0] is out). Operands
+// have out's shape (the structured-op contract: inputs arrive broadcast).
+template <int N>
+StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
+                         const sdk::Tensor* const (&operands)[N]) {
+  const int64_t* strides[N];
+  for (int k = 0; k < N; ++k) {
+    if (operands[k]->dim() != shape_tensor.dim()) {
+      throw sdk::Error("[" + std::string(op) + "] operand " + std::to_string(k) + " has " +
+                       std::to_string(operands[k]->dim()) + " dims, expected " +
+                       std::to_string(shape_tensor.dim()));
+    }
+    strides[k] = operands[k]->strides().data();
+  }
+  StridedSpace<N> space;
+  if (!make_strided_space<N>(shape_tensor.sizes().data(), static_cast<int>(shape_tensor.dim()),
+                             strides, &space)) {
+    throw sdk::Error("[" + std::string(op) + "] " LOOM_GPU_PLATFORM_NAME
+                     " kernels take at most " + std::to_string(kMaxDims) +
+                     " dims after merging contiguous ones; this tensor has " +
+                     std::to_string(shape_tensor.dim()));
+  }
+  return space;
+}
+
+// Registration of each op family (ops/<family>_ops.cc).
+void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
+void register_reduction_ops(sdk::Registrar& r, uint32_t key);
+void register_linalg_ops(sdk::Registrar& r, uint32_t key);
+void register_softmax_ops(sdk::Registrar& r, uint32_t key);
+void register_random_ops(sdk::Registrar& r, uint32_t key);
+
+}  // namespace loom::gpu

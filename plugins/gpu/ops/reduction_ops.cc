@@ -1,0 +1,130 @@
+// Reductions on GPU tensors (sum, prod, amax, amin, any, all): the reduced dims become a
+// row StridedSpace, the kept dims a rows space paired with out's strides (Note [Reduction
+// layout]). Out has the rule's dtype; a sum or prod into a dtype the kernel does not pair
+// with the input's (sum(dtype=...)) casts the input first.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "../kernels/launch.h"
+#include "op_support.h"
+
+namespace loom::gpu {
+namespace {
+
+using sdk::DispatchContext;
+using sdk::Tensor;
+using OptionalDims = std::optional<std::span<const int64_t>>;
+
+struct ReductionSpaces {
+  StridedSpace<2> rows;  // out's offset, then the input's row start
+  StridedSpace<2> row;   // (unused), then the input's offset within a row
+};
+
+ReductionSpaces reduction_spaces(const char* op, const Tensor& self, std::span<const int64_t> dims,
+                                 const Tensor& out) {
+  const int64_t nd = self.dim();
+  std::vector<bool> reduced(static_cast<size_t>(nd), dims.empty());
+  for (int64_t d : dims) {
+    const int64_t w = d < 0 ? d + nd : d;
+    if (w < 0 || w >= (nd == 0 ? 1 : nd)) {
+      throw sdk::Error("[" + std::string(op) + "] dim " + std::to_string(d) +
+                       " is out of range for a tensor of " + std::to_string(nd) + " dims");
+    }
+    if (nd > 0) reduced[static_cast<size_t>(w)] = true;
+  }
+  std::vector<int64_t> kept_sizes, kept_in, kept_out, row_sizes, row_in;
+  const bool keepdim = out.dim() == nd;
+  int64_t out_dim = 0;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (reduced[static_cast<size_t>(d)]) {
+      row_sizes.push_back(self.sizes()[d]);
+      row_in.push_back(self.strides()[d]);
+      if (keepdim) ++out_dim;
+    } else {
+      kept_sizes.push_back(self.sizes()[d]);
+      kept_in.push_back(self.strides()[d]);
+      kept_out.push_back(out_dim < out.dim() ? out.strides()[out_dim] : 0);
+      ++out_dim;
+    }
+  }
+  ReductionSpaces s;
+  const int64_t* rows_strides[2] = {kept_out.data(), kept_in.data()};
+  const int64_t* row_strides[2] = {row_in.data(), row_in.data()};
+  if (!make_strided_space<2>(kept_sizes.data(), static_cast<int>(kept_sizes.size()), rows_strides,
+                             &s.rows) ||
+      !make_strided_space<2>(row_sizes.data(), static_cast<int>(row_sizes.size()), row_strides,
+                             &s.row)) {
+    throw sdk::Error("[" + std::string(op) + "] too many dims for the " LOOM_GPU_PLATFORM_NAME
+                     " reduction kernel");
+  }
+  return s;
+}
+
+void reduce(const DispatchContext& ctx, const char* op, ReduceOp kind, const Tensor& self,
+            std::span<const int64_t> dims, const Tensor& out) {
+  prepare(op, out, {&self});
+  Tensor input = self;
+  const bool integral_in = self.dtype() <= LOOM_DTYPE_INT64;
+  const bool pairs = out.dtype() == self.dtype() ||
+                     (kind == ReduceOp::Any || kind == ReduceOp::All) ||
+                     (integral_in && out.dtype() == LOOM_DTYPE_INT64);
+  if (!pairs) {  // sum(dtype=...) and the like: cast first, on the device
+    input = sdk::empty(self.sizes(), out.dtype(), self.device());
+    const Tensor* operands[2] = {&input, &self};
+    check_launch(launch_copy(input.dtype(), self.dtype(), space_of(op, input, operands),
+                             input.data(), self.data(), stream_of(ctx)),
+                 op);
+  }
+  const ReductionSpaces s = reduction_spaces(op, input, dims, out);
+  check_launch(launch_reduce(kind, input.dtype(), out.dtype(), s.rows, s.row, out.data(),
+                             input.data(), stream_of(ctx)),
+               op);
+}
+
+Tensor sum_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim, bool,
+               std::optional<LoomDType>, const Tensor& out) {
+  reduce(ctx, "sum", ReduceOp::Sum, self, dim.value_or(std::span<const int64_t>{}), out);
+  return out;
+}
+
+Tensor prod_out(const DispatchContext& ctx, const Tensor& self, int64_t dim, bool,
+                std::optional<LoomDType>, const Tensor& out) {
+  reduce(ctx, "prod", ReduceOp::Prod, self, {&dim, 1}, out);
+  return out;
+}
+
+template <ReduceOp Kind>
+Tensor extremum_out(const DispatchContext& ctx, const Tensor& self, std::span<const int64_t> dims,
+                    bool, const Tensor& out) {
+  const char* op = Kind == ReduceOp::Max ? "amax" : "amin";
+  if (self.numel() == 0) {
+    throw sdk::Error(std::string("[") + op +
+                     "] expected a non-empty input: the reduction has no identity");
+  }
+  reduce(ctx, op, Kind, self, dims, out);
+  return out;
+}
+
+template <ReduceOp Kind>
+Tensor any_all_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim, bool,
+                   const Tensor& out) {
+  reduce(ctx, Kind == ReduceOp::Any ? "any" : "all", Kind, self,
+         dim.value_or(std::span<const int64_t>{}), out);
+  return out;
+}
+
+}  // namespace
+
+void register_reduction_ops(sdk::Registrar& r, uint32_t key) {
+  using namespace sdk::dtypes;
+  r.impl<&sum_out>("loom::sum.dim_IntList_out", key, all);
+  r.impl<&prod_out>("loom::prod.dim_int_out", key, all);
+  r.impl<&extremum_out<ReduceOp::Max>>("loom::amax.out", key, all);
+  r.impl<&extremum_out<ReduceOp::Min>>("loom::amin.out", key, all);
+  r.impl<&any_all_out<ReduceOp::Any>>("loom::any.dims_out", key, all);
+  r.impl<&any_all_out<ReduceOp::All>>("loom::all.dims_out", key, all);
+}
+
+}  // namespace loom::gpu

@@ -1,0 +1,237 @@
+// The GPU device interface: devices and their properties from the runtime, memory through
+// the caching allocator (Note [Caching allocator]) on the calling thread's current stream,
+// streams and events as runtime handles, copies queued on the given stream.
+#include "gpu_device.h"
+
+#include <cstring>
+#include <string>
+
+#include "loom/sdk/error.hpp"
+#include "loom/sdk/stream.hpp"
+
+namespace loom::gpu {
+
+namespace {
+
+int16_t g_device_type = -1;
+thread_local int tls_current_device = -1;
+
+std::string describe(gpuError_t err) {
+  return std::string(gpuGetErrorName(err)) + ": " + gpuGetErrorString(err);
+}
+
+// Errors at the ABI: an SDK error object saying what failed and why.
+LoomError* abi_error(gpuError_t err, const std::string& what) {
+  const int32_t code = err == gpuErrorMemoryAllocation ? LOOM_STATUS_RESOURCE_EXHAUSTED
+                                                       : LOOM_STATUS_INTERNAL;
+  return sdk::make_error(code, "[" LOOM_GPU_PLATFORM_NAME "] " + what + ": " + describe(err));
+}
+
+LoomError* bad_index(int32_t index) {
+  return sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT,
+                         "[" LOOM_GPU_PLATFORM_NAME "] device index " + std::to_string(index) +
+                             " is out of range: " + std::to_string(driver_state().device_count) +
+                             " device(s) present");
+}
+
+// Runs `body` on device `index` and turns a runtime error into an ABI error.
+template <typename Body>
+LoomError* on_device(int32_t index, const char* what, Body&& body) {
+  if (index < 0 || index >= driver_state().device_count) return bad_index(index);
+  gpuError_t err = gpuSetDevice(index);
+  if (err == gpuSuccess) {
+    tls_current_device = index;
+    err = body();
+  }
+  return err == gpuSuccess ? nullptr : abi_error(err, what);
+}
+
+class RuntimeMemory final : public RawDeviceMemory {
+ public:
+  void* allocate(int device, size_t nbytes) override {
+    void* ptr = nullptr;
+    if (gpuSetDevice(device) != gpuSuccess) return nullptr;
+    tls_current_device = device;
+    if (gpuMalloc(&ptr, nbytes) != gpuSuccess) {
+      (void)gpuGetLastError();  // clear the sticky out-of-memory state
+      return nullptr;
+    }
+    return ptr;
+  }
+  void release(int device, void* ptr) override {
+    if (gpuSetDevice(device) == gpuSuccess) {
+      tls_current_device = device;
+      (void)gpuFree(ptr);
+    }
+  }
+};
+
+LoomError* device_count(void*, int32_t* out) {
+  *out = driver_state().device_count;
+  return nullptr;
+}
+
+LoomError* get_properties(void*, int32_t index, LoomDeviceProperties* out) {
+  return on_device(index, "get_properties", [&] {
+    gpuDeviceProp_t prop;
+    const gpuError_t err = gpuGetDeviceProperties(&prop, index);
+    if (err != gpuSuccess) return err;
+    std::strncpy(out->name, prop.name, sizeof(out->name) - 1);
+    out->name[sizeof(out->name) - 1] = '\0';
+    out->total_memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
+    out->compute_units = prop.multiProcessorCount;
+    return gpuSuccess;
+  });
+}
+
+LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
+  if (index < 0 || index >= driver_state().device_count) return bad_index(index);
+  void* stream = nullptr;
+  try {
+    stream = sdk::current_stream(g_device_type);
+  } catch (const std::exception& e) {
+    return sdk::make_error(LOOM_STATUS_INTERNAL, e.what());
+  }
+  *out_ptr = allocator().allocate(index, nbytes, stream);
+  if (*out_ptr != nullptr) return nullptr;
+  const MemoryStats s = allocator().stats(index);
+  size_t free_bytes = 0, total_bytes = 0;
+  (void)gpuMemGetInfo(&free_bytes, &total_bytes);
+  return sdk::make_error(
+      LOOM_STATUS_RESOURCE_EXHAUSTED,
+      "[" LOOM_GPU_PLATFORM_NAME "] out of memory: tried to allocate " + std::to_string(nbytes) +
+          " bytes on " LOOM_GPU_DEVICE_TYPE ":" + std::to_string(index) + " (" +
+          std::to_string(s.allocated_bytes) + " bytes held by tensors, " +
+          std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " bytes free)");
+}
+
+void deallocate(void*, int32_t, void* ptr, size_t) {
+  allocator().free(ptr);
+}
+
+LoomError* stream_create(void*, int32_t index, void** out) {
+  return on_device(index, "stream_create", [&] {
+    return gpuStreamCreateWithFlags(reinterpret_cast<gpuStream_t*>(out), gpuStreamNonBlocking);
+  });
+}
+LoomError* stream_destroy(void*, int32_t index, void* stream) {
+  return on_device(index, "stream_destroy",
+                   [&] { return gpuStreamDestroy(static_cast<gpuStream_t>(stream)); });
+}
+LoomError* stream_synchronize(void*, int32_t index, void* stream) {
+  return on_device(index, "stream_synchronize",
+                   [&] { return gpuStreamSynchronize(static_cast<gpuStream_t>(stream)); });
+}
+LoomError* event_create(void*, int32_t index, void** out) {
+  return on_device(index, "event_create", [&] {
+    return gpuEventCreateWithFlags(reinterpret_cast<gpuEvent_t*>(out), gpuEventDisableTiming);
+  });
+}
+LoomError* event_destroy(void*, int32_t index, void* event) {
+  return on_device(index, "event_destroy",
+                   [&] { return gpuEventDestroy(static_cast<gpuEvent_t>(event)); });
+}
+LoomError* event_record(void*, int32_t index, void* event, void* stream) {
+  return on_device(index, "event_record", [&] {
+    return gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream));
+  });
+}
+LoomError* event_wait(void*, int32_t index, void* event, void* stream) {
+  return on_device(index, "event_wait", [&] {
+    return gpuStreamWaitEvent(static_cast<gpuStream_t>(stream), static_cast<gpuEvent_t>(event), 0);
+  });
+}
+LoomError* event_synchronize(void*, int32_t index, void* event) {
+  return on_device(index, "event_synchronize",
+                   [&] { return gpuEventSynchronize(static_cast<gpuEvent_t>(event)); });
+}
+LoomError* device_synchronize(void*, int32_t index) {
+  return on_device(index, "device_synchronize", [] { return gpuDeviceSynchronize(); });
+}
+
+LoomError* copy(void*, int32_t index, LoomCopyKind kind, void* dst, const void* src,
+                size_t nbytes, void* stream) {
+  return on_device(index, "copy", [&] {
+    const auto direction = kind == LOOM_COPY_HOST_TO_DEVICE   ? gpuMemcpyHostToDevice
+                           : kind == LOOM_COPY_DEVICE_TO_HOST ? gpuMemcpyDeviceToHost
+                                                              : gpuMemcpyDeviceToDevice;
+    return gpuMemcpyAsync(dst, src, nbytes, direction, static_cast<gpuStream_t>(stream));
+  });
+}
+
+}  // namespace
+
+void check(gpuError_t err, const char* what) {
+  if (err != gpuSuccess) {
+    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] " + std::string(what) + ": " + describe(err));
+  }
+}
+
+void check_launch(const char* message, const char* op) {
+  if (message != nullptr) {
+    throw sdk::Error("[" + std::string(op) + "] " LOOM_GPU_PLATFORM_NAME " kernel: " + message);
+  }
+}
+
+const DriverState& driver_state() {
+  static const DriverState state = [] {
+    DriverState s;
+    int count = 0;
+    const gpuError_t err = gpuGetDeviceCount(&count);
+    if (err != gpuSuccess) {
+      (void)gpuGetLastError();
+      s.unavailable_reason = describe(err);
+    } else if (count == 0) {
+      s.unavailable_reason = "the runtime reports no device";
+    } else {
+      s.device_count = count;
+    }
+    return s;
+  }();
+  return state;
+}
+
+const LoomDeviceInterface* device_interface() {
+  static const LoomDeviceInterface device = {
+      .struct_size = sizeof(LoomDeviceInterface),
+      .ctx = nullptr,
+      .device_count = &device_count,
+      .get_properties = &get_properties,
+      .allocate = &allocate,
+      .deallocate = &deallocate,
+      .stream_create = &stream_create,
+      .stream_destroy = &stream_destroy,
+      .stream_synchronize = &stream_synchronize,
+      .event_create = &event_create,
+      .event_destroy = &event_destroy,
+      .event_record = &event_record,
+      .event_wait = &event_wait,
+      .event_synchronize = &event_synchronize,
+      .device_synchronize = &device_synchronize,
+      .copy = &copy,
+  };
+  return &device;
+}
+
+CachingAllocator& allocator() {
+  // Never destroyed: at process exit the runtime may be gone before static destructors
+  // run. The plugin's shutdown empties the cache instead.
+  static RuntimeMemory* memory = new RuntimeMemory;
+  static CachingAllocator* instance = new CachingAllocator(*memory);
+  return *instance;
+}
+
+void set_device_type(int16_t type) {
+  g_device_type = type;
+}
+int16_t device_type() {
+  return g_device_type;
+}
+
+void use_device(int index) {
+  if (index == tls_current_device) return;
+  check(gpuSetDevice(index), "select the device");
+  tls_current_device = index;
+}
+
+}  // namespace loom::gpu

@@ -1,0 +1,39 @@
+// The GPU plugin's device layer: the driver's view (device count, or why there is none),
+// the LoomDeviceInterface the host allocates, copies and synchronises through, the
+// caching allocator behind it, and the helpers every kernel wrapper uses (error checks,
+// selecting a tensor's device, the call's stream).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "../runtime/gpu_runtime.h"
+#include "caching_allocator.h"
+#include "loom/plugin.h"
+
+namespace loom::gpu {
+
+// Throws an sdk::Error "[<platform>] <what>: <runtime error name>: <message>" unless ok.
+void check(gpuError_t err, const char* what);
+// Throws "[<platform>] <op>: <message>" when a launcher returned a message.
+void check_launch(const char* message, const char* op);
+
+// The driver's answer at load: how many devices, or why none (empty when some).
+struct DriverState {
+  int32_t device_count = 0;
+  std::string unavailable_reason;
+};
+const DriverState& driver_state();
+
+// The device interface registered for the platform's device type.
+const LoomDeviceInterface* device_interface();
+CachingAllocator& allocator();
+
+// The device type id the host gave the platform's device type at registration.
+void set_device_type(int16_t type);
+int16_t device_type();
+
+// Makes `index` the calling thread's current device for the runtime (cached per thread).
+void use_device(int index);
+
+}  // namespace loom::gpu

@@ -1,0 +1,116 @@
+// The thin mapping header that lets one tree of sources build the CUDA plugin (nvcc,
+// CUDA runtime) and the ROCm plugin (hipcc, HIP runtime): every runtime call and type the
+// plugin uses is spelled gpu*, and maps to cuda* or hip* here. LOOM_GPU_HIP selects HIP
+// (CMake defines it for the ROCm plugin); host-only translation units include the runtime
+// API alone, device translation units the whole runtime.
+//
+// Note [One kernel tree]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// The kernels are CUDA C++ in the common subset HIP accepts (__global__, threadIdx,
+// __shfl_xor_sync spelled gpu_shfl_xor, __syncthreads), so the ROCm plugin compiles the
+// very same .cu files with hipcc -x hip. What the two platforms do differently lives in
+// this header and in the matmul family (cuBLAS on CUDA, loom's tiled GEMM on ROCm, whose
+// Debian packages have no rocBLAS).
+#pragma once
+
+#if defined(LOOM_GPU_HIP)
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+#else
+#include <hip/hip_runtime_api.h>
+#endif
+#define LOOM_GPU_PLATFORM_NAME "rocm"
+#define LOOM_GPU_DEVICE_TYPE "hip"
+#define LOOM_GPU_DISPATCH_KEY LOOM_KEY_HIP
+#define LOOM_GPU_WARP_SIZE_MAX 64
+using gpuError_t = hipError_t;
+using gpuStream_t = hipStream_t;
+using gpuEvent_t = hipEvent_t;
+using gpuDeviceProp_t = hipDeviceProp_t;
+#define gpuSuccess hipSuccess
+#define gpuErrorMemoryAllocation hipErrorOutOfMemory
+#define gpuGetErrorString hipGetErrorString
+#define gpuGetErrorName hipGetErrorName
+#define gpuGetLastError hipGetLastError
+#define gpuGetDeviceCount hipGetDeviceCount
+#define gpuGetDevice hipGetDevice
+#define gpuSetDevice hipSetDevice
+#define gpuGetDeviceProperties hipGetDeviceProperties
+#define gpuDriverGetVersion hipDriverGetVersion
+#define gpuRuntimeGetVersion hipRuntimeGetVersion
+#define gpuMalloc hipMalloc
+#define gpuFree hipFree
+#define gpuMallocHost hipHostMalloc
+#define gpuFreeHost hipHostFree
+#define gpuMemcpyAsync hipMemcpyAsync
+#define gpuMemsetAsync hipMemsetAsync
+#define gpuMemcpyHostToDevice hipMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice hipMemcpyDeviceToDevice
+#define gpuMemGetInfo hipMemGetInfo
+#define gpuStreamCreateWithFlags hipStreamCreateWithFlags
+#define gpuStreamNonBlocking hipStreamNonBlocking
+#define gpuStreamDestroy hipStreamDestroy
+#define gpuStreamSynchronize hipStreamSynchronize
+#define gpuStreamWaitEvent hipStreamWaitEvent
+#define gpuEventCreateWithFlags hipEventCreateWithFlags
+#define gpuEventDisableTiming hipEventDisableTiming
+#define gpuEventDefault hipEventDefault
+#define gpuEventDestroy hipEventDestroy
+#define gpuEventRecord hipEventRecord
+#define gpuEventQuery hipEventQuery
+#define gpuEventSynchronize hipEventSynchronize
+#define gpuEventElapsedTime hipEventElapsedTime
+#define gpuErrorNotReady hipErrorNotReady
+#define gpuDeviceSynchronize hipDeviceSynchronize
+#else
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#else
+#include <cuda_runtime_api.h>
+#endif
+#define LOOM_GPU_PLATFORM_NAME "cuda"
+#define LOOM_GPU_DEVICE_TYPE "cuda"
+#define LOOM_GPU_DISPATCH_KEY LOOM_KEY_CUDA
+#define LOOM_GPU_WARP_SIZE_MAX 32
+using gpuError_t = cudaError_t;
+using gpuStream_t = cudaStream_t;
+using gpuEvent_t = cudaEvent_t;
+using gpuDeviceProp_t = cudaDeviceProp;
+#define gpuSuccess cudaSuccess
+#define gpuErrorMemoryAllocation cudaErrorMemoryAllocation
+#define gpuGetErrorString cudaGetErrorString
+#define gpuGetErrorName cudaGetErrorName
+#define gpuGetLastError cudaGetLastError
+#define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuGetDevice cudaGetDevice
+#define gpuSetDevice cudaSetDevice
+#define gpuGetDeviceProperties cudaGetDeviceProperties
+#define gpuDriverGetVersion cudaDriverGetVersion
+#define gpuRuntimeGetVersion cudaRuntimeGetVersion
+#define gpuMalloc cudaMalloc
+#define gpuFree cudaFree
+#define gpuMallocHost cudaMallocHost
+#define gpuFreeHost cudaFreeHost
+#define gpuMemcpyAsync cudaMemcpyAsync
+#define gpuMemsetAsync cudaMemsetAsync
+#define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost
+#define gpuMemcpyDeviceToDevice cudaMemcpyDeviceToDevice
+#define gpuMemGetInfo cudaMemGetInfo
+#define gpuStreamCreateWithFlags cudaStreamCreateWithFlags
+#define gpuStreamNonBlocking cudaStreamNonBlocking
+#define gpuStreamDestroy cudaStreamDestroy
+#define gpuStreamSynchronize cudaStreamSynchronize
+#define gpuStreamWaitEvent cudaStreamWaitEvent
+#define gpuEventCreateWithFlags cudaEventCreateWithFlags
+#define gpuEventDisableTiming cudaEventDisableTiming
+#define gpuEventDefault cudaEventDefault
+#define gpuEventDestroy cudaEventDestroy
+#define gpuEventRecord cudaEventRecord
+#define gpuEventQuery cudaEventQuery
+#define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventElapsedTime cudaEventElapsedTime
+#define gpuErrorNotReady cudaErrorNotReady
+#define gpuDeviceSynchronize cudaDeviceSynchronize
+#endif
