@@ -652,7 +652,7 @@ LoomError* trace_device_event(const LoomTraceDeviceEventArgs* args) {
   });
 }
 
-LoomError* current_stream(LoomCurrentStreamArgs* args) {
+LoomError* current_stream_of_type(LoomCurrentStreamArgs* args) {
   return guarded([&] {
     LoomCurrentStreamArgs& a = check_args(args, sizeof(LoomCurrentStreamArgs), "current_stream");
     LOOM_CHECK(a.device_type >= LOOM_DEVICE_FIRST_DYNAMIC &&
@@ -713,7 +713,7 @@ const LoomHostApi* host_api() {
       .trace_range_end = &trace_range_end,
       .trace_sequence = &trace_sequence,
       .trace_device_event = &trace_device_event,
-      .current_stream = &current_stream,
+      .current_stream = &current_stream_of_type,
   };
   return &api;
 }

@@ -1,0 +1,164 @@
+// The CUDA plugin end to end. Without a GPU (every CI machine): it loads, reports zero
+// devices with the driver's reason, an optional manifest entry is skipped with that
+// message, and allow_no_device registers its device type and kernels. With a GPU (the
+// device tool): its kernels agree with the CPU plugin's, random tensors equal the CPU's
+// for the same seed, and the caching allocator reuses memory.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "../frontend/frontend_test_util.h"
+#include "loom/dispatcher/manifest.h"
+#include "loom/loom.h"
+
+namespace loom {
+namespace {
+
+const std::string kPlugin = std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cuda.so";
+
+Runtime load_cuda(const std::string& entry_options) {
+  std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\n" +
+                         "plugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n" +
+                         "plugins { path: \"" + kPlugin + "\" " + entry_options + " }\n";
+  return Runtime::load(dispatch::parse_manifest(manifest, "<gpu test>"));
+}
+
+// Asked of the runtime directly: a loaded plugin stays loaded for the process, so the
+// tests below must not depend on which of them loaded it first.
+bool gpu_present() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+TEST(CudaPlugin, WithoutADeviceAnOptionalEntryIsSkippedWithTheDriversReason) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present: nothing to skip";
+  Runtime runtime = load_cuda("optional: true");
+  ASSERT_EQ(runtime.report().skipped.size(), 1u);
+  const std::string& message = runtime.report().skipped[0].second;
+  EXPECT_NE(message.find("[cuda] no usable device (0 devices): cuda"), std::string::npos)
+      << message;
+}
+
+TEST(CudaPlugin, WithoutADeviceARequiredEntryStopsTheLoad) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present";
+  test::expect_error([] { load_cuda(""); }, "plugin-host",
+                     {"required plugin", "[cuda] no usable device"});
+}
+
+TEST(CudaPlugin, AllowNoDeviceRegistersTheDeviceTypeAndKernels) {
+  Runtime runtime = load_cuda("options { key: \"allow_no_device\" value: \"true\" }");
+  const dispatch::PluginInfo* cuda = nullptr;
+  std::vector<dispatch::PluginInfo> plugins = runtime.plugins();
+  for (const auto& p : plugins) {
+    if (p.name == "cuda") cuda = &p;
+  }
+  ASSERT_NE(cuda, nullptr);
+  ASSERT_EQ(cuda->device_types.size(), 1u);
+  EXPECT_EQ(cuda->device_types[0], "cuda");
+  EXPECT_GT(cuda->kernels, 70);
+  EXPECT_EQ(cuda->capabilities.count("loom::mm.out"), 1u);
+  if (cuda->device_counts[0] == 0) {
+    EXPECT_FALSE(cuda->attributes.at("unavailable_reason").empty());
+    // Memory on a device that is not there: a clear error, no crash.
+    test::expect_error([] { (void)zeros({4}, TensorOptions().device(parse_device("cuda:0"))); },
+                       "device", {"cuda:0 does not exist", "0 devices"});
+  }
+}
+
+// --- with a GPU ---
+
+class CudaOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+    runtime_.emplace(load_cuda(""));
+  }
+  Device cuda() const { return parse_device("cuda:0"); }
+  static void expect_close(const Tensor& gpu, const Tensor& cpu, double tol) {
+    std::vector<double> g = test::values(gpu.to(parse_device("cpu")).to(ScalarType::Float64));
+    std::vector<double> c = test::values(cpu.to(ScalarType::Float64));
+    ASSERT_EQ(g.size(), c.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (std::isnan(c[i])) {
+        EXPECT_TRUE(std::isnan(g[i])) << i;
+      } else {
+        EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << "element " << i;
+      }
+    }
+  }
+  std::optional<Runtime> runtime_;
+};
+
+TEST_F(CudaOps, PointwiseOpsMatchTheCpu) {
+  Tensor a = randn({33, 65}), b = randn({65});
+  Tensor ga = a.to(cuda()), gb = b.to(cuda());
+  expect_close(ga + gb * 2.0, a + b * 2.0, 1e-6);
+  expect_close((ga / (gb.abs() + 1.0)).exp(), (a / (b.abs() + 1.0)).exp(), 1e-5);
+  expect_close(ga.t().sigmoid(), a.t().sigmoid(), 1e-6);
+  expect_close(ga.relu() - ga.tanh(), a.relu() - a.tanh(), 1e-6);
+  expect_close((ga > gb).to(ScalarType::Float32), (a > b).to(ScalarType::Float32), 0);
+  expect_close(ga.to(ScalarType::Float16).exp(), a.to(ScalarType::Float16).exp(), 0);  // same bits, float16 rounding
+  expect_close(ga.to(ScalarType::BFloat16) * 3.0, a.to(ScalarType::BFloat16) * 3.0, 0);
+  Tensor i = arange(0, 100).to(ScalarType::Int64);
+  expect_close(i.to(cuda()) * 7 % 5, i * 7 % 5, 0);
+}
+
+TEST_F(CudaOps, ReductionsAndSoftmaxMatchTheCpu) {
+  Tensor a = randn({7, 300, 5});
+  Tensor g = a.to(cuda());
+  expect_close(g.sum(), a.sum(), 1e-5);
+  expect_close(g.sum({1}), a.sum({1}), 1e-5);
+  expect_close(g.sum({0, 2}, true), a.sum({0, 2}, true), 1e-5);
+  expect_close(g.amax({1}), a.amax({1}), 0);
+  expect_close(g.softmax(1), a.softmax(1), 1e-6);
+  expect_close(g.log_softmax(-1), a.log_softmax(-1), 1e-6);
+  Tensor ints = arange(0, 1000).to(ScalarType::Int32);
+  expect_close(ints.to(cuda()).sum(), ints.sum(), 0);
+}
+
+TEST_F(CudaOps, MatmulMatchesTheCpu) {
+  Tensor a = randn({64, 48}), b = randn({48, 80}), c = randn({80});
+  expect_close(a.to(cuda()).matmul(b.to(cuda())), a.matmul(b), 1e-4);
+  expect_close(a.t().to(cuda()).t().matmul(b.to(cuda())), a.matmul(b), 1e-4);
+  expect_close(c.to(cuda()).addmm(a.to(cuda()), b.to(cuda())), c.addmm(a, b), 1e-4);
+  Tensor x = randn({3, 16, 24}), y = randn({3, 24, 8});
+  expect_close(x.to(cuda()).bmm(y.to(cuda())), x.bmm(y), 1e-4);
+  expect_close(a.to(ScalarType::BFloat16).to(cuda()).matmul(b.to(ScalarType::BFloat16).to(cuda())),
+               a.to(ScalarType::BFloat16).matmul(b.to(ScalarType::BFloat16)), 2e-2);
+}
+
+TEST_F(CudaOps, RandomTensorsEqualTheCpusForTheSameSeed) {
+  manual_seed(1234);
+  Tensor cpu = rand({1000});
+  Tensor cpu_normal = randn({999});
+  manual_seed(1234);
+  Tensor gpu = rand({1000}, TensorOptions().device(cuda()));
+  Tensor gpu_normal = randn({999}, TensorOptions().device(cuda()));
+  expect_close(gpu, cpu, 0);
+  expect_close(gpu_normal, cpu_normal, 1e-6);
+}
+
+TEST_F(CudaOps, AutogradRunsOnGpuTensors) {
+  Tensor w = randn({8, 4}).to(cuda()).requires_grad_();
+  Tensor x = randn({16, 8}).to(cuda());
+  Tensor loss = x.matmul(w).relu().sum();
+  loss.backward();
+  Tensor wc = w.detach().to(parse_device("cpu")).requires_grad_();
+  Tensor xc = x.to(parse_device("cpu"));
+  xc.matmul(wc).relu().sum().backward();
+  expect_close(w.grad(), wc.grad(), 1e-4);
+}
+
+TEST_F(CudaOps, BadInputsGetClearErrors) {
+  Tensor g = randn({4}).to(cuda());
+  Tensor c = randn({4});
+  test::expect_error([&] { (void)(g + c); }, "add", "device");
+  test::expect_error([&] { (void)g.to(ScalarType::Float32).mm(g); }, "mm", "");
+}
+
+}  // namespace
+}  // namespace loom
