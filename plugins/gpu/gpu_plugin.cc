@@ -24,9 +24,9 @@ namespace {
 void init(sdk::Registrar& r) {
   const DriverState& driver = driver_state();
   if (driver.device_count == 0 && r.option("allow_no_device", "false") != "true") {
-    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] no usable device (0 devices): " +
-                         driver.unavailable_reason,
-                     LOOM_STATUS_FAILED_PRECONDITION);
+    throw sdk::Error(
+        "[" LOOM_GPU_PLATFORM_NAME "] no usable device (0 devices): " + driver.unavailable_reason,
+        LOOM_STATUS_FAILED_PRECONDITION);
   }
   const uint32_t key = LOOM_GPU_DISPATCH_KEY;
   set_device_type(r.device_type(LOOM_GPU_DEVICE_TYPE, key, device_interface()));

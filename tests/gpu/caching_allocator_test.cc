@@ -95,7 +95,7 @@ TEST(GpuCachingAllocator, OutOfMemoryReleasesTheCacheAndRetries) {
   CachingAllocator a(driver);
   void* p = a.allocate(0, 2 << 20, nullptr);
   ASSERT_NE(p, nullptr);
-  a.free(p);  // cached: the driver still holds 2 MiB
+  a.free(p);                                           // cached: the driver still holds 2 MiB
   void* q = a.allocate(0, (2 << 20) + 4096, nullptr);  // another class: needs the cache gone
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(driver.releases, 1);

@@ -101,7 +101,8 @@ TEST_F(CudaOps, PointwiseOpsMatchTheCpu) {
   expect_close(ga.t().sigmoid(), a.t().sigmoid(), 1e-6);
   expect_close(ga.relu() - ga.tanh(), a.relu() - a.tanh(), 1e-6);
   expect_close((ga > gb).to(ScalarType::Float32), (a > b).to(ScalarType::Float32), 0);
-  expect_close(ga.to(ScalarType::Float16).exp(), a.to(ScalarType::Float16).exp(), 0);  // same bits, float16 rounding
+  expect_close(ga.to(ScalarType::Float16).exp(), a.to(ScalarType::Float16).exp(),
+               0);  // same bits, float16 rounding
   expect_close(ga.to(ScalarType::BFloat16) * 3.0, a.to(ScalarType::BFloat16) * 3.0, 0);
   Tensor i = arange(0, 100).to(ScalarType::Int64);
   expect_close(i.to(cuda()) * 7 % 5, i * 7 % 5, 0);

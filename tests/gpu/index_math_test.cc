@@ -51,7 +51,8 @@ TEST(GpuIndexMath, BroadcastAndTransposedOperandsKeepTheirDims) {
   for (int64_t i = 0; i < 24; ++i) {
     int64_t o[3];
     s.offsets(i, o);
-    for (int k = 0; k < 3; ++k) EXPECT_EQ(o[k], expected[k][i]) << "element " << i << " operand " << k;
+    for (int k = 0; k < 3; ++k)
+      EXPECT_EQ(o[k], expected[k][i]) << "element " << i << " operand " << k;
     int32_t o32[3];
     s.offsets(static_cast<int32_t>(i), o32);
     EXPECT_EQ(o32[1], expected[1][i]);
@@ -83,8 +84,8 @@ TEST(GpuIndexMath, TooManyUnmergeableDimsAreRefused) {
 }
 
 TEST(GpuIndexMath, ElementwiseLaunchCoversEveryElement) {
-  for (int64_t n : {int64_t{1}, int64_t{511}, int64_t{512}, int64_t{513}, int64_t{1} << 20,
-                    int64_t{1} << 34}) {
+  for (int64_t n :
+       {int64_t{1}, int64_t{511}, int64_t{512}, int64_t{513}, int64_t{1} << 20, int64_t{1} << 34}) {
     const Launch l = plan_elementwise(n);
     EXPECT_EQ(l.block, kElementwiseBlock);
     EXPECT_GE(l.grid, 1u);

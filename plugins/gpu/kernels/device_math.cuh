@@ -6,12 +6,20 @@
 
 namespace loom::gpu::dev {
 
-#define LOOM_GPU_MATH1(name, float_name)                                            \
-  __device__ __forceinline__ float name(float x) { return ::float_name(x); }        \
-  __device__ __forceinline__ double name(double x) { return ::name(x); }
-#define LOOM_GPU_MATH2(name, float_name)                                                    \
-  __device__ __forceinline__ float name(float x, float y) { return ::float_name(x, y); }    \
-  __device__ __forceinline__ double name(double x, double y) { return ::name(x, y); }
+#define LOOM_GPU_MATH1(name, float_name)             \
+  __device__ __forceinline__ float name(float x) {   \
+    return ::float_name(x);                          \
+  }                                                  \
+  __device__ __forceinline__ double name(double x) { \
+    return ::name(x);                                \
+  }
+#define LOOM_GPU_MATH2(name, float_name)                       \
+  __device__ __forceinline__ float name(float x, float y) {    \
+    return ::float_name(x, y);                                 \
+  }                                                            \
+  __device__ __forceinline__ double name(double x, double y) { \
+    return ::name(x, y);                                       \
+  }
 
 LOOM_GPU_MATH1(exp, expf)
 LOOM_GPU_MATH1(exp2, exp2f)

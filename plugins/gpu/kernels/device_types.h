@@ -69,17 +69,38 @@ LOOM_GPU_HD To convert(From v) {
 template <typename F>
 bool visit_dtype(int32_t dtype, F&& f) {
   switch (dtype) {
-    case LOOM_DTYPE_BOOL: f(bool{}); return true;
-    case LOOM_DTYPE_UINT8: f(uint8_t{}); return true;
-    case LOOM_DTYPE_INT8: f(int8_t{}); return true;
-    case LOOM_DTYPE_INT16: f(int16_t{}); return true;
-    case LOOM_DTYPE_INT32: f(int32_t{}); return true;
-    case LOOM_DTYPE_INT64: f(int64_t{}); return true;
-    case LOOM_DTYPE_FLOAT16: f(Half{}); return true;
-    case LOOM_DTYPE_BFLOAT16: f(BFloat16{}); return true;
-    case LOOM_DTYPE_FLOAT32: f(float{}); return true;
-    case LOOM_DTYPE_FLOAT64: f(double{}); return true;
-    default: return false;
+    case LOOM_DTYPE_BOOL:
+      f(bool{});
+      return true;
+    case LOOM_DTYPE_UINT8:
+      f(uint8_t{});
+      return true;
+    case LOOM_DTYPE_INT8:
+      f(int8_t{});
+      return true;
+    case LOOM_DTYPE_INT16:
+      f(int16_t{});
+      return true;
+    case LOOM_DTYPE_INT32:
+      f(int32_t{});
+      return true;
+    case LOOM_DTYPE_INT64:
+      f(int64_t{});
+      return true;
+    case LOOM_DTYPE_FLOAT16:
+      f(Half{});
+      return true;
+    case LOOM_DTYPE_BFLOAT16:
+      f(BFloat16{});
+      return true;
+    case LOOM_DTYPE_FLOAT32:
+      f(float{});
+      return true;
+    case LOOM_DTYPE_FLOAT64:
+      f(double{});
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -87,11 +108,20 @@ bool visit_dtype(int32_t dtype, F&& f) {
 template <typename F>
 bool visit_floating_dtype(int32_t dtype, F&& f) {
   switch (dtype) {
-    case LOOM_DTYPE_FLOAT16: f(Half{}); return true;
-    case LOOM_DTYPE_BFLOAT16: f(BFloat16{}); return true;
-    case LOOM_DTYPE_FLOAT32: f(float{}); return true;
-    case LOOM_DTYPE_FLOAT64: f(double{}); return true;
-    default: return false;
+    case LOOM_DTYPE_FLOAT16:
+      f(Half{});
+      return true;
+    case LOOM_DTYPE_BFLOAT16:
+      f(BFloat16{});
+      return true;
+    case LOOM_DTYPE_FLOAT32:
+      f(float{});
+      return true;
+    case LOOM_DTYPE_FLOAT64:
+      f(double{});
+      return true;
+    default:
+      return false;
   }
 }
 

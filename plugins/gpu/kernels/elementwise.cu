@@ -36,29 +36,52 @@ struct UnaryFn {
   __device__ __forceinline__ OpMath<T> floating(OpMath<T> x) const {
     using A = OpMath<T>;
     switch (op) {
-      case UnaryOp::Exp: return dev::exp(x);
-      case UnaryOp::Exp2: return dev::exp2(x);
-      case UnaryOp::Expm1: return dev::expm1(x);
-      case UnaryOp::Log: return dev::log(x);
-      case UnaryOp::Log2: return dev::log2(x);
-      case UnaryOp::Log10: return dev::log10(x);
-      case UnaryOp::Log1p: return dev::log1p(x);
-      case UnaryOp::Sqrt: return dev::sqrt(x);
-      case UnaryOp::Rsqrt: return A(1) / dev::sqrt(x);
-      case UnaryOp::Reciprocal: return A(1) / x;
-      case UnaryOp::Sin: return dev::sin(x);
-      case UnaryOp::Cos: return dev::cos(x);
-      case UnaryOp::Tan: return dev::tan(x);
-      case UnaryOp::Asin: return dev::asin(x);
-      case UnaryOp::Acos: return dev::acos(x);
-      case UnaryOp::Atan: return dev::atan(x);
-      case UnaryOp::Sinh: return dev::sinh(x);
-      case UnaryOp::Cosh: return dev::cosh(x);
-      case UnaryOp::Tanh: return dev::tanh(x);
-      case UnaryOp::Sigmoid: return A(1) / (A(1) + dev::exp(-x));
-      case UnaryOp::Erf: return dev::erf(x);
-      case UnaryOp::Silu: return x / (A(1) + dev::exp(-x));
-      case UnaryOp::Gelu: return A(0.5) * x * (A(1) + dev::erf(x * A(0.70710678118654752440)));
+      case UnaryOp::Exp:
+        return dev::exp(x);
+      case UnaryOp::Exp2:
+        return dev::exp2(x);
+      case UnaryOp::Expm1:
+        return dev::expm1(x);
+      case UnaryOp::Log:
+        return dev::log(x);
+      case UnaryOp::Log2:
+        return dev::log2(x);
+      case UnaryOp::Log10:
+        return dev::log10(x);
+      case UnaryOp::Log1p:
+        return dev::log1p(x);
+      case UnaryOp::Sqrt:
+        return dev::sqrt(x);
+      case UnaryOp::Rsqrt:
+        return A(1) / dev::sqrt(x);
+      case UnaryOp::Reciprocal:
+        return A(1) / x;
+      case UnaryOp::Sin:
+        return dev::sin(x);
+      case UnaryOp::Cos:
+        return dev::cos(x);
+      case UnaryOp::Tan:
+        return dev::tan(x);
+      case UnaryOp::Asin:
+        return dev::asin(x);
+      case UnaryOp::Acos:
+        return dev::acos(x);
+      case UnaryOp::Atan:
+        return dev::atan(x);
+      case UnaryOp::Sinh:
+        return dev::sinh(x);
+      case UnaryOp::Cosh:
+        return dev::cosh(x);
+      case UnaryOp::Tanh:
+        return dev::tanh(x);
+      case UnaryOp::Sigmoid:
+        return A(1) / (A(1) + dev::exp(-x));
+      case UnaryOp::Erf:
+        return dev::erf(x);
+      case UnaryOp::Silu:
+        return x / (A(1) + dev::exp(-x));
+      case UnaryOp::Gelu:
+        return A(0.5) * x * (A(1) + dev::erf(x * A(0.70710678118654752440)));
       case UnaryOp::GeluTanh:
         return A(0.5) * x *
                (A(1) + dev::tanh(A(0.79788456080286535588) * (x + A(0.044715) * x * x * x)));
@@ -79,8 +102,10 @@ struct UnaryFn {
         const A r = x + A(3) < A(0) ? A(0) : (x + A(3) > A(6) ? A(6) : x + A(3));
         return r / A(6);
       }
-      case UnaryOp::LeakyRelu: return x > A(0) ? x : x * a;
-      default: return x;
+      case UnaryOp::LeakyRelu:
+        return x > A(0) ? x : x * a;
+      default:
+        return x;
     }
   }
 
@@ -106,7 +131,8 @@ struct UnaryFn {
         case UnaryOp::Sign:
           if (x != x) return v;  // NaN stays NaN
           return convert<T>(static_cast<A>((A(0) < x) - (x < A(0))));
-        case UnaryOp::Relu: return x < A(0) ? convert<T>(A(0)) : v;
+        case UnaryOp::Relu:
+          return x < A(0) ? convert<T>(A(0)) : v;
         case UnaryOp::Clamp: {
           if constexpr (is_floating_v<T>) {
             if (x != x) return v;  // NaN stays NaN
@@ -119,15 +145,21 @@ struct UnaryFn {
             return convert<T>(r > b ? b : r);
           }
         }
-        default: break;
+        default:
+          break;
       }
       if constexpr (is_floating_v<T>) {
         switch (op) {
-          case UnaryOp::Floor: return convert<T>(dev::floor(x));
-          case UnaryOp::Ceil: return convert<T>(dev::ceil(x));
-          case UnaryOp::Round: return convert<T>(dev::nearbyint(x));
-          case UnaryOp::Trunc: return convert<T>(dev::trunc(x));
-          default: return convert<T>(floating(x));
+          case UnaryOp::Floor:
+            return convert<T>(dev::floor(x));
+          case UnaryOp::Ceil:
+            return convert<T>(dev::ceil(x));
+          case UnaryOp::Round:
+            return convert<T>(dev::nearbyint(x));
+          case UnaryOp::Trunc:
+            return convert<T>(dev::trunc(x));
+          default:
+            return convert<T>(floating(x));
         }
       } else {
         return v;  // integers: the rounding ops are the identity
@@ -145,17 +177,24 @@ struct PredicateFn {
       const bool nan = x != x;
       const bool inf = !nan && (x - x != x - x);
       switch (op) {
-        case UnaryOp::IsNan: return nan;
-        case UnaryOp::IsInf: return inf;
-        case UnaryOp::IsFinite: return !nan && !inf;
-        default: return x == OpMath<T>(0);  // LogicalNot
+        case UnaryOp::IsNan:
+          return nan;
+        case UnaryOp::IsInf:
+          return inf;
+        case UnaryOp::IsFinite:
+          return !nan && !inf;
+        default:
+          return x == OpMath<T>(0);  // LogicalNot
       }
     } else {
       switch (op) {
         case UnaryOp::IsNan:
-        case UnaryOp::IsInf: return false;
-        case UnaryOp::IsFinite: return true;
-        default: return !convert<bool>(v);
+        case UnaryOp::IsInf:
+          return false;
+        case UnaryOp::IsFinite:
+          return true;
+        default:
+          return !convert<bool>(v);
       }
     }
   }
@@ -171,54 +210,81 @@ struct BinaryFn {
     using A = OpMath<T>;
     if constexpr (std::is_same_v<T, bool>) {
       switch (op) {
-        case BinaryOp::Add: return va || (vb && alpha);
+        case BinaryOp::Add:
+          return va || (vb && alpha);
         case BinaryOp::Mul:
-        case BinaryOp::BitAnd: return va && vb;
-        case BinaryOp::BitOr: return va || vb;
-        case BinaryOp::BitXor: return va != vb;
-        case BinaryOp::Maximum: return va || vb;
-        case BinaryOp::Minimum: return va && vb;
-        default: return va;
+        case BinaryOp::BitAnd:
+          return va && vb;
+        case BinaryOp::BitOr:
+          return va || vb;
+        case BinaryOp::BitXor:
+          return va != vb;
+        case BinaryOp::Maximum:
+          return va || vb;
+        case BinaryOp::Minimum:
+          return va && vb;
+        default:
+          return va;
       }
     } else if constexpr (std::is_integral_v<T>) {
       using W = Wrap<T>;
       const W x = static_cast<W>(va), y = static_cast<W>(vb), al = static_cast<W>(alpha);
       switch (op) {
-        case BinaryOp::Add: return static_cast<T>(x + al * y);
-        case BinaryOp::Sub: return static_cast<T>(x - al * y);
-        case BinaryOp::Mul: return static_cast<T>(x * y);
-        case BinaryOp::Maximum: return va > vb ? va : vb;
-        case BinaryOp::Minimum: return va < vb ? va : vb;
-        case BinaryOp::BitAnd: return static_cast<T>(x & y);
-        case BinaryOp::BitOr: return static_cast<T>(x | y);
-        case BinaryOp::BitXor: return static_cast<T>(x ^ y);
-        case BinaryOp::Fmod: return vb == 0 ? T(0) : static_cast<T>(va % vb);
+        case BinaryOp::Add:
+          return static_cast<T>(x + al * y);
+        case BinaryOp::Sub:
+          return static_cast<T>(x - al * y);
+        case BinaryOp::Mul:
+          return static_cast<T>(x * y);
+        case BinaryOp::Maximum:
+          return va > vb ? va : vb;
+        case BinaryOp::Minimum:
+          return va < vb ? va : vb;
+        case BinaryOp::BitAnd:
+          return static_cast<T>(x & y);
+        case BinaryOp::BitOr:
+          return static_cast<T>(x | y);
+        case BinaryOp::BitXor:
+          return static_cast<T>(x ^ y);
+        case BinaryOp::Fmod:
+          return vb == 0 ? T(0) : static_cast<T>(va % vb);
         case BinaryOp::Remainder: {
           if (vb == 0) return T(0);
           T r = static_cast<T>(va % vb);
           if (r != 0 && ((r < 0) != (vb < 0))) r = static_cast<T>(r + vb);
           return r;
         }
-        default: return va;
+        default:
+          return va;
       }
     } else {
       const A x = convert<A>(va), y = convert<A>(vb);
       switch (op) {
-        case BinaryOp::Add: return convert<T>(x + alpha * y);
-        case BinaryOp::Sub: return convert<T>(x - alpha * y);
-        case BinaryOp::Mul: return convert<T>(x * y);
-        case BinaryOp::Div: return convert<T>(x / y);
-        case BinaryOp::Maximum: return convert<T>(x != x || x > y ? x : y);
-        case BinaryOp::Minimum: return convert<T>(x != x || x < y ? x : y);
-        case BinaryOp::Pow: return convert<T>(dev::pow(x, y));
-        case BinaryOp::Atan2: return convert<T>(dev::atan2(x, y));
-        case BinaryOp::Fmod: return convert<T>(dev::fmod(x, y));
+        case BinaryOp::Add:
+          return convert<T>(x + alpha * y);
+        case BinaryOp::Sub:
+          return convert<T>(x - alpha * y);
+        case BinaryOp::Mul:
+          return convert<T>(x * y);
+        case BinaryOp::Div:
+          return convert<T>(x / y);
+        case BinaryOp::Maximum:
+          return convert<T>(x != x || x > y ? x : y);
+        case BinaryOp::Minimum:
+          return convert<T>(x != x || x < y ? x : y);
+        case BinaryOp::Pow:
+          return convert<T>(dev::pow(x, y));
+        case BinaryOp::Atan2:
+          return convert<T>(dev::atan2(x, y));
+        case BinaryOp::Fmod:
+          return convert<T>(dev::fmod(x, y));
         case BinaryOp::Remainder: {
           A r = dev::fmod(x, y);
           if (r != A(0) && ((r < A(0)) != (y < A(0)))) r += y;
           return convert<T>(r);
         }
-        default: return va;
+        default:
+          return va;
       }
     }
   }
@@ -230,15 +296,24 @@ struct CompareFn {
   __device__ __forceinline__ bool operator()(T va, T vb) const {
     const OpMath<T> x = convert<OpMath<T>>(va), y = convert<OpMath<T>>(vb);
     switch (op) {
-      case BinaryOp::Eq: return x == y;
-      case BinaryOp::Ne: return x != y;
-      case BinaryOp::Lt: return x < y;
-      case BinaryOp::Le: return x <= y;
-      case BinaryOp::Gt: return x > y;
-      case BinaryOp::Ge: return x >= y;
-      case BinaryOp::LogicalAnd: return convert<bool>(va) && convert<bool>(vb);
-      case BinaryOp::LogicalOr: return convert<bool>(va) || convert<bool>(vb);
-      default: return convert<bool>(va) != convert<bool>(vb);  // LogicalXor
+      case BinaryOp::Eq:
+        return x == y;
+      case BinaryOp::Ne:
+        return x != y;
+      case BinaryOp::Lt:
+        return x < y;
+      case BinaryOp::Le:
+        return x <= y;
+      case BinaryOp::Gt:
+        return x > y;
+      case BinaryOp::Ge:
+        return x >= y;
+      case BinaryOp::LogicalAnd:
+        return convert<bool>(va) && convert<bool>(vb);
+      case BinaryOp::LogicalOr:
+        return convert<bool>(va) || convert<bool>(vb);
+      default:
+        return convert<bool>(va) != convert<bool>(vb);  // LogicalXor
     }
   }
 };
@@ -259,8 +334,7 @@ template <typename T>
 __global__ void where_kernel(int64_t n, StridedSpace<4> space, T* out, const bool* condition,
                              const T* self, const T* other) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t o[4];
     space.offsets(i, o);
     out[o[0]] = condition[o[1]] ? self[o[2]] : other[o[3]];
@@ -286,8 +360,8 @@ const char* launch_unary(UnaryOp op, int32_t dtype, double a, double b,
     using T = decltype(tag);
     InputPointers<T, 1> inputs{{static_cast<const T*>(in)}};
     if (is_predicate(op)) {
-      result = launch_elementwise<1>(space, static_cast<bool*>(out), inputs, PredicateFn<T>{op},
-                                     stream);
+      result =
+          launch_elementwise<1>(space, static_cast<bool*>(out), inputs, PredicateFn<T>{op}, stream);
     } else {
       using A = OpMath<T>;
       result = launch_elementwise<1>(space, static_cast<T*>(out), inputs,

@@ -16,30 +16,81 @@ namespace loom::gpu {
 
 enum class UnaryOp : int32_t {
   // numeric
-  Neg, Abs, Sign, Relu,
+  Neg,
+  Abs,
+  Sign,
+  Relu,
   // floating
-  Exp, Exp2, Expm1, Log, Log2, Log10, Log1p, Sqrt, Rsqrt, Reciprocal, Sin, Cos, Tan, Asin,
-  Acos, Atan, Sinh, Cosh, Tanh, Sigmoid, Erf, Silu, Gelu, GeluTanh, Mish, LogSigmoid,
-  Hardswish, Hardsigmoid,
+  Exp,
+  Exp2,
+  Expm1,
+  Log,
+  Log2,
+  Log10,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Reciprocal,
+  Sin,
+  Cos,
+  Tan,
+  Asin,
+  Acos,
+  Atan,
+  Sinh,
+  Cosh,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Silu,
+  Gelu,
+  GeluTanh,
+  Mish,
+  LogSigmoid,
+  Hardswish,
+  Hardsigmoid,
   // all dtypes (integers pass through the rounding ops)
-  Floor, Ceil, Round, Trunc,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
   // with parameters a (and b)
   LeakyRelu,  // a: negative slope
   Clamp,      // a: min, b: max (NaN bound: not applied)
   // bool results
-  IsNan, IsInf, IsFinite, LogicalNot,
+  IsNan,
+  IsInf,
+  IsFinite,
+  LogicalNot,
 };
 
 enum class BinaryOp : int32_t {
   Add,  // self + alpha * other
   Sub,  // self - alpha * other
-  Mul, Div, Maximum, Minimum, Pow, Atan2, Fmod, Remainder,
-  BitAnd, BitOr, BitXor,
+  Mul,
+  Div,
+  Maximum,
+  Minimum,
+  Pow,
+  Atan2,
+  Fmod,
+  Remainder,
+  BitAnd,
+  BitOr,
+  BitXor,
   // bool results
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor,
+  Eq,
+  Ne,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  LogicalAnd,
+  LogicalOr,
+  LogicalXor,
 };
 
-bool is_predicate(UnaryOp op);   // out is bool
+bool is_predicate(UnaryOp op);    // out is bool
 bool is_comparison(BinaryOp op);  // out is bool
 
 // space: operand 0 is out, operand 1 the input. a, b: the op's parameters.

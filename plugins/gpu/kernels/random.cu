@@ -51,8 +51,7 @@ struct RandomFill {
 template <typename T>
 __global__ void random_kernel(int64_t n, StridedSpace<1> space, T* out, RandomFill<T> fill) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += step) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t o[1];
     space.offsets(i, o);
     out[o[0]] = fill.value(i);
@@ -73,7 +72,7 @@ const char* launch_random(RandomOp op, int32_t dtype, uint64_t seed, uint64_t of
       if (n == 0) return;
       const Launch l = plan_elementwise(n, 1);
       random_kernel<T><<<l.grid, l.block, 0, stream>>>(n, space, static_cast<T*>(out),
-                                                        RandomFill<T>{op, seed, offset, a, b});
+                                                       RandomFill<T>{op, seed, offset, a, b});
       const gpuError_t err = gpuGetLastError();
       if (err != gpuSuccess) result = gpuGetErrorString(err);
     }

@@ -17,20 +17,29 @@ struct Combine {
   __device__ __forceinline__ Acc identity() const {
     switch (op) {
       case ReduceOp::Sum:
-      case ReduceOp::Any: return Acc(0);
+      case ReduceOp::Any:
+        return Acc(0);
       case ReduceOp::Prod:
-      case ReduceOp::All: return Acc(1);
-      default: return Acc(0);  // Max / Min start from the row's first element
+      case ReduceOp::All:
+        return Acc(1);
+      default:
+        return Acc(0);  // Max / Min start from the row's first element
     }
   }
   __device__ __forceinline__ Acc operator()(Acc a, Acc b) const {
     switch (op) {
-      case ReduceOp::Sum: return a + b;
-      case ReduceOp::Prod: return a * b;
-      case ReduceOp::Max: return a != a || a > b ? a : b;
-      case ReduceOp::Min: return a != a || a < b ? a : b;
-      case ReduceOp::Any: return Acc((a != Acc(0)) || (b != Acc(0)));
-      default: return Acc((a != Acc(0)) && (b != Acc(0)));  // All
+      case ReduceOp::Sum:
+        return a + b;
+      case ReduceOp::Prod:
+        return a * b;
+      case ReduceOp::Max:
+        return a != a || a > b ? a : b;
+      case ReduceOp::Min:
+        return a != a || a < b ? a : b;
+      case ReduceOp::Any:
+        return Acc((a != Acc(0)) || (b != Acc(0)));
+      default:
+        return Acc((a != Acc(0)) && (b != Acc(0)));  // All
     }
   }
 };
@@ -98,9 +107,9 @@ const char* run(ReduceOp op, const StridedSpace<2>& rows, const StridedSpace<2>&
   const ReductionLaunch l = plan_reduction(outputs, length);
   const dim3 block(l.threads_per_row, l.rows_per_block);
   const size_t shared = sizeof(Acc) * l.threads_per_row * l.rows_per_block;
-  reduce_kernel<Out, In, Acc><<<l.grid, block, shared, stream>>>(
-      outputs, length, rows, row, static_cast<Out*>(out), static_cast<const In*>(in),
-      Combine<Acc>{op});
+  reduce_kernel<Out, In, Acc>
+      <<<l.grid, block, shared, stream>>>(outputs, length, rows, row, static_cast<Out*>(out),
+                                          static_cast<const In*>(in), Combine<Acc>{op});
   const gpuError_t err = gpuGetLastError();
   return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
 }
@@ -116,7 +125,8 @@ const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
   visit_dtype(in_dtype, [&](auto in_tag) {
     using In = decltype(in_tag);
     if (op == ReduceOp::Any || op == ReduceOp::All) {
-      if (out_dtype == LOOM_DTYPE_BOOL) result = run<bool, In, bool>(op, rows, row, out, in, stream);
+      if (out_dtype == LOOM_DTYPE_BOOL)
+        result = run<bool, In, bool>(op, rows, row, out, in, stream);
     } else if (op == ReduceOp::Max || op == ReduceOp::Min) {
       if (out_dtype == in_dtype) result = run<In, In, OpMath<In>>(op, rows, row, out, in, stream);
     } else if constexpr (!is_floating_v<In>) {

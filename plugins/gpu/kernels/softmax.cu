@@ -17,7 +17,8 @@ __device__ A block_fold(A value, A* shared, F combine) {
   shared[threadIdx.x] = value;
   __syncthreads();
   for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width) shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + width]);
+    if (threadIdx.x < width)
+      shared[threadIdx.x] = combine(shared[threadIdx.x], shared[threadIdx.x + width]);
     __syncthreads();
   }
   const A result = shared[0];
@@ -26,8 +27,7 @@ __device__ A block_fold(A value, A* shared, F combine) {
 }
 
 template <typename T, bool Log>
-__global__ void softmax_kernel(int64_t lines, int64_t length, int64_t inner, T* out,
-                               const T* in) {
+__global__ void softmax_kernel(int64_t lines, int64_t length, int64_t inner, T* out, const T* in) {
   using A = OpMath<T>;
   __shared__ A shared[kSoftmaxThreads];
   for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {

@@ -19,8 +19,9 @@ void prepare(const char* op, const sdk::Tensor& out,
   for (const sdk::Tensor* t : inputs) {
     const LoomDevice in = t->device();
     if (in.type != d.type || in.index != d.index) {
-      throw sdk::Error("[" + std::string(op) + "] expected every tensor on " LOOM_GPU_DEVICE_TYPE
-                       ":" + std::to_string(d.index) + ", found one on device type " +
+      throw sdk::Error("[" + std::string(op) +
+                       "] expected every tensor on " LOOM_GPU_DEVICE_TYPE ":" +
+                       std::to_string(d.index) + ", found one on device type " +
                        std::to_string(in.type) + " index " + std::to_string(in.index));
     }
   }
@@ -161,9 +162,9 @@ Tensor copy_(const DispatchContext& ctx, const Tensor& self, const Tensor& src, 
   if (!make_strided_space<2>(self.sizes().data(), static_cast<int>(nd), stride_lists, &space)) {
     throw sdk::Error("[copy_] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernel");
   }
-  check_launch(launch_copy(self.dtype(), src.dtype(), space, self.data(), src.data(),
-                           stream_of(ctx)),
-               "copy_");
+  check_launch(
+      launch_copy(self.dtype(), src.dtype(), space, self.data(), src.data(), stream_of(ctx)),
+      "copy_");
   return self;
 }
 

@@ -35,8 +35,8 @@ using sdk::Tensor;
 
 void check_blas(cublasStatus_t status, const char* op, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw sdk::Error("[" + std::string(op) + "] cuBLAS " + what + " failed: " +
-                     cublasGetStatusString(status));
+    throw sdk::Error("[" + std::string(op) + "] cuBLAS " + what +
+                     " failed: " + cublasGetStatusString(status));
   }
 }
 
@@ -100,8 +100,14 @@ void gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Ten
   const void* alpha_p = &alpha_f;
   const void* beta_p = &beta_f;
   switch (out.dtype()) {
-    case LOOM_DTYPE_FLOAT16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
-    case LOOM_DTYPE_BFLOAT16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
+    case LOOM_DTYPE_FLOAT16:
+      type = CUDA_R_16F;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
+    case LOOM_DTYPE_BFLOAT16:
+      type = CUDA_R_16BF;
+      compute = CUBLAS_COMPUTE_32F;
+      break;
     case LOOM_DTYPE_FLOAT32:
       type = CUDA_R_32F;
       compute = g_allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -120,13 +126,14 @@ void gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Ten
   {
     // Note [Row-major GEMM on cuBLAS]: C^T (n x m) = B^T (n x k) @ A^T (k x m). With k == 0
     // cuBLAS scales C by beta, as BLAS defines.
-    check_blas(cublasGemmStridedBatchedEx(
-                   handle, B.op, A.op, static_cast<int>(n), static_cast<int>(m),
-                   static_cast<int>(k), alpha_p, B.storage.data(), type, static_cast<int>(std::max<int64_t>(B.ld, 1)),
-                   B.batch_stride, A.storage.data(), type, static_cast<int>(std::max<int64_t>(A.ld, 1)),
-                   A.batch_stride, beta_p, c.data(), type, static_cast<int>(n), m * n,
-                   static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
-               op, "cublasGemmStridedBatchedEx");
+    check_blas(
+        cublasGemmStridedBatchedEx(
+            handle, B.op, A.op, static_cast<int>(n), static_cast<int>(m), static_cast<int>(k),
+            alpha_p, B.storage.data(), type, static_cast<int>(std::max<int64_t>(B.ld, 1)),
+            B.batch_stride, A.storage.data(), type, static_cast<int>(std::max<int64_t>(A.ld, 1)),
+            A.batch_stride, beta_p, c.data(), type, static_cast<int>(n), m * n,
+            static_cast<int>(batch), compute, CUBLAS_GEMM_DEFAULT),
+        op, "cublasGemmStridedBatchedEx");
   }
   if (!out_dense) {
     const Tensor* operands[2] = {&out, &c};
@@ -148,9 +155,8 @@ void broadcast_into(const DispatchContext& ctx, const char* op, const Tensor& se
   const int64_t* stride_lists[2] = {out.strides().data(), strides.data()};
   StridedSpace<2> space;
   make_strided_space<2>(out.sizes().data(), static_cast<int>(nd), stride_lists, &space);
-  check_launch(launch_copy(out.dtype(), self.dtype(), space, out.data(), self.data(),
-                           stream_of(ctx)),
-               op);
+  check_launch(
+      launch_copy(out.dtype(), self.dtype(), space, out.data(), self.data(), stream_of(ctx)), op);
 }
 
 Tensor mm_out(const DispatchContext& ctx, const Tensor& self, const Tensor& mat2,

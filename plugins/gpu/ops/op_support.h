@@ -20,7 +20,8 @@ inline gpuStream_t stream_of(const sdk::DispatchContext& ctx) {
 }
 
 // Checks that every tensor lives on out's device and makes that device current.
-void prepare(const char* op, const sdk::Tensor& out, std::initializer_list<const sdk::Tensor*> inputs);
+void prepare(const char* op, const sdk::Tensor& out,
+             std::initializer_list<const sdk::Tensor*> inputs);
 
 // The space of out's shape with each operand's strides (operands[0] is out). Operands
 // have out's shape (the structured-op contract: inputs arrive broadcast).
@@ -39,8 +40,8 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
   StridedSpace<N> space;
   if (!make_strided_space<N>(shape_tensor.sizes().data(), static_cast<int>(shape_tensor.dim()),
                              strides, &space)) {
-    throw sdk::Error("[" + std::string(op) + "] " LOOM_GPU_PLATFORM_NAME
-                     " kernels take at most " + std::to_string(kMaxDims) +
+    throw sdk::Error("[" + std::string(op) + "] " LOOM_GPU_PLATFORM_NAME " kernels take at most " +
+                     std::to_string(kMaxDims) +
                      " dims after merging contiguous ones; this tensor has " +
                      std::to_string(shape_tensor.dim()));
   }

@@ -31,8 +31,8 @@ void fill_random(const DispatchContext& ctx, const char* op, RandomOp kind, cons
 
 Tensor uniform_(const DispatchContext& ctx, const Tensor& self, double from, double to) {
   if (!(from <= to)) {
-    fail("uniform_", "expected from <= to, found from=" + std::to_string(from) +
-                         " to=" + std::to_string(to));
+    fail("uniform_",
+         "expected from <= to, found from=" + std::to_string(from) + " to=" + std::to_string(to));
   }
   if (!std::isfinite(to - from)) {
     fail("uniform_", "the range to - from of " + std::to_string(from) + " and " +
@@ -53,7 +53,8 @@ Tensor normal_(const DispatchContext& ctx, const Tensor& self, double mean, doub
 }
 
 Tensor bernoulli_(const DispatchContext& ctx, const Tensor& self, double p) {
-  if (!(p >= 0.0 && p <= 1.0)) fail("bernoulli_", "expected p in [0, 1], found p=" + std::to_string(p));
+  if (!(p >= 0.0 && p <= 1.0))
+    fail("bernoulli_", "expected p in [0, 1], found p=" + std::to_string(p));
   fill_random(ctx, "bernoulli_", RandomOp::Bernoulli, self, p, 0);
   return self;
 }

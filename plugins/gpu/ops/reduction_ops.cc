@@ -56,8 +56,8 @@ ReductionSpaces reduction_spaces(const char* op, const Tensor& self, std::span<c
                              &s.rows) ||
       !make_strided_space<2>(row_sizes.data(), static_cast<int>(row_sizes.size()), row_strides,
                              &s.row)) {
-    throw sdk::Error("[" + std::string(op) + "] too many dims for the " LOOM_GPU_PLATFORM_NAME
-                     " reduction kernel");
+    throw sdk::Error("[" + std::string(op) +
+                     "] too many dims for the " LOOM_GPU_PLATFORM_NAME " reduction kernel");
   }
   return s;
 }

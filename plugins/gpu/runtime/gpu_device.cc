@@ -22,8 +22,8 @@ std::string describe(gpuError_t err) {
 
 // Errors at the ABI: an SDK error object saying what failed and why.
 LoomError* abi_error(gpuError_t err, const std::string& what) {
-  const int32_t code = err == gpuErrorMemoryAllocation ? LOOM_STATUS_RESOURCE_EXHAUSTED
-                                                       : LOOM_STATUS_INTERNAL;
+  const int32_t code =
+      err == gpuErrorMemoryAllocation ? LOOM_STATUS_RESOURCE_EXHAUSTED : LOOM_STATUS_INTERNAL;
   return sdk::make_error(code, "[" LOOM_GPU_PLATFORM_NAME "] " + what + ": " + describe(err));
 }
 
@@ -97,12 +97,12 @@ LoomError* allocate(void*, int32_t index, size_t nbytes, void** out_ptr) {
   const MemoryStats s = allocator().stats(index);
   size_t free_bytes = 0, total_bytes = 0;
   (void)gpuMemGetInfo(&free_bytes, &total_bytes);
-  return sdk::make_error(
-      LOOM_STATUS_RESOURCE_EXHAUSTED,
-      "[" LOOM_GPU_PLATFORM_NAME "] out of memory: tried to allocate " + std::to_string(nbytes) +
-          " bytes on " LOOM_GPU_DEVICE_TYPE ":" + std::to_string(index) + " (" +
-          std::to_string(s.allocated_bytes) + " bytes held by tensors, " +
-          std::to_string(free_bytes) + " of " + std::to_string(total_bytes) + " bytes free)");
+  return sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                         "[" LOOM_GPU_PLATFORM_NAME "] out of memory: tried to allocate " +
+                             std::to_string(nbytes) + " bytes on " LOOM_GPU_DEVICE_TYPE ":" +
+                             std::to_string(index) + " (" + std::to_string(s.allocated_bytes) +
+                             " bytes held by tensors, " + std::to_string(free_bytes) + " of " +
+                             std::to_string(total_bytes) + " bytes free)");
 }
 
 void deallocate(void*, int32_t, void* ptr, size_t) {
@@ -149,8 +149,8 @@ LoomError* device_synchronize(void*, int32_t index) {
   return on_device(index, "device_synchronize", [] { return gpuDeviceSynchronize(); });
 }
 
-LoomError* copy(void*, int32_t index, LoomCopyKind kind, void* dst, const void* src,
-                size_t nbytes, void* stream) {
+LoomError* copy(void*, int32_t index, LoomCopyKind kind, void* dst, const void* src, size_t nbytes,
+                void* stream) {
   return on_device(index, "copy", [&] {
     const auto direction = kind == LOOM_COPY_HOST_TO_DEVICE   ? gpuMemcpyHostToDevice
                            : kind == LOOM_COPY_DEVICE_TO_HOST ? gpuMemcpyDeviceToHost
