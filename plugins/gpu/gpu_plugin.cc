@@ -15,7 +15,7 @@
 #include <string>
 
 #include "loom/sdk/plugin.hpp"
-#include "ops/op_support.h"
+#include "host_kernels/op_support.h"
 #include "runtime/gpu_device.h"
 
 namespace loom::gpu {

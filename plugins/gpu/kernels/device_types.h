@@ -104,25 +104,13 @@ bool visit_dtype(int32_t dtype, F&& f) {
   }
 }
 
-// The floating dtypes only.
+// The floating dtypes only (returns false for the others).
 template <typename F>
 bool visit_floating_dtype(int32_t dtype, F&& f) {
-  switch (dtype) {
-    case LOOM_DTYPE_FLOAT16:
-      f(Half{});
-      return true;
-    case LOOM_DTYPE_BFLOAT16:
-      f(BFloat16{});
-      return true;
-    case LOOM_DTYPE_FLOAT32:
-      f(float{});
-      return true;
-    case LOOM_DTYPE_FLOAT64:
-      f(double{});
-      return true;
-    default:
-      return false;
-  }
+  if (dtype < LOOM_DTYPE_FLOAT16 || dtype > LOOM_DTYPE_FLOAT64) return false;
+  return visit_dtype(dtype, [&](auto tag) {
+    if constexpr (is_floating_v<decltype(tag)>) f(tag);
+  });
 }
 
 inline int element_size(int32_t dtype) {

@@ -48,7 +48,7 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
   return space;
 }
 
-// Registration of each op family (ops/<family>_ops.cc).
+// Registration of each op family (host_kernels/<family>_ops.cc).
 void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
 void register_reduction_ops(sdk::Registrar& r, uint32_t key);
 void register_linalg_ops(sdk::Registrar& r, uint32_t key);
