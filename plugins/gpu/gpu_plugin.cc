@@ -35,6 +35,7 @@ void init(sdk::Registrar& r) {
   register_linalg_ops(r, key);
   register_softmax_ops(r, key);
   register_random_ops(r, key);
+  register_ternary_ops(r, key);
 
   int runtime_version = 0, driver_version = 0;
   (void)gpuRuntimeGetVersion(&runtime_version);

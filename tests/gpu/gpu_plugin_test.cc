@@ -121,6 +121,50 @@ TEST_F(CudaOps, ReductionsAndSoftmaxMatchTheCpu) {
   expect_close(ints.to(cuda()).sum(), ints.sum(), 0);
 }
 
+TEST_F(CudaOps, LongReductionsSplitAndLongSoftmaxLinesMatchTheCpu) {
+  Tensor a = randn({3, 70001});  // Note [Split reductions]: few long rows
+  Tensor g = a.to(cuda());
+  expect_close(g.sum(), a.sum(), 1e-4);
+  expect_close(g.sum({1}), a.sum({1}), 1e-5);
+  expect_close(g.amax(), a.amax(), 0);
+  expect_close(g.softmax(1), a.softmax(1), 1e-6);  // lines too long for shared memory
+  Tensor ints = arange(0, 200000).to(ScalarType::Int64);
+  expect_close(ints.to(cuda()).sum(), ints.sum(), 0);
+}
+
+TEST_F(CudaOps, TernaryOpsAndRoundingDivisionMatchTheCpu) {
+  Tensor a = randn({17, 33}), b = randn({33}), w = rand({17, 1});
+  Tensor ga = a.to(cuda()), gb = b.to(cuda()), gw = w.to(cuda());
+  expect_close(ga.masked_fill(ga > 0.5, -2.0), a.masked_fill(a > 0.5, -2.0), 0);
+  expect_close(ga.lerp(gb, 0.3), a.lerp(b, 0.3), 1e-6);
+  expect_close(ga.lerp(gb, gw), a.lerp(b, w), 1e-6);
+  expect_close(ga.addcmul(gb, ga, 0.5), a.addcmul(b, a, 0.5), 1e-6);
+  expect_close(ga.addcdiv(gb, ga.abs() + 1.0, 2.0), a.addcdiv(b, a.abs() + 1.0, 2.0), 1e-6);
+  expect_close(ga.div(gb, "floor"), a.div(b, "floor"), 1e-6);
+  expect_close(ga.div(gb, "trunc"), a.div(b, "trunc"), 1e-6);
+  Tensor i = arange(-20, 20).to(ScalarType::Int32), d = full({40}, -3).to(ScalarType::Int32);
+  expect_close(i.to(cuda()).div(d.to(cuda()), "floor"), i.div(d, "floor"), 0);
+  expect_close(i.to(cuda()).div(d.to(cuda()), "trunc"), i.div(d, "trunc"), 0);
+  expect_close(i.to(cuda()).addcmul(i.to(cuda()), d.to(cuda()), 2), i.addcmul(i, d, 2), 0);
+}
+
+TEST_F(CudaOps, ParameterisedUnaryOpsMatchTheCpu) {
+  Tensor a = randn({100}) * 4.0;
+  Tensor g = a.to(cuda());
+  expect_close(g.elu(), a.elu(), 1e-6);
+  expect_close(g.softplus(2.0, 5.0), a.softplus(2.0, 5.0), 1e-6);
+  Tensor specials = (a / 0.0).to(cuda());  // +-inf, and nan for 0 / 0 if any
+  expect_close(specials.nan_to_num(1.0, 2.0, -2.0), (a / 0.0).nan_to_num(1.0, 2.0, -2.0), 0);
+  // Integer clamps saturate their bounds to the dtype (as the CPU does).
+  for (ScalarType t : {ScalarType::Int8, ScalarType::UInt8, ScalarType::Int64}) {
+    Tensor x = arange(-5, 5).to(t);
+    expect_close(x.to(cuda()).clamp_min(0), x.clamp_min(0), 0);
+    expect_close(x.to(cuda()).clamp(Scalar(-300), Scalar(2)), x.clamp(Scalar(-300), Scalar(2)), 0);
+  }
+  expect_close(g.clamp(Scalar(std::nan("")), Scalar(1.0)),
+               a.clamp(Scalar(std::nan("")), Scalar(1.0)), 0);
+}
+
 TEST_F(CudaOps, MatmulMatchesTheCpu) {
   Tensor a = randn({64, 48}), b = randn({48, 80}), c = randn({80});
   expect_close(a.to(cuda()).matmul(b.to(cuda())), a.matmul(b), 1e-4);
@@ -157,8 +201,13 @@ TEST_F(CudaOps, AutogradRunsOnGpuTensors) {
 TEST_F(CudaOps, BadInputsGetClearErrors) {
   Tensor g = randn({4}).to(cuda());
   Tensor c = randn({4});
-  test::expect_error([&] { (void)(g + c); }, "add", "device");
-  test::expect_error([&] { (void)g.to(ScalarType::Float32).mm(g); }, "mm", "");
+  test::expect_error([&] { (void)(g + c); }, "loom::add.Tensor", "device");
+  test::expect_error([&] { (void)g.to(ScalarType::Float32).mm(g); }, "loom::mm", "2 dims");
+  Tensor ints = arange(0, 6).to(ScalarType::Int32).to(cuda());
+  test::expect_error([&] { (void)ints.div(ints, "floor"); }, "loom::div.Tensor_mode",
+                     "integer division by zero");
+  test::expect_error([&] { (void)g.masked_fill(g > 0.0, 1.0).div(g, "round"); },
+                     "loom::div.Tensor_mode", "rounding_mode");
 }
 
 }  // namespace

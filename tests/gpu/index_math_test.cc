@@ -128,5 +128,26 @@ TEST(GpuIndexMath, ReductionLaunchSplitsRowsByLength) {
   }
 }
 
+// Note [Split reductions]: a full sum of 64M elements splits into many non-empty chunks
+// with a workspace of 8 bytes each; many rows, or short ones, are not split.
+TEST(ReductionPlan, FewLongRowsSplitIntoNonEmptyChunks) {
+  const ReductionSplit full = plan_reduction_split(1, int64_t{1} << 26);
+  EXPECT_EQ(full.chunks, 1024);
+  EXPECT_EQ(full.chunk_length, 65536);
+  EXPECT_EQ(full.workspace_bytes, 1024 * 8);
+  for (int64_t outputs : {1, 3, 100}) {
+    for (int64_t length : {32768, 100003, 5000000}) {
+      const ReductionSplit s = plan_reduction_split(outputs, length);
+      ASSERT_GE(s.chunks, 2) << outputs << " x " << length;
+      EXPECT_GE(s.chunks * s.chunk_length, length);
+      EXPECT_LT((s.chunks - 1) * s.chunk_length, length);  // the last chunk is not empty
+      EXPECT_EQ(s.workspace_bytes, outputs * s.chunks * 8);
+    }
+  }
+  EXPECT_EQ(plan_reduction_split(8192, 8192).chunks, 1);
+  EXPECT_EQ(plan_reduction_split(1, 20000).chunks, 1);
+  EXPECT_EQ(plan_reduction_split(1000, int64_t{1} << 20).workspace_bytes, 0);
+}
+
 }  // namespace
 }  // namespace loom::gpu

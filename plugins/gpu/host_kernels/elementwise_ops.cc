@@ -2,7 +2,9 @@
 // ops, where, copy_ and fill_. Inputs arrive broadcast to out's shape in the compute
 // dtype (the structured-op contract), so each wrapper checks devices, describes the
 // operands and calls one launcher.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,10 +37,10 @@ using sdk::Scalar;
 using sdk::Tensor;
 
 Tensor unary(const DispatchContext& ctx, const char* op, UnaryOp kind, const Tensor& self,
-             const Tensor& out, double a = 0, double b = 0) {
+             const Tensor& out, const UnaryParams& params = {}) {
   prepare(op, out, {&self});
   const Tensor* operands[2] = {&out, &self};
-  check_launch(launch_unary(kind, self.dtype(), a, b, space_of(op, out, operands), out.data(),
+  check_launch(launch_unary(kind, self.dtype(), params, space_of(op, out, operands), out.data(),
                             self.data(), stream_of(ctx)),
                op);
   return out;
@@ -66,16 +68,91 @@ Tensor gelu_out(const DispatchContext& ctx, const Tensor& self, std::string_view
 
 Tensor leaky_relu_out(const DispatchContext& ctx, const Tensor& self, Scalar slope,
                       const Tensor& out) {
-  return unary(ctx, "leaky_relu", UnaryOp::LeakyRelu, self, out, slope.to_double());
+  return unary(ctx, "leaky_relu", UnaryOp::LeakyRelu, self, out, {.a = slope.to_double()});
+}
+
+Tensor elu_out(const DispatchContext& ctx, const Tensor& self, Scalar alpha, Scalar scale,
+               Scalar input_scale, const Tensor& out) {
+  return unary(ctx, "elu", UnaryOp::Elu, self, out,
+               {.a = alpha.to_double() * scale.to_double(),
+                .b = scale.to_double(),
+                .c = input_scale.to_double()});
+}
+
+Tensor softplus_out(const DispatchContext& ctx, const Tensor& self, Scalar beta, Scalar threshold,
+                    const Tensor& out) {
+  return unary(ctx, "softplus", UnaryOp::Softplus, self, out,
+               {.a = beta.to_double(), .b = threshold.to_double()});
+}
+
+// The largest finite value of a floating dtype (nan_to_num's default for +inf).
+double max_finite(int32_t dtype) {
+  switch (dtype) {
+    case LOOM_DTYPE_FLOAT16:
+      return 65504.0;
+    case LOOM_DTYPE_BFLOAT16:
+      return 3.3895313892515355e38;
+    case LOOM_DTYPE_FLOAT32:
+      return 3.4028234663852886e38;
+    default:
+      return std::numeric_limits<double>::max();
+  }
+}
+
+Tensor nan_to_num_out(const DispatchContext& ctx, const Tensor& self, std::optional<double> nan,
+                      std::optional<double> posinf, std::optional<double> neginf,
+                      const Tensor& out) {
+  const double top = max_finite(out.dtype());
+  return unary(ctx, "nan_to_num", UnaryOp::NanToNum, self, out,
+               {.a = nan.value_or(0.0), .b = posinf.value_or(top), .c = neginf.value_or(-top)});
+}
+
+// An integer bound truncated and saturated to the dtype's range, which clamps every value
+// of the dtype exactly as the real bound would (as the CPU plugin does).
+int64_t integer_bound(const Scalar& bound, int32_t dtype) {
+  int64_t lo = std::numeric_limits<int64_t>::lowest(), hi = std::numeric_limits<int64_t>::max();
+  switch (dtype) {
+    case LOOM_DTYPE_BOOL:
+      lo = 0, hi = 1;
+      break;
+    case LOOM_DTYPE_UINT8:
+      lo = 0, hi = 255;
+      break;
+    case LOOM_DTYPE_INT8:
+      lo = -128, hi = 127;
+      break;
+    case LOOM_DTYPE_INT16:
+      lo = -32768, hi = 32767;
+      break;
+    case LOOM_DTYPE_INT32:
+      lo = std::numeric_limits<int32_t>::lowest(), hi = std::numeric_limits<int32_t>::max();
+      break;
+    default:
+      break;
+  }
+  if (bound.is_floating_point()) {
+    const double v = std::trunc(bound.d);
+    if (std::isnan(v)) return 0;
+    if (v <= static_cast<double>(lo)) return lo;
+    if (v >= static_cast<double>(hi)) return hi;
+    return static_cast<int64_t>(v);
+  }
+  return std::clamp(bound.i, lo, hi);
 }
 
 Tensor clamp_between(const DispatchContext& ctx, const char* op, const Tensor& self,
                      std::optional<Scalar> min, std::optional<Scalar> max, const Tensor& out) {
-  const bool floating = out.dtype() >= LOOM_DTYPE_FLOAT16 && out.dtype() <= LOOM_DTYPE_FLOAT64;
-  const double lowest = floating ? -INFINITY : -9.2233720368547758e18;
-  const double highest = floating ? INFINITY : 9.2233720368547758e18;
-  return unary(ctx, op, UnaryOp::Clamp, self, out, min ? min->to_double() : lowest,
-               max ? max->to_double() : highest);
+  UnaryParams params;
+  if (is_floating_dtype(out.dtype())) {
+    params.a = min ? min->to_double() : -INFINITY;
+    params.b = max ? max->to_double() : INFINITY;
+  } else {
+    params.ia =
+        integer_bound(min.value_or(Scalar(std::numeric_limits<int64_t>::lowest())), out.dtype());
+    params.ib =
+        integer_bound(max.value_or(Scalar(std::numeric_limits<int64_t>::max())), out.dtype());
+  }
+  return unary(ctx, op, UnaryOp::Clamp, self, out, params);
 }
 
 Tensor clamp_out(const DispatchContext& ctx, const Tensor& self, std::optional<Scalar> min,
@@ -116,7 +193,7 @@ template <BinaryOp Kind>
 Tensor add_sub_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
                    Scalar alpha, const Tensor& out) {
   const char* op = Kind == BinaryOp::Add ? "add" : "sub";
-  const bool integral = out.dtype() <= LOOM_DTYPE_INT64;
+  const bool integral = !is_floating_dtype(out.dtype());
   if (integral && alpha.is_floating_point()) {
     throw sdk::Error(std::string("[") + op +
                      "] alpha must be an integer for integer tensors, found " +
@@ -221,6 +298,9 @@ void register_elementwise_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&unary_out<UnaryOp::LogicalNot>>("loom::logical_not.out", key, all);
   r.impl<&gelu_out>("loom::gelu.out", key, floating);
   r.impl<&leaky_relu_out>("loom::leaky_relu.out", key, floating);
+  r.impl<&elu_out>("loom::elu.out", key, floating);
+  r.impl<&softplus_out>("loom::softplus.out", key, floating);
+  r.impl<&nan_to_num_out>("loom::nan_to_num.out", key, all);
   r.impl<&clamp_out>("loom::clamp.out", key, numeric);
   r.impl<&clamp_min_out>("loom::clamp_min.out", key, numeric);
   r.impl<&clamp_max_out>("loom::clamp_max.out", key, numeric);

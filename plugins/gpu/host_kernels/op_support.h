@@ -19,6 +19,10 @@ inline gpuStream_t stream_of(const sdk::DispatchContext& ctx) {
   return static_cast<gpuStream_t>(ctx.stream());
 }
 
+inline bool is_floating_dtype(int32_t dtype) {
+  return dtype >= LOOM_DTYPE_FLOAT16 && dtype <= LOOM_DTYPE_FLOAT64;
+}
+
 // Checks that every tensor lives on out's device and makes that device current.
 void prepare(const char* op, const sdk::Tensor& out,
              std::initializer_list<const sdk::Tensor*> inputs);
@@ -53,6 +57,7 @@ void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
 void register_reduction_ops(sdk::Registrar& r, uint32_t key);
 void register_linalg_ops(sdk::Registrar& r, uint32_t key);
 void register_softmax_ops(sdk::Registrar& r, uint32_t key);
+void register_ternary_ops(sdk::Registrar& r, uint32_t key);
 void register_random_ops(sdk::Registrar& r, uint32_t key);
 
 }  // namespace loom::gpu

@@ -78,8 +78,13 @@ void reduce(const DispatchContext& ctx, const char* op, ReduceOp kind, const Ten
                  op);
   }
   const ReductionSpaces s = reduction_spaces(op, input, dims, out);
+  const ReductionSplit split = plan_reduction_split(s.rows.numel(), s.row.numel());
+  std::optional<Tensor> workspace;  // freed to the stream's cache: reused only after this
+  if (split.workspace_bytes > 0) {
+    workspace = sdk::empty({split.workspace_bytes}, LOOM_DTYPE_UINT8, out.device());
+  }
   check_launch(launch_reduce(kind, input.dtype(), out.dtype(), s.rows, s.row, out.data(),
-                             input.data(), stream_of(ctx)),
+                             input.data(), workspace ? workspace->data() : nullptr, stream_of(ctx)),
                op);
 }
 

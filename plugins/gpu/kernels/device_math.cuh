@@ -48,6 +48,7 @@ LOOM_GPU_MATH1(fabs, fabsf)
 LOOM_GPU_MATH2(pow, powf)
 LOOM_GPU_MATH2(atan2, atan2f)
 LOOM_GPU_MATH2(fmod, fmodf)
+LOOM_GPU_MATH2(copysign, copysignf)
 
 #undef LOOM_GPU_MATH1
 #undef LOOM_GPU_MATH2

@@ -31,7 +31,7 @@ using Wrap = typename WrapOf<T>::type;
 template <typename T>
 struct UnaryFn {
   UnaryOp op;
-  OpMath<T> a, b;
+  OpMath<T> a, b, c;
 
   __device__ __forceinline__ OpMath<T> floating(OpMath<T> x) const {
     using A = OpMath<T>;
@@ -104,6 +104,12 @@ struct UnaryFn {
       }
       case UnaryOp::LeakyRelu:
         return x > A(0) ? x : x * a;
+      case UnaryOp::Elu:
+        return x > A(0) ? x * b : dev::expm1(x * c) * a;
+      case UnaryOp::Softplus: {
+        const A bx = x * a;
+        return bx > b ? x : dev::log1p(dev::exp(bx)) / a;
+      }
       default:
         return x;
     }
@@ -135,16 +141,21 @@ struct UnaryFn {
           return x < A(0) ? convert<T>(A(0)) : v;
         case UnaryOp::Clamp: {
           if constexpr (is_floating_v<T>) {
-            if (x != x) return v;  // NaN stays NaN
-            A r = x;
-            if (!(a != a) && r < a) r = a;
-            if (!(b != b) && r > b) r = b;
-            return convert<T>(r);
+            if (x != x) return v;                            // NaN stays NaN
+            if (a != a || b != b) return convert<T>(a + b);  // a NaN bound: NaN
+            A r = x < a ? a : x;
+            return convert<T>(r > b ? b : r);
           } else {
             A r = x < a ? a : x;
             return convert<T>(r > b ? b : r);
           }
         }
+        case UnaryOp::NanToNum:
+          if constexpr (is_floating_v<T>) {
+            if (x != x) return convert<T>(a);
+            if (x - x != x - x) return convert<T>(x > A(0) ? b : c);
+          }
+          return v;
         default:
           break;
       }
@@ -201,6 +212,20 @@ struct PredicateFn {
 };
 
 // --- binary ---
+
+// Python's floor division of floats as PyTorch computes it: from fmod, so 1 // 0.1 is 9,
+// inf // 2 is nan and 5 // -inf is -1; a zero divisor gives x / 0.
+template <typename A>
+__device__ __forceinline__ A floor_divide(A a, A b) {
+  if (b == A(0)) return a / b;
+  const A mod = dev::fmod(a, b);
+  A div = (a - mod) / b;
+  if (mod != A(0) && (b < A(0)) != (mod < A(0))) div -= A(1);
+  if (div == A(0)) return dev::copysign(A(0), a / b);
+  A floored = dev::floor(div);
+  if (div - floored > A(0.5)) floored += A(1);
+  return floored;
+}
 
 template <typename T>
 struct BinaryFn {
@@ -283,6 +308,13 @@ struct BinaryFn {
           if (r != A(0) && ((r < A(0)) != (y < A(0)))) r += y;
           return convert<T>(r);
         }
+        case BinaryOp::Lerp:  // from the nearer end, so a weight of 1 gives exactly other
+          return convert<T>(dev::fabs(alpha) < A(0.5) ? x + alpha * (y - x)
+                                                      : y - (y - x) * (A(1) - alpha));
+        case BinaryOp::DivTrunc:
+          return convert<T>(dev::trunc(x / y));
+        case BinaryOp::DivFloor:
+          return convert<T>(floor_divide(x, y));
         default:
           return va;
       }
@@ -352,7 +384,7 @@ bool is_comparison(BinaryOp op) {
   return op >= BinaryOp::Eq;
 }
 
-const char* launch_unary(UnaryOp op, int32_t dtype, double a, double b,
+const char* launch_unary(UnaryOp op, int32_t dtype, const UnaryParams& params,
                          const StridedSpace<2>& space, void* out, const void* in,
                          gpuStream_t stream) {
   const char* result = kUnsupported;
@@ -364,8 +396,11 @@ const char* launch_unary(UnaryOp op, int32_t dtype, double a, double b,
           launch_elementwise<1>(space, static_cast<bool*>(out), inputs, PredicateFn<T>{op}, stream);
     } else {
       using A = OpMath<T>;
-      result = launch_elementwise<1>(space, static_cast<T*>(out), inputs,
-                                     UnaryFn<T>{op, static_cast<A>(a), static_cast<A>(b)}, stream);
+      UnaryFn<T> fn{op, static_cast<A>(params.a), static_cast<A>(params.b),
+                    static_cast<A>(params.c)};
+      if constexpr (!is_floating_v<T>)
+        fn = {op, static_cast<A>(params.ia), static_cast<A>(params.ib), A(0)};
+      result = launch_elementwise<1>(space, static_cast<T*>(out), inputs, fn, stream);
     }
   });
   return result;

@@ -11,8 +11,10 @@
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define LOOM_GPU_HD __host__ __device__ __forceinline__
+#define LOOM_GPU_UNROLL _Pragma("unroll")
 #else
 #define LOOM_GPU_HD inline
+#define LOOM_GPU_UNROLL  // host compilers: their own unrolling
 #endif
 
 namespace loom::gpu {
@@ -47,13 +49,13 @@ struct StridedSpace {
   // The element offsets of linear element `i` (row-major numbering of the space).
   template <typename Index>
   LOOM_GPU_HD void offsets(Index i, Index (&out)[N]) const {
-#pragma unroll
+    LOOM_GPU_UNROLL
     for (int k = 0; k < N; ++k) out[k] = 0;
     for (int d = 0; d < ndim; ++d) {
       const Index size = static_cast<Index>(sizes[d]);
       const Index idx = i % size;
       i /= size;
-#pragma unroll
+      LOOM_GPU_UNROLL
       for (int k = 0; k < N; ++k) out[k] += idx * static_cast<Index>(strides[k][d]);
     }
   }
@@ -141,6 +143,31 @@ struct ReductionLaunch {
   uint32_t threads_per_row = 0;  // block.x: a power of two, 1..512
   uint32_t rows_per_block = 0;   // block.y
 };
+
+// Note [Split reductions]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// Few long rows (a full sum) would leave most of the GPU idle with one block a row, so
+// each row is split into `chunks` equal pieces reduced by separate blocks into a workspace
+// of partial results (8 bytes each, the widest accumulator), which a second launch
+// reduces. The split depends on the shape alone, so results stay deterministic.
+struct ReductionSplit {
+  int64_t chunks = 1;
+  int64_t chunk_length = 0;
+  int64_t workspace_bytes = 0;  // 0: no split
+};
+
+inline ReductionSplit plan_reduction_split(int64_t outputs, int64_t row_length) {
+  constexpr int64_t kMinChunk = 16384;     // elements worth a block of their own
+  constexpr int64_t kTargetBlocks = 1024;  // several waves on any current GPU
+  if (outputs <= 0 || outputs >= kTargetBlocks / 4 || row_length < 2 * kMinChunk) {
+    return {1, row_length, 0};
+  }
+  int64_t chunks = std::min(row_length / kMinChunk, kTargetBlocks / outputs);
+  if (chunks < 2) return {1, row_length, 0};
+  const int64_t chunk_length = (row_length + chunks - 1) / chunks;
+  chunks = (row_length + chunk_length - 1) / chunk_length;  // every chunk non-empty
+  return {chunks, chunk_length, outputs * chunks * 8};
+}
 
 inline ReductionLaunch plan_reduction(int64_t outputs, int64_t row_length) {
   constexpr uint32_t kBlockThreads = 512;

@@ -54,9 +54,12 @@ enum class UnaryOp : int32_t {
   Ceil,
   Round,
   Trunc,
-  // with parameters a (and b)
+  // with parameters (UnaryParams)
   LeakyRelu,  // a: negative slope
-  Clamp,      // a: min, b: max (NaN bound: not applied)
+  Clamp,      // a, b (floating) or ia, ib (integers): min, max; a NaN bound gives NaN
+  Elu,        // a: alpha * scale, b: scale, c: input_scale
+  Softplus,   // a: beta, b: threshold
+  NanToNum,   // a: nan's, b: +inf's, c: -inf's replacement; integers pass through
   // bool results
   IsNan,
   IsInf,
@@ -75,6 +78,9 @@ enum class BinaryOp : int32_t {
   Atan2,
   Fmod,
   Remainder,
+  Lerp,      // self + alpha * (other - self), alpha the weight (floating)
+  DivTrunc,  // floating; integers: launch_integer_divide
+  DivFloor,  // Python's floor division, as PyTorch computes it (floating)
   BitAnd,
   BitOr,
   BitXor,
@@ -90,11 +96,18 @@ enum class BinaryOp : int32_t {
   LogicalXor,
 };
 
+// A unary op's parameters: floating ones as doubles, integer bounds as int64 (every int64
+// bound exact).
+struct UnaryParams {
+  double a = 0, b = 0, c = 0;
+  int64_t ia = 0, ib = 0;
+};
+
 bool is_predicate(UnaryOp op);    // out is bool
 bool is_comparison(BinaryOp op);  // out is bool
 
-// space: operand 0 is out, operand 1 the input. a, b: the op's parameters.
-const char* launch_unary(UnaryOp op, int32_t dtype, double a, double b,
+// space: operand 0 is out, operand 1 the input.
+const char* launch_unary(UnaryOp op, int32_t dtype, const UnaryParams& params,
                          const StridedSpace<2>& space, void* out, const void* in,
                          gpuStream_t stream);
 // dtype: the inputs' (compute) dtype; out is bool for comparisons, else dtype.
@@ -111,15 +124,43 @@ const char* launch_copy(int32_t out_dtype, int32_t src_dtype, const StridedSpace
 const char* launch_fill(int32_t dtype, bool value_is_floating, double value_d, int64_t value_i,
                         const StridedSpace<1>& space, void* out, gpuStream_t stream);
 
+// --- ternary (ternary.cu): pointwise ops of three operands, masked_fill, integer division ---
+
+enum class TernaryOp : int32_t {
+  Lerp,     // self + weight * (end - self), weight a tensor
+  Addcmul,  // self + value * t1 * t2
+  Addcdiv,  // self + value * t1 / t2 (floating)
+};
+// A scalar argument as a double and an int64, whichever is exact for the dtype.
+struct ScalarArg {
+  bool is_floating = false;
+  double d = 0;
+  int64_t i = 0;
+};
+// space: out, self, and the two other operands, all of dtype.
+const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
+                           const StridedSpace<4>& space, void* out, const void* self, const void* a,
+                           const void* b, gpuStream_t stream);
+// out = mask ? value : self; space: out, self, mask (bool).
+const char* launch_masked_fill(int32_t dtype, const ScalarArg& value, const StridedSpace<3>& space,
+                               void* out, const void* self, const void* mask, gpuStream_t stream);
+// Integer division rounding toward zero or down; sets bit 1 of *status (device memory) on
+// a zero divisor and bit 2 on lowest / -1 in 32 or 64 bits, whose elements become 0.
+const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<3>& space,
+                                  void* out, const void* self, const void* other, int32_t* status,
+                                  gpuStream_t stream);
+
 // --- reductions (reduction.cu; Note [Reduction layout]) ---
 
 enum class ReduceOp : int32_t { Sum, Prod, Max, Min, Any, All };
 
 // rows: operand 0 is out (one element per row), operand 1 the input's row start.
-// row: operand 0 unused, operand 1 the input's offset within a row.
+// row: operand 0 unused, operand 1 the input's offset within a row. workspace: device
+// memory of plan_reduction_split(rows.numel(), row.numel()).workspace_bytes (Note [Split
+// reductions]); null when that is 0.
 const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
                           const StridedSpace<2>& rows, const StridedSpace<2>& row, void* out,
-                          const void* in, gpuStream_t stream);
+                          const void* in, void* workspace, gpuStream_t stream);
 
 // --- softmax (softmax.cu): `outer` rows of `length` elements at stride `inner` ---
 const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t length, int64_t inner,

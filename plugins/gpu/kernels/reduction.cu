@@ -55,43 +55,59 @@ __device__ __forceinline__ Acc load_as(In v) {
   }
 }
 
+// The offset of element j of a row: one multiply for the common one-dim row (the general
+// path divides by each dim's size).
+__device__ __forceinline__ int64_t row_offset(const StridedSpace<2>& row, int64_t j) {
+  if (row.ndim <= 1) return row.ndim == 0 ? 0 : j * row.strides[1][0];
+  int64_t o[2];
+  row.offsets(j, o);
+  return o[1];
+}
+
+// Reduces `outputs` rows, each in `chunks` pieces of `chunk_length` elements (Note [Split
+// reductions]): piece v = (row v / chunks, chunk v % chunks). With one chunk a row the
+// result goes to out through the rows space; with several, to partial[v].
 template <typename Out, typename In, typename Acc>
-__global__ void reduce_kernel(int64_t outputs, int64_t row_length, StridedSpace<2> rows,
-                              StridedSpace<2> row, Out* out, const In* in, Combine<Acc> combine) {
+__global__ void reduce_kernel(int64_t outputs, int64_t row_length, int64_t chunks,
+                              int64_t chunk_length, StridedSpace<2> rows, StridedSpace<2> row,
+                              Out* out, Acc* partial, const In* in, Combine<Acc> combine) {
   extern __shared__ unsigned char shared_bytes[];
-  Acc* partial = reinterpret_cast<Acc*>(shared_bytes);
+  Acc* scratch = reinterpret_cast<Acc*>(shared_bytes);
   const bool extremum = combine.op == ReduceOp::Max || combine.op == ReduceOp::Min;
-  for (int64_t r0 = static_cast<int64_t>(blockIdx.x) * blockDim.y; r0 < outputs;
-       r0 += static_cast<int64_t>(gridDim.x) * blockDim.y) {
-    const int64_t r = r0 + threadIdx.y;
+  const int64_t pieces = outputs * chunks;
+  for (int64_t v0 = static_cast<int64_t>(blockIdx.x) * blockDim.y; v0 < pieces;
+       v0 += static_cast<int64_t>(gridDim.x) * blockDim.y) {
+    const int64_t v = v0 + threadIdx.y;
     Acc acc = combine.identity();
     int64_t start[2] = {0, 0};
-    if (r < outputs) {
-      rows.offsets(r, start);
-      const int64_t first = threadIdx.x < row_length ? threadIdx.x : 0;
-      if (extremum && row_length > 0) {
-        int64_t o[2];
-        row.offsets(first, o);
-        acc = load_as<Acc>(in[start[1] + o[1]]);
+    if (v < pieces) {
+      rows.offsets(v / chunks, start);
+      const int64_t begin = (v % chunks) * chunk_length;
+      const int64_t end = begin + chunk_length < row_length ? begin + chunk_length : row_length;
+      const In* base = in + start[1];
+      if (extremum && end > begin) {
+        const int64_t first = begin + threadIdx.x < end ? begin + threadIdx.x : begin;
+        acc = load_as<Acc>(base[row_offset(row, first)]);
       }
-      for (int64_t j = threadIdx.x; j < row_length; j += blockDim.x) {
-        int64_t o[2];
-        row.offsets(j, o);
-        acc = combine(acc, load_as<Acc>(in[start[1] + o[1]]));
+#pragma unroll 4
+      for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
+        acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
       }
     }
     const int slot = threadIdx.y * blockDim.x + threadIdx.x;
-    partial[slot] = acc;
+    scratch[slot] = acc;
     __syncthreads();
     for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
-      if (threadIdx.x < width) partial[slot] = combine(partial[slot], partial[slot + width]);
+      if (threadIdx.x < width) scratch[slot] = combine(scratch[slot], scratch[slot + width]);
       __syncthreads();
     }
-    if (threadIdx.x == 0 && r < outputs) {
-      if constexpr (std::is_same_v<Acc, uint64_t>) {
-        out[start[0]] = convert<Out>(static_cast<int64_t>(partial[slot]));
+    if (threadIdx.x == 0 && v < pieces) {
+      if (chunks > 1) {
+        partial[v] = scratch[slot];
+      } else if constexpr (std::is_same_v<Acc, uint64_t>) {
+        out[start[0]] = convert<Out>(static_cast<int64_t>(scratch[slot]));
       } else {
-        out[start[0]] = convert<Out>(partial[slot]);
+        out[start[0]] = convert<Out>(scratch[slot]);
       }
     }
     __syncthreads();
@@ -99,26 +115,56 @@ __global__ void reduce_kernel(int64_t outputs, int64_t row_length, StridedSpace<
 }
 
 template <typename Out, typename In, typename Acc>
+const char* queue(ReduceOp op, int64_t outputs, int64_t length, int64_t chunks,
+                  int64_t chunk_length, const StridedSpace<2>& rows, const StridedSpace<2>& row,
+                  Out* out, Acc* partial, const In* in, gpuStream_t stream) {
+  const ReductionLaunch l = plan_reduction(outputs * chunks, chunk_length);
+  const dim3 block(l.threads_per_row, l.rows_per_block);
+  const size_t shared = sizeof(Acc) * l.threads_per_row * l.rows_per_block;
+  reduce_kernel<Out, In, Acc><<<l.grid, block, shared, stream>>>(
+      outputs, length, chunks, chunk_length, rows, row, out, partial, in, Combine<Acc>{op});
+  const gpuError_t err = gpuGetLastError();
+  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
+}
+
+template <typename Out, typename In, typename Acc>
 const char* run(ReduceOp op, const StridedSpace<2>& rows, const StridedSpace<2>& row, void* out,
-                const void* in, gpuStream_t stream) {
+                const void* in, void* workspace, gpuStream_t stream) {
   const int64_t outputs = rows.numel();
   if (outputs == 0) return nullptr;
   const int64_t length = row.numel();
-  const ReductionLaunch l = plan_reduction(outputs, length);
-  const dim3 block(l.threads_per_row, l.rows_per_block);
-  const size_t shared = sizeof(Acc) * l.threads_per_row * l.rows_per_block;
-  reduce_kernel<Out, In, Acc>
-      <<<l.grid, block, shared, stream>>>(outputs, length, rows, row, static_cast<Out*>(out),
-                                          static_cast<const In*>(in), Combine<Acc>{op});
-  const gpuError_t err = gpuGetLastError();
-  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
+  const ReductionSplit split = plan_reduction_split(outputs, length);
+  if (split.chunks == 1) {
+    return queue<Out, In, Acc>(op, outputs, length, 1, length, rows, row, static_cast<Out*>(out),
+                               nullptr, static_cast<const In*>(in), stream);
+  }
+  if (workspace == nullptr) return "a split reduction was launched without its workspace";
+  auto* partial = static_cast<Acc*>(workspace);
+  if (const char* e = queue<Out, In, Acc>(op, outputs, length, split.chunks, split.chunk_length,
+                                          rows, row, static_cast<Out*>(out), partial,
+                                          static_cast<const In*>(in), stream)) {
+    return e;
+  }
+  // Second pass: row r's partials are the contiguous chunks at r * chunks.
+  StridedSpace<2> partial_rows = rows;
+  int64_t stride = split.chunks;
+  for (int d = 0; d < rows.ndim; ++d) {
+    partial_rows.strides[1][d] = stride;
+    stride *= rows.sizes[d];
+  }
+  StridedSpace<2> partial_row;
+  const int64_t chunk_sizes[1] = {split.chunks}, unit[1] = {1};
+  const int64_t* strides[2] = {unit, unit};
+  make_strided_space<2>(chunk_sizes, 1, strides, &partial_row);
+  return queue<Out, Acc, Acc>(op, outputs, split.chunks, 1, split.chunks, partial_rows, partial_row,
+                              static_cast<Out*>(out), nullptr, partial, stream);
 }
 
 }  // namespace
 
 const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
                           const StridedSpace<2>& rows, const StridedSpace<2>& row, void* out,
-                          const void* in, gpuStream_t stream) {
+                          const void* in, void* workspace, gpuStream_t stream) {
   const char* result = "the dtype is not supported by this kernel";
   // Out is In, or bool for any / all, or int64 for sums and products of integers (the
   // host casts other combinations first): few instantiations.
@@ -126,18 +172,19 @@ const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
     using In = decltype(in_tag);
     if (op == ReduceOp::Any || op == ReduceOp::All) {
       if (out_dtype == LOOM_DTYPE_BOOL)
-        result = run<bool, In, bool>(op, rows, row, out, in, stream);
+        result = run<bool, In, bool>(op, rows, row, out, in, workspace, stream);
     } else if (op == ReduceOp::Max || op == ReduceOp::Min) {
-      if (out_dtype == in_dtype) result = run<In, In, OpMath<In>>(op, rows, row, out, in, stream);
+      if (out_dtype == in_dtype)
+        result = run<In, In, OpMath<In>>(op, rows, row, out, in, workspace, stream);
     } else if constexpr (!is_floating_v<In>) {
       if (out_dtype == LOOM_DTYPE_INT64) {
-        result = run<int64_t, In, uint64_t>(op, rows, row, out, in, stream);
+        result = run<int64_t, In, uint64_t>(op, rows, row, out, in, workspace, stream);
       } else if (out_dtype == in_dtype) {
-        result = run<In, In, uint64_t>(op, rows, row, out, in, stream);
+        result = run<In, In, uint64_t>(op, rows, row, out, in, workspace, stream);
       }
     } else if (out_dtype == in_dtype) {
       using Acc = std::conditional_t<std::is_same_v<In, double>, double, float>;
-      result = run<In, In, Acc>(op, rows, row, out, in, stream);
+      result = run<In, In, Acc>(op, rows, row, out, in, workspace, stream);
     }
   });
   return result;

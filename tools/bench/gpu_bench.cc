@@ -1,0 +1,125 @@
+// The CUDA plugin's throughput on a GPU, one line per case: "<case> <median microseconds
+// per call>". tools/bench/run-gpu-bench.py runs it beside PyTorch's same calls in one run
+// and prints the comparison (Note [Timing queued GPU work]).
+//   gpu_bench [--filter SUBSTRING] [--samples N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "loom/dispatcher/manifest.h"
+#include "loom/loom.h"
+
+// Note [Timing queued GPU work]
+// A kernel launch returns before the kernel ends, so a sample is the wall time of `calls`
+// calls queued back to back between two device synchronisations, divided by `calls`: the
+// throughput the device sustains once launches overlap kernels, as a training loop sees
+// it. `calls` is chosen after the warm-up so a sample lasts about 2 ms (a few calls for
+// the large cases); the figure is the median of the samples. Outputs come from the
+// plugin's caching allocator, as PyTorch's do from its own: both sides reuse cached
+// blocks, neither pays cudaMalloc per call. The PyTorch side in run-gpu-bench.py times
+// exactly this way.
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string filter;
+  int samples = 25;
+};
+
+loom::Device cuda() {
+  return loom::parse_device("cuda:0");
+}
+
+double median_us_per_call(const std::function<loom::Tensor()>& body, int samples) {
+  for (int i = 0; i < 3; ++i) body();
+  loom::synchronize(cuda());
+  auto start = Clock::now();
+  body();
+  loom::synchronize(cuda());
+  double one = std::chrono::duration<double>(Clock::now() - start).count();
+  int calls = std::clamp(static_cast<int>(2e-3 / std::max(one, 1e-9)), 1, 1000);
+  std::vector<double> per_call;
+  for (int s = 0; s < samples; ++s) {
+    loom::synchronize(cuda());
+    start = Clock::now();
+    for (int c = 0; c < calls; ++c) body();
+    loom::synchronize(cuda());
+    per_call.push_back(std::chrono::duration<double>(Clock::now() - start).count() / calls);
+  }
+  std::nth_element(per_call.begin(), per_call.begin() + samples / 2, per_call.end());
+  return per_call[samples / 2] * 1e6;
+}
+
+loom::Tensor randn_on_gpu(std::vector<int64_t> shape, loom::ScalarType dtype) {
+  return loom::randn(shape, loom::TensorOptions().device(cuda())).to(dtype);
+}
+
+void run_case(const Options& options, const std::string& name,
+              const std::function<loom::Tensor()>& body) {
+  if (name.find(options.filter) == std::string::npos) return;
+  std::printf("%s %.3f\n", name.c_str(), median_us_per_call(body, options.samples));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--filter" && i + 1 < argc) {
+      options.filter = argv[++i];
+    } else if (arg == "--samples" && i + 1 < argc) {
+      options.samples = std::max(1, std::atoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "[gpu_bench] unknown argument '%s'; expected --filter S, --samples N\n",
+                   arg.c_str());
+      return 2;
+    }
+  }
+  try {
+    std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
+                           "\"\nplugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n"
+                           "plugins { name: \"cuda\" }\n";
+    loom::Runtime runtime =
+        loom::Runtime::load(loom::dispatch::parse_manifest(manifest, "<bench>"));
+    using loom::ScalarType;
+    for (int64_t n : {int64_t{1} << 20, int64_t{1} << 24, int64_t{1} << 26}) {
+      const std::string size = std::to_string(n);
+      loom::Tensor a = randn_on_gpu({n}, ScalarType::Float32);
+      loom::Tensor b = randn_on_gpu({n}, ScalarType::Float32);
+      loom::Tensor out = loom::empty_like(a);
+      run_case(options, "add_f32_" + size, [&] { return a + b; });
+      run_case(options, "add_out_f32_" + size, [&] { return loom::add_out(out, a, b); });
+      run_case(options, "copy_f32_" + size, [&] { return out.copy_(a); });
+      loom::Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
+      run_case(options, "add_bf16_" + size, [&] { return ha + hb; });
+    }
+    {
+      loom::Tensor x = randn_on_gpu({8192, 8192}, ScalarType::Float32);
+      run_case(options, "sum_f32_8192x8192", [&] { return x.sum(); });
+      run_case(options, "sum_rows_f32_8192x8192", [&] { return x.sum({1}); });
+      run_case(options, "softmax_f32_8192x8192", [&] { return x.softmax(1); });
+      loom::Tensor bcast = randn_on_gpu({8192}, ScalarType::Float32);
+      run_case(options, "mul_bcast_f32_8192x8192", [&] { return x * bcast; });
+    }
+    for (int64_t m : {1024, 4096, 8192}) {
+      const std::string size = std::to_string(m);
+      for (ScalarType dtype : {ScalarType::Float32, ScalarType::BFloat16}) {
+        loom::Tensor a = randn_on_gpu({m, m}, dtype), b = randn_on_gpu({m, m}, dtype);
+        const char* tag = dtype == ScalarType::Float32 ? "f32" : "bf16";
+        run_case(options, std::string("mm_") + tag + "_" + size, [&] { return a.mm(b); });
+      }
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The CUDA plugin beside PyTorch on one GPU, in the same run.
+
+Runs build/bin/gpu_bench (loom) and the same calls through the PyTorch that python3
+imports, alternating the two for --rounds rounds, both timed the same way (Note [Timing
+queued GPU work] in gpu_bench.cc), and prints one markdown table: each side's best
+round median, the ratio PyTorch time / loom time (above 1: loom is faster), and the
+achieved bandwidth or TFLOP/s against the device's peak memory bandwidth
+(2 x memory clock x bus width, read from the CUDA runtime).
+
+    python3 tools/bench/run-gpu-bench.py [--bench build/bin/gpu_bench] [--rounds 2]
+"""
+import argparse
+import ctypes
+import glob
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+
+def peak_bandwidth_bytes_per_s():
+    """2 x memory clock x bus width of device 0, or None when the runtime will not say."""
+    candidates = glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia",
+                                        "cu*", "lib", "libcudart.so*"))
+    candidates += glob.glob(os.path.join(os.path.dirname(torch.__file__), "..", "nvidia",
+                                         "cuda_runtime", "lib", "libcudart.so*"))
+    candidates += ["libcudart.so"]
+    for path in candidates:
+        try:
+            cudart = ctypes.CDLL(path)
+        except OSError:
+            continue
+        clock_khz, bus_bits = ctypes.c_int(0), ctypes.c_int(0)
+        memory_clock_rate, global_memory_bus_width = 36, 37  # cudaDeviceAttr values
+        if (cudart.cudaDeviceGetAttribute(ctypes.byref(clock_khz), memory_clock_rate, 0) == 0 and
+                cudart.cudaDeviceGetAttribute(ctypes.byref(bus_bits), global_memory_bus_width,
+                                              0) == 0):
+            return 2.0 * clock_khz.value * 1e3 * bus_bits.value / 8
+    return None
+
+
+def median_us_per_call(body, samples):
+    for _ in range(3):
+        body()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    body()
+    torch.cuda.synchronize()
+    one = time.perf_counter() - start
+    calls = min(max(int(2e-3 / max(one, 1e-9)), 1), 1000)
+    per_call = []
+    for _ in range(samples):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            body()
+        torch.cuda.synchronize()
+        per_call.append((time.perf_counter() - start) / calls)
+    return statistics.median(per_call) * 1e6
+
+
+def torch_cases():
+    """(name, body, bytes moved or None, flops or None), the same as gpu_bench.cc's."""
+    dev = torch.device("cuda:0")
+    cases = []
+    for n in (1 << 20, 1 << 24, 1 << 26):
+        a = torch.randn(n, device=dev)
+        b = torch.randn(n, device=dev)
+        out = torch.empty_like(a)
+        ha, hb = a.bfloat16(), b.bfloat16()
+        cases += [
+            (f"add_f32_{n}", lambda a=a, b=b: a + b, 12 * n, None),
+            (f"add_out_f32_{n}", lambda a=a, b=b, out=out: torch.add(a, b, out=out), 12 * n, None),
+            (f"copy_f32_{n}", lambda a=a, out=out: out.copy_(a), 8 * n, None),
+            (f"add_bf16_{n}", lambda ha=ha, hb=hb: ha + hb, 6 * n, None),
+        ]
+    x = torch.randn(8192, 8192, device=dev)
+    bcast = torch.randn(8192, device=dev)
+    elems = 8192 * 8192
+    cases += [
+        ("sum_f32_8192x8192", lambda: x.sum(), 4 * elems, None),
+        ("sum_rows_f32_8192x8192", lambda: x.sum(1), 4 * elems, None),
+        ("softmax_f32_8192x8192", lambda: x.softmax(1), 8 * elems, None),
+        ("mul_bcast_f32_8192x8192", lambda: x * bcast, 8 * elems, None),
+    ]
+    for m in (1024, 4096, 8192):
+        for dtype, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
+            a = torch.randn(m, m, device=dev).to(dtype)
+            b = torch.randn(m, m, device=dev).to(dtype)
+            cases.append((f"mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None, 2.0 * m ** 3))
+    return cases
+
+
+def run_loom(bench, samples):
+    result = subprocess.run([bench, "--samples", str(samples)], capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"[run-gpu-bench] {bench} failed ({result.returncode}): {result.stderr}")
+    figures = {}
+    for line in result.stdout.splitlines():
+        name, value = line.split()
+        figures[name] = float(value)
+    return figures
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", default="build/bin/gpu_bench")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=25)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("[run-gpu-bench] PyTorch sees no CUDA device: run this on a machine with a GPU")
+    # Same numerics on both sides: float32 products without TF32 (loom's default too).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cases = torch_cases()
+    loom_runs, torch_runs = [], []
+    for _ in range(args.rounds):
+        loom_runs.append(run_loom(args.bench, args.samples))
+        torch_runs.append({name: median_us_per_call(body, args.samples)
+                           for name, body, _, _ in cases})
+    peak = peak_bandwidth_bytes_per_s()
+    print(f"device: {torch.cuda.get_device_name(0)}; torch {torch.__version__}; "
+          f"peak memory bandwidth "
+          f"{'unknown' if peak is None else f'{peak / 1e9:.0f} GB/s'}; "
+          f"best of {args.rounds} alternating rounds, each a median of {args.samples} samples")
+    print("| case | loom us | PyTorch us | PyTorch/loom | loom | PyTorch |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, _, moved, flops in cases:
+        loom_us = min(run.get(name, float("inf")) for run in loom_runs)
+        torch_us = min(run[name] for run in torch_runs)
+
+        def rate(us):
+            if us == float("inf"):
+                return "-"
+            if flops is not None:
+                return f"{flops / us / 1e6:.1f} TFLOP/s"
+            text = f"{moved / us / 1e3:.0f} GB/s"
+            return text + (f" ({moved / us * 1e6 / peak:.0%})" if peak else "")
+
+        print(f"| {name} | {loom_us:.1f} | {torch_us:.1f} | {torch_us / loom_us:.2f} | "
+              f"{rate(loom_us)} | {rate(torch_us)} |")
+
+
+if __name__ == "__main__":
+    main()
