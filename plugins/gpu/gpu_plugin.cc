@@ -36,6 +36,7 @@ void init(sdk::Registrar& r) {
   register_softmax_ops(r, key);
   register_random_ops(r, key);
   register_ternary_ops(r, key);
+  register_indexing_ops(r, key);
 
   int runtime_version = 0, driver_version = 0;
   (void)gpuRuntimeGetVersion(&runtime_version);

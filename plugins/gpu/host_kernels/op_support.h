@@ -57,6 +57,7 @@ void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
 void register_reduction_ops(sdk::Registrar& r, uint32_t key);
 void register_linalg_ops(sdk::Registrar& r, uint32_t key);
 void register_softmax_ops(sdk::Registrar& r, uint32_t key);
+void register_indexing_ops(sdk::Registrar& r, uint32_t key);
 void register_ternary_ops(sdk::Registrar& r, uint32_t key);
 void register_random_ops(sdk::Registrar& r, uint32_t key);
 

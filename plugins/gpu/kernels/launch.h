@@ -150,6 +150,24 @@ const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<
                                   void* out, const void* self, const void* other, int32_t* status,
                                   gpuStream_t stream);
 
+// --- indexing (indexing.cu): element gathers and scatters along one dim ---
+
+// status: two int64 words of device memory, zeroed by the caller; an index outside
+// [0, dim_size) sets word 0 to 1 and word 1 to that index (its element is skipped).
+// out[o0] = self[o2 + index[o1] * dim_stride]; space over out's shape: out, index (int64
+// or int32), self with its indexed dim's stride 0.
+const char* launch_gather(int32_t dtype, int32_t index_dtype, const StridedSpace<3>& space,
+                          int64_t dim_size, int64_t dim_stride, void* out, const void* index,
+                          const void* self, int64_t* status, gpuStream_t stream);
+enum class ScatterMode : int32_t { Source, Value, Add };
+// out[o0 + index[o1] * dim_stride] = src[o2] (Source), = value (Value), or += src[o2]
+// (Add, atomic: float32/64, int32/64); space over index's shape: out with its indexed
+// dim's stride 0, index (int64), src (unused for Value).
+const char* launch_scatter(ScatterMode mode, int32_t dtype, const StridedSpace<3>& space,
+                           int64_t dim_size, int64_t dim_stride, void* out, const void* index,
+                           const void* src, const ScalarArg& value, int64_t* status,
+                           gpuStream_t stream);
+
 // --- reductions (reduction.cu; Note [Reduction layout]) ---
 
 enum class ReduceOp : int32_t { Sum, Prod, Max, Min, Any, All };

@@ -89,10 +89,19 @@ __global__ void reduce_kernel(int64_t outputs, int64_t row_length, int64_t chunk
         const int64_t first = begin + threadIdx.x < end ? begin + threadIdx.x : begin;
         acc = load_as<Acc>(base[row_offset(row, first)]);
       }
-#pragma unroll 4
-      for (int64_t j = begin + threadIdx.x; j < end; j += blockDim.x) {
+      // Four independent accumulators keep four loads in flight a thread; they combine in
+      // a fixed order, so the result still depends on the shape alone.
+      Acc acc1 = acc, acc2 = acc, acc3 = acc;
+      const int64_t step = blockDim.x;
+      int64_t j = begin + threadIdx.x;
+      for (; j + 3 * step < end; j += 4 * step) {
         acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
+        acc1 = combine(acc1, load_as<Acc>(base[row_offset(row, j + step)]));
+        acc2 = combine(acc2, load_as<Acc>(base[row_offset(row, j + 2 * step)]));
+        acc3 = combine(acc3, load_as<Acc>(base[row_offset(row, j + 3 * step)]));
       }
+      for (; j < end; j += step) acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
+      acc = combine(combine(acc, acc1), combine(acc2, acc3));
     }
     const int slot = threadIdx.y * blockDim.x + threadIdx.x;
     scratch[slot] = acc;

@@ -1,0 +1,125 @@
+// The indexing GPU kernels: gather (also index_select, through an index broadcast along
+// the other dims) and scatter (a source, a value, or an atomic add). An index out of range
+// is flagged in a status word the host reads and turns into the op's error.
+#include <cstdint>
+#include <type_traits>
+
+#include "device_types.h"
+#include "elementwise_launcher.cuh"
+#include "launch.h"
+
+namespace loom::gpu {
+namespace {
+
+const char* const kUnsupported = "the dtype is not supported by this kernel";
+
+__device__ __forceinline__ bool in_range(int64_t i, int64_t size, int64_t* status) {
+  if (i >= 0 && i < size) return true;
+  status[1] = i;  // any one of the bad indices
+  atomicExch(reinterpret_cast<unsigned long long*>(status), 1ull);
+  return false;
+}
+
+template <typename T, typename Index>
+__global__ void gather_kernel(int64_t n, StridedSpace<3> space, int64_t dim_size,
+                              int64_t dim_stride, T* out, const Index* index, const T* self,
+                              int64_t* status) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t o[3];
+    space.offsets(i, o);
+    const int64_t k = static_cast<int64_t>(index[o[1]]);
+    if (in_range(k, dim_size, status)) out[o[0]] = self[o[2] + k * dim_stride];
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ void atomic_add(T* target, T value) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(target),
+              static_cast<unsigned long long>(value));
+  } else {
+    atomicAdd(target, value);
+  }
+}
+
+template <typename T>
+__global__ void scatter_kernel(int64_t n, ScatterMode mode, StridedSpace<3> space, int64_t dim_size,
+                               int64_t dim_stride, T* out, const int64_t* index, const T* src,
+                               T value, int64_t* status) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t o[3];
+    space.offsets(i, o);
+    const int64_t k = index[o[1]];
+    if (!in_range(k, dim_size, status)) continue;
+    T* target = out + o[0] + k * dim_stride;
+    if (mode == ScatterMode::Value) {
+      *target = value;
+    } else if (mode == ScatterMode::Source) {
+      *target = src[o[2]];
+    } else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                         std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      atomic_add(target, src[o[2]]);
+    }
+  }
+}
+
+const char* last_error() {
+  const gpuError_t err = gpuGetLastError();
+  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
+}
+
+}  // namespace
+
+const char* launch_gather(int32_t dtype, int32_t index_dtype, const StridedSpace<3>& space,
+                          int64_t dim_size, int64_t dim_stride, void* out, const void* index,
+                          const void* self, int64_t* status, gpuStream_t stream) {
+  if (index_dtype != LOOM_DTYPE_INT64 && index_dtype != LOOM_DTYPE_INT32) {
+    return "index tensors must be int64 or int32";
+  }
+  const char* result = kUnsupported;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const int64_t n = space.numel();
+    result = nullptr;
+    if (n == 0) return;
+    const Launch l = plan_elementwise(n, 1);
+    if (index_dtype == LOOM_DTYPE_INT64) {
+      gather_kernel<T, int64_t><<<l.grid, l.block, 0, stream>>>(
+          n, space, dim_size, dim_stride, static_cast<T*>(out), static_cast<const int64_t*>(index),
+          static_cast<const T*>(self), status);
+    } else {
+      gather_kernel<T, int32_t><<<l.grid, l.block, 0, stream>>>(
+          n, space, dim_size, dim_stride, static_cast<T*>(out), static_cast<const int32_t*>(index),
+          static_cast<const T*>(self), status);
+    }
+    result = last_error();
+  });
+  return result;
+}
+
+const char* launch_scatter(ScatterMode mode, int32_t dtype, const StridedSpace<3>& space,
+                           int64_t dim_size, int64_t dim_stride, void* out, const void* index,
+                           const void* src, const ScalarArg& value, int64_t* status,
+                           gpuStream_t stream) {
+  const char* result = kUnsupported;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr bool atomic = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                            std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
+    if (mode == ScatterMode::Add && !atomic) return;
+    const int64_t n = space.numel();
+    result = nullptr;
+    if (n == 0) return;
+    const T v = value.is_floating ? convert<T>(value.d) : convert<T>(value.i);
+    const Launch l = plan_elementwise(n, 1);
+    scatter_kernel<T><<<l.grid, l.block, 0, stream>>>(
+        n, mode, space, dim_size, dim_stride, static_cast<T*>(out),
+        static_cast<const int64_t*>(index), static_cast<const T*>(src), v, status);
+    result = last_error();
+  });
+  return result;
+}
+
+}  // namespace loom::gpu
