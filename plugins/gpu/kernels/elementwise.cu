@@ -12,8 +12,6 @@
 namespace loom::gpu {
 namespace {
 
-const char* const kUnsupported = "the dtype is not supported by this kernel";
-
 // The type integer arithmetic wraps in (the unsigned type); other types are their own.
 template <typename T, bool = std::is_integral_v<T> && !std::is_same_v<T, bool>>
 struct WrapOf {
@@ -387,7 +385,7 @@ bool is_comparison(BinaryOp op) {
 const char* launch_unary(UnaryOp op, int32_t dtype, const UnaryParams& params,
                          const StridedSpace<2>& space, void* out, const void* in,
                          gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     InputPointers<T, 1> inputs{{static_cast<const T*>(in)}};
@@ -408,7 +406,7 @@ const char* launch_unary(UnaryOp op, int32_t dtype, const UnaryParams& params,
 
 const char* launch_binary(BinaryOp op, int32_t dtype, double alpha, const StridedSpace<3>& space,
                           void* out, const void* self, const void* other, gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     InputPointers<T, 2> inputs{{static_cast<const T*>(self), static_cast<const T*>(other)}};
@@ -426,25 +424,19 @@ const char* launch_binary(BinaryOp op, int32_t dtype, double alpha, const Stride
 const char* launch_where(int32_t dtype, const StridedSpace<4>& space, void* out,
                          const void* condition, const void* self, const void* other,
                          gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    const int64_t n = space.numel();
-    result = nullptr;
-    if (n == 0) return;
-    const Launch l = plan_elementwise(n, 1);
-    where_kernel<T><<<l.grid, l.block, 0, stream>>>(
-        n, space, static_cast<T*>(out), static_cast<const bool*>(condition),
-        static_cast<const T*>(self), static_cast<const T*>(other));
-    const gpuError_t err = gpuGetLastError();
-    if (err != gpuSuccess) result = gpuGetErrorString(err);
+    result = launch_grid_stride(where_kernel<T>, space.numel(), stream, space, static_cast<T*>(out),
+                                static_cast<const bool*>(condition), static_cast<const T*>(self),
+                                static_cast<const T*>(other));
   });
   return result;
 }
 
 const char* launch_copy(int32_t out_dtype, int32_t src_dtype, const StridedSpace<2>& space,
                         void* out, const void* src, gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(out_dtype, [&](auto out_tag) {
     using Out = decltype(out_tag);
     visit_dtype(src_dtype, [&](auto in_tag) {
@@ -459,7 +451,7 @@ const char* launch_copy(int32_t out_dtype, int32_t src_dtype, const StridedSpace
 
 const char* launch_fill(int32_t dtype, bool value_is_floating, double value_d, int64_t value_i,
                         const StridedSpace<1>& space, void* out, gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     const T value = value_is_floating ? convert<T>(value_d) : convert<T>(value_i);

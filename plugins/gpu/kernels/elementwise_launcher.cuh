@@ -93,6 +93,26 @@ __global__ void strided_kernel(Index n, Out* out, InputPointers<In, NIn> in,
   }
 }
 
+// What a launcher returns for a dtype its kernel does not take.
+inline constexpr const char* kUnsupportedDtype = "the dtype is not supported by this kernel";
+
+// nullptr after a good launch, else the runtime's message.
+inline const char* last_launch_error() {
+  const gpuError_t err = gpuGetLastError();
+  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
+}
+
+// Queues kernel(n, args...) with one thread an element (a grid-stride loop inside), for
+// the kernels that gather through a StridedSpace by hand; nothing for n == 0.
+template <typename... KernelArgs, typename... Args>
+const char* launch_grid_stride(void (*kernel)(int64_t, KernelArgs...), int64_t n,
+                               gpuStream_t stream, Args... args) {
+  if (n == 0) return nullptr;
+  const Launch l = plan_elementwise(n, 1);
+  kernel<<<l.grid, l.block, 0, stream>>>(n, static_cast<KernelArgs>(args)...);
+  return last_launch_error();
+}
+
 // True when every element offset of the space fits a 32-bit index.
 template <int N>
 bool fits_int32(const StridedSpace<N>& space) {
@@ -135,8 +155,7 @@ const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
     const Launch l = plan_elementwise(n);
     strided_kernel<NIn, Out, In, F, int64_t><<<l.grid, l.block, 0, stream>>>(n, out, in, space, f);
   }
-  const gpuError_t err = gpuGetLastError();
-  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
+  return last_launch_error();
 }
 
 }  // namespace loom::gpu

@@ -11,8 +11,6 @@
 namespace loom::gpu {
 namespace {
 
-const char* const kUnsupported = "the dtype is not supported by this kernel";
-
 __device__ __forceinline__ bool in_range(int64_t i, int64_t size, int64_t* status) {
   if (i >= 0 && i < size) return true;
   status[1] = i;  // any one of the bad indices
@@ -65,11 +63,6 @@ __global__ void scatter_kernel(int64_t n, ScatterMode mode, StridedSpace<3> spac
   }
 }
 
-const char* last_error() {
-  const gpuError_t err = gpuGetLastError();
-  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
-}
-
 }  // namespace
 
 const char* launch_gather(int32_t dtype, int32_t index_dtype, const StridedSpace<3>& space,
@@ -78,23 +71,20 @@ const char* launch_gather(int32_t dtype, int32_t index_dtype, const StridedSpace
   if (index_dtype != LOOM_DTYPE_INT64 && index_dtype != LOOM_DTYPE_INT32) {
     return "index tensors must be int64 or int32";
   }
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    const int64_t n = space.numel();
-    result = nullptr;
-    if (n == 0) return;
-    const Launch l = plan_elementwise(n, 1);
     if (index_dtype == LOOM_DTYPE_INT64) {
-      gather_kernel<T, int64_t><<<l.grid, l.block, 0, stream>>>(
-          n, space, dim_size, dim_stride, static_cast<T*>(out), static_cast<const int64_t*>(index),
-          static_cast<const T*>(self), status);
+      result =
+          launch_grid_stride(gather_kernel<T, int64_t>, space.numel(), stream, space, dim_size,
+                             dim_stride, static_cast<T*>(out), static_cast<const int64_t*>(index),
+                             static_cast<const T*>(self), status);
     } else {
-      gather_kernel<T, int32_t><<<l.grid, l.block, 0, stream>>>(
-          n, space, dim_size, dim_stride, static_cast<T*>(out), static_cast<const int32_t*>(index),
-          static_cast<const T*>(self), status);
+      result =
+          launch_grid_stride(gather_kernel<T, int32_t>, space.numel(), stream, space, dim_size,
+                             dim_stride, static_cast<T*>(out), static_cast<const int32_t*>(index),
+                             static_cast<const T*>(self), status);
     }
-    result = last_error();
   });
   return result;
 }
@@ -103,21 +93,17 @@ const char* launch_scatter(ScatterMode mode, int32_t dtype, const StridedSpace<3
                            int64_t dim_size, int64_t dim_stride, void* out, const void* index,
                            const void* src, const ScalarArg& value, int64_t* status,
                            gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     constexpr bool atomic = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                             std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>;
     if (mode == ScatterMode::Add && !atomic) return;
-    const int64_t n = space.numel();
-    result = nullptr;
-    if (n == 0) return;
     const T v = value.is_floating ? convert<T>(value.d) : convert<T>(value.i);
-    const Launch l = plan_elementwise(n, 1);
-    scatter_kernel<T><<<l.grid, l.block, 0, stream>>>(
-        n, mode, space, dim_size, dim_stride, static_cast<T*>(out),
-        static_cast<const int64_t*>(index), static_cast<const T*>(src), v, status);
-    result = last_error();
+    result =
+        launch_grid_stride(scatter_kernel<T>, space.numel(), stream, mode, space, dim_size,
+                           dim_stride, static_cast<T*>(out), static_cast<const int64_t*>(index),
+                           static_cast<const T*>(src), v, status);
   });
   return result;
 }

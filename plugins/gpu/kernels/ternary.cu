@@ -12,8 +12,6 @@
 namespace loom::gpu {
 namespace {
 
-const char* const kUnsupported = "the dtype is not supported by this kernel";
-
 template <typename T>
 T scalar_as(const ScalarArg& value) {
   return value.is_floating ? convert<T>(value.d) : convert<T>(value.i);
@@ -96,17 +94,12 @@ void visit_integer_dtype(int32_t dtype, F&& f) {
   });
 }
 
-const char* last_error() {
-  const gpuError_t err = gpuGetLastError();
-  return err == gpuSuccess ? nullptr : gpuGetErrorString(err);
-}
-
 }  // namespace
 
 const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
                            const StridedSpace<4>& space, void* out, const void* self, const void* a,
                            const void* b, gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
@@ -123,17 +116,12 @@ const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
 
 const char* launch_masked_fill(int32_t dtype, const ScalarArg& value, const StridedSpace<3>& space,
                                void* out, const void* self, const void* mask, gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    const int64_t n = space.numel();
-    result = nullptr;
-    if (n == 0) return;
-    const Launch l = plan_elementwise(n, 1);
-    masked_fill_kernel<T><<<l.grid, l.block, 0, stream>>>(
-        n, space, static_cast<T*>(out), static_cast<const T*>(self), static_cast<const bool*>(mask),
-        scalar_as<T>(value));
-    result = last_error();
+    result = launch_grid_stride(masked_fill_kernel<T>, space.numel(), stream, space,
+                                static_cast<T*>(out), static_cast<const T*>(self),
+                                static_cast<const bool*>(mask), scalar_as<T>(value));
   });
   return result;
 }
@@ -141,17 +129,12 @@ const char* launch_masked_fill(int32_t dtype, const ScalarArg& value, const Stri
 const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<3>& space,
                                   void* out, const void* self, const void* other, int32_t* status,
                                   gpuStream_t stream) {
-  const char* result = kUnsupported;
+  const char* result = kUnsupportedDtype;
   visit_integer_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    const int64_t n = space.numel();
-    result = nullptr;
-    if (n == 0) return;
-    const Launch l = plan_elementwise(n, 1);
-    integer_divide_kernel<T><<<l.grid, l.block, 0, stream>>>(
-        n, space, static_cast<T*>(out), static_cast<const T*>(self), static_cast<const T*>(other),
-        floor, status);
-    result = last_error();
+    result = launch_grid_stride(integer_divide_kernel<T>, space.numel(), stream, space,
+                                static_cast<T*>(out), static_cast<const T*>(self),
+                                static_cast<const T*>(other), floor, status);
   });
   return result;
 }
