@@ -14,8 +14,8 @@
 // a GPU); allocations on the device type then fail with the index-out-of-range error.
 #include <string>
 
-#include "loom/sdk/plugin.hpp"
 #include "host_kernels/op_support.h"
+#include "loom/sdk/plugin.hpp"
 #include "runtime/gpu_device.h"
 
 namespace loom::gpu {
