@@ -21,9 +21,7 @@ template <typename T>
 struct TernaryFn {
   TernaryOp op;
   OpMath<T> value;  // floating: the scalar; integers: unused (see wrapped_value)
-  std::make_unsigned_t<
-      std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, T, int64_t>>
-      wrapped_value;
+  std::conditional_t<is_floating_v<T>, uint64_t, Wrap<T>> wrapped_value;
   __device__ __forceinline__ T operator()(T x, T a, T b) const {
     if constexpr (std::is_integral_v<T>) {
       // addcmul on integers wraps, computed in the unsigned type
@@ -73,8 +71,7 @@ __global__ void integer_divide_kernel(int64_t n, StridedSpace<3> space, T* out, 
       if (sizeof(T) >= 4 && x == std::numeric_limits<T>::lowest()) {
         atomicOr(status, 2);
       } else {
-        using U = std::make_unsigned_t<T>;
-        q = static_cast<T>(U(0) - static_cast<U>(x));
+        q = static_cast<T>(Wrap<T>(0) - static_cast<Wrap<T>>(x));
       }
     } else {
       q = static_cast<T>(x / y);
