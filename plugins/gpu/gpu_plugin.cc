@@ -37,6 +37,9 @@ void init(sdk::Registrar& r) {
   register_random_ops(r, key);
   register_ternary_ops(r, key);
   register_indexing_ops(r, key);
+  register_pool_ops(r, key);
+  register_loss_ops(r, key);
+  register_conv_ops(r, key);
 
   int runtime_version = 0, driver_version = 0;
   (void)gpuRuntimeGetVersion(&runtime_version);

@@ -1,19 +1,24 @@
 // The CUDA plugin end to end. Without a GPU (every CI machine): it loads, reports zero
 // devices with the driver's reason, an optional manifest entry is skipped with that
 // message, and allow_no_device registers its device type and kernels. With a GPU (the
-// device tool): its kernels agree with the CPU plugin's, random tensors equal the CPU's
-// for the same seed, and the caching allocator reuses memory.
+// device tool): its kernels agree with the CPU plugin's (convolution, pooling and the
+// loss included, and a CNN's training steps), random tensors equal the CPU's for the same
+// seed, and the caching allocator reuses memory.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
 #include "../frontend/frontend_test_util.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
 
 namespace loom {
 namespace {
@@ -215,6 +220,134 @@ TEST_F(CudaOps, AutogradRunsOnGpuTensors) {
   Tensor xc = x.to(parse_device("cpu"));
   xc.matmul(wc).relu().sum().backward();
   expect_close(w.grad(), wc.grad(), 1e-4);
+}
+
+TEST_F(CudaOps, ConvolutionAndItsGradientsMatchTheCpu) {
+  struct Case {
+    IntList stride, padding, dilation;
+    int64_t groups;
+  };
+  for (const Case& c : {Case{{1, 1}, {1, 1}, {1, 1}, 1}, Case{{2, 1}, {0, 2}, {1, 2}, 2}}) {
+    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
+      Tensor x = randn({3, 4, 11, 9}).to(dtype), w = randn({6, 4 / c.groups, 3, 3}).to(dtype);
+      Tensor b = randn({6}).to(dtype);
+      Tensor gx = x.to(cuda()).requires_grad_(), gw = w.to(cuda()).requires_grad_();
+      Tensor gb = b.to(cuda()).requires_grad_();
+      Tensor cx = x.clone().requires_grad_(), cw = w.clone().requires_grad_();
+      Tensor cb = b.clone().requires_grad_();
+      Tensor gy = conv2d(gx, gw, gb, c.stride, c.padding, c.dilation, c.groups);
+      Tensor cy = conv2d(cx, cw, cb, c.stride, c.padding, c.dilation, c.groups);
+      const double tol = dtype == ScalarType::Float32 ? 1e-4 : 1e-10;
+      expect_close(gy, cy, tol);
+      Tensor g = randn(cy.sizes()).to(dtype);
+      (gy * g.to(cuda())).sum().backward();
+      (cy * g).sum().backward();
+      expect_close(gx.grad(), cx.grad(), tol);
+      expect_close(gw.grad(), cw.grad(), tol);
+      expect_close(gb.grad(), cb.grad(), tol);
+    }
+  }
+  // A transposed (non-contiguous) input and an unbatched one.
+  Tensor x = randn({2, 3, 8, 8}), w = randn({5, 3, 3, 3});
+  expect_close(conv2d(x.transpose(2, 3).to(cuda()), w.to(cuda())), conv2d(x.transpose(2, 3), w),
+               1e-4);
+  expect_close(conv2d(x.select(0, 0).to(cuda()), w.to(cuda())), conv2d(x.select(0, 0), w), 1e-4);
+  // float16 and bfloat16 through tensor cores, against the CPU in float32.
+  for (ScalarType dtype : {ScalarType::Float16, ScalarType::BFloat16}) {
+    Tensor y = conv2d(x.to(dtype).to(cuda()), w.to(dtype).to(cuda()));
+    expect_close(y.to(ScalarType::Float32),
+                 conv2d(x.to(dtype).to(ScalarType::Float32), w.to(dtype).to(ScalarType::Float32)),
+                 dtype == ScalarType::Float16 ? 5e-3 : 3e-2);
+  }
+}
+
+TEST_F(CudaOps, PoolingMatchesTheCpu) {
+  Tensor x = randn({2, 3, 13, 10});
+  x.select(0, 0).select(0, 1).select(0, 2).select(0, 3).fill_(std::nan(""));  // wins its windows
+  Tensor g = x.to(cuda());
+  for (const auto& [kernel, stride, padding, dilation] :
+       {std::tuple<IntList, IntList, IntList, IntList>{{2, 2}, {}, {0, 0}, {1, 1}},
+        {{3, 2}, {2, 1}, {1, 1}, {1, 1}},
+        {{3, 3}, {2, 2}, {1, 0}, {2, 1}}}) {
+    auto [gv, gi] = g.max_pool2d_with_indices(kernel, stride, padding, dilation);
+    auto [cv, ci] = x.max_pool2d_with_indices(kernel, stride, padding, dilation);
+    expect_close(gv, cv, 0);
+    expect_close(gi, ci, 0);
+  }
+  expect_close(g.avg_pool2d({3, 3}, {2, 2}, {1, 1}), x.avg_pool2d({3, 3}, {2, 2}, {1, 1}), 1e-6);
+  expect_close(g.avg_pool2d({3, 2}, {2, 2}, {1, 1}, false, false),
+               x.avg_pool2d({3, 2}, {2, 2}, {1, 1}, false, false), 1e-6);
+  expect_close(g.avg_pool2d({2, 2}, {}, {0, 0}, false, true, 3),
+               x.avg_pool2d({2, 2}, {}, {0, 0}, false, true, 3), 1e-6);
+  expect_close(g.adaptive_avg_pool2d({4, 3}), x.adaptive_avg_pool2d({4, 3}), 1e-6);
+  auto [av, ai] = g.adaptive_max_pool2d({5, 4});
+  auto [cav, cai] = x.adaptive_max_pool2d({5, 4});
+  expect_close(av, cav, 0);
+  expect_close(ai, cai, 0);
+  // max_pool2d's gradient on the GPU, through its indices.
+  Tensor gx = x.abs().to(cuda()).requires_grad_(), cx = x.abs().requires_grad_();
+  std::get<0>(gx.max_pool2d_with_indices({2, 2})).sum().backward();
+  std::get<0>(cx.max_pool2d_with_indices({2, 2})).sum().backward();
+  expect_close(gx.grad(), cx.grad(), 0);
+}
+
+TEST_F(CudaOps, NllLossAndArgmaxMatchTheCpuAndRefuseBadTargets) {
+  Tensor logp = randn({9, 5}).log_softmax(1), weight = rand({5}) + 0.5;
+  Tensor target = tensor({0, 4, 2, 2, -100, 1, 3, 4, 0}).to(ScalarType::Int64);
+  Tensor g = logp.to(cuda()), gt = target.to(cuda()), gw = weight.to(cuda());
+  for (int64_t reduction : {0, 1, 2}) {
+    expect_close(g.nll_loss(gt, gw, reduction), logp.nll_loss(target, weight, reduction), 1e-6);
+    expect_close(g.nll_loss(gt, std::nullopt, reduction),
+                 logp.nll_loss(target, std::nullopt, reduction), 1e-6);
+  }
+  Tensor spatial = randn({2, 3, 4, 5}).log_softmax(1), st = randint(0, 3, {2, 4, 5});
+  expect_close(spatial.to(cuda()).nll_loss(st.to(cuda())), spatial.nll_loss(st), 1e-6);
+  test::expect_error([&] { (void)g.nll_loss(full({9}, 5).to(ScalarType::Int64).to(cuda())); },
+                     "loom::nll_loss", "target 5 is out of bounds for 5 classes");
+
+  Tensor a = randn({7, 40, 3});
+  a.select(0, 2).select(0, 7).select(0, 1).fill_(std::nan(""));
+  Tensor ga = a.to(cuda());
+  for (int64_t dim : {0, 1, 2}) {
+    auto [gv, gi] = max(ga, dim);
+    auto [cv, ci] = max(a, dim);
+    expect_close(gv, cv, 0);
+    expect_close(gi, ci, 0);
+    auto [gmv, gmi] = min(ga, dim, true);
+    auto [cmv, cmi] = min(a, dim, true);
+    expect_close(gmv, cmv, 0);
+    expect_close(gmi, cmi, 0);
+  }
+  Tensor ties = tensor({1, 3, 3, 2, 3}).to(ScalarType::Int32);
+  expect_close(ties.to(cuda()).argmax(), ties.argmax(), 0);  // the first of equal maxima
+}
+
+TEST_F(CudaOps, ACnnTrainingStepMatchesTheCpu) {
+  manual_seed(7);
+  nn::Sequential cpu_net(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::ReLU(),
+                         nn::MaxPool2d(2), nn::Flatten(), nn::Linear(4 * 7 * 7, 10));
+  manual_seed(7);
+  nn::Sequential gpu_net(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::ReLU(),
+                         nn::MaxPool2d(2), nn::Flatten(), nn::Linear(4 * 7 * 7, 10));
+  gpu_net->to("cuda:0");
+  Tensor x = randn({8, 1, 14, 14}), y = randint(0, 10, {8});
+  optim::Adam cpu_adam(cpu_net->parameters(), optim::AdamOptions(1e-2));
+  optim::Adam gpu_adam(gpu_net->parameters(), optim::AdamOptions(1e-2));
+  nn::CrossEntropyLoss criterion;
+  for (int step = 0; step < 3; ++step) {
+    cpu_adam.zero_grad();
+    gpu_adam.zero_grad();
+    Tensor cpu_loss = criterion(cpu_net(x), y);
+    Tensor gpu_loss = criterion(gpu_net(x.to(cuda())), y.to(cuda()));
+    expect_close(gpu_loss, cpu_loss, 1e-5);
+    cpu_loss.backward();
+    gpu_loss.backward();
+    cpu_adam.step();
+    gpu_adam.step();
+  }
+  std::vector<Tensor> cpu_params = cpu_net->parameters(), gpu_params = gpu_net->parameters();
+  ASSERT_EQ(cpu_params.size(), gpu_params.size());
+  for (size_t i = 0; i < cpu_params.size(); ++i) expect_close(gpu_params[i], cpu_params[i], 1e-4);
 }
 
 TEST_F(CudaOps, BadInputsGetClearErrors) {

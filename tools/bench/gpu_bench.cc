@@ -12,6 +12,8 @@
 
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
 
 // Note [Timing queued GPU work]
 // A kernel launch returns before the kernel ends, so a sample is the wall time of `calls`
@@ -116,6 +118,28 @@ int main(int argc, char** argv) {
         const char* tag = dtype == ScalarType::Float32 ? "f32" : "bf16";
         run_case(options, std::string("mm_") + tag + "_" + size, [&] { return a.mm(b); });
       }
+    }
+    // One training step of `loom train`'s CNN (zero_grad, forward, cross entropy,
+    // backward, Adam step) on a fixed batch, as tools/bench/train_bench.cc on the CPU.
+    for (int64_t batch : {64, 256}) {
+      namespace nn = loom::nn;
+      loom::manual_seed(0);
+      nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
+                         nn::MaxPool2d(2), nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),
+                         nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(), nn::Linear(3136, 128),
+                         nn::ReLU(), nn::Linear(128, 10));
+      net->to("cuda:0");
+      loom::Tensor x = randn_on_gpu({batch, 1, 28, 28}, ScalarType::Float32);
+      loom::Tensor target = loom::randint(10, {batch}).to(cuda());
+      loom::optim::Adam adam(net->parameters(), loom::optim::AdamOptions(1e-3));
+      nn::CrossEntropyLoss criterion;
+      run_case(options, "cnn_train_step_b" + std::to_string(batch), [&] {
+        adam.zero_grad();
+        loom::Tensor loss = criterion(net(x), target);
+        loss.backward();
+        adam.step();
+        return loss;
+      });
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());

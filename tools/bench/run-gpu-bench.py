@@ -92,7 +92,31 @@ def torch_cases():
             a = torch.randn(m, m, device=dev).to(dtype)
             b = torch.randn(m, m, device=dev).to(dtype)
             cases.append((f"mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None, 2.0 * m ** 3))
+    for batch in (64, 256):
+        cases.append((f"cnn_train_step_b{batch}", cnn_train_step(dev, batch), None, None))
     return cases
+
+
+def cnn_train_step(dev, batch):
+    """One training step of `loom train`'s CNN with Adam, as gpu_bench.cc's."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                        nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(),
+                        nn.Linear(128, 10)).to(dev)
+    x = torch.randn(batch, 1, 28, 28, device=dev)
+    target = torch.randint(0, 10, (batch,), device=dev)
+    adam = torch.optim.Adam(net.parameters(), lr=1e-3)
+    criterion = nn.CrossEntropyLoss()
+
+    def step():
+        adam.zero_grad()
+        loss = criterion(net(x), target)
+        loss.backward()
+        adam.step()
+        return loss
+    return step
 
 
 def run_loom(bench, samples):
@@ -114,8 +138,10 @@ def main():
     args = parser.parse_args()
     if not torch.cuda.is_available():
         sys.exit("[run-gpu-bench] PyTorch sees no CUDA device: run this on a machine with a GPU")
-    # Same numerics on both sides: float32 products without TF32 (loom's default too).
+    # Same numerics on both sides: float32 products and convolutions without TF32 (loom's
+    # default; PyTorch's cuDNN default is TF32 on).
     torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     cases = torch_cases()
     loom_runs, torch_runs = [], []
     for _ in range(args.rounds):
@@ -134,7 +160,7 @@ def main():
         torch_us = min(run[name] for run in torch_runs)
 
         def rate(us):
-            if us == float("inf"):
+            if us == float("inf") or (flops is None and moved is None):
                 return "-"
             if flops is not None:
                 return f"{flops / us / 1e6:.1f} TFLOP/s"

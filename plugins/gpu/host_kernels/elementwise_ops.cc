@@ -15,21 +15,6 @@
 
 namespace loom::gpu {
 
-void prepare(const char* op, const sdk::Tensor& out,
-             std::initializer_list<const sdk::Tensor*> inputs) {
-  const LoomDevice d = out.device();
-  for (const sdk::Tensor* t : inputs) {
-    const LoomDevice in = t->device();
-    if (in.type != d.type || in.index != d.index) {
-      throw sdk::Error("[" + std::string(op) +
-                       "] expected every tensor on " LOOM_GPU_DEVICE_TYPE ":" +
-                       std::to_string(d.index) + ", found one on device type " +
-                       std::to_string(in.type) + " index " + std::to_string(in.index));
-    }
-  }
-  use_device(d.index);
-}
-
 namespace {
 
 using sdk::DispatchContext;

@@ -47,30 +47,15 @@ StridedSpace<3> space3(const char* op, const std::vector<int64_t>& sizes,
   return space;
 }
 
-// The status word's device memory, and the check of it once the kernel has run.
-class IndexStatus {
- public:
-  IndexStatus(const Tensor& like, gpuStream_t stream)
-      : words_(sdk::empty({2}, LOOM_DTYPE_INT64, like.device())), stream_(stream) {
-    check(gpuMemsetAsync(words_.data(), 0, 2 * sizeof(int64_t), stream), "clearing a status word");
+// Waits for the kernel's status words and refuses the index it flagged.
+void check_in_range(const StatusWords& status, const char* op, int64_t dim, int64_t size) {
+  int64_t index = 0;
+  if (status.flagged(&index)) {
+    throw sdk::Error("[" + std::string(op) + "] index " + std::to_string(index) +
+                     " is out of range for dim " + std::to_string(dim) + " of size " +
+                     std::to_string(size));
   }
-  int64_t* device() const { return static_cast<int64_t*>(words_.data()); }
-  void check_in_range(const char* op, int64_t dim, int64_t size) const {
-    int64_t host[2] = {0, 0};
-    check(gpuMemcpyAsync(host, words_.data(), sizeof(host), gpuMemcpyDeviceToHost, stream_),
-          "reading a status word");
-    check(gpuStreamSynchronize(stream_), "waiting for a status word");
-    if (host[0] != 0) {
-      throw sdk::Error("[" + std::string(op) + "] index " + std::to_string(host[1]) +
-                       " is out of range for dim " + std::to_string(dim) + " of size " +
-                       std::to_string(size));
-    }
-  }
-
- private:
-  Tensor words_;
-  gpuStream_t stream_;
-};
+}
 
 Tensor index_select_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
                         const Tensor& index, const Tensor& out) {
@@ -88,13 +73,13 @@ Tensor index_select_out(const DispatchContext& ctx, const Tensor& self, int64_t 
   std::vector<int64_t> index_strides(sizes.size(), 0), self_strides = s.strides;
   index_strides[d] = index.dim() == 0 ? 0 : index.strides()[0];
   self_strides[d] = 0;
-  IndexStatus status(out, stream_of(ctx));
+  StatusWords status(out, stream_of(ctx));
   check_launch(launch_gather(out.dtype(), index.dtype(),
                              space3(op, sizes, o.strides, index_strides, self_strides), s.sizes[d],
                              s.strides[d], out.data(), index.data(), self.data(), status.device(),
                              stream_of(ctx)),
                op);
-  status.check_in_range(op, d, s.sizes[d]);
+  check_in_range(status, op, d, s.sizes[d]);
   return out;
 }
 
@@ -111,13 +96,13 @@ Tensor gather_out(const DispatchContext& ctx, const Tensor& self, int64_t dim, c
   }
   std::vector<int64_t> self_strides = s.strides;
   self_strides[d] = 0;
-  IndexStatus status(out, stream_of(ctx));
+  StatusWords status(out, stream_of(ctx));
   check_launch(launch_gather(out.dtype(), index.dtype(),
                              space3(op, i.sizes, o.strides, i.strides, self_strides), s.sizes[d],
                              s.strides[d], out.data(), index.data(), self.data(), status.device(),
                              stream_of(ctx)),
                op);
-  status.check_in_range(op, d, s.sizes[d]);
+  check_in_range(status, op, d, s.sizes[d]);
   return out;
 }
 
@@ -147,14 +132,14 @@ Tensor scatter(const DispatchContext& ctx, const char* op, ScatterMode mode, con
   std::vector<int64_t> out_strides = o.strides;
   out_strides[d] = 0;
   const std::vector<int64_t> src_strides = src ? layout_of(*src).strides : i.strides;
-  IndexStatus status(out, stream_of(ctx));
+  StatusWords status(out, stream_of(ctx));
   check_launch(launch_scatter(mode, out.dtype(),
                               space3(op, i.sizes, out_strides, i.strides, src_strides), o.sizes[d],
                               o.strides[d], out.data(), index.data(), src ? src->data() : nullptr,
                               {value.is_floating_point(), value.to_double(), value.to_int()},
                               status.device(), stream_of(ctx)),
                op);
-  status.check_in_range(op, d, o.sizes[d]);
+  check_in_range(status, op, d, o.sizes[d]);
   return out;
 }
 

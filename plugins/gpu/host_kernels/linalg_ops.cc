@@ -57,15 +57,6 @@ struct BlasMatrix {
   int64_t batch_stride = 0;
 };
 
-Tensor contiguous_copy(const DispatchContext& ctx, const char* op, const Tensor& t) {
-  Tensor copy = sdk::empty(t.sizes(), t.dtype(), t.device());
-  const Tensor* operands[2] = {&copy, &t};
-  check_launch(launch_copy(t.dtype(), t.dtype(), space_of(op, copy, operands), copy.data(),
-                           t.data(), stream_of(ctx)),
-               op);
-  return copy;
-}
-
 BlasMatrix blas_matrix(const DispatchContext& ctx, const char* op, const Tensor& t) {
   const int64_t nd = t.dim();
   const int64_t rows = t.sizes()[nd - 2], cols = t.sizes()[nd - 1];
@@ -77,7 +68,7 @@ BlasMatrix blas_matrix(const DispatchContext& ctx, const char* op, const Tensor&
   } else if ((rs == 1 || rows == 1) && cs >= std::max<int64_t>(rows, 1)) {
     m = {t, CUBLAS_OP_T, cs, bs};  // a transposed view
   } else {
-    Tensor c = contiguous_copy(ctx, op, t);
+    Tensor c = contiguous(ctx, op, t);
     m = {c, CUBLAS_OP_N, std::max<int64_t>(cols, 1), rows * cols};
   }
   if (nd == 3 && t.sizes()[0] == 1) m.batch_stride = 0;
@@ -92,7 +83,7 @@ void gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Ten
   const int64_t batch = nd == 3 ? out.sizes()[0] : 1;
   if (out.numel() == 0) return;
   const bool out_dense = out.is_contiguous();
-  Tensor c = out_dense ? out : contiguous_copy(ctx, op, out);
+  Tensor c = out_dense ? out : contiguous(ctx, op, out);
   const BlasMatrix A = blas_matrix(ctx, op, a), B = blas_matrix(ctx, op, b);
   cudaDataType_t type;
   cublasComputeType_t compute;

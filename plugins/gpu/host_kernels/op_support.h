@@ -1,6 +1,7 @@
 // What every GPU kernel wrapper does before a launch: select the output's device, take
 // the call's stream, and describe its operands as a StridedSpace (refusing tensors on
-// another device with the op's name in the message).
+// another device with the op's name in the message); contiguous copies and the status
+// words kernels flag bad input in.
 #pragma once
 
 #include <initializer_list>
@@ -52,6 +53,28 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
   return space;
 }
 
+// The manifest's "allow_tf32" option: float32 matmuls and convolutions may use TF32.
+extern bool g_allow_tf32;
+
+// A contiguous copy of t on its device (t's dtype, or `dtype` when given).
+sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& t,
+                       int32_t dtype = -1);
+
+// Two int64 words of device memory a kernel flags a bad input in (word 0 set to 1, word
+// 1 the bad value), for the host to turn into the op's error after the kernel: reading
+// them synchronises the stream (as PyTorch's device-side checks cost one on failure).
+class StatusWords {
+ public:
+  StatusWords(const sdk::Tensor& like, gpuStream_t stream);
+  int64_t* device() const { return static_cast<int64_t*>(words_.data()); }
+  // Waits for the stream; true, with the flagged value, when a kernel flagged one.
+  bool flagged(int64_t* value) const;
+
+ private:
+  sdk::Tensor words_;
+  gpuStream_t stream_;
+};
+
 // Registration of each op family (host_kernels/<family>_ops.cc).
 void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
 void register_reduction_ops(sdk::Registrar& r, uint32_t key);
@@ -60,5 +83,8 @@ void register_softmax_ops(sdk::Registrar& r, uint32_t key);
 void register_indexing_ops(sdk::Registrar& r, uint32_t key);
 void register_ternary_ops(sdk::Registrar& r, uint32_t key);
 void register_random_ops(sdk::Registrar& r, uint32_t key);
+void register_pool_ops(sdk::Registrar& r, uint32_t key);
+void register_loss_ops(sdk::Registrar& r, uint32_t key);
+void register_conv_ops(sdk::Registrar& r, uint32_t key);
 
 }  // namespace loom::gpu

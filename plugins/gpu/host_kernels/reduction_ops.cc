@@ -1,10 +1,11 @@
-// Reductions on GPU tensors (sum, prod, amax, amin, any, all): the reduced dims become a
-// row StridedSpace, the kept dims a rows space paired with out's strides (Note [Reduction
-// layout]). Out has the rule's dtype; a sum or prod into a dtype the kernel does not pair
+// Reductions on GPU tensors (sum, prod, amax, amin, any, all; max.dim and min.dim with
+// their indices): the reduced dims become a row StridedSpace, the kept dims a rows space
+// paired with out's strides (Note [Reduction layout]). Out has the rule's dtype; a sum or prod into a dtype the kernel does not pair
 // with the input's (sum(dtype=...)) casts the input first.
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../kernels/launch.h"
@@ -70,13 +71,8 @@ void reduce(const DispatchContext& ctx, const char* op, ReduceOp kind, const Ten
   const bool pairs = out.dtype() == self.dtype() ||
                      (kind == ReduceOp::Any || kind == ReduceOp::All) ||
                      (integral_in && out.dtype() == LOOM_DTYPE_INT64);
-  if (!pairs) {  // sum(dtype=...) and the like: cast first, on the device
-    input = sdk::empty(self.sizes(), out.dtype(), self.device());
-    const Tensor* operands[2] = {&input, &self};
-    check_launch(launch_copy(input.dtype(), self.dtype(), space_of(op, input, operands),
-                             input.data(), self.data(), stream_of(ctx)),
-                 op);
-  }
+  // sum(dtype=...) and the like: cast first, on the device
+  if (!pairs) input = contiguous(ctx, op, self, out.dtype());
   const ReductionSpaces s = reduction_spaces(op, input, dims, out);
   const ReductionSplit split = plan_reduction_split(s.rows.numel(), s.row.numel());
   std::optional<Tensor> workspace;  // freed to the stream's cache: reused only after this
@@ -120,6 +116,50 @@ Tensor any_all_out(const DispatchContext& ctx, const Tensor& self, OptionalDims 
   return out;
 }
 
+// max.dim / min.dim: one row per kept position along the wrapped dim `d`.
+template <bool IsMax>
+std::tuple<Tensor, Tensor> extremum_dim_out(const DispatchContext& ctx, const Tensor& self,
+                                            int64_t dim, bool, const Tensor& values,
+                                            const Tensor& indices) {
+  const char* op = IsMax ? "max" : "min";
+  prepare(op, values, {&self, &indices});
+  const int64_t nd = self.dim();
+  const int64_t d = dim < 0 ? dim + std::max<int64_t>(nd, 1) : dim;
+  if (d < 0 || d >= std::max<int64_t>(nd, 1)) {
+    throw sdk::Error("[" + std::string(op) + "] dim " + std::to_string(dim) +
+                     " is out of range for a tensor of " + std::to_string(nd) + " dims");
+  }
+  const int64_t length = nd == 0 ? 1 : self.sizes()[d];
+  if (length == 0 && values.numel() > 0) {
+    throw sdk::Error("[" + std::string(op) + "] expected a non-empty dim " + std::to_string(dim) +
+                     ": the reduction has no identity");
+  }
+  std::vector<int64_t> sizes, value_strides, index_strides, self_strides;
+  const bool keepdim = values.dim() == nd;
+  for (int64_t k = 0, o = 0; k < nd; ++k) {
+    if (k == d) {
+      if (keepdim) ++o;
+      continue;
+    }
+    sizes.push_back(self.sizes()[k]);
+    self_strides.push_back(self.strides()[k]);
+    value_strides.push_back(values.strides()[o]);
+    index_strides.push_back(indices.strides()[o]);
+    ++o;
+  }
+  const int64_t* strides[3] = {value_strides.data(), index_strides.data(), self_strides.data()};
+  StridedSpace<3> rows;
+  if (!make_strided_space<3>(sizes.data(), static_cast<int>(sizes.size()), strides, &rows)) {
+    throw sdk::Error("[" + std::string(op) +
+                     "] too many dims for the " LOOM_GPU_PLATFORM_NAME " reduction kernel");
+  }
+  check_launch(launch_arg_reduce(IsMax, self.dtype(), length, nd == 0 ? 0 : self.strides()[d],
+                                 rows, values.data(), static_cast<int64_t*>(indices.data()),
+                                 self.data(), stream_of(ctx)),
+               op);
+  return {values, indices};
+}
+
 }  // namespace
 
 void register_reduction_ops(sdk::Registrar& r, uint32_t key) {
@@ -128,6 +168,8 @@ void register_reduction_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&prod_out>("loom::prod.dim_int_out", key, all);
   r.impl<&extremum_out<ReduceOp::Max>>("loom::amax.out", key, all);
   r.impl<&extremum_out<ReduceOp::Min>>("loom::amin.out", key, all);
+  r.impl<&extremum_dim_out<true>>("loom::max.dim_out", key, all);
+  r.impl<&extremum_dim_out<false>>("loom::min.dim_out", key, all);
   r.impl<&any_all_out<ReduceOp::Any>>("loom::any.dims_out", key, all);
   r.impl<&any_all_out<ReduceOp::All>>("loom::all.dims_out", key, all);
 }

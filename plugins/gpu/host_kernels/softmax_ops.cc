@@ -23,14 +23,9 @@ Tensor softmax_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
     throw sdk::Error("[" + std::string(op) + "] dim " + std::to_string(dim) +
                      " is out of range for a tensor of " + std::to_string(nd) + " dims");
   }
-  Tensor input = self;
-  if (!self.is_contiguous() || self.dtype() != out.dtype()) {
-    input = sdk::empty(self.sizes(), out.dtype(), self.device());
-    const Tensor* operands[2] = {&input, &self};
-    check_launch(launch_copy(input.dtype(), self.dtype(), space_of(op, input, operands),
-                             input.data(), self.data(), stream_of(ctx)),
-                 op);
-  }
+  const Tensor input = self.is_contiguous() && self.dtype() == out.dtype()
+                           ? self
+                           : contiguous(ctx, op, self, out.dtype());
   Tensor target = out.is_contiguous() ? out : sdk::empty(out.sizes(), out.dtype(), out.device());
   int64_t outer = 1, inner = 1;
   const int64_t length = nd == 0 ? 1 : self.sizes()[d];

@@ -9,6 +9,7 @@
 
 #include "../runtime/gpu_runtime.h"
 #include "index_math.h"
+#include "pool_math.h"
 
 namespace loom::gpu {
 
@@ -179,6 +180,38 @@ enum class ReduceOp : int32_t { Sum, Prod, Max, Min, Any, All };
 const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
                           const StridedSpace<2>& rows, const StridedSpace<2>& row, void* out,
                           const void* in, void* workspace, gpuStream_t stream);
+
+// max.dim / min.dim (reduction.cu): each row's extremum and the index of its first
+// occurrence (a NaN wins). rows: operand 0 the values' offset, 1 the indices', 2 the
+// input's row start; a row's elements are `length` apart by `row_stride`.
+const char* launch_arg_reduce(bool is_max, int32_t dtype, int64_t length, int64_t row_stride,
+                              const StridedSpace<3>& rows, void* values, int64_t* indices,
+                              const void* in, gpuStream_t stream);
+
+// --- pooling (pool.cu; window arithmetic in pool_math.h), floating dtypes ---
+// Max pooling over fixed windows, or adaptive cells when `adaptive`: each maximum and its
+// flat index y * in_w + x in its plane.
+const char* launch_max_pool(bool adaptive, int32_t dtype, const PoolShape& shape, void* values,
+                            int64_t* indices, const void* in, gpuStream_t stream);
+// Average pooling over fixed windows (divisor 0: the window's count, with or without the
+// padding; else that divisor), or adaptive cells when `adaptive`.
+const char* launch_avg_pool(bool adaptive, int32_t dtype, const PoolShape& shape,
+                            bool count_include_pad, int64_t divisor, void* out, const void* in,
+                            gpuStream_t stream);
+
+// --- losses (loss.cu) ---
+// nll_loss's positions (the target's shape): operand 0 out's offset (reduction none), 1
+// self's offset of class 0, 2 the target's offset.
+struct NllLossShape {
+  StridedSpace<3> positions;
+  int64_t classes = 0, class_stride = 0, weight_stride = 0, ignore_index = -100;
+};
+// reduce: one result (the sum, or the mean when `mean`), else one per position. weight:
+// null or `classes` values of dtype. status: two int64 words, zeroed by the caller; a
+// target outside [0, classes) sets word 0 to 1 and word 1 to that target.
+const char* launch_nll_loss(int32_t dtype, int32_t target_dtype, const NllLossShape& shape,
+                            bool reduce, bool mean, void* out, const void* self, const void* target,
+                            const void* weight, int64_t* status, gpuStream_t stream);
 
 // --- softmax (softmax.cu): `outer` rows of `length` elements at stride `inner` ---
 const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t length, int64_t inner,

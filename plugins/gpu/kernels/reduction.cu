@@ -1,11 +1,13 @@
 // Reductions over any set of dims (Note [Reduction layout]): sum and prod (floating
 // inputs accumulate in float, or double for float64; integers in wrapping 64-bit), max
-// and min (NaN propagates), any and all. Deterministic: a fixed split of each row between
-// a block's threads and a fixed combining tree.
+// and min (NaN propagates), any and all; and max.dim / min.dim's value and index.
+// Deterministic: a fixed split of each row between a block's threads and a fixed
+// combining tree.
 #include <cstdint>
 #include <type_traits>
 
 #include "device_types.h"
+#include "elementwise_launcher.cuh"
 #include "launch.h"
 
 namespace loom::gpu {
@@ -169,6 +171,67 @@ const char* run(ReduceOp op, const StridedSpace<2>& rows, const StridedSpace<2>&
                               static_cast<Out*>(out), nullptr, partial, stream);
 }
 
+// max.dim / min.dim: the extremum of each row and the index of its first occurrence
+// (a NaN wins, the first NaN). (value, index) pairs with index -1 for none; `better`
+// decides the pair a combination keeps, so the block's fixed tree gives the same index
+// as a scan from the row's start.
+template <typename A, bool IsMax>
+__device__ __forceinline__ bool better(A v, int64_t i, A best, int64_t at) {
+  if (i < 0) return false;
+  if (at < 0) return true;
+  const bool v_nan = v != v, best_nan = best != best;
+  if (v_nan || best_nan) return v_nan && best_nan ? i < at : v_nan;
+  if (v == best) return i < at;
+  return IsMax ? v > best : v < best;
+}
+
+// rows: operand 0 the values' offset, 1 the indices', 2 the input's row start.
+template <typename T, bool IsMax>
+__global__ void arg_reduce_kernel(int64_t outputs, int64_t length, int64_t row_stride,
+                                  StridedSpace<3> rows, T* values, int64_t* indices,
+                                  const T* in) {
+  using A = OpMath<T>;
+  extern __shared__ unsigned char shared_bytes[];
+  const int threads = blockDim.x * blockDim.y;
+  int64_t* scratch_at = reinterpret_cast<int64_t*>(shared_bytes);
+  A* scratch_best = reinterpret_cast<A*>(scratch_at + threads);
+  for (int64_t v0 = static_cast<int64_t>(blockIdx.x) * blockDim.y; v0 < outputs;
+       v0 += static_cast<int64_t>(gridDim.x) * blockDim.y) {
+    const int64_t v = v0 + threadIdx.y;
+    A best = A(0);
+    int64_t at = -1;
+    int64_t o[3] = {0, 0, 0};
+    if (v < outputs) {
+      rows.offsets(v, o);
+      for (int64_t j = threadIdx.x; j < length; j += blockDim.x) {
+        const A x = convert<A>(in[o[2] + j * row_stride]);
+        if (better<A, IsMax>(x, j, best, at)) {
+          best = x;
+          at = j;
+        }
+      }
+    }
+    const int slot = threadIdx.y * blockDim.x + threadIdx.x;
+    scratch_best[slot] = best;
+    scratch_at[slot] = at;
+    __syncthreads();
+    for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
+      if (threadIdx.x < width &&
+          better<A, IsMax>(scratch_best[slot + width], scratch_at[slot + width],
+                           scratch_best[slot], scratch_at[slot])) {
+        scratch_best[slot] = scratch_best[slot + width];
+        scratch_at[slot] = scratch_at[slot + width];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0 && v < outputs) {
+      values[o[0]] = convert<T>(scratch_best[slot]);
+      indices[o[1]] = scratch_at[slot];
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace
 
 const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
@@ -195,6 +258,29 @@ const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
       using Acc = std::conditional_t<std::is_same_v<In, double>, double, float>;
       result = run<In, In, Acc>(op, rows, row, out, in, workspace, stream);
     }
+  });
+  return result;
+}
+
+
+const char* launch_arg_reduce(bool is_max, int32_t dtype, int64_t length, int64_t row_stride,
+                              const StridedSpace<3>& rows, void* values, int64_t* indices,
+                              const void* in, gpuStream_t stream) {
+  const int64_t outputs = rows.numel();
+  if (outputs == 0) return nullptr;
+  if (length == 0) return "cannot reduce over an empty dim: the reduction has no identity";
+  const char* result = kUnsupportedDtype;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const ReductionLaunch l = plan_reduction(outputs, length);
+    const dim3 block(l.threads_per_row, l.rows_per_block);
+    const size_t shared =
+        (sizeof(int64_t) + sizeof(OpMath<T>)) * l.threads_per_row * l.rows_per_block;
+    auto kernel = is_max ? arg_reduce_kernel<T, true> : arg_reduce_kernel<T, false>;
+    kernel<<<l.grid, block, shared, stream>>>(outputs, length, row_stride, rows,
+                                              static_cast<T*>(values), indices,
+                                              static_cast<const T*>(in));
+    result = last_launch_error();
   });
   return result;
 }

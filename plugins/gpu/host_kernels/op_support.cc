@@ -1,0 +1,51 @@
+// The helpers every GPU op wrapper shares (op_support.h): the device check, contiguous
+// copies on the device, and the status words kernels flag bad input in.
+#include "op_support.h"
+
+#include <string>
+
+#include "../kernels/launch.h"
+
+namespace loom::gpu {
+
+void prepare(const char* op, const sdk::Tensor& out,
+             std::initializer_list<const sdk::Tensor*> inputs) {
+  const LoomDevice d = out.device();
+  for (const sdk::Tensor* t : inputs) {
+    const LoomDevice in = t->device();
+    if (in.type != d.type || in.index != d.index) {
+      throw sdk::Error("[" + std::string(op) +
+                       "] expected every tensor on " LOOM_GPU_DEVICE_TYPE ":" +
+                       std::to_string(d.index) + ", found one on device type " +
+                       std::to_string(in.type) + " index " + std::to_string(in.index));
+    }
+  }
+  use_device(d.index);
+}
+
+sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& t,
+                       int32_t dtype) {
+  sdk::Tensor copy =
+      sdk::empty(t.sizes(), dtype < 0 ? t.dtype() : static_cast<LoomDType>(dtype), t.device());
+  const sdk::Tensor* operands[2] = {&copy, &t};
+  check_launch(launch_copy(copy.dtype(), t.dtype(), space_of(op, copy, operands), copy.data(),
+                           t.data(), stream_of(ctx)),
+               op);
+  return copy;
+}
+
+StatusWords::StatusWords(const sdk::Tensor& like, gpuStream_t stream)
+    : words_(sdk::empty({2}, LOOM_DTYPE_INT64, like.device())), stream_(stream) {
+  check(gpuMemsetAsync(words_.data(), 0, 2 * sizeof(int64_t), stream), "clearing a status word");
+}
+
+bool StatusWords::flagged(int64_t* value) const {
+  int64_t host[2] = {0, 0};
+  check(gpuMemcpyAsync(host, words_.data(), sizeof(host), gpuMemcpyDeviceToHost, stream_),
+        "reading a status word");
+  check(gpuStreamSynchronize(stream_), "waiting for a status word");
+  *value = host[1];
+  return host[0] != 0;
+}
+
+}  // namespace loom::gpu
