@@ -9,7 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(__HIPCC__)  // clang's HIP mode: __forceinline__ comes with hip_runtime.h only
+#define LOOM_GPU_HD __host__ __device__ inline __attribute__((always_inline))
+#define LOOM_GPU_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)
 #define LOOM_GPU_HD __host__ __device__ __forceinline__
 #define LOOM_GPU_UNROLL _Pragma("unroll")
 #else

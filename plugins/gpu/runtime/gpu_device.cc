@@ -17,7 +17,8 @@ int16_t g_device_type = -1;
 thread_local int tls_current_device = -1;
 
 std::string describe(gpuError_t err) {
-  return std::string(gpuGetErrorName(err)) + ": " + gpuGetErrorString(err);
+  const std::string name = gpuGetErrorName(err), text = gpuGetErrorString(err);
+  return text == name ? name : name + ": " + text;  // HIP's text is often the name again
 }
 
 // Errors at the ABI: an SDK error object saying what failed and why.
@@ -76,8 +77,9 @@ LoomError* get_properties(void*, int32_t index, LoomDeviceProperties* out) {
     gpuDeviceProp_t prop;
     const gpuError_t err = gpuGetDeviceProperties(&prop, index);
     if (err != gpuSuccess) return err;
-    std::strncpy(out->name, prop.name, sizeof(out->name) - 1);
-    out->name[sizeof(out->name) - 1] = '\0';
+    const size_t length = strnlen(prop.name, sizeof(out->name) - 1);
+    std::memcpy(out->name, prop.name, length);
+    out->name[length] = '\0';
     out->total_memory_bytes = static_cast<int64_t>(prop.totalGlobalMem);
     out->compute_units = prop.multiProcessorCount;
     return gpuSuccess;

@@ -15,17 +15,23 @@
 #else
 #define LOOM_SDK_HOST_DEVICE
 #endif
+// clang's HIP device code has no std::memcpy; its builtin is the same byte copy.
+#if defined(__HIPCC__)
+#define LOOM_SDK_BIT_COPY __builtin_memcpy
+#else
+#define LOOM_SDK_BIT_COPY std::memcpy
+#endif
 
 namespace loom::sdk {
 
 LOOM_SDK_HOST_DEVICE inline uint32_t float_bits(float f) {
   uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
+  LOOM_SDK_BIT_COPY(&u, &f, sizeof(u));
   return u;
 }
 LOOM_SDK_HOST_DEVICE inline float bits_float(uint32_t u) {
   float f;
-  std::memcpy(&f, &u, sizeof(f));
+  LOOM_SDK_BIT_COPY(&f, &u, sizeof(f));
   return f;
 }
 
