@@ -13,6 +13,7 @@ packages=(
   libdnnl-dev zlib1g-dev nlohmann-json3-dev libunwind-dev pkg-config
   python3
   ca-certificates
+  hipcc  # the ROCm plugin (plugins/gpu); the CUDA one builds when /usr/local/cuda has nvcc
 )
 packages+=("$@")
 

@@ -200,6 +200,40 @@ TEST_F(CudaOps, MatmulMatchesTheCpu) {
                a.to(ScalarType::BFloat16).matmul(b.to(ScalarType::BFloat16)), 2e-2);
 }
 
+// loom's own tiled GEMM (the ROCm plugin's matmul), chosen by the manifest's "gemm"
+// option, against the CPU (and so against cuBLAS, which MatmulMatchesTheCpu checks).
+TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+  Runtime runtime = load_cuda("options { key: \"gemm\" value: \"loom\" }");
+  const Device cuda = parse_device("cuda:0");
+  auto close = [](const Tensor& gpu, const Tensor& cpu, double tol) {
+    std::vector<double> g = test::values(gpu.to(parse_device("cpu")).to(ScalarType::Float64));
+    std::vector<double> c = test::values(cpu.to(ScalarType::Float64));
+    ASSERT_EQ(g.size(), c.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << i;
+    }
+  };
+  Tensor a = randn({67, 130}), b = randn({130, 71}), c = randn({71});
+  close(a.to(cuda).matmul(b.to(cuda)), a.matmul(b), 1e-4);
+  close(a.t().to(cuda).t().matmul(b.t().to(cuda).t()), a.matmul(b), 1e-4);  // transposed views
+  close(c.to(cuda).addmm(a.to(cuda), b.to(cuda), 0.5, 2.0), c.addmm(a, b, 0.5, 2.0), 1e-4);
+  Tensor x = randn({3, 33, 20}), y = randn({1, 20, 9});
+  close(x.to(cuda).matmul(y.to(cuda)), x.matmul(y), 1e-4);
+  close(a.to(ScalarType::Float64).to(cuda).matmul(b.to(ScalarType::Float64).to(cuda)),
+        a.to(ScalarType::Float64).matmul(b.to(ScalarType::Float64)), 1e-12);
+  Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
+  close(ha.to(cuda).matmul(hb.to(cuda)), ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)),
+        2e-2);
+}
+
+TEST(CudaLoomGemm, AnUnknownGemmOptionIsRefused) {
+  test::expect_error(
+      [] { load_cuda("options { key: \"allow_no_device\" value: \"true\" } "
+                     "options { key: \"gemm\" value: \"fastest\" }"); },
+      "plugin-host", "option gemm: expected \"vendor\" or \"loom\", found \"fastest\"");
+}
+
 TEST_F(CudaOps, RandomTensorsEqualTheCpusForTheSameSeed) {
   manual_seed(1234);
   Tensor cpu = rand({1000});

@@ -92,7 +92,9 @@ TEST(GpuIndexMath, ElementwiseLaunchCoversEveryElement) {
     EXPECT_LE(l.grid, kMaxGrid);
     // Grid-stride loops: one pass or more covers n.
     const int64_t per_pass = int64_t{l.grid} * l.block * kElementwisePerThread;
-    if (l.grid < kMaxGrid) EXPECT_GE(per_pass, n) << n;
+    if (l.grid < kMaxGrid) {
+      EXPECT_GE(per_pass, n) << n;
+    }
   }
 }
 

@@ -1,7 +1,8 @@
-// The matmul family on GPU tensors (mm, bmm, addmm, baddbmm) through cuBLAS's
-// cublasGemmStridedBatchedEx: float16 and bfloat16 accumulate in float, float32 in float
-// (TF32 tensor cores only when the manifest's "allow_tf32" option is "true", as PyTorch's
-// torch.backends.cuda.matmul.allow_tf32), float64 in double.
+// The matmul family on GPU tensors (mm, bmm, addmm, baddbmm): on CUDA through cuBLAS's
+// cublasGemmStridedBatchedEx (float16 and bfloat16 accumulate in float, float32 in float,
+// TF32 tensor cores only when the manifest's "allow_tf32" option is "true", as PyTorch's
+// torch.backends.cuda.matmul.allow_tf32; float64 in double); on ROCm, and on CUDA with
+// the option gemm: "loom", through loom's tiled kernel (Note [Tiled GEMM]).
 //
 // Note [Row-major GEMM on cuBLAS]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -26,12 +27,45 @@ namespace loom::gpu {
 
 bool g_allow_tf32 = false;
 
-#if !defined(LOOM_GPU_HIP)
 namespace {
 
 using sdk::DispatchContext;
 using sdk::Scalar;
 using sdk::Tensor;
+
+// True when the manifest's "gemm" option is "loom": the CUDA plugin then multiplies with
+// loom's own tiled kernel, as the ROCm plugin always does (how it is checked against
+// cuBLAS on a machine with an NVIDIA GPU).
+bool g_loom_gemm = false;
+
+// out = beta * out + alpha * a @ b through loom's tiled kernel, every operand read and
+// written through its strides (a batch dim of size 1 broadcasts with stride 0).
+void tiled_gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Tensor& b,
+                const Tensor& out, double alpha, double beta) {
+  const int64_t nd = out.dim();
+  auto batch_stride = [&](const Tensor& t) {
+    return nd == 3 && t.sizes()[0] != 1 ? t.strides()[0] : 0;
+  };
+  GemmShape s;
+  s.m = out.sizes()[nd - 2];
+  s.n = out.sizes()[nd - 1];
+  s.k = a.sizes()[nd - 1];
+  s.batch = nd == 3 ? out.sizes()[0] : 1;
+  s.a_row_stride = a.strides()[nd - 2];
+  s.a_col_stride = a.strides()[nd - 1];
+  s.a_batch_stride = batch_stride(a);
+  s.b_row_stride = b.strides()[nd - 2];
+  s.b_col_stride = b.strides()[nd - 1];
+  s.b_batch_stride = batch_stride(b);
+  s.c_row_stride = out.strides()[nd - 2];
+  s.c_col_stride = out.strides()[nd - 1];
+  s.c_batch_stride = nd == 3 ? out.strides()[0] : 0;
+  check_launch(
+      launch_gemm(out.dtype(), s, alpha, beta, out.data(), a.data(), b.data(), stream_of(ctx)),
+      op);
+}
+
+#if !defined(LOOM_GPU_HIP)
 
 void check_blas(cublasStatus_t status, const char* op, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
@@ -82,6 +116,10 @@ void gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Ten
   const int64_t m = out.sizes()[nd - 2], n = out.sizes()[nd - 1], k = a.sizes()[nd - 1];
   const int64_t batch = nd == 3 ? out.sizes()[0] : 1;
   if (out.numel() == 0) return;
+  if (g_loom_gemm) {
+    tiled_gemm(ctx, op, a, b, out, alpha, beta);
+    return;
+  }
   const bool out_dense = out.is_contiguous();
   Tensor c = out_dense ? out : contiguous(ctx, op, out);
   const BlasMatrix A = blas_matrix(ctx, op, a), B = blas_matrix(ctx, op, b);
@@ -133,6 +171,15 @@ void gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Ten
                  op);
   }
 }
+
+#else
+// ROCm: Debian ships no rocBLAS, so every product runs on loom's tiled kernel.
+void gemm(const DispatchContext& ctx, const char* op, const Tensor& a, const Tensor& b,
+          const Tensor& out, double alpha, double beta) {
+  if (out.numel() == 0) return;
+  tiled_gemm(ctx, op, a, b, out, alpha, beta);
+}
+#endif
 
 // out = self broadcast to out's shape (addmm / baddbmm with beta != 0).
 void broadcast_into(const DispatchContext& ctx, const char* op, const Tensor& self,
@@ -187,15 +234,16 @@ Tensor baddbmm_out(const DispatchContext& ctx, const Tensor& self, const Tensor&
 
 void register_linalg_ops(sdk::Registrar& r, uint32_t key) {
   g_allow_tf32 = r.option("allow_tf32", "false") == "true";
+  const std::string gemm_option(r.option("gemm", "vendor"));
+  if (gemm_option != "vendor" && gemm_option != "loom") {
+    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] option gemm: expected \"vendor\" or \"loom\", found \"" +
+                     gemm_option + "\"", LOOM_STATUS_INVALID_ARGUMENT);
+  }
+  g_loom_gemm = gemm_option == "loom";
   r.impl<&mm_out>("loom::mm.out", key, sdk::dtypes::floating);
   r.impl<&bmm_out>("loom::bmm.out", key, sdk::dtypes::floating);
   r.impl<&addmm_out>("loom::addmm.out", key, sdk::dtypes::floating);
   r.impl<&baddbmm_out>("loom::baddbmm.out", key, sdk::dtypes::floating);
 }
-#else
-// ROCm: Debian ships no rocBLAS; loom's own tiled GEMM is not written yet, so the matmul
-// family is not registered on the ROCm plugin (its calls fail with loom's "no kernel").
-void register_linalg_ops(sdk::Registrar&, uint32_t) {}
-#endif
 
 }  // namespace loom::gpu

@@ -213,6 +213,19 @@ const char* launch_nll_loss(int32_t dtype, int32_t target_dtype, const NllLossSh
                             bool reduce, bool mean, void* out, const void* self, const void* target,
                             const void* weight, int64_t* status, gpuStream_t stream);
 
+// --- GEMM (gemm.cu; Note [Tiled GEMM] in gemm_math.h) ---
+// A batch of c [m, n] = alpha * a [m, k] @ b [k, n] + beta * c, each operand's rows,
+// columns and batch entries `*_stride` elements apart (any layout, no copies).
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  int64_t a_row_stride = 0, a_col_stride = 0, a_batch_stride = 0;
+  int64_t b_row_stride = 0, b_col_stride = 0, b_batch_stride = 0;
+  int64_t c_row_stride = 0, c_col_stride = 0, c_batch_stride = 0;
+};
+// Floating dtypes; beta 0 never reads c.
+const char* launch_gemm(int32_t dtype, const GemmShape& shape, double alpha, double beta, void* c,
+                        const void* a, const void* b, gpuStream_t stream);
+
 // --- softmax (softmax.cu): `outer` rows of `length` elements at stride `inner` ---
 const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t length, int64_t inner,
                            void* out, const void* in, gpuStream_t stream);
