@@ -223,14 +223,17 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
   close(a.to(ScalarType::Float64).to(cuda).matmul(b.to(ScalarType::Float64).to(cuda)),
         a.to(ScalarType::Float64).matmul(b.to(ScalarType::Float64)), 1e-12);
   Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
-  close(ha.to(cuda).matmul(hb.to(cuda)), ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)),
-        2e-2);
+  close(ha.to(cuda).matmul(hb.to(cuda)),
+        ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
 }
 
 TEST(CudaLoomGemm, AnUnknownGemmOptionIsRefused) {
   test::expect_error(
-      [] { load_cuda("options { key: \"allow_no_device\" value: \"true\" } "
-                     "options { key: \"gemm\" value: \"fastest\" }"); },
+      [] {
+        load_cuda(
+            "options { key: \"allow_no_device\" value: \"true\" } "
+            "options { key: \"gemm\" value: \"fastest\" }");
+      },
       "plugin-host", "option gemm: expected \"vendor\" or \"loom\", found \"fastest\"");
 }
 

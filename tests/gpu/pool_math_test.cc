@@ -35,8 +35,8 @@ TEST(GpuPoolMath, WindowTapsAreTheInRangeTapsOfEveryWindow) {
               std::vector<int64_t> taps;
               for (int64_t t = w.first; t < w.last; ++t) taps.push_back(w.start + t * dilation);
               EXPECT_EQ(taps, reference_taps(i, kernel, stride, padding, dilation, size))
-                  << "size " << size << " kernel " << kernel << " stride " << stride
-                  << " padding " << padding << " dilation " << dilation << " output " << i;
+                  << "size " << size << " kernel " << kernel << " stride " << stride << " padding "
+                  << padding << " dilation " << dilation << " output " << i;
             }
           }
         }

@@ -40,8 +40,7 @@ TEST(RocmPlugin, WithoutADeviceAnOptionalEntryIsSkippedWithTheRuntimesReason) {
   Runtime runtime = load_rocm("optional: true");
   ASSERT_EQ(runtime.report().skipped.size(), 1u);
   const std::string& message = runtime.report().skipped[0].second;
-  EXPECT_NE(message.find("[rocm] no usable device (0 devices): hip"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("[rocm] no usable device (0 devices): hip"), std::string::npos) << message;
 }
 
 TEST(RocmPlugin, WithoutADeviceARequiredEntryStopsTheLoad) {

@@ -162,11 +162,11 @@ std::unique_ptr<ConvPlan> make_plan(cudnnHandle_t handle, const ConvProblem& p, 
     check_dnn(cudnnCreateTensorDescriptor(&plan->bias), op, "cudnnCreateTensorDescriptor");
     packed_4d(plan->bias, type, {1, p.output[1], 1, 1}, op);
   }
-  check_dnn(cudnnSetFilter4dDescriptor(plan->weight, type, CUDNN_TENSOR_NCHW,
-                                       static_cast<int>(p.weight[0]), static_cast<int>(p.weight[1]),
-                                       static_cast<int>(p.weight[2]),
-                                       static_cast<int>(p.weight[3])),
-            op, "cudnnSetFilter4dDescriptor");
+  check_dnn(
+      cudnnSetFilter4dDescriptor(plan->weight, type, CUDNN_TENSOR_NCHW,
+                                 static_cast<int>(p.weight[0]), static_cast<int>(p.weight[1]),
+                                 static_cast<int>(p.weight[2]), static_cast<int>(p.weight[3])),
+      op, "cudnnSetFilter4dDescriptor");
   const cudnnDataType_t compute = type == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   check_dnn(cudnnSetConvolution2dDescriptor(
                 plan->conv, static_cast<int>(p.padding[0]), static_cast<int>(p.padding[1]),
@@ -189,17 +189,17 @@ std::unique_ptr<ConvPlan> make_plan(cudnnHandle_t handle, const ConvProblem& p, 
   switch (p.kind) {
     case ConvKind::Forward: {
       cudnnConvolutionFwdAlgoPerf_t perfs[kMaxAlgorithms];
-      check_dnn(cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->input, plan->weight,
-                                                       plan->conv, plan->output, kMaxAlgorithms,
-                                                       &count, perfs),
-                op, "cudnnGetConvolutionForwardAlgorithm_v7");
+      check_dnn(
+          cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->input, plan->weight, plan->conv,
+                                                 plan->output, kMaxAlgorithms, &count, perfs),
+          op, "cudnnGetConvolutionForwardAlgorithm_v7");
       const auto* best = choose(perfs, count);
       if (best == nullptr) break;
       plan->algorithm = best->algo;
-      check_dnn(cudnnGetConvolutionForwardWorkspaceSize(handle, plan->input, plan->weight,
-                                                        plan->conv, plan->output, best->algo,
-                                                        &plan->workspace_bytes),
-                op, "cudnnGetConvolutionForwardWorkspaceSize");
+      check_dnn(
+          cudnnGetConvolutionForwardWorkspaceSize(handle, plan->input, plan->weight, plan->conv,
+                                                  plan->output, best->algo, &plan->workspace_bytes),
+          op, "cudnnGetConvolutionForwardWorkspaceSize");
       return plan;
     }
     case ConvKind::BackwardData: {
@@ -219,22 +219,21 @@ std::unique_ptr<ConvPlan> make_plan(cudnnHandle_t handle, const ConvProblem& p, 
     }
     case ConvKind::BackwardFilter: {
       cudnnConvolutionBwdFilterAlgoPerf_t perfs[kMaxAlgorithms];
-      check_dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                    handle, plan->input, plan->output, plan->conv, plan->weight, kMaxAlgorithms,
-                    &count, perfs),
+      check_dnn(cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, plan->input, plan->output,
+                                                              plan->conv, plan->weight,
+                                                              kMaxAlgorithms, &count, perfs),
                 op, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
       const auto* best = choose(perfs, count);
       if (best == nullptr) break;
       plan->algorithm = best->algo;
-      check_dnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                    handle, plan->input, plan->output, plan->conv, plan->weight, best->algo,
-                    &plan->workspace_bytes),
+      check_dnn(cudnnGetConvolutionBackwardFilterWorkspaceSize(handle, plan->input, plan->output,
+                                                               plan->conv, plan->weight, best->algo,
+                                                               &plan->workspace_bytes),
                 op, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
       return plan;
     }
   }
-  throw sdk::Error("[" + std::string(op) +
-                   "] cuDNN has no algorithm for this convolution (dtype " +
+  throw sdk::Error("[" + std::string(op) + "] cuDNN has no algorithm for this convolution (dtype " +
                    std::to_string(p.dtype) + ", groups " + std::to_string(p.groups) + ")");
 }
 
@@ -265,8 +264,8 @@ ConvProblem problem(ConvKind kind, int32_t dtype, std::span<const int64_t> input
       output.size() != input.size()) {
     throw sdk::Error("[" + std::string(op) +
                      "] expected a 3-d or 4-d input and output and a 4-d weight, found " +
-                     std::to_string(input.size()) + ", " + std::to_string(output.size()) +
-                     " and " + std::to_string(weight.size()) + " dims");
+                     std::to_string(input.size()) + ", " + std::to_string(output.size()) + " and " +
+                     std::to_string(weight.size()) + " dims");
   }
   ConvProblem p{kind, dtype, nchw(input), nchw(weight), nchw(output), {}, {}, {}, groups};
   pair_into(stride, p.stride, 1);
@@ -339,11 +338,10 @@ Tensor conv2d_out(const DispatchContext& ctx, const Tensor& input, const Tensor&
   const std::optional<Tensor> ws = workspace_for(plan, out);
   const Scaling s;
   into(ctx, op, out, [&](const Tensor& y) {
-    check_dnn(cudnnConvolutionForward(handle, s.one(dtype), plan.input, x.data(), plan.weight,
-                                      w.data(), plan.conv,
-                                      static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm),
-                                      ws ? ws->data() : nullptr, plan.workspace_bytes,
-                                      s.zero(dtype), plan.output, y.data()),
+    check_dnn(cudnnConvolutionForward(
+                  handle, s.one(dtype), plan.input, x.data(), plan.weight, w.data(), plan.conv,
+                  static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), ws ? ws->data() : nullptr,
+                  plan.workspace_bytes, s.zero(dtype), plan.output, y.data()),
               op, "cudnnConvolutionForward");
     if (!bias) return;
     const Tensor b = packed(ctx, op, *bias, dtype);
@@ -377,20 +375,19 @@ Tensor conv2d_backward_input_out(const DispatchContext& ctx, const Tensor& grad_
   const std::optional<Tensor> ws = workspace_for(plan, out);
   const Scaling s;
   into(ctx, op, out, [&](const Tensor& dx) {
-    check_dnn(cudnnConvolutionBackwardData(
-                  handle, s.one(dtype), plan.weight, w.data(), plan.output, dy.data(), plan.conv,
-                  static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm),
-                  ws ? ws->data() : nullptr, plan.workspace_bytes, s.zero(dtype), plan.input,
-                  dx.data()),
-              op, "cudnnConvolutionBackwardData");
+    check_dnn(
+        cudnnConvolutionBackwardData(
+            handle, s.one(dtype), plan.weight, w.data(), plan.output, dy.data(), plan.conv,
+            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm), ws ? ws->data() : nullptr,
+            plan.workspace_bytes, s.zero(dtype), plan.input, dx.data()),
+        op, "cudnnConvolutionBackwardData");
   });
   return out;
 }
 
 Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad_output,
                                   const Tensor& input, std::span<const int64_t> weight_size,
-                                  std::span<const int64_t> stride,
-                                  std::span<const int64_t> padding,
+                                  std::span<const int64_t> stride, std::span<const int64_t> padding,
                                   std::span<const int64_t> dilation, int64_t groups,
                                   const Tensor& out) {
   const char* op = "conv2d_backward_weight";
@@ -411,12 +408,12 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
   const std::optional<Tensor> ws = workspace_for(plan, out);
   const Scaling s;
   into(ctx, op, out, [&](const Tensor& dw) {
-    check_dnn(cudnnConvolutionBackwardFilter(
-                  handle, s.one(dtype), plan.input, x.data(), plan.output, dy.data(), plan.conv,
-                  static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm),
-                  ws ? ws->data() : nullptr, plan.workspace_bytes, s.zero(dtype), plan.weight,
-                  dw.data()),
-              op, "cudnnConvolutionBackwardFilter");
+    check_dnn(
+        cudnnConvolutionBackwardFilter(
+            handle, s.one(dtype), plan.input, x.data(), plan.output, dy.data(), plan.conv,
+            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm), ws ? ws->data() : nullptr,
+            plan.workspace_bytes, s.zero(dtype), plan.weight, dw.data()),
+        op, "cudnnConvolutionBackwardFilter");
   });
   return out;
 }
@@ -425,8 +422,7 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
 
 void register_conv_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&conv2d_out>("loom::conv2d.out", key, sdk::dtypes::floating);
-  r.impl<&conv2d_backward_input_out>("loom::conv2d_backward_input.out", key,
-                                     sdk::dtypes::floating);
+  r.impl<&conv2d_backward_input_out>("loom::conv2d_backward_input.out", key, sdk::dtypes::floating);
   r.impl<&conv2d_backward_weight_out>("loom::conv2d_backward_weight.out", key,
                                       sdk::dtypes::floating);
 }

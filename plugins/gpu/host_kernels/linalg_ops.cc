@@ -61,8 +61,7 @@ void tiled_gemm(const DispatchContext& ctx, const char* op, const Tensor& a, con
   s.c_col_stride = out.strides()[nd - 1];
   s.c_batch_stride = nd == 3 ? out.strides()[0] : 0;
   check_launch(
-      launch_gemm(out.dtype(), s, alpha, beta, out.data(), a.data(), b.data(), stream_of(ctx)),
-      op);
+      launch_gemm(out.dtype(), s, alpha, beta, out.data(), a.data(), b.data(), stream_of(ctx)), op);
 }
 
 #if !defined(LOOM_GPU_HIP)
@@ -236,8 +235,10 @@ void register_linalg_ops(sdk::Registrar& r, uint32_t key) {
   g_allow_tf32 = r.option("allow_tf32", "false") == "true";
   const std::string gemm_option(r.option("gemm", "vendor"));
   if (gemm_option != "vendor" && gemm_option != "loom") {
-    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] option gemm: expected \"vendor\" or \"loom\", found \"" +
-                     gemm_option + "\"", LOOM_STATUS_INVALID_ARGUMENT);
+    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME
+                     "] option gemm: expected \"vendor\" or \"loom\", found \"" +
+                         gemm_option + "\"",
+                     LOOM_STATUS_INVALID_ARGUMENT);
   }
   g_loom_gemm = gemm_option == "loom";
   r.impl<&mm_out>("loom::mm.out", key, sdk::dtypes::floating);

@@ -35,8 +35,7 @@ void pair_into(std::span<const int64_t> v, int64_t (&pair)[2], const int64_t (&f
   }
 }
 
-PoolShape pool_shape(const char* op, const Tensor& self, const Tensor& out,
-                     const Tensor* indices) {
+PoolShape pool_shape(const char* op, const Tensor& self, const Tensor& out, const Tensor* indices) {
   if (self.dim() != 3 && self.dim() != 4) {
     throw sdk::Error("[" + std::string(op) + "] expected a 3-d or 4-d input, found " +
                      std::to_string(self.dim()) + " dims");
@@ -102,10 +101,10 @@ Tensor avg_pool2d_out(const DispatchContext& ctx, const Tensor& self,
   }
   PoolShape s = pool_shape(op, self, out, nullptr);
   fixed_window(s, kernel_size, stride, padding, {});
-  check_launch(launch_avg_pool(false, self.dtype(), s, count_include_pad,
-                               divisor_override.value_or(0), out.data(), self.data(),
-                               stream_of(ctx)),
-               op);
+  check_launch(
+      launch_avg_pool(false, self.dtype(), s, count_include_pad, divisor_override.value_or(0),
+                      out.data(), self.data(), stream_of(ctx)),
+      op);
   return out;
 }
 
@@ -114,9 +113,9 @@ Tensor adaptive_avg_pool2d_out(const DispatchContext& ctx, const Tensor& self,
   const char* op = "adaptive_avg_pool2d";
   prepare(op, out, {&self});
   const PoolShape s = pool_shape(op, self, out, nullptr);
-  check_launch(launch_avg_pool(true, self.dtype(), s, false, 0, out.data(), self.data(),
-                               stream_of(ctx)),
-               op);
+  check_launch(
+      launch_avg_pool(true, self.dtype(), s, false, 0, out.data(), self.data(), stream_of(ctx)),
+      op);
   return out;
 }
 

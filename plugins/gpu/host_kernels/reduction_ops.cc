@@ -1,7 +1,7 @@
 // Reductions on GPU tensors (sum, prod, amax, amin, any, all; max.dim and min.dim with
 // their indices): the reduced dims become a row StridedSpace, the kept dims a rows space
-// paired with out's strides (Note [Reduction layout]). Out has the rule's dtype; a sum or prod into a dtype the kernel does not pair
-// with the input's (sum(dtype=...)) casts the input first.
+// paired with out's strides (Note [Reduction layout]). Out has the rule's dtype; a sum or prod into
+// a dtype the kernel does not pair with the input's (sum(dtype=...)) casts the input first.
 #include <optional>
 #include <span>
 #include <string>
@@ -153,9 +153,9 @@ std::tuple<Tensor, Tensor> extremum_dim_out(const DispatchContext& ctx, const Te
     throw sdk::Error("[" + std::string(op) +
                      "] too many dims for the " LOOM_GPU_PLATFORM_NAME " reduction kernel");
   }
-  check_launch(launch_arg_reduce(IsMax, self.dtype(), length, nd == 0 ? 0 : self.strides()[d],
-                                 rows, values.data(), static_cast<int64_t*>(indices.data()),
-                                 self.data(), stream_of(ctx)),
+  check_launch(launch_arg_reduce(IsMax, self.dtype(), length, nd == 0 ? 0 : self.strides()[d], rows,
+                                 values.data(), static_cast<int64_t*>(indices.data()), self.data(),
+                                 stream_of(ctx)),
                op);
   return {values, indices};
 }

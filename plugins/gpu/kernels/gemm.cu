@@ -14,8 +14,8 @@ namespace {
 
 template <typename T>
 __global__ void __launch_bounds__(kGemmThreads)
-    gemm_kernel(GemmShape s, int64_t row_tiles, OpMath<T> alpha, OpMath<T> beta, T* c,
-                const T* a, const T* b) {
+    gemm_kernel(GemmShape s, int64_t row_tiles, OpMath<T> alpha, OpMath<T> beta, T* c, const T* a,
+                const T* b) {
   using A = OpMath<T>;
   __shared__ A a_slice[kGemmTileK][kGemmTile + 1];  // [k][row]; +1 spreads the banks
   __shared__ A b_slice[kGemmTileK][kGemmTile];

@@ -24,7 +24,7 @@ namespace loom::gpu {
 inline constexpr int kGemmTile = 64;
 inline constexpr int kGemmTileK = 16;
 inline constexpr int kGemmPerThread = 4;
-inline constexpr int kGemmThreadsPerDim = kGemmTile / kGemmPerThread;  // 16
+inline constexpr int kGemmThreadsPerDim = kGemmTile / kGemmPerThread;         // 16
 inline constexpr int kGemmThreads = kGemmThreadsPerDim * kGemmThreadsPerDim;  // 256
 inline constexpr uint32_t kMaxGridYZ = 65535;
 

@@ -13,7 +13,8 @@
 namespace loom::gpu {
 namespace {
 
-__device__ __forceinline__ int64_t plane_offset(const int64_t (&strides)[4], const PoolPosition& p) {
+__device__ __forceinline__ int64_t plane_offset(const int64_t (&strides)[4],
+                                                const PoolPosition& p) {
   return p.n * strides[0] + p.c * strides[1];
 }
 
@@ -27,8 +28,7 @@ __device__ __forceinline__ void take_max(A v, int64_t index, A& best, int64_t& a
 }
 
 template <typename T>
-__global__ void max_pool_kernel(int64_t n, PoolShape s, T* values, int64_t* indices,
-                                const T* in) {
+__global__ void max_pool_kernel(int64_t n, PoolShape s, T* values, int64_t* indices, const T* in) {
   using A = OpMath<T>;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
@@ -62,8 +62,10 @@ __global__ void adaptive_max_pool_kernel(int64_t n, PoolShape s, T* values, int6
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     const PoolPosition p = pool_position(s, i);
-    const int64_t y0 = adaptive_begin(p.y, s.in_h, s.out_h), y1 = adaptive_end(p.y, s.in_h, s.out_h);
-    const int64_t x0 = adaptive_begin(p.x, s.in_w, s.out_w), x1 = adaptive_end(p.x, s.in_w, s.out_w);
+    const int64_t y0 = adaptive_begin(p.y, s.in_h, s.out_h),
+                  y1 = adaptive_end(p.y, s.in_h, s.out_h);
+    const int64_t x0 = adaptive_begin(p.x, s.in_w, s.out_w),
+                  x1 = adaptive_end(p.x, s.in_w, s.out_w);
     const T* plane = in + plane_offset(s.in_strides, p);
     A best = 0;
     int64_t at = -1;
@@ -101,7 +103,7 @@ __global__ void avg_pool_kernel(int64_t n, PoolShape s, bool count_include_pad, 
         total += convert<A>(plane[iy * s.in_strides[2] + ix * s.in_strides[3]]);
       }
     }
-    const int64_t count = divisor != 0         ? divisor
+    const int64_t count = divisor != 0        ? divisor
                           : count_include_pad ? rows.padded_extent * cols.padded_extent
                                               : (rows.end - rows.begin) * (cols.end - cols.begin);
     out[plane_offset(s.out_strides, p) + p.y * s.out_strides[2] + p.x * s.out_strides[3]] =
@@ -115,8 +117,10 @@ __global__ void adaptive_avg_pool_kernel(int64_t n, PoolShape s, T* out, const T
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     const PoolPosition p = pool_position(s, i);
-    const int64_t y0 = adaptive_begin(p.y, s.in_h, s.out_h), y1 = adaptive_end(p.y, s.in_h, s.out_h);
-    const int64_t x0 = adaptive_begin(p.x, s.in_w, s.out_w), x1 = adaptive_end(p.x, s.in_w, s.out_w);
+    const int64_t y0 = adaptive_begin(p.y, s.in_h, s.out_h),
+                  y1 = adaptive_end(p.y, s.in_h, s.out_h);
+    const int64_t x0 = adaptive_begin(p.x, s.in_w, s.out_w),
+                  x1 = adaptive_end(p.x, s.in_w, s.out_w);
     const T* plane = in + plane_offset(s.in_strides, p);
     A total = 0;
     for (int64_t iy = y0; iy < y1; ++iy) {
@@ -153,9 +157,9 @@ const char* launch_avg_pool(bool adaptive, int32_t dtype, const PoolShape& shape
       result = launch_grid_stride(adaptive_avg_pool_kernel<T>, shape.outputs(), stream, shape,
                                   static_cast<T*>(out), static_cast<const T*>(in));
     } else {
-      result = launch_grid_stride(avg_pool_kernel<T>, shape.outputs(), stream, shape,
-                                  count_include_pad, divisor, static_cast<T*>(out),
-                                  static_cast<const T*>(in));
+      result =
+          launch_grid_stride(avg_pool_kernel<T>, shape.outputs(), stream, shape, count_include_pad,
+                             divisor, static_cast<T*>(out), static_cast<const T*>(in));
     }
   });
   return result;

@@ -33,8 +33,8 @@ struct AverageWindow {
   int64_t begin = 0, end = 0, padded_extent = 0;
 };
 
-LOOM_GPU_HD AverageWindow average_window(int64_t i, int64_t kernel, int64_t stride,
-                                         int64_t padding, int64_t size) {
+LOOM_GPU_HD AverageWindow average_window(int64_t i, int64_t kernel, int64_t stride, int64_t padding,
+                                         int64_t size) {
   const int64_t start = i * stride - padding;
   const int64_t padded_end = start + kernel < size + padding ? start + kernel : size + padding;
   AverageWindow w;

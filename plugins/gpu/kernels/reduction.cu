@@ -188,8 +188,7 @@ __device__ __forceinline__ bool better(A v, int64_t i, A best, int64_t at) {
 // rows: operand 0 the values' offset, 1 the indices', 2 the input's row start.
 template <typename T, bool IsMax>
 __global__ void arg_reduce_kernel(int64_t outputs, int64_t length, int64_t row_stride,
-                                  StridedSpace<3> rows, T* values, int64_t* indices,
-                                  const T* in) {
+                                  StridedSpace<3> rows, T* values, int64_t* indices, const T* in) {
   using A = OpMath<T>;
   extern __shared__ unsigned char shared_bytes[];
   const int threads = blockDim.x * blockDim.y;
@@ -217,8 +216,8 @@ __global__ void arg_reduce_kernel(int64_t outputs, int64_t length, int64_t row_s
     __syncthreads();
     for (unsigned width = blockDim.x / 2; width > 0; width /= 2) {
       if (threadIdx.x < width &&
-          better<A, IsMax>(scratch_best[slot + width], scratch_at[slot + width],
-                           scratch_best[slot], scratch_at[slot])) {
+          better<A, IsMax>(scratch_best[slot + width], scratch_at[slot + width], scratch_best[slot],
+                           scratch_at[slot])) {
         scratch_best[slot] = scratch_best[slot + width];
         scratch_at[slot] = scratch_at[slot + width];
       }
@@ -261,7 +260,6 @@ const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
   });
   return result;
 }
-
 
 const char* launch_arg_reduce(bool is_max, int32_t dtype, int64_t length, int64_t row_stride,
                               const StridedSpace<3>& rows, void* values, int64_t* indices,
