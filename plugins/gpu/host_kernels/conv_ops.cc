@@ -279,18 +279,6 @@ Tensor packed(const DispatchContext& ctx, const char* op, const Tensor& t, int32
   return t.is_contiguous() && t.dtype() == dtype ? t : contiguous(ctx, op, t, dtype);
 }
 
-// cuDNN's alpha / beta: double for float64 data, float otherwise.
-struct Scaling {
-  float f_one = 1, f_zero = 0;
-  double d_one = 1, d_zero = 0;
-  const void* one(int32_t dtype) const {
-    return dtype == LOOM_DTYPE_FLOAT64 ? static_cast<const void*>(&d_one) : &f_one;
-  }
-  const void* zero(int32_t dtype) const {
-    return dtype == LOOM_DTYPE_FLOAT64 ? static_cast<const void*>(&d_zero) : &f_zero;
-  }
-};
-
 // Runs `compute(target)` into out: out itself when it is dense, else a temporary copied
 // into out after.
 template <typename F>
@@ -314,9 +302,39 @@ void fill_zero(const DispatchContext& ctx, const char* op, const Tensor& out) {
                op);
 }
 
-std::optional<Tensor> workspace_for(const ConvPlan& plan, const Tensor& like) {
-  if (plan.workspace_bytes == 0) return std::nullopt;
-  return sdk::empty({static_cast<int64_t>(plan.workspace_bytes)}, LOOM_DTYPE_UINT8, like.device());
+// What one cuDNN call needs: the handle on the call's stream, the problem's plan, its
+// workspace (from the caching allocator, on that stream), and alpha / beta (double for
+// float64 data, float otherwise).
+struct ConvCall {
+  cudnnHandle_t handle = nullptr;
+  const ConvPlan* plan = nullptr;
+  std::optional<Tensor> workspace;
+  int32_t dtype = 0;
+  float f_one = 1, f_zero = 0;
+  double d_one = 1, d_zero = 0;
+
+  void* workspace_data() const { return workspace ? workspace->data() : nullptr; }
+  const void* one() const {
+    return dtype == LOOM_DTYPE_FLOAT64 ? static_cast<const void*>(&d_one) : &f_one;
+  }
+  const void* zero() const {
+    return dtype == LOOM_DTYPE_FLOAT64 ? static_cast<const void*>(&d_zero) : &f_zero;
+  }
+};
+
+ConvCall start_call(const DispatchContext& ctx, const char* op, const ConvProblem& p,
+                    const Tensor& out) {
+  const int device = out.device().index;
+  ConvCall c;
+  c.handle = dnn_handle(device, op);
+  c.dtype = p.dtype;
+  check_dnn(cudnnSetStream(c.handle, stream_of(ctx)), op, "cudnnSetStream");
+  c.plan = &plan_for(c.handle, device, p, op);
+  if (c.plan->workspace_bytes > 0) {
+    c.workspace =
+        sdk::empty({static_cast<int64_t>(c.plan->workspace_bytes)}, LOOM_DTYPE_UINT8, out.device());
+  }
+  return c;
 }
 
 Tensor conv2d_out(const DispatchContext& ctx, const Tensor& input, const Tensor& weight,
@@ -328,24 +346,20 @@ Tensor conv2d_out(const DispatchContext& ctx, const Tensor& input, const Tensor&
   if (bias) prepare(op, out, {&*bias});
   if (out.numel() == 0) return out;
   const int32_t dtype = out.dtype();
-  const ConvProblem p = problem(ConvKind::Forward, dtype, input.sizes(), weight.sizes(),
-                                out.sizes(), stride, padding, dilation, groups, op);
-  const int device = out.device().index;
-  cudnnHandle_t handle = dnn_handle(device, op);
-  check_dnn(cudnnSetStream(handle, stream_of(ctx)), op, "cudnnSetStream");
-  const ConvPlan& plan = plan_for(handle, device, p, op);
+  const ConvCall c = start_call(ctx, op,
+                                problem(ConvKind::Forward, dtype, input.sizes(), weight.sizes(),
+                                        out.sizes(), stride, padding, dilation, groups, op),
+                                out);
   const Tensor x = packed(ctx, op, input, dtype), w = packed(ctx, op, weight, dtype);
-  const std::optional<Tensor> ws = workspace_for(plan, out);
-  const Scaling s;
   into(ctx, op, out, [&](const Tensor& y) {
     check_dnn(cudnnConvolutionForward(
-                  handle, s.one(dtype), plan.input, x.data(), plan.weight, w.data(), plan.conv,
-                  static_cast<cudnnConvolutionFwdAlgo_t>(plan.algorithm), ws ? ws->data() : nullptr,
-                  plan.workspace_bytes, s.zero(dtype), plan.output, y.data()),
+                  c.handle, c.one(), c.plan->input, x.data(), c.plan->weight, w.data(),
+                  c.plan->conv, static_cast<cudnnConvolutionFwdAlgo_t>(c.plan->algorithm),
+                  c.workspace_data(), c.plan->workspace_bytes, c.zero(), c.plan->output, y.data()),
               op, "cudnnConvolutionForward");
     if (!bias) return;
     const Tensor b = packed(ctx, op, *bias, dtype);
-    check_dnn(cudnnAddTensor(handle, s.one(dtype), plan.bias, b.data(), s.one(dtype), plan.output,
+    check_dnn(cudnnAddTensor(c.handle, c.one(), c.plan->bias, b.data(), c.one(), c.plan->output,
                              y.data()),
               op, "cudnnAddTensor");
   });
@@ -365,22 +379,17 @@ Tensor conv2d_backward_input_out(const DispatchContext& ctx, const Tensor& grad_
     return out;
   }
   const int32_t dtype = out.dtype();
-  const ConvProblem p = problem(ConvKind::BackwardData, dtype, input_size, weight.sizes(),
-                                grad_output.sizes(), stride, padding, dilation, groups, op);
-  const int device = out.device().index;
-  cudnnHandle_t handle = dnn_handle(device, op);
-  check_dnn(cudnnSetStream(handle, stream_of(ctx)), op, "cudnnSetStream");
-  const ConvPlan& plan = plan_for(handle, device, p, op);
+  const ConvCall c = start_call(ctx, op,
+                                problem(ConvKind::BackwardData, dtype, input_size, weight.sizes(),
+                                        grad_output.sizes(), stride, padding, dilation, groups, op),
+                                out);
   const Tensor dy = packed(ctx, op, grad_output, dtype), w = packed(ctx, op, weight, dtype);
-  const std::optional<Tensor> ws = workspace_for(plan, out);
-  const Scaling s;
   into(ctx, op, out, [&](const Tensor& dx) {
-    check_dnn(
-        cudnnConvolutionBackwardData(
-            handle, s.one(dtype), plan.weight, w.data(), plan.output, dy.data(), plan.conv,
-            static_cast<cudnnConvolutionBwdDataAlgo_t>(plan.algorithm), ws ? ws->data() : nullptr,
-            plan.workspace_bytes, s.zero(dtype), plan.input, dx.data()),
-        op, "cudnnConvolutionBackwardData");
+    check_dnn(cudnnConvolutionBackwardData(
+                  c.handle, c.one(), c.plan->weight, w.data(), c.plan->output, dy.data(),
+                  c.plan->conv, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.plan->algorithm),
+                  c.workspace_data(), c.plan->workspace_bytes, c.zero(), c.plan->input, dx.data()),
+              op, "cudnnConvolutionBackwardData");
   });
   return out;
 }
@@ -398,22 +407,17 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
     return out;
   }
   const int32_t dtype = out.dtype();
-  const ConvProblem p = problem(ConvKind::BackwardFilter, dtype, input.sizes(), weight_size,
-                                grad_output.sizes(), stride, padding, dilation, groups, op);
-  const int device = out.device().index;
-  cudnnHandle_t handle = dnn_handle(device, op);
-  check_dnn(cudnnSetStream(handle, stream_of(ctx)), op, "cudnnSetStream");
-  const ConvPlan& plan = plan_for(handle, device, p, op);
+  const ConvCall c = start_call(ctx, op,
+                                problem(ConvKind::BackwardFilter, dtype, input.sizes(), weight_size,
+                                        grad_output.sizes(), stride, padding, dilation, groups, op),
+                                out);
   const Tensor dy = packed(ctx, op, grad_output, dtype), x = packed(ctx, op, input, dtype);
-  const std::optional<Tensor> ws = workspace_for(plan, out);
-  const Scaling s;
   into(ctx, op, out, [&](const Tensor& dw) {
-    check_dnn(
-        cudnnConvolutionBackwardFilter(
-            handle, s.one(dtype), plan.input, x.data(), plan.output, dy.data(), plan.conv,
-            static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan.algorithm), ws ? ws->data() : nullptr,
-            plan.workspace_bytes, s.zero(dtype), plan.weight, dw.data()),
-        op, "cudnnConvolutionBackwardFilter");
+    check_dnn(cudnnConvolutionBackwardFilter(
+                  c.handle, c.one(), c.plan->input, x.data(), c.plan->output, dy.data(),
+                  c.plan->conv, static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.plan->algorithm),
+                  c.workspace_data(), c.plan->workspace_bytes, c.zero(), c.plan->weight, dw.data()),
+              op, "cudnnConvolutionBackwardFilter");
   });
   return out;
 }

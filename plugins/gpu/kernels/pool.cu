@@ -48,10 +48,8 @@ __global__ void max_pool_kernel(int64_t n, PoolShape s, T* values, int64_t* indi
                  best, at);
       }
     }
-    values[plane_offset(s.out_strides, p) + p.y * s.out_strides[2] + p.x * s.out_strides[3]] =
-        convert<T>(best);
-    indices[plane_offset(s.index_strides, p) + p.y * s.index_strides[2] +
-            p.x * s.index_strides[3]] = at;
+    values[pool_offset(s.out_strides, p)] = convert<T>(best);
+    indices[pool_offset(s.index_strides, p)] = at;
   }
 }
 
@@ -62,15 +60,12 @@ __global__ void adaptive_max_pool_kernel(int64_t n, PoolShape s, T* values, int6
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     const PoolPosition p = pool_position(s, i);
-    const int64_t y0 = adaptive_begin(p.y, s.in_h, s.out_h),
-                  y1 = adaptive_end(p.y, s.in_h, s.out_h);
-    const int64_t x0 = adaptive_begin(p.x, s.in_w, s.out_w),
-                  x1 = adaptive_end(p.x, s.in_w, s.out_w);
+    const AdaptiveCell cell = adaptive_cell(s, p);
     const T* plane = in + plane_offset(s.in_strides, p);
     A best = 0;
     int64_t at = -1;
-    for (int64_t iy = y0; iy < y1; ++iy) {
-      for (int64_t ix = x0; ix < x1; ++ix) {
+    for (int64_t iy = cell.y0; iy < cell.y1; ++iy) {
+      for (int64_t ix = cell.x0; ix < cell.x1; ++ix) {
         const A v = convert<A>(plane[iy * s.in_strides[2] + ix * s.in_strides[3]]);
         // a later NaN moves the position to itself (the CPU plugin's rule for adaptive cells)
         if (at < 0 || v > best || v != v) {
@@ -79,10 +74,8 @@ __global__ void adaptive_max_pool_kernel(int64_t n, PoolShape s, T* values, int6
         }
       }
     }
-    values[plane_offset(s.out_strides, p) + p.y * s.out_strides[2] + p.x * s.out_strides[3]] =
-        convert<T>(best);
-    indices[plane_offset(s.index_strides, p) + p.y * s.index_strides[2] +
-            p.x * s.index_strides[3]] = at;
+    values[pool_offset(s.out_strides, p)] = convert<T>(best);
+    indices[pool_offset(s.index_strides, p)] = at;
   }
 }
 
@@ -106,8 +99,7 @@ __global__ void avg_pool_kernel(int64_t n, PoolShape s, bool count_include_pad, 
     const int64_t count = divisor != 0        ? divisor
                           : count_include_pad ? rows.padded_extent * cols.padded_extent
                                               : (rows.end - rows.begin) * (cols.end - cols.begin);
-    out[plane_offset(s.out_strides, p) + p.y * s.out_strides[2] + p.x * s.out_strides[3]] =
-        convert<T>(total / static_cast<A>(count));
+    out[pool_offset(s.out_strides, p)] = convert<T>(total / static_cast<A>(count));
   }
 }
 
@@ -117,19 +109,16 @@ __global__ void adaptive_avg_pool_kernel(int64_t n, PoolShape s, T* out, const T
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     const PoolPosition p = pool_position(s, i);
-    const int64_t y0 = adaptive_begin(p.y, s.in_h, s.out_h),
-                  y1 = adaptive_end(p.y, s.in_h, s.out_h);
-    const int64_t x0 = adaptive_begin(p.x, s.in_w, s.out_w),
-                  x1 = adaptive_end(p.x, s.in_w, s.out_w);
+    const AdaptiveCell cell = adaptive_cell(s, p);
     const T* plane = in + plane_offset(s.in_strides, p);
     A total = 0;
-    for (int64_t iy = y0; iy < y1; ++iy) {
-      for (int64_t ix = x0; ix < x1; ++ix) {
+    for (int64_t iy = cell.y0; iy < cell.y1; ++iy) {
+      for (int64_t ix = cell.x0; ix < cell.x1; ++ix) {
         total += convert<A>(plane[iy * s.in_strides[2] + ix * s.in_strides[3]]);
       }
     }
-    out[plane_offset(s.out_strides, p) + p.y * s.out_strides[2] + p.x * s.out_strides[3]] =
-        convert<T>(total / static_cast<A>((y1 - y0) * (x1 - x0)));
+    out[pool_offset(s.out_strides, p)] =
+        convert<T>(total / static_cast<A>((cell.y1 - cell.y0) * (cell.x1 - cell.x0)));
   }
 }
 

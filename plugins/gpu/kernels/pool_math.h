@@ -84,4 +84,19 @@ LOOM_GPU_HD PoolPosition pool_position(const PoolShape& s, int64_t i) {
   return p;
 }
 
+// The input rows [y0, y1) and columns [x0, x1) of position p's adaptive cell.
+struct AdaptiveCell {
+  int64_t y0, y1, x0, x1;
+};
+
+LOOM_GPU_HD AdaptiveCell adaptive_cell(const PoolShape& s, const PoolPosition& p) {
+  return {adaptive_begin(p.y, s.in_h, s.out_h), adaptive_end(p.y, s.in_h, s.out_h),
+          adaptive_begin(p.x, s.in_w, s.out_w), adaptive_end(p.x, s.in_w, s.out_w)};
+}
+
+// Position p's element offset in a tensor of `strides` (batch, channel, row, column).
+LOOM_GPU_HD int64_t pool_offset(const int64_t (&strides)[4], const PoolPosition& p) {
+  return p.n * strides[0] + p.c * strides[1] + p.y * strides[2] + p.x * strides[3];
+}
+
 }  // namespace loom::gpu
