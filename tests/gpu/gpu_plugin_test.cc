@@ -54,6 +54,17 @@ TEST(CudaPlugin, WithoutADeviceARequiredEntryStopsTheLoad) {
                      {"required plugin", "[cuda] no usable device"});
 }
 
+// Before any test loads the plugin for good: a refused option fails its initialisation.
+TEST(CudaLoomGemm, AnUnknownGemmOptionIsRefused) {
+  test::expect_error(
+      [] {
+        load_cuda(
+            "options { key: \"allow_no_device\" value: \"true\" } "
+            "options { key: \"gemm\" value: \"fastest\" }");
+      },
+      "plugin-host", "option gemm: expected \"vendor\" or \"loom\", found \"fastest\"");
+}
+
 TEST(CudaPlugin, AllowNoDeviceRegistersTheDeviceTypeAndKernels) {
   Runtime runtime = load_cuda("options { key: \"allow_no_device\" value: \"true\" }");
   const dispatch::PluginInfo* cuda = nullptr;
@@ -227,16 +238,6 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
         ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
 }
 
-TEST(CudaLoomGemm, AnUnknownGemmOptionIsRefused) {
-  test::expect_error(
-      [] {
-        load_cuda(
-            "options { key: \"allow_no_device\" value: \"true\" } "
-            "options { key: \"gemm\" value: \"fastest\" }");
-      },
-      "plugin-host", "option gemm: expected \"vendor\" or \"loom\", found \"fastest\"");
-}
-
 TEST_F(CudaOps, RandomTensorsEqualTheCpusForTheSameSeed) {
   manual_seed(1234);
   Tensor cpu = rand({1000});
@@ -261,10 +262,11 @@ TEST_F(CudaOps, AutogradRunsOnGpuTensors) {
 
 TEST_F(CudaOps, ConvolutionAndItsGradientsMatchTheCpu) {
   struct Case {
-    IntList stride, padding, dilation;
+    std::vector<int64_t> stride, padding, dilation;  // owned: IntList only borrows
     int64_t groups;
   };
-  for (const Case& c : {Case{{1, 1}, {1, 1}, {1, 1}, 1}, Case{{2, 1}, {0, 2}, {1, 2}, 2}}) {
+  const std::vector<Case> cases = {{{1, 1}, {1, 1}, {1, 1}, 1}, {{2, 1}, {0, 2}, {1, 2}, 2}};
+  for (const Case& c : cases) {
     for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
       Tensor x = randn({3, 4, 11, 9}).to(dtype), w = randn({6, 4 / c.groups, 3, 3}).to(dtype);
       Tensor b = randn({6}).to(dtype);
@@ -302,10 +304,12 @@ TEST_F(CudaOps, PoolingMatchesTheCpu) {
   Tensor x = randn({2, 3, 13, 10});
   x.select(0, 0).select(0, 1).select(0, 2).select(0, 3).fill_(std::nan(""));  // wins its windows
   Tensor g = x.to(cuda());
-  for (const auto& [kernel, stride, padding, dilation] :
-       {std::tuple<IntList, IntList, IntList, IntList>{{2, 2}, {}, {0, 0}, {1, 1}},
-        {{3, 2}, {2, 1}, {1, 1}, {1, 1}},
-        {{3, 3}, {2, 2}, {1, 0}, {2, 1}}}) {
+  using Ints = std::vector<int64_t>;  // owned: IntList only borrows
+  const std::vector<std::tuple<Ints, Ints, Ints, Ints>> windows = {
+      {{2, 2}, {}, {0, 0}, {1, 1}},
+      {{3, 2}, {2, 1}, {1, 1}, {1, 1}},
+      {{3, 3}, {2, 2}, {1, 0}, {2, 1}}};
+  for (const auto& [kernel, stride, padding, dilation] : windows) {
     auto [gv, gi] = g.max_pool2d_with_indices(kernel, stride, padding, dilation);
     auto [cv, ci] = x.max_pool2d_with_indices(kernel, stride, padding, dilation);
     expect_close(gv, cv, 0);
