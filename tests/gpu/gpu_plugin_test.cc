@@ -55,7 +55,7 @@ TEST(CudaPlugin, WithoutADeviceARequiredEntryStopsTheLoad) {
 }
 
 // Before any test loads the plugin for good: a refused option fails its initialisation.
-TEST(CudaLoomGemm, AnUnknownGemmOptionIsRefused) {
+TEST(CudaPlugin, AnUnknownGemmOptionIsRefused) {
   test::expect_error(
       [] {
         load_cuda(
