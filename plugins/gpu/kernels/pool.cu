@@ -18,6 +18,17 @@ __device__ __forceinline__ int64_t plane_offset(const int64_t (&strides)[4],
   return p.n * strides[0] + p.c * strides[1];
 }
 
+// Calls f(p, plane) for each output position p this thread owns (a grid-stride loop over
+// the n outputs), plane being the input plane of p's batch and channel.
+template <typename T, typename F>
+__device__ __forceinline__ void for_each_output(int64_t n, const PoolShape& s, const T* in, F f) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const PoolPosition p = pool_position(s, i);
+    f(p, in + plane_offset(s.in_strides, p));
+  }
+}
+
 // Moves (best, at) to v at `index` when v is larger, or the first NaN.
 template <typename A>
 __device__ __forceinline__ void take_max(A v, int64_t index, A& best, int64_t& at) {
@@ -30,14 +41,11 @@ __device__ __forceinline__ void take_max(A v, int64_t index, A& best, int64_t& a
 template <typename T>
 __global__ void max_pool_kernel(int64_t n, PoolShape s, T* values, int64_t* indices, const T* in) {
   using A = OpMath<T>;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const PoolPosition p = pool_position(s, i);
+  for_each_output(n, s, in, [&](const PoolPosition& p, const T* plane) {
     const WindowTaps rows =
         window_taps(p.y, s.kernel[0], s.stride[0], s.padding[0], s.dilation[0], s.in_h);
     const WindowTaps cols =
         window_taps(p.x, s.kernel[1], s.stride[1], s.padding[1], s.dilation[1], s.in_w);
-    const T* plane = in + plane_offset(s.in_strides, p);
     A best = -INFINITY;
     int64_t at = -1;
     for (int64_t r = rows.first; r < rows.last; ++r) {
@@ -50,18 +58,15 @@ __global__ void max_pool_kernel(int64_t n, PoolShape s, T* values, int64_t* indi
     }
     values[pool_offset(s.out_strides, p)] = convert<T>(best);
     indices[pool_offset(s.index_strides, p)] = at;
-  }
+  });
 }
 
 template <typename T>
 __global__ void adaptive_max_pool_kernel(int64_t n, PoolShape s, T* values, int64_t* indices,
                                          const T* in) {
   using A = OpMath<T>;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const PoolPosition p = pool_position(s, i);
+  for_each_output(n, s, in, [&](const PoolPosition& p, const T* plane) {
     const AdaptiveCell cell = adaptive_cell(s, p);
-    const T* plane = in + plane_offset(s.in_strides, p);
     A best = 0;
     int64_t at = -1;
     for (int64_t iy = cell.y0; iy < cell.y1; ++iy) {
@@ -76,7 +81,7 @@ __global__ void adaptive_max_pool_kernel(int64_t n, PoolShape s, T* values, int6
     }
     values[pool_offset(s.out_strides, p)] = convert<T>(best);
     indices[pool_offset(s.index_strides, p)] = at;
-  }
+  });
 }
 
 // divisor: 0 for the window's own count (count_include_pad picks which), else the override.
@@ -84,12 +89,9 @@ template <typename T>
 __global__ void avg_pool_kernel(int64_t n, PoolShape s, bool count_include_pad, int64_t divisor,
                                 T* out, const T* in) {
   using A = OpMath<T>;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const PoolPosition p = pool_position(s, i);
+  for_each_output(n, s, in, [&](const PoolPosition& p, const T* plane) {
     const AverageWindow rows = average_window(p.y, s.kernel[0], s.stride[0], s.padding[0], s.in_h);
     const AverageWindow cols = average_window(p.x, s.kernel[1], s.stride[1], s.padding[1], s.in_w);
-    const T* plane = in + plane_offset(s.in_strides, p);
     A total = 0;
     for (int64_t iy = rows.begin; iy < rows.end; ++iy) {
       for (int64_t ix = cols.begin; ix < cols.end; ++ix) {
@@ -100,17 +102,14 @@ __global__ void avg_pool_kernel(int64_t n, PoolShape s, bool count_include_pad, 
                           : count_include_pad ? rows.padded_extent * cols.padded_extent
                                               : (rows.end - rows.begin) * (cols.end - cols.begin);
     out[pool_offset(s.out_strides, p)] = convert<T>(total / static_cast<A>(count));
-  }
+  });
 }
 
 template <typename T>
 __global__ void adaptive_avg_pool_kernel(int64_t n, PoolShape s, T* out, const T* in) {
   using A = OpMath<T>;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    const PoolPosition p = pool_position(s, i);
+  for_each_output(n, s, in, [&](const PoolPosition& p, const T* plane) {
     const AdaptiveCell cell = adaptive_cell(s, p);
-    const T* plane = in + plane_offset(s.in_strides, p);
     A total = 0;
     for (int64_t iy = cell.y0; iy < cell.y1; ++iy) {
       for (int64_t ix = cell.x0; ix < cell.x1; ++ix) {
@@ -119,7 +118,7 @@ __global__ void adaptive_avg_pool_kernel(int64_t n, PoolShape s, T* out, const T
     }
     out[pool_offset(s.out_strides, p)] =
         convert<T>(total / static_cast<A>((cell.y1 - cell.y0) * (cell.x1 - cell.x0)));
-  }
+  });
 }
 
 }  // namespace
