@@ -79,6 +79,10 @@ struct DecompArg<std::vector<Tensor>> {
   }
 };
 template <>
+struct DecompArg<std::span<const double>> {
+  static std::span<const double> from(const LoomValue& v) { return {v.u.doubles, v.length}; }
+};
+template <>
 struct DecompArg<OptionalIntList> {
   static OptionalIntList from(const LoomValue& v) {
     if (v.tag == LOOM_VALUE_NONE) return std::nullopt;
@@ -152,10 +156,18 @@ struct Decomposition<Fn> {
   }
   template <size_t... I>
   static void run(const LoomKernelCall* call, std::index_sequence<I...>) {
-    R result = Fn(DecompArg<std::decay_t<A>>::from(call->args[I])...);
-    if constexpr (requires { std::tuple_size<R>::value; }) {
+    if constexpr (std::is_void_v<R>) {
+      Fn(DecompArg<std::decay_t<A>>::from(call->args[I])...);
+      return;
+    } else {
+      run_returning(call, Fn(DecompArg<std::decay_t<A>>::from(call->args[I])...));
+    }
+  }
+  template <typename Result>
+  static void run_returning(const LoomKernelCall* call, Result&& result) {
+    if constexpr (requires { std::tuple_size<Result>::value; }) {
       box_returns(call->returns, std::move(result),
-                  std::make_index_sequence<std::tuple_size_v<R>>{});
+                  std::make_index_sequence<std::tuple_size_v<Result>>{});
     } else {
       box_return(call->returns[0], std::move(result));
     }
@@ -192,6 +204,7 @@ std::span<const DecompositionEntry> shape_decompositions();
 std::span<const DecompositionEntry> sort_decompositions();
 std::span<const DecompositionEntry> normalization_decompositions();
 std::span<const DecompositionEntry> loss_decompositions();
+std::span<const DecompositionEntry> foreach_decompositions();
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);

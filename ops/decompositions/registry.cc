@@ -40,6 +40,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              loss_decompositions(),
              indexing_decompositions(),
              rnn_decompositions(),
+             foreach_decompositions(),
          }) {
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }

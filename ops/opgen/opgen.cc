@@ -76,6 +76,7 @@ struct Spelling {
   const char* int_list;
   const char* optional_int_list;
   const char* optional_scalar;
+  const char* float_list;
 };
 constexpr Spelling kAppSpelling{"const std::string&",
                                 "const std::optional<std::string>&",
@@ -83,14 +84,16 @@ constexpr Spelling kAppSpelling{"const std::string&",
                                 "Device",
                                 "const IntList&",
                                 "const OptionalIntList&",
-                                "const std::optional<Scalar>&"};
+                                "const std::optional<Scalar>&",
+                                "const std::vector<double>&"};
 constexpr Spelling kSdkSpelling{"std::string_view",
                                 "std::optional<std::string_view>",
                                 "LoomDType",
                                 "LoomDevice",
                                 "IntList",
                                 "std::optional<IntList>",
-                                "std::optional<Scalar>"};
+                                "std::optional<Scalar>",
+                                "std::span<const double>"};
 
 std::string parameter_type(const SchemaType& t, const Spelling& spell) {
   if (std::string v = value_type(t.kind); !v.empty()) return v;
@@ -129,6 +132,7 @@ std::string parameter_type(const SchemaType& t, const Spelling& spell) {
     }
     case Kind::List:
       if (t.elem->kind == Kind::Int) return spell.int_list;
+      if (t.elem->kind == Kind::Float) return spell.float_list;
       if (t.elem->kind == Kind::Tensor) return "const std::vector<Tensor>&";
       if (t.elem->kind == Kind::Optional && t.elem->elem->kind == Kind::Tensor) {
         return "const std::vector<std::optional<Tensor>>&";

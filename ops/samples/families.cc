@@ -38,6 +38,7 @@ std::span<const SampleFamily> sample_families() {
       {"loss", loss_samples()},
       {"embedding", embedding_samples()},
       {"rnn", rnn_samples()},
+      {"foreach", foreach_samples()},
   };
   return families;
 }

@@ -482,14 +482,15 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
       loom::copy_(moved, t);
       t = moved;
     }
-    if (!same_shape(t.sizes(), meta.shape)) {
-      t = t.TensorBase::expand(meta.shape);  // below the functionality keys: no op call
-    }
+    // Cast before expanding: `x * 0.9` converts one element, not x.numel() of them.
     ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;
     if (t.dtype() != target) {
-      Tensor cast = empty(meta.shape, target, meta.device);
+      Tensor cast = empty(t.sizes(), target, meta.device);
       loom::copy_(cast, t);
       t = cast;
+    }
+    if (!same_shape(t.sizes(), meta.shape)) {
+      t = t.TensorBase::expand(meta.shape);  // below the functionality keys: no op call
     }
     if (t.impl() != impl_of(args[index])) {
       kernel_args[index] = box(t);

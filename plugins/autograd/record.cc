@@ -89,6 +89,7 @@ void parse_schema_text(const std::string& schema, OpInfo& info) {
       const bool writes = decl.find("!)") != std::string::npos;
       if (writes) {
         info.mutable_args |= uint64_t{1} << index;
+        if (decl.find("[]") != std::string::npos) info.lists_only = true;
         if (keyword_only) info.is_out = true;
       } else if (index == 0) {
         info.is_view = true;
@@ -110,6 +111,11 @@ void parse_schema_text(const std::string& schema, OpInfo& info) {
     }
   }
   finish();
+  const size_t arrow = schema.find("->", i);
+  if (arrow != std::string::npos && schema.find("[]", arrow) != std::string::npos &&
+      schema.find("Tensor(", arrow) == std::string::npos) {
+    info.lists_only = true;  // a fresh Tensor[] result (views such as split alias their input)
+  }
 }
 
 std::unique_ptr<OpInfo> make_info(const LoomOperator* op) {
@@ -308,6 +314,13 @@ void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& me
   }
   check_inplace(info, call);
   const Formula* f = info.formula;
+  if (f == nullptr && info.lists_only) {
+    // Results in lists get no history: refuse rather than detach them silently.
+    throw sdk::Error("[" + info.name +
+                         "] does not support automatic differentiation, but a tensor of its "
+                         "lists requires grad; call it under loom::NoGradGuard, as optimizers do",
+                     LOOM_STATUS_UNIMPLEMENTED);
+  }
   if (f != nullptr && !f->differentiable) {
     redispatch_below_autograd(call);
     return;

@@ -24,6 +24,7 @@ struct OpInfo {
   uint64_t mutable_args = 0;  // Tensor(a!) arguments
   bool is_out = false;        // writes keyword-only (a!) arguments: an out= variant
   bool is_view = false;       // Tensor(a) self -> Tensor(a)
+  bool lists_only = false;    // writes a Tensor(a!)[] or returns a Tensor[] (foreach ops)
   const Formula* formula = nullptr;
 };
 

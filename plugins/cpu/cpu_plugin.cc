@@ -28,6 +28,7 @@ void init(sdk::Registrar& r) {
   register_normalization_kernels(r);
   register_loss_kernels(r);
   register_embedding_kernels(r);
+  register_foreach_kernels(r);
 }
 
 }  // namespace

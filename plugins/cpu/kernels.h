@@ -25,5 +25,6 @@ void register_softmax_kernels(sdk::Registrar& r);
 void register_normalization_kernels(sdk::Registrar& r);
 void register_loss_kernels(sdk::Registrar& r);
 void register_embedding_kernels(sdk::Registrar& r);
+void register_foreach_kernels(sdk::Registrar& r);
 
 }  // namespace loom::cpu

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include <numbers>
 #include "../frontend/frontend_test_util.h"
@@ -215,6 +216,73 @@ TEST_F(Optim, AnMlpLearnsTwoBlobs) {
   }
   EXPECT_GT(first, 0.3);
   EXPECT_LT(last, 0.1);
+}
+
+bool bit_equal(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.numel() != b.numel()) return false;
+  Tensor x = a.contiguous(), y = b.contiguous();
+  return std::memcmp(x.data_ptr(), y.data_ptr(), x.numel() * element_size(x.dtype())) == 0;
+}
+
+// Parameters after `steps` updates of a model (one parameter never gets a gradient) by an
+// optimizer made by make(params).
+template <typename Make>
+std::vector<Tensor> train_steps(const Make& make, int steps) {
+  manual_seed(5);
+  nn::Linear big(300, 200), small(200, 3), unused(2, 2);
+  std::vector<Tensor> params = big->parameters();
+  for (const Tensor& p : small->parameters()) params.push_back(p);
+  params.push_back(unused->weight);
+  auto opt = make(params);
+  Tensor x = randn({16, 300});
+  for (int step = 0; step < steps; ++step) {
+    opt.zero_grad();
+    Tensor y = small(relu(big(x)));
+    (y * y).mean().backward();
+    opt.step();
+  }
+  return params;
+}
+
+template <typename Opt, typename Options>
+void expect_foreach_equals_loop(const Options& options) {
+  auto with = [&](bool foreach) {
+    return train_steps([&](std::vector<Tensor> p) { return Opt(p, Options(options).foreach(foreach)); },
+                       4);
+  };
+  std::vector<Tensor> a = with(true), b = with(false);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(bit_equal(a[i], b[i])) << "parameter " << i;
+  // The updates moved the parameters (the unused one stays as initialised).
+  EXPECT_FALSE(bit_equal(a[0], train_steps([&](std::vector<Tensor> p) { return Opt(p, options); }, 0)[0]));
+}
+
+// The multi-tensor ("foreach") updates give the per-parameter loop's bits.
+TEST_F(Optim, ForeachUpdatesEqualThePerParameterLoopBitForBit) {
+  expect_foreach_equals_loop<optim::Adam>(optim::AdamOptions(0.01));
+  expect_foreach_equals_loop<optim::Adam>(optim::AdamOptions(0.01).weight_decay(0.1).amsgrad(true));
+  expect_foreach_equals_loop<optim::AdamW>(optim::AdamOptions(0.01).weight_decay(0.1));
+  expect_foreach_equals_loop<optim::SGD>(optim::SGDOptions(0.1));
+  expect_foreach_equals_loop<optim::SGD>(
+      optim::SGDOptions(0.1).momentum(0.9).nesterov(true).weight_decay(0.01));
+  expect_foreach_equals_loop<optim::SGD>(optim::SGDOptions(0.1).momentum(0.9).dampening(0.3));
+  expect_foreach_equals_loop<optim::RMSprop>(optim::RMSpropOptions(0.01));
+  expect_foreach_equals_loop<optim::RMSprop>(
+      optim::RMSpropOptions(0.01).centered(true).momentum(0.5).weight_decay(0.1));
+}
+
+// Outside an optimizer's no-grad update, the foreach ops refuse tensors that require grad.
+TEST_F(Optim, ForeachOpsRefuseTensorsThatRequireGrad) {
+  Tensor p = tensor({1.0, 2.0}).requires_grad_();
+  expect_error([&] { _foreach_mul_({p}, 2.0); }, "loom::_foreach_mul_.Scalar",
+               "does not support automatic differentiation");
+  expect_error([&] { _foreach_sqrt({p}); }, "loom::_foreach_sqrt",
+               "does not support automatic differentiation");
+  {
+    NoGradGuard no_grad;
+    _foreach_mul_({p}, 2.0);
+  }
+  EXPECT_EQ(values(p), (std::vector<double>{2.0, 4.0}));
 }
 
 }  // namespace

@@ -43,7 +43,16 @@ std::vector<Value> run(const std::string& op, const Built& b, const Kwargs& extr
   Kwargs kwargs = b.kwargs;
   kwargs.insert(kwargs.end(), extra.begin(), extra.end());
   manual_seed(kSampleSeed);
-  return call(op, b.args, kwargs);
+  std::vector<Value> results = call(op, b.args, kwargs);
+  // An op that returns nothing (the in-place foreach ops) is judged by what it writes.
+  const dispatch::FunctionSchema schema = Dispatcher::instance().find_defined(op).schema();
+  if (schema.returns.empty()) {
+    for (size_t i = 0; i < schema.arguments.size() && i < b.args.size(); ++i) {
+      const std::optional<dispatch::AliasInfo>& alias = schema.arguments[i].alias;
+      if (alias && alias->is_write) results.push_back(b.args[i]);
+    }
+  }
+  return results;
 }
 
 std::vector<Tensor> tensors_of(const std::vector<Value>& results) {

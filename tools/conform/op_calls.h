@@ -29,7 +29,8 @@ bool is_defined(const std::string& op);
 // take clamp.out, whose bounds are Scalars, for the out= variant of clamp.Tensor).
 bool is_variant_defined(const std::string& op, const std::string& variant);
 
-// Calls `op` on `b` (plus `extra` keywords) after seeding the generator.
+// Calls `op` on `b` (plus `extra` keywords) after seeding the generator; an op that returns
+// nothing gives the arguments it writes instead.
 std::vector<Value> run(const std::string& op, const Built& b, const Kwargs& extra = {});
 // The tensors among the results, lists flattened.
 std::vector<Tensor> tensors_of(const std::vector<Value>& results);

@@ -36,7 +36,8 @@ std::string describe_arg(const ops::SampleArg& arg) {
           std::vector<std::string> parts;
           for (const TensorSpec& t : a) parts.push_back(spec(t));
           return str_cat("(", absl::StrJoin(parts, ", "), ")");
-        } else if constexpr (std::is_same_v<A, std::vector<int64_t>>) {
+        } else if constexpr (std::is_same_v<A, std::vector<int64_t>> ||
+                             std::is_same_v<A, std::vector<double>>) {
           return str_cat("[", absl::StrJoin(a, ", "), "]");
         } else if constexpr (std::is_same_v<A, ScalarType>) {
           return std::string(scalar_type_name(a));

@@ -12,6 +12,7 @@
 
 #include "../elementwise_loop.h"
 #include "../kernels.h"
+#include "../pointwise_formulas.h"
 #include "../scalar_types.h"
 
 namespace loom::cpu {
@@ -237,12 +238,8 @@ Tensor extremum(const char* op, const Tensor& self, const Tensor& other, const T
                     [](T x, T y) -> T { return Max ? (x > y ? x : y) : (x < y ? x : y); });
     } else {
       using A = acc_type<T>;
-      binary_map<T>(self, other, out, [](T x, T y) -> T {
-        const A a = static_cast<A>(x), b = static_cast<A>(y);
-        // a NaN in x picks x; a NaN in y fails the comparison and picks y
-        const bool pick_x = Max ? (a > b || a != a) : (a < b || a != a);
-        return pick_x ? x : y;
-      });
+      binary_map<T>(self, other, out,
+                    [](T x, T y) -> T { return extremum_value<Max, A>(x, y); });
     }
   });
   return out;

@@ -9,6 +9,7 @@
 
 #include "../elementwise_loop.h"
 #include "../kernels.h"
+#include "../pointwise_formulas.h"
 #include "../scalar_types.h"
 #include "../vector_math.h"
 
@@ -55,13 +56,6 @@ Tensor masked_fill_out(const Tensor& self, const Tensor& mask, Scalar value, con
         out, [v](T x, bool m) -> T { return select_bits(m, v, x); }, self, mask);
   });
   return out;
-}
-
-// self + weight * (end - self), computed from the nearer end for weights >= 0.5 so
-// lerp(a, b, 1) is exactly b.
-template <typename A>
-A lerp_value(A a, A b, A w) {
-  return std::abs(w) < A(0.5) ? a + w * (b - a) : b - (b - a) * (A(1) - w);
 }
 
 Tensor lerp_scalar_out(const Tensor& self, const Tensor& end, Scalar weight, const Tensor& out) {

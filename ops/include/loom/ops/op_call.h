@@ -70,6 +70,12 @@ inline LoomValue box_arg(ArgBuffer&, const IntList& v) {
 inline LoomValue box_arg(ArgBuffer&, const OptionalIntList& v) {
   return v ? dispatch::box(v->span()) : dispatch::none();
 }
+// A `float[]` argument; the vector outlives the call.
+inline LoomValue box_arg(ArgBuffer&, const std::vector<double>& list) {
+  LoomValue v{LOOM_VALUE_DOUBLE_LIST, static_cast<uint32_t>(list.size()), {}};
+  v.u.doubles = list.data();
+  return v;
+}
 template <typename T>
 LoomValue box_arg(ArgBuffer& b, const std::optional<T>& v) {
   return v ? box_arg(b, *v) : dispatch::none();

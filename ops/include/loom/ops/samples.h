@@ -62,8 +62,9 @@ struct TensorSpec {
 struct SampleDevice {};
 struct None {};
 
-using SampleArg = std::variant<None, TensorSpec, std::vector<TensorSpec>, int64_t, double, bool,
-                               std::string, std::vector<int64_t>, ScalarType, SampleDevice>;
+using SampleArg =
+    std::variant<None, TensorSpec, std::vector<TensorSpec>, int64_t, double, bool, std::string,
+                 std::vector<int64_t>, std::vector<double>, ScalarType, SampleDevice>;
 
 // The checks of the sweep, for marking known failures.
 enum class Check : uint8_t { Meta, Variants, Strided };
@@ -176,6 +177,7 @@ std::span<const OpSample> normalization_samples();
 std::span<const OpSample> loss_samples();
 std::span<const OpSample> embedding_samples();
 std::span<const OpSample> rnn_samples();
+std::span<const OpSample> foreach_samples();
 
 struct SampleFamily {
   std::string_view name;  // "copy", "unary", ...
@@ -218,6 +220,9 @@ inline SampleArg S(std::string v) {
   return v;
 }
 inline SampleArg L(std::vector<int64_t> v) {
+  return v;
+}
+inline SampleArg DL(std::vector<double> v) {
   return v;
 }
 inline SampleArg TL(std::vector<TensorSpec> v) {

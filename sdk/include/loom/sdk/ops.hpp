@@ -124,6 +124,12 @@ inline LoomValue box_arg(ArgBuffer&, IntList l) {
   v.length = static_cast<uint32_t>(l.span().size());
   return v;
 }
+inline LoomValue box_arg(ArgBuffer&, std::span<const double> l) {
+  LoomValue v = value_of(LOOM_VALUE_DOUBLE_LIST);
+  v.u.doubles = l.data();
+  v.length = static_cast<uint32_t>(l.size());
+  return v;
+}
 // A Tensor[] (or Tensor?[], None elements as null handles) kept in `b` for the call.
 template <typename List, typename Handle>
 LoomValue box_list(ArgBuffer& b, const List& list, Handle handle_of) {

@@ -16,6 +16,9 @@ struct AdamOptions {
   LOOM_OPTION(double, eps) = 1e-8;
   LOOM_OPTION(double, weight_decay) = 0.0;
   LOOM_OPTION(bool, amsgrad) = false;
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*): a
+  // few kernel calls per step instead of a few per parameter, the same bits.
+  LOOM_OPTION(bool, foreach) = true;
 };
 
 // The per-parameter state of Adam and AdamW.
@@ -37,6 +40,8 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
  protected:
   Adam(const char* name, std::vector<ParamGroup<AdamOptions>> groups, bool decoupled);
   void check_options(const AdamOptions& options) const override;
+  void step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
+  void step_foreach(GroupUpdate<AdamParamState>& group) const;
   std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:

@@ -130,6 +130,19 @@ class OptimizerWithOptions : public Optimizer {
   template <typename State, typename F>
   void for_each_update(std::vector<std::vector<State>>& state, const F& f);
 
+  // The parameters of one group that have a gradient, with those gradients and their
+  // states: what a multi-tensor ("foreach") update takes.
+  template <typename State>
+  struct GroupUpdate {
+    const Options& options;
+    std::vector<Tensor> params, grads;
+    std::vector<State*> states;
+  };
+  // Calls f(GroupUpdate&) for every group with at least one gradient, with gradient
+  // recording off.
+  template <typename State, typename F>
+  void for_each_group_update(std::vector<std::vector<State>>& state, const F& f);
+
   const char* name_;
   std::vector<ParamGroup<Options>> groups_;
 
@@ -157,6 +170,26 @@ void OptimizerWithOptions<Options>::for_each_update(std::vector<std::vector<Stat
       Tensor grad = p.grad();
       if (grad.defined()) f(groups_[g].options, p, grad, state_slot(state, g, i));
     }
+  }
+}
+
+template <typename Options>
+template <typename State, typename F>
+void OptimizerWithOptions<Options>::for_each_group_update(std::vector<std::vector<State>>& state,
+                                                          const F& f) {
+  dispatch::ExcludeDispatchKeyGuard no_grad(DispatchKeySet(DispatchKey::Autograd));
+  state.resize(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    state[g].resize(groups_[g].params.size());
+    GroupUpdate<State> update{groups_[g].options, {}, {}, {}};
+    for (size_t i = 0; i < groups_[g].params.size(); ++i) {
+      Tensor grad = groups_[g].params[i].grad();
+      if (!grad.defined()) continue;
+      update.params.push_back(groups_[g].params[i]);
+      update.grads.push_back(std::move(grad));
+      update.states.push_back(&state[g][i]);
+    }
+    if (!update.params.empty()) f(update);
   }
 }
 

@@ -14,6 +14,9 @@ struct RMSpropOptions {
   LOOM_OPTION(double, weight_decay) = 0.0;
   LOOM_OPTION(double, momentum) = 0.0;
   LOOM_OPTION(bool, centered) = false;
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*): a
+  // few kernel calls per step instead of a few per parameter, the same bits.
+  LOOM_OPTION(bool, foreach) = true;
 };
 
 struct RMSpropParamState {
@@ -33,6 +36,8 @@ class RMSprop : public OptimizerWithOptions<RMSpropOptions> {
 
  protected:
   void check_options(const RMSpropOptions& options) const override;
+  static void step_single(const RMSpropOptions& o, Tensor& p, Tensor g, RMSpropParamState& s);
+  static void step_foreach(GroupUpdate<RMSpropParamState>& group);
   std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:

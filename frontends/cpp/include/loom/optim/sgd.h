@@ -13,6 +13,9 @@ struct SGDOptions {
   LOOM_OPTION(double, dampening) = 0.0;
   LOOM_OPTION(double, weight_decay) = 0.0;
   LOOM_OPTION(bool, nesterov) = false;
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*): a
+  // few kernel calls per step instead of a few per parameter, the same bits.
+  LOOM_OPTION(bool, foreach) = true;
 };
 
 struct SGDParamState {
@@ -29,6 +32,8 @@ class SGD : public OptimizerWithOptions<SGDOptions> {
 
  protected:
   void check_options(const SGDOptions& options) const override;
+  static void step_single(const SGDOptions& o, Tensor& p, Tensor g, SGDParamState& s);
+  static void step_foreach(GroupUpdate<SGDParamState>& group);
   std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:

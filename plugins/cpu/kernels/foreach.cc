@@ -1,0 +1,387 @@
+// Foreach kernels: one pointwise op over whole lists of tensors (Note [Foreach ops] in
+// ops/decompositions/foreach.cc). Where the lists allow (Note [One pass over lists]) a
+// single parallel_for covers every element of every tensor, with the per-tensor kernels'
+// own element formulas, so the bits equal the per-tensor loop's; elsewhere the kernel runs
+// that loop through the per-tensor ops.
+//
+// Note [One pass over lists]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// An optimizer step is a handful of pointwise ops over every parameter. Per tensor, each
+// op costs a dispatch and, for small tensors, runs alone on one thread; over a list, the
+// elements of all tensors are one index range [0, total) cut into grain-sized pieces, and
+// a piece that crosses tensors walks them in turn (prefix sums of the numels say where
+// each starts). The pass applies when every tensor is a contiguous CPU tensor of self[0]'s
+// floating dtype, element i of every list has self[i]'s shape, and the writes cannot show
+// the loop's order: written tensors disjoint from each other, and each input either
+// disjoint from every written tensor or the very tensor written at its own position.
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../elementwise_loop.h"
+#include "../kernels.h"
+#include "../pointwise_formulas.h"
+#include "../scalar_types.h"
+#include "loom/sdk/ops.hpp"
+
+namespace loom::cpu {
+namespace {
+
+using sdk::Scalar;
+using sdk::Tensor;
+using TensorList = std::vector<Tensor>;
+namespace op = sdk::op;
+
+// The lists of one call: not empty, all of self's length (the op library's messages).
+void check_lists(const char* op, const TensorList& self,
+                 std::initializer_list<std::pair<const char*, size_t>> others) {
+  if (self.empty()) {
+    throw sdk::Error(std::string("[") + op +
+                     "] expected a non-empty tensor list for self, found an empty one");
+  }
+  for (const auto& [name, size] : others) {
+    if (size != self.size()) {
+      throw sdk::Error(std::string("[") + op + "] expected " + name + " to have self's length " +
+                       std::to_string(self.size()) + ", found " + std::to_string(size));
+    }
+  }
+}
+
+bool same_sizes(const Tensor& a, const Tensor& b) {
+  return std::ranges::equal(a.sizes(), b.sizes());
+}
+
+// Note [One pass over lists]: whether `written` (may be empty: a functional op) and
+// `inputs` can run as one pass.
+bool one_pass_applies(const TensorList& self, const TensorList* written,
+                      std::initializer_list<const TensorList*> inputs) {
+  const LoomDType dtype = self[0].dtype();
+  if (!sdk::dtypes::floating.contains(dtype)) return false;
+  auto plain = [&](const Tensor& t, const Tensor& like) {
+    return t.device().type == LOOM_DEVICE_CPU && t.dtype() == dtype && t.is_contiguous() &&
+           same_sizes(t, like);
+  };
+  for (size_t i = 0; i < self.size(); ++i) {
+    if (!plain(self[i], self[i])) return false;
+    for (const TensorList* list : inputs) {
+      if (!plain((*list)[i], self[i])) return false;
+    }
+  }
+  if (written == nullptr) return true;
+  // Byte ranges of the written tensors, sorted: disjoint from each other, and inputs meet
+  // them only as the same tensor at the same position.
+  struct Range {
+    const char* begin;
+    const char* end;
+    size_t index;
+  };
+  const size_t item = sdk::element_size(dtype);
+  auto range_of = [&](const Tensor& t, size_t i) {
+    const char* p = t.data<const char>();
+    return Range{p, p + t.numel() * static_cast<int64_t>(item), i};
+  };
+  std::vector<Range> writes;
+  for (size_t i = 0; i < written->size(); ++i) {
+    if ((*written)[i].numel() > 0) writes.push_back(range_of((*written)[i], i));
+  }
+  std::ranges::sort(writes, {}, &Range::begin);
+  for (size_t k = 1; k < writes.size(); ++k) {
+    if (writes[k].begin < writes[k - 1].end) return false;
+  }
+  for (const TensorList* list : inputs) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      if ((*list)[i].numel() == 0) continue;
+      const Range r = range_of((*list)[i], i);
+      auto after = std::ranges::upper_bound(writes, r.begin, {}, &Range::begin);
+      // The write that starts at or before r, and those that start inside it.
+      for (auto it = after == writes.begin() ? after : after - 1;
+           it != writes.end() && it->begin < r.end; ++it) {
+        if (it->end <= r.begin) continue;
+        if (!(it->index == i && it->begin == r.begin && it->end == r.end)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// out[i][k] = make(i)(in[i][k]...) for every tensor i of the lists, in one parallel_for
+// over the elements of all of them (Note [One pass over lists]).
+template <typename T, typename Make, typename... Lists>
+void map_lists(const TensorList& out, const Make& make, const Lists&... in) {
+  std::vector<int64_t> starts(out.size() + 1, 0);
+  for (size_t i = 0; i < out.size(); ++i) starts[i + 1] = starts[i] + out[i].numel();
+  parallel_for(0, starts.back(), kGrainSize, [&](int64_t begin, int64_t end) {
+    size_t i = static_cast<size_t>(std::ranges::upper_bound(starts, begin) - starts.begin()) - 1;
+    for (; begin < end; ++i) {
+      const int64_t offset = begin - starts[i];
+      const int64_t count = std::min(end, starts[i + 1]) - begin;
+      if (count <= 0) continue;
+      detail::contiguous_loop<T>(make(i), count, out[i].template data<T>() + offset,
+                                 (in[i].template data<const T>() + offset)...);
+      begin += count;
+    }
+  });
+}
+
+// The functional ops' results: empty tensors like self's.
+TensorList empty_like_all(const TensorList& self) {
+  TensorList out;
+  out.reserve(self.size());
+  for (const Tensor& t : self) out.push_back(sdk::empty(t.sizes(), t.dtype(), t.device()));
+  return out;
+}
+
+// A Scalar argument as the per-tensor op gets it when it is a C++ number (a wrapped
+// 0-dim tensor cast to the tensor's dtype, Note [Foreach ops]): for the loop, a 0-dim
+// CPU tensor of the number's own dtype; for the one pass, the value cast as copy_ casts.
+Tensor number_tensor(const Scalar& s) {
+  const LoomDType dtype = s.is_floating_point() ? LOOM_DTYPE_FLOAT64
+                          : s.is_bool()         ? LOOM_DTYPE_BOOL
+                                                : LOOM_DTYPE_INT64;
+  Tensor t = sdk::empty(std::span<const int64_t>(), dtype, LoomDevice{LOOM_DEVICE_CPU, -1});
+  op::fill_(t, s);
+  return t;
+}
+template <typename T>
+T number_as(const Scalar& s) {
+  if (s.is_floating_point()) return static_cast<T>(s.d);
+  if (s.is_bool()) return static_cast<T>(s.i != 0);
+  return static_cast<T>(s.i);
+}
+
+// --- the ops ---
+
+TensorList foreach_add_list(const TensorList& self, const TensorList& other, Scalar alpha) {
+  const char* name = "loom::_foreach_add.List";
+  check_lists(name, self, {{"other", other.size()}});
+  if (!one_pass_applies(self, nullptr, {&other})) {
+    TensorList out;
+    for (size_t i = 0; i < self.size(); ++i) out.push_back(op::add(self[i], other[i], alpha));
+    return out;
+  }
+  TensorList out = empty_like_all(self);
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const A a = static_cast<A>(alpha.to_double());
+    map_lists<T>(
+        out, [a](size_t) { return [a](T x, T y) -> T { return T(A(x) + a * A(y)); }; }, self,
+        other);
+  });
+  return out;
+}
+
+void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
+  const char* name = "loom::_foreach_add_.Scalar";
+  check_lists(name, self, {});
+  if (!one_pass_applies(self, &self, {})) {
+    const Tensor number = number_tensor(scalar);
+    for (const Tensor& t : self) op::add_(t, number);
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const T y = number_as<T>(scalar);
+    map_lists<T>(
+        self, [y](size_t) { return [y](T x) -> T { return T(A(x) + A(y)); }; }, self);
+  });
+}
+
+void foreach_add_list_(const TensorList& self, const TensorList& other, Scalar alpha) {
+  const char* name = "loom::_foreach_add_.List";
+  check_lists(name, self, {{"other", other.size()}});
+  if (!one_pass_applies(self, &self, {&other})) {
+    for (size_t i = 0; i < self.size(); ++i) op::add_(self[i], other[i], alpha);
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const A a = static_cast<A>(alpha.to_double());
+    map_lists<T>(
+        self, [a](size_t) { return [a](T x, T y) -> T { return T(A(x) + a * A(y)); }; }, self,
+        other);
+  });
+}
+
+void foreach_mul_scalar_(const TensorList& self, Scalar scalar) {
+  const char* name = "loom::_foreach_mul_.Scalar";
+  check_lists(name, self, {});
+  if (!one_pass_applies(self, &self, {})) {
+    const Tensor number = number_tensor(scalar);
+    for (const Tensor& t : self) op::mul_(t, number);
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const T y = number_as<T>(scalar);
+    map_lists<T>(
+        self, [y](size_t) { return [y](T x) -> T { return T(A(x) * A(y)); }; }, self);
+  });
+}
+
+void foreach_div_scalar_list_(const TensorList& self, std::span<const double> scalars) {
+  const char* name = "loom::_foreach_div_.ScalarList";
+  check_lists(name, self, {{"scalars", scalars.size()}});
+  if (!one_pass_applies(self, &self, {})) {
+    for (size_t i = 0; i < self.size(); ++i) op::div_(self[i], number_tensor(scalars[i]));
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_lists<T>(
+        self,
+        [&](size_t i) {
+          const T y = static_cast<T>(scalars[i]);
+          return [y](T x) -> T { return T(A(x) / A(y)); };
+        },
+        self);
+  });
+}
+
+void foreach_maximum_list_(const TensorList& self, const TensorList& other) {
+  const char* name = "loom::_foreach_maximum_.List";
+  check_lists(name, self, {{"other", other.size()}});
+  if (!one_pass_applies(self, &self, {&other})) {
+    for (size_t i = 0; i < self.size(); ++i) op::maximum_(self[i], other[i]);
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_lists<T>(
+        self,
+        [](size_t) { return [](T x, T y) -> T { return extremum_value<true, A>(x, y); }; }, self,
+        other);
+  });
+}
+
+TensorList foreach_sqrt(const TensorList& self) {
+  const char* name = "loom::_foreach_sqrt";
+  check_lists(name, self, {});
+  if (!one_pass_applies(self, nullptr, {})) {
+    TensorList out;
+    for (const Tensor& t : self) out.push_back(op::sqrt(t));
+    return out;
+  }
+  TensorList out = empty_like_all(self);
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_lists<T>(
+        out, [](size_t) { return [](T x) -> T { return T(std::sqrt(A(x))); }; }, self);
+  });
+  return out;
+}
+
+void foreach_lerp_scalar_(const TensorList& self, const TensorList& tensors1, Scalar weight) {
+  const char* name = "loom::_foreach_lerp_.Scalar";
+  check_lists(name, self, {{"tensors1", tensors1.size()}});
+  if (!one_pass_applies(self, &self, {&tensors1})) {
+    for (size_t i = 0; i < self.size(); ++i) op::lerp_(self[i], tensors1[i], weight);
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const A w = static_cast<A>(weight.to_double());
+    map_lists<T>(
+        self,
+        [w](size_t) { return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); }; },
+        self, tensors1);
+  });
+}
+
+// self + value * t1 * t2 into `out` (self itself, or new tensors).
+void addcmul_lists(const char* name, const TensorList& out, const TensorList& self,
+                   const TensorList& tensor1, const TensorList& tensor2, Scalar value) {
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const A v = static_cast<A>(value.to_double());
+    map_lists<T>(
+        out,
+        [v](size_t) { return [v](T x, T a, T b) -> T { return T(A(x) + v * A(a) * A(b)); }; },
+        self, tensor1, tensor2);
+  });
+}
+
+TensorList foreach_addcmul_scalar(const TensorList& self, const TensorList& tensor1,
+                                  const TensorList& tensor2, Scalar value) {
+  const char* name = "loom::_foreach_addcmul.Scalar";
+  check_lists(name, self, {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}});
+  if (!one_pass_applies(self, nullptr, {&tensor1, &tensor2})) {
+    TensorList out;
+    for (size_t i = 0; i < self.size(); ++i) {
+      out.push_back(op::addcmul(self[i], tensor1[i], tensor2[i], value));
+    }
+    return out;
+  }
+  TensorList out = empty_like_all(self);
+  addcmul_lists(name, out, self, tensor1, tensor2, value);
+  return out;
+}
+
+void foreach_addcmul_scalar_(const TensorList& self, const TensorList& tensor1,
+                             const TensorList& tensor2, Scalar value) {
+  const char* name = "loom::_foreach_addcmul_.Scalar";
+  check_lists(name, self, {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}});
+  if (!one_pass_applies(self, &self, {&tensor1, &tensor2})) {
+    for (size_t i = 0; i < self.size(); ++i) op::addcmul_(self[i], tensor1[i], tensor2[i], value);
+    return;
+  }
+  addcmul_lists(name, self, self, tensor1, tensor2, value);
+}
+
+// self += value(i) * t1 / t2 for the per-tensor values `value_of(i)`.
+template <typename ValueOf>
+void addcdiv_lists(const char* name, const TensorList& self, const TensorList& tensor1,
+                   const TensorList& tensor2, const ValueOf& value_of) {
+  if (!one_pass_applies(self, &self, {&tensor1, &tensor2})) {
+    for (size_t i = 0; i < self.size(); ++i) {
+      op::addcdiv_(self[i], tensor1[i], tensor2[i], value_of(i));
+    }
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_lists<T>(
+        self,
+        [&](size_t i) {
+          const A v = static_cast<A>(value_of(i).to_double());
+          return [v](T x, T a, T b) -> T { return T(A(x) + v * A(a) / A(b)); };
+        },
+        self, tensor1, tensor2);
+  });
+}
+
+void foreach_addcdiv_scalar_(const TensorList& self, const TensorList& tensor1,
+                             const TensorList& tensor2, Scalar value) {
+  const char* name = "loom::_foreach_addcdiv_.Scalar";
+  check_lists(name, self, {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}});
+  addcdiv_lists(name, self, tensor1, tensor2, [&](size_t) { return value; });
+}
+
+void foreach_addcdiv_scalar_list_(const TensorList& self, const TensorList& tensor1,
+                                  const TensorList& tensor2, std::span<const double> scalars) {
+  const char* name = "loom::_foreach_addcdiv_.ScalarList";
+  check_lists(name, self,
+              {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}, {"scalars", scalars.size()}});
+  addcdiv_lists(name, self, tensor1, tensor2, [&](size_t i) { return Scalar(scalars[i]); });
+}
+
+}  // namespace
+
+void register_foreach_kernels(sdk::Registrar& r) {
+  r.impl<&foreach_add_list>("loom::_foreach_add.List", LOOM_KEY_CPU);
+  r.impl<&foreach_add_scalar_>("loom::_foreach_add_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_add_list_>("loom::_foreach_add_.List", LOOM_KEY_CPU);
+  r.impl<&foreach_mul_scalar_>("loom::_foreach_mul_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_div_scalar_list_>("loom::_foreach_div_.ScalarList", LOOM_KEY_CPU);
+  r.impl<&foreach_maximum_list_>("loom::_foreach_maximum_.List", LOOM_KEY_CPU);
+  r.impl<&foreach_sqrt>("loom::_foreach_sqrt", LOOM_KEY_CPU);
+  r.impl<&foreach_lerp_scalar_>("loom::_foreach_lerp_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_addcmul_scalar>("loom::_foreach_addcmul.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_addcmul_scalar_>("loom::_foreach_addcmul_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_addcdiv_scalar_>("loom::_foreach_addcdiv_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_addcdiv_scalar_list_>("loom::_foreach_addcdiv_.ScalarList", LOOM_KEY_CPU);
+}
+
+}  // namespace loom::cpu
