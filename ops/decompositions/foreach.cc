@@ -108,8 +108,9 @@ void foreach_addcdiv_scalar_(const TensorVector& self, const TensorVector& tenso
 
 void foreach_addcdiv_scalar_list_(const TensorVector& self, const TensorVector& tensor1,
                                   const TensorVector& tensor2, std::span<const double> scalars) {
-  check_lists("loom::_foreach_addcdiv_.ScalarList", self,
-              {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}, {"scalars", scalars.size()}});
+  check_lists(
+      "loom::_foreach_addcdiv_.ScalarList", self,
+      {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}, {"scalars", scalars.size()}});
   for (size_t i = 0; i < self.size(); ++i) {
     loom::addcdiv_(self[i], tensor1[i], tensor2[i], scalars[i]);
   }

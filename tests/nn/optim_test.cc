@@ -247,14 +247,15 @@ std::vector<Tensor> train_steps(const Make& make, int steps) {
 template <typename Opt, typename Options>
 void expect_foreach_equals_loop(const Options& options) {
   auto with = [&](bool foreach) {
-    return train_steps([&](std::vector<Tensor> p) { return Opt(p, Options(options).foreach(foreach)); },
-                       4);
+    return train_steps(
+        [&](std::vector<Tensor> p) { return Opt(p, Options(options).foreach(foreach)); }, 4);
   };
   std::vector<Tensor> a = with(true), b = with(false);
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(bit_equal(a[i], b[i])) << "parameter " << i;
   // The updates moved the parameters (the unused one stays as initialised).
-  EXPECT_FALSE(bit_equal(a[0], train_steps([&](std::vector<Tensor> p) { return Opt(p, options); }, 0)[0]));
+  EXPECT_FALSE(
+      bit_equal(a[0], train_steps([&](std::vector<Tensor> p) { return Opt(p, options); }, 0)[0]));
 }
 
 // The multi-tensor ("foreach") updates give the per-parameter loop's bits.

@@ -140,10 +140,16 @@ TEST_F(Foreach, BadListsAreRefused) {
                "expected a non-empty tensor list for self, found an empty one");
   expect_error([&] { _foreach_add_(a, List{a[0]}); }, "loom::_foreach_add_.List",
                "expected other to have self's length 5, found 1");
-  expect_error([&] { _foreach_div_(a, std::vector<double>{1.0, 2.0}); },
-               "loom::_foreach_div_.ScalarList", "expected scalars to have self's length 5, found 2");
-  expect_error([&] { _foreach_addcmul(a, a, List{a[0], a[1]}); }, "loom::_foreach_addcmul.Scalar",
-               "expected tensor2 to have self's length 5, found 2");
+  expect_error(
+      [&] {
+        _foreach_div_(a, std::vector<double>{1.0, 2.0});
+      },
+      "loom::_foreach_div_.ScalarList", "expected scalars to have self's length 5, found 2");
+  expect_error(
+      [&] {
+        _foreach_addcmul(a, a, List{a[0], a[1]});
+      },
+      "loom::_foreach_addcmul.Scalar", "expected tensor2 to have self's length 5, found 2");
   // A shape mismatch is the per-tensor op's error, and the tensors before it are updated
   // as by the loop.
   List x = {make({1, 2}, {2}), make({1, 2, 3}, {3})};

@@ -238,8 +238,7 @@ Tensor extremum(const char* op, const Tensor& self, const Tensor& other, const T
                     [](T x, T y) -> T { return Max ? (x > y ? x : y) : (x < y ? x : y); });
     } else {
       using A = acc_type<T>;
-      binary_map<T>(self, other, out,
-                    [](T x, T y) -> T { return extremum_value<Max, A>(x, y); });
+      binary_map<T>(self, other, out, [](T x, T y) -> T { return extremum_value<Max, A>(x, y); });
     }
   });
   return out;

@@ -173,20 +173,31 @@ TensorList foreach_add_list(const TensorList& self, const TensorList& other, Sca
   return out;
 }
 
-void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
-  const char* name = "loom::_foreach_add_.Scalar";
+// self[i] = combine(self[i], scalar) in the acc type over every tensor: the one pass, or
+// the loop of the per-tensor op `per_tensor(t, number)`.
+template <typename PerTensor, typename Combine>
+void scalar_update(const char* name, const TensorList& self, const Scalar& scalar,
+                   const PerTensor& per_tensor, const Combine& combine) {
   check_lists(name, self, {});
   if (!one_pass_applies(self, &self, {})) {
     const Tensor number = number_tensor(scalar);
-    for (const Tensor& t : self) op::add_(t, number);
+    for (const Tensor& t : self) per_tensor(t, number);
     return;
   }
   dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
     using A = acc_type<T>;
     const T y = number_as<T>(scalar);
     map_lists<T>(
-        self, [y](size_t) { return [y](T x) -> T { return T(A(x) + A(y)); }; }, self);
+        self, [&](size_t) { return [y, combine](T x) -> T { return T(combine(A(x), A(y))); }; },
+        self);
   });
+}
+
+void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
+  scalar_update(
+      "loom::_foreach_add_.Scalar", self, scalar,
+      [](const Tensor& t, const Tensor& number) { op::add_(t, number); },
+      [](auto x, auto y) { return x + y; });
 }
 
 void foreach_add_list_(const TensorList& self, const TensorList& other, Scalar alpha) {
@@ -206,19 +217,10 @@ void foreach_add_list_(const TensorList& self, const TensorList& other, Scalar a
 }
 
 void foreach_mul_scalar_(const TensorList& self, Scalar scalar) {
-  const char* name = "loom::_foreach_mul_.Scalar";
-  check_lists(name, self, {});
-  if (!one_pass_applies(self, &self, {})) {
-    const Tensor number = number_tensor(scalar);
-    for (const Tensor& t : self) op::mul_(t, number);
-    return;
-  }
-  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
-    using A = acc_type<T>;
-    const T y = number_as<T>(scalar);
-    map_lists<T>(
-        self, [y](size_t) { return [y](T x) -> T { return T(A(x) * A(y)); }; }, self);
-  });
+  scalar_update(
+      "loom::_foreach_mul_.Scalar", self, scalar,
+      [](const Tensor& t, const Tensor& number) { op::mul_(t, number); },
+      [](auto x, auto y) { return x * y; });
 }
 
 void foreach_div_scalar_list_(const TensorList& self, std::span<const double> scalars) {
@@ -250,9 +252,8 @@ void foreach_maximum_list_(const TensorList& self, const TensorList& other) {
   dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
     using A = acc_type<T>;
     map_lists<T>(
-        self,
-        [](size_t) { return [](T x, T y) -> T { return extremum_value<true, A>(x, y); }; }, self,
-        other);
+        self, [](size_t) { return [](T x, T y) -> T { return extremum_value<true, A>(x, y); }; },
+        self, other);
   });
 }
 
@@ -297,8 +298,7 @@ void addcmul_lists(const char* name, const TensorList& out, const TensorList& se
     using A = acc_type<T>;
     const A v = static_cast<A>(value.to_double());
     map_lists<T>(
-        out,
-        [v](size_t) { return [v](T x, T a, T b) -> T { return T(A(x) + v * A(a) * A(b)); }; },
+        out, [v](size_t) { return [v](T x, T a, T b) -> T { return T(A(x) + v * A(a) * A(b)); }; },
         self, tensor1, tensor2);
   });
 }
@@ -362,8 +362,9 @@ void foreach_addcdiv_scalar_(const TensorList& self, const TensorList& tensor1,
 void foreach_addcdiv_scalar_list_(const TensorList& self, const TensorList& tensor1,
                                   const TensorList& tensor2, std::span<const double> scalars) {
   const char* name = "loom::_foreach_addcdiv_.ScalarList";
-  check_lists(name, self,
-              {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}, {"scalars", scalars.size()}});
+  check_lists(
+      name, self,
+      {{"tensor1", tensor1.size()}, {"tensor2", tensor2.size()}, {"scalars", scalars.size()}});
   addcdiv_lists(name, self, tensor1, tensor2, [&](size_t i) { return Scalar(scalars[i]); });
 }
 

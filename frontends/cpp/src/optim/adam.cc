@@ -25,7 +25,7 @@ void Adam::check_options(const AdamOptions& o) const {
 // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void Adam::step() {
   for_each_group_update(state_, [&](GroupUpdate<AdamParamState>& group) {
-    if (group.options.foreach()) {
+    if (use_foreach(group.options.foreach(), group.params)) {
       step_foreach(group);
       return;
     }

@@ -24,7 +24,7 @@ void RMSprop::check_options(const RMSpropOptions& o) const {
 // p -= lr g / (sqrt(.) + eps).
 void RMSprop::step() {
   for_each_group_update(state_, [](GroupUpdate<RMSpropParamState>& group) {
-    if (group.options.foreach()) {
+    if (use_foreach(group.options.foreach(), group.params)) {
       step_foreach(group);
       return;
     }

@@ -24,7 +24,7 @@ void SGD::check_options(const SGDOptions& o) const {
 // the first step) and d = nesterov ? d + momentum * buf : buf; then p -= lr * d.
 void SGD::step() {
   for_each_group_update(state_, [](GroupUpdate<SGDParamState>& group) {
-    if (group.options.foreach()) {
+    if (use_foreach(group.options.foreach(), group.params)) {
       step_foreach(group);
       return;
     }

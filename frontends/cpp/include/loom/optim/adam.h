@@ -1,6 +1,7 @@
 // Adam and AdamW (decoupled weight decay), with AMSGrad, as torch.optim's.
 #pragma once
 
+#include <optional>
 #include <utility>
 
 #include "loom/nn/options.h"
@@ -16,9 +17,10 @@ struct AdamOptions {
   LOOM_OPTION(double, eps) = 1e-8;
   LOOM_OPTION(double, weight_decay) = 0.0;
   LOOM_OPTION(bool, amsgrad) = false;
-  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*): a
-  // few kernel calls per step instead of a few per parameter, the same bits.
-  LOOM_OPTION(bool, foreach) = true;
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*, a
+  // few kernel calls per step) or per parameter: the same bits. Unset: use_foreach's
+  // default (optimizer.h).
+  LOOM_OPTION(std::optional<bool>, foreach) = std::nullopt;
 };
 
 // The per-parameter state of Adam and AdamW.

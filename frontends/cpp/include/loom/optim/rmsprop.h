@@ -1,6 +1,8 @@
 // RMSprop with momentum, centering and weight decay, as torch.optim.RMSprop.
 #pragma once
 
+#include <optional>
+
 #include "loom/nn/options.h"
 #include "loom/optim/optimizer.h"
 
@@ -14,9 +16,10 @@ struct RMSpropOptions {
   LOOM_OPTION(double, weight_decay) = 0.0;
   LOOM_OPTION(double, momentum) = 0.0;
   LOOM_OPTION(bool, centered) = false;
-  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*): a
-  // few kernel calls per step instead of a few per parameter, the same bits.
-  LOOM_OPTION(bool, foreach) = true;
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*, a
+  // few kernel calls per step) or per parameter: the same bits. Unset: use_foreach's
+  // default (optimizer.h).
+  LOOM_OPTION(std::optional<bool>, foreach) = std::nullopt;
 };
 
 struct RMSpropParamState {

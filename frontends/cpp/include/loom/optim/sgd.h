@@ -1,6 +1,8 @@
 // SGD with momentum, dampening, Nesterov momentum and weight decay, as torch.optim.SGD.
 #pragma once
 
+#include <optional>
+
 #include "loom/nn/options.h"
 #include "loom/optim/optimizer.h"
 
@@ -13,9 +15,10 @@ struct SGDOptions {
   LOOM_OPTION(double, dampening) = 0.0;
   LOOM_OPTION(double, weight_decay) = 0.0;
   LOOM_OPTION(bool, nesterov) = false;
-  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*): a
-  // few kernel calls per step instead of a few per parameter, the same bits.
-  LOOM_OPTION(bool, foreach) = true;
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*, a
+  // few kernel calls per step) or per parameter: the same bits. Unset: use_foreach's
+  // default (optimizer.h).
+  LOOM_OPTION(std::optional<bool>, foreach) = std::nullopt;
 };
 
 struct SGDParamState {
