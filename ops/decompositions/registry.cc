@@ -21,6 +21,8 @@ LoomError* decomposition_error(int32_t code, const char* message) {
 LoomKernelFn find_decomposition(std::string_view op) {
   static const auto* table = [] {
     auto* map = new absl::flat_hash_map<std::string_view, LoomKernelFn>();
+    // One family per line.
+    // clang-format off
     for (auto family : {
              copy_decompositions(),
              creation_decompositions(),
@@ -42,6 +44,7 @@ LoomKernelFn find_decomposition(std::string_view op) {
              rnn_decompositions(),
              foreach_decompositions(),
          }) {
+      // clang-format on
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }
     return map;
