@@ -33,6 +33,7 @@ List clones(const List& list) {
 
 bool same_bits(const Tensor& a, const Tensor& b) {
   if (a.dtype() != b.dtype() || shape(a) != shape(b)) return false;
+  if (a.numel() == 0) return true;  // an empty tensor's data pointer may be null
   Tensor x = a.contiguous(), y = b.contiguous();
   return std::memcmp(x.data_ptr(), y.data_ptr(), x.numel() * element_size(x.dtype())) == 0;
 }
