@@ -3,6 +3,9 @@
 // float64 by a direct loop.
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -167,30 +170,82 @@ void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
   strm.wait();
 }
 
-struct ConvForward {
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
+// Note [Convolution layouts by measurement]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Tensors are NCHW. A primitive that takes them as they are (plain activations) runs
+// oneDNN's im2col + GEMM kernel; one that takes oneDNN's blocked layouts (nChw16c) runs
+// its direct JIT kernels, at the price of reordering the activations in and the result
+// out on every call. Which is faster depends on the shape and the machine: on the 2-core
+// Intel VM (AVX-512) the blocked kernels with their reorders are 1.9-2.3x faster for
+// 64x32x14x14 32->64 and 8x64x56x56 64->64 3x3 in all three directions, while for a
+// one-channel input the plain GEMM computes the input's gradient 4.5x faster; on an
+// earlier AMD VM plain GEMM won for 8x64x56x56. So the first call of each geometry and
+// direction creates both candidates and runs each on the call's own buffers (one warm-up
+// run, then the best of two), and the geometry keeps the faster: plain unless blocked is
+// at least 10% faster, so near ties keep the layout without reorders. A candidate oneDNN
+// only has a reference implementation for is not taken when the other exists.
+// LOOM_CPU_CONV_LAYOUT=plain|blocked pins the choice (the results of the two may differ
+// in the last bits, so a run that must repeat bit for bit across processes pins it).
+
+enum class ConvLayout { measure, plain, blocked };
+
+ConvLayout& conv_layout_setting() {
+  static ConvLayout setting = ConvLayout::measure;
+  return setting;
+}
+
+template <typename Pd>
+bool is_reference(const Pd& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// A convolution primitive of one direction and the descriptor it was created from.
+template <typename Primitive>
+struct ConvPrimitive {
+  typename Primitive::primitive_desc pd;
+  Primitive prim;
 };
 
-// Note [Plain convolution layouts]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Tensors are NCHW. oneDNN's fastest direct kernels want blocked or NHWC activations, but
-// reordering the input and the output around each call costs more than it saves on a
-// memory-bound 2-core machine: for 8x64x56x56 3x3 64->64 the plain-layout GEMM kernel
-// (no activation reorders) ran about twice as fast as blocked layouts plus reorders.
-// So the primitive is first created with plain NCHW activations (weights in whatever
-// layout oneDNN prefers: they are small), and only when oneDNN has no optimised kernel
-// for that (a reference implementation, e.g. some grouped shapes) is it created again
-// with layouts of oneDNN's choosing.
-template <typename MakePd>
-auto with_plain_activations(MakePd&& make_pd) {
-  try {
-    auto pd = make_pd(true);
-    if (std::string(pd.impl_info_str()).rfind("ref", 0) != 0) return pd;
-  } catch (const dnnl::error&) {
-    // no implementation for plain activations: let oneDNN choose
+// Seconds of the best of `runs` calls of run().
+template <typename Run>
+double best_time(Run&& run, int runs) {
+  double best = 0;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = i == 0 ? t : std::min(best, t);
   }
-  return make_pd(false);
+  return best;
+}
+
+// The primitive for one geometry and direction (Note [Convolution layouts by
+// measurement]): make_pd(plain_layout) creates a descriptor, run(conv) executes a
+// candidate on the call's buffers.
+template <typename Primitive, typename MakePd, typename Run>
+std::shared_ptr<ConvPrimitive<Primitive>> create_conv(MakePd&& make_pd, Run&& run) {
+  using Conv = ConvPrimitive<Primitive>;
+  auto make = [](const typename Primitive::primitive_desc& pd) {
+    return std::make_shared<Conv>(Conv{pd, Primitive(pd)});
+  };
+  const ConvLayout setting = conv_layout_setting();
+  std::shared_ptr<Conv> plain;
+  if (setting != ConvLayout::blocked) {
+    try {
+      auto pd = make_pd(true);
+      if (!is_reference(pd)) plain = make(pd);
+    } catch (const dnnl::error&) {
+      // no implementation for plain activations
+    }
+  }
+  if (plain != nullptr && setting == ConvLayout::plain) return plain;
+  std::shared_ptr<Conv> blocked = make(make_pd(false));
+  if (plain == nullptr || is_reference(blocked->pd)) return plain != nullptr ? plain : blocked;
+  run(*plain);
+  run(*blocked);
+  const double plain_time = best_time([&] { run(*plain); }, 2);
+  const double blocked_time = best_time([&] { run(*blocked); }, 2);
+  return blocked_time < 0.9 * plain_time ? blocked : plain;
 }
 
 // Activation descriptors: plain NCHW, or oneDNN's choice.
@@ -199,90 +254,99 @@ memory::desc activation(const memory::dims& dims, bool plain_layout) {
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias,
-                                                     dnnl::prop_kind kind) {
+                                                     dnnl::prop_kind kind, bool plain_layout) {
   OnednnConv d = onednn_dims(g);
-  return with_plain_activations([&](bool plain_layout) {
-    memory::desc src = activation(d.src, plain_layout), dst = activation(d.dst, plain_layout);
-    auto desc = bias ? dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct,
-                                                       src, any(d.weights), any(d.bias), dst,
-                                                       d.strides, d.dilates, d.padding, d.padding)
-                     : dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct,
-                                                       src, any(d.weights), dst, d.strides,
-                                                       d.dilates, d.padding, d.padding);
-    return dnnl::convolution_forward::primitive_desc(desc, onednn_engine());
-  });
+  memory::desc src = activation(d.src, plain_layout), dst = activation(d.dst, plain_layout);
+  auto desc = bias ? dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, src,
+                                                     any(d.weights), any(d.bias), dst, d.strides,
+                                                     d.dilates, d.padding, d.padding)
+                   : dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, src,
+                                                     any(d.weights), dst, d.strides, d.dilates,
+                                                     d.padding, d.padding);
+  return dnnl::convolution_forward::primitive_desc(desc, onednn_engine());
 }
 
 void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bias, float* dst,
                     const char* op) {
-  static PrimitiveCache<std::shared_ptr<ConvForward>> cache;
+  using Forward = ConvPrimitive<dnnl::convolution_forward>;
+  static PrimitiveCache<std::shared_ptr<Forward>> cache;
   with_onednn_errors(op, [&] {
+    const OnednnConv d = onednn_dims(g);
+    auto run = [&](const Forward& conv) {
+      std::vector<ConvArg> args = {{DNNL_ARG_SRC, d.src, src, false},
+                                   {DNNL_ARG_WEIGHTS, d.weights, weights, false},
+                                   {DNNL_ARG_DST, d.dst, dst, true}};
+      std::vector<memory::desc> wanted = {conv.pd.src_desc(), conv.pd.weights_desc(),
+                                          conv.pd.dst_desc()};
+      if (bias != nullptr) {
+        args.push_back({DNNL_ARG_BIAS, d.bias, bias, false});
+        wanted.push_back(conv.pd.bias_desc());
+      }
+      execute(conv.prim, args, wanted);
+    };
     auto conv = cache.get(conv_key("conv_fwd", g, bias != nullptr), [&] {
-      auto pd = forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference);
-      return std::make_shared<ConvForward>(ConvForward{pd, dnnl::convolution_forward(pd)});
+      return create_conv<dnnl::convolution_forward>(
+          [&](bool plain_layout) {
+            return forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference,
+                              plain_layout);
+          },
+          run);
     });
-    OnednnConv d = onednn_dims(g);
-    std::vector<ConvArg> args = {{DNNL_ARG_SRC, d.src, src, false},
-                                 {DNNL_ARG_WEIGHTS, d.weights, weights, false},
-                                 {DNNL_ARG_DST, d.dst, dst, true}};
-    std::vector<memory::desc> wanted = {conv->pd.src_desc(), conv->pd.weights_desc(),
-                                        conv->pd.dst_desc()};
-    if (bias != nullptr) {
-      args.push_back({DNNL_ARG_BIAS, d.bias, bias, false});
-      wanted.push_back(conv->pd.bias_desc());
-    }
-    execute(conv->prim, args, wanted);
+    run(*conv);
   });
 }
 
-// A backward convolution primitive (convolution_backward_data or _weights) for g,
-// created once per geometry with the forward primitive as its hint.
-template <typename Primitive>
-struct ConvBackward {
-  typename Primitive::primitive_desc pd;
-  Primitive prim;
-};
-
-template <typename Primitive>
-std::shared_ptr<ConvBackward<Primitive>> backward_primitive(const ConvGeometry& g,
-                                                            const char* kind) {
-  static PrimitiveCache<std::shared_ptr<ConvBackward<Primitive>>> cache;
+// A backward convolution primitive (convolution_backward_data or _weights) for g, created
+// once per geometry with the forward primitive of the same layouts as its hint; run(conv)
+// executes a candidate on the call's buffers.
+template <typename Primitive, typename Run>
+std::shared_ptr<ConvPrimitive<Primitive>> backward_primitive(const ConvGeometry& g,
+                                                             const char* kind, Run&& run) {
+  static PrimitiveCache<std::shared_ptr<ConvPrimitive<Primitive>>> cache;
   return cache.get(conv_key(kind, g, false), [&] {
-    OnednnConv d = onednn_dims(g);
-    auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training);
-    auto pd = with_plain_activations([&](bool plain_layout) {
-      typename Primitive::desc desc(
-          dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
-          activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
-      return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
-    });
-    return std::make_shared<ConvBackward<Primitive>>(ConvBackward<Primitive>{pd, Primitive(pd)});
+    const OnednnConv d = onednn_dims(g);
+    return create_conv<Primitive>(
+        [&](bool plain_layout) {
+          auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training, plain_layout);
+          typename Primitive::desc desc(
+              dnnl::algorithm::convolution_direct, activation(d.src, plain_layout),
+              any(d.weights), activation(d.dst, plain_layout), d.strides, d.dilates, d.padding,
+              d.padding);
+          return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
+        },
+        run);
   });
 }
 
 void onednn_backward_data(const ConvGeometry& g, float* grad_out, float* weights, float* grad_in,
                           const char* op) {
+  using BackwardData = ConvPrimitive<dnnl::convolution_backward_data>;
   with_onednn_errors(op, [&] {
-    auto conv = backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data");
-    OnednnConv d = onednn_dims(g);
-    execute(conv->prim,
-            {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
-             {DNNL_ARG_WEIGHTS, d.weights, weights, false},
-             {DNNL_ARG_DIFF_SRC, d.src, grad_in, true}},
-            {conv->pd.diff_dst_desc(), conv->pd.weights_desc(), conv->pd.diff_src_desc()});
+    const OnednnConv d = onednn_dims(g);
+    auto run = [&](const BackwardData& conv) {
+      execute(conv.prim,
+              {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
+               {DNNL_ARG_WEIGHTS, d.weights, weights, false},
+               {DNNL_ARG_DIFF_SRC, d.src, grad_in, true}},
+              {conv.pd.diff_dst_desc(), conv.pd.weights_desc(), conv.pd.diff_src_desc()});
+    };
+    run(*backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data", run));
   });
 }
 
 void onednn_backward_weights(const ConvGeometry& g, float* grad_out, float* src,
                              float* grad_weights, const char* op) {
+  using BackwardWeights = ConvPrimitive<dnnl::convolution_backward_weights>;
   with_onednn_errors(op, [&] {
-    auto conv = backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights");
-    OnednnConv d = onednn_dims(g);
-    execute(conv->prim,
-            {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
-             {DNNL_ARG_SRC, d.src, src, false},
-             {DNNL_ARG_DIFF_WEIGHTS, d.weights, grad_weights, true}},
-            {conv->pd.diff_dst_desc(), conv->pd.src_desc(), conv->pd.diff_weights_desc()});
+    const OnednnConv d = onednn_dims(g);
+    auto run = [&](const BackwardWeights& conv) {
+      execute(conv.prim,
+              {{DNNL_ARG_DIFF_DST, d.dst, grad_out, false},
+               {DNNL_ARG_SRC, d.src, src, false},
+               {DNNL_ARG_DIFF_WEIGHTS, d.weights, grad_weights, true}},
+              {conv.pd.diff_dst_desc(), conv.pd.src_desc(), conv.pd.diff_weights_desc()});
+    };
+    run(*backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights", run));
   });
 }
 
@@ -410,6 +474,20 @@ sdk::Tensor conv2d_backward_weight_out(const sdk::Tensor& grad_output, const sdk
 }  // namespace
 
 void register_conv_kernels(sdk::Registrar& r) {
+  const char* raw = std::getenv("LOOM_CPU_CONV_LAYOUT");
+  const std::string requested = raw != nullptr ? raw : "";
+  ConvLayout& setting = conv_layout_setting();
+  if (requested.empty() || requested == "measure") {
+    setting = ConvLayout::measure;
+  } else if (requested == "plain") {
+    setting = ConvLayout::plain;
+  } else if (requested == "blocked") {
+    setting = ConvLayout::blocked;
+  } else {
+    throw sdk::Error("[cpu] LOOM_CPU_CONV_LAYOUT must be one of measure, plain, blocked, found '" +
+                     requested + "'");
+  }
+  r.attribute("conv_layout", requested.empty() ? "measure" : requested.c_str());
   r.impl<&conv2d_out>("loom::conv2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&conv2d_backward_input_out>("loom::conv2d_backward_input.out", LOOM_KEY_CPU,
                                      sdk::dtypes::floating);
