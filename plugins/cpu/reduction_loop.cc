@@ -26,18 +26,27 @@ ReductionPlan plan_reduction(const sdk::Tensor& self, std::span<const int64_t> d
   for (int64_t d : wrap_dims(dims, ndim, "reduction")) {
     if (ndim > 0) reduce[d] = true;
   }
+  // Dims of size 1 add nothing to either walk, and a dim that continues the previous dim
+  // of its kind (that dim's stride is this dim's size times its stride, as in a
+  // contiguous tensor) walks as one dim with it: the same elements in the same order, in
+  // longer rows (the bias gradient's sum over [N, C, H, W] minus C reads rows of H * W).
   ReductionPlan plan;
+  bool last_reduced = false, any = false;
   for (int64_t d = 0; d < ndim; ++d) {
-    int64_t size = self.sizes()[d], stride = self.strides()[d];
-    if (reduce[d]) {
-      plan.reduced_sizes.push_back(size);
-      plan.reduced_strides.push_back(stride);
-      plan.reduced_numel *= size;
+    const int64_t size = self.sizes()[d], stride = self.strides()[d];
+    if (size == 1) continue;
+    std::vector<int64_t>& sizes = reduce[d] ? plan.reduced_sizes : plan.kept_sizes;
+    std::vector<int64_t>& strides = reduce[d] ? plan.reduced_strides : plan.kept_strides;
+    (reduce[d] ? plan.reduced_numel : plan.out_numel) *= size;
+    if (any && last_reduced == reduce[d] && !sizes.empty() && strides.back() == size * stride) {
+      sizes.back() *= size;
+      strides.back() = stride;
     } else {
-      plan.kept_sizes.push_back(size);
-      plan.kept_strides.push_back(stride);
-      plan.out_numel *= size;
+      sizes.push_back(size);
+      strides.push_back(stride);
     }
+    last_reduced = reduce[d];
+    any = true;
   }
   return plan;
 }

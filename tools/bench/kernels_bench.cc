@@ -1,5 +1,5 @@
 // Throughput of the CPU plugin's kernels that split lines, planes, chunks or rows over the
-// thread pool (softmax, layer_norm, sort, topk, max_pool2d, var, gather, cat, rand), one
+// thread pool (softmax, layer_norm, sort, topk, max_pool2d, var, sum, gather, cat, rand), one
 // call per iteration on float32 operands of typical model sizes. The libtorch peer runs
 // the same calls (libtorch_peer_bench --benchmark_filter=Kernel). Threads: LOOM_NUM_THREADS
 // (tools/bench/run-kernels-bench.sh runs 1 and 2).
@@ -61,6 +61,14 @@ void BM_KernelVar(benchmark::State& state) {
   run(state, [&] { return loom::var(x); });
 }
 BENCHMARK(BM_KernelVar)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// A convolution bias's gradient: the sum of [64, 32, 28, 28] over all but the channels.
+void BM_KernelSumChannels(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = loom::randn({64, 32, 28, 28});
+  run(state, [&] { return loom::sum(x, std::vector<int64_t>{0, 2, 3}); });
+}
+BENCHMARK(BM_KernelSumChannels)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_KernelGather(benchmark::State& state) {
   load_runtime();

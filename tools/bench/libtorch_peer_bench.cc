@@ -186,6 +186,12 @@ void BM_TorchKernelVar(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchKernelVar)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+void BM_TorchKernelSumChannels(benchmark::State& state) {
+  at::Tensor x = at::randn({64, 32, 28, 28});
+  run(state, [&] { return at::sum(x, {0, 2, 3}); });
+}
+BENCHMARK(BM_TorchKernelSumChannels)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 void BM_TorchKernelGather(benchmark::State& state) {
   at::Tensor x = at::randn({1024, 1024});
   at::Tensor index = at::randint(0, 1024, {1024, 1024});

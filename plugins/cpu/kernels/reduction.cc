@@ -12,11 +12,12 @@
 // results are folded in chunk order on the calling thread. The pool only decides who
 // computes which chunk (whole outputs when each has a single chunk), so sum and prod
 // give the same bits for any thread count; an output of at most kReduceChunk elements
-// is folded exactly as the serial loop would. Floats accumulate in double, integers in
+// is folded by one thread in one pass. Floats accumulate in double, integers in
 // uint64 (wrapping, read back as int64).
 #include <cmath>
 #include <limits>
 
+#include "../isa.h"
 #include "../kernels.h"
 #include "../parallel.h"
 #include "../reduction_loop.h"
@@ -73,7 +74,69 @@ void fold_elements_in_chunks(const ReductionPlan& plan, const T* base, Acc ident
   fold_in_chunks(plan, fold_range, combine, acc);
 }
 
-// sum and prod: integers accumulate in int64 (wrapping), everything else in double.
+// Note [Lane sums]
+// ~~~~~~~~~~~~~~~~
+// With one accumulator every addition waits for the one before: a pass over a chunk is a
+// chain of add latencies, several times slower than reading the chunk. LaneSum keeps
+// kLanes accumulators, element k of the chunk (in for_each_reduction's order) going to
+// lane k % kLanes, and adds the lanes in a fixed tree at the end; the additions of a run
+// of elements are independent, and a contiguous run vectorises. The grouping depends
+// only on each element's position in its chunk, so a floating sum and var give the same
+// bits for any thread count and for any split of the chunk into runs.
+constexpr int kSumLanes = 8;
+
+// Blocks of kSumLanes contiguous elements: lane[l] += value(p[b * kSumLanes + l]) for
+// each block b, in the active ISA's clone (Note [ISA dispatch]: the same bits at every
+// level). The lanes stay in registers for the whole run.
+struct LaneBlocks {
+  template <typename Value, typename T>
+  [[gnu::always_inline]] static inline void run(const Value& value, const T* p, int64_t blocks,
+                                                double* lane) {
+    double acc[kSumLanes];
+    for (int l = 0; l < kSumLanes; ++l) acc[l] = lane[l];
+    for (int64_t b = 0; b < blocks; ++b) {
+      for (int l = 0; l < kSumLanes; ++l) acc[l] += value(p[b * kSumLanes + l]);
+    }
+    for (int l = 0; l < kSumLanes; ++l) lane[l] = acc[l];
+  }
+};
+
+struct LaneSum {
+  static constexpr int kLanes = kSumLanes;
+  double lane[kLanes] = {};
+  int next = 0;  // the lane of the next element
+
+  void add(double v) {
+    lane[next] += v;
+    next = (next + 1) % kLanes;
+  }
+
+  // Adds value(p[i * stride]) for i in [0, count).
+  template <typename T, typename Value>
+  void add_run(const T* p, int64_t count, int64_t stride, Value value) {
+    int64_t i = 0;
+    for (; i < count && next != 0; ++i) add(value(p[i * stride]));
+    if (stride == 1) {
+      const int64_t blocks = (count - i) / kLanes;
+      run_with_isa<LaneBlocks, kIsaCloned<T>>(value, p + i, blocks, lane);
+      i += blocks * kLanes;
+    } else {
+      for (; i + kLanes <= count; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[(i + l) * stride]);
+      }
+    }
+    for (; i < count; ++i) add(value(p[i * stride]));
+  }
+
+  double total() const {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
+           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  }
+};
+static_assert(LaneSum::kLanes == 8, "LaneSum::total adds eight lanes");
+
+// sum and prod: integers accumulate in int64 (wrapping), everything else in double; a
+// floating sum in lanes (Note [Lane sums]).
 template <bool IsProd>
 void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const sdk::Tensor& out,
                  const char* op) {
@@ -92,7 +155,22 @@ void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const s
         }
       };
       auto combine = [&](Acc a, Acc b) { return IsProd ? a * b : a + b; };
-      fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
+      if constexpr (!IsProd && std::is_same_v<Acc, double>) {
+        // a floating sum adds in lanes (Note [Lane sums]): a chain of dependent additions
+        // would be several times slower than reading the elements
+        auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
+          LaneSum lanes;
+          for_each_reduced_row_in_range(plan, self.data<T>(), o, begin, end,
+                                        [&](const T* p, int64_t count, int64_t stride) {
+                                          lanes.add_run(p, count, stride, load);
+                                        });
+          return lanes.total();
+        };
+        fold_in_chunks(plan, fold_range, combine, acc);
+      } else {
+        fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine,
+                                acc);
+      }
       if constexpr (std::is_same_v<Acc, uint64_t>) {
         std::vector<int64_t> signed_acc(acc.begin(), acc.end());
         store_values(out, signed_acc, op);
@@ -192,48 +270,6 @@ std::tuple<sdk::Tensor, sdk::Tensor> extremum_dim_out(const sdk::Tensor& self, i
 // mean and then the squared deviations (no cancellation), each summed in lanes (Note
 // [Lane sums]); chunks merge in order with Chan et al.'s pairwise update.
 //
-// Note [Lane sums]
-// ~~~~~~~~~~~~~~~~
-// With one accumulator every addition waits for the one before: a pass over a chunk is a
-// chain of add latencies, several times slower than reading the chunk. LaneSum keeps
-// kLanes accumulators, element k of the chunk (in for_each_reduction's order) going to
-// lane k % kLanes, and adds the lanes in a fixed tree at the end; the additions of a run
-// of elements are independent, and a contiguous run vectorises. The grouping depends
-// only on each element's position in its chunk, so var gives the same bits for any
-// thread count and for any split of the chunk into runs.
-struct LaneSum {
-  static constexpr int kLanes = 8;
-  double lane[kLanes] = {};
-  int next = 0;  // the lane of the next element
-
-  void add(double v) {
-    lane[next] += v;
-    next = (next + 1) % kLanes;
-  }
-
-  // Adds value(p[i * stride]) for i in [0, count).
-  template <typename T, typename Value>
-  void add_run(const T* p, int64_t count, int64_t stride, Value value) {
-    int64_t i = 0;
-    for (; i < count && next != 0; ++i) add(value(p[i * stride]));
-    if (stride == 1) {
-      for (; i + kLanes <= count; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[i + l]);
-      }
-    } else {
-      for (; i + kLanes <= count; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lane[l] += value(p[(i + l) * stride]);
-      }
-    }
-    for (; i < count; ++i) add(value(p[i * stride]));
-  }
-
-  double total() const {
-    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) +
-           ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-  }
-};
-static_assert(LaneSum::kLanes == 8, "LaneSum::total adds eight lanes");
 
 struct Moments {
   double count = 0, mean = 0, m2 = 0;  // m2: the sum of squared deviations from mean
