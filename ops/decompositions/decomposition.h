@@ -212,6 +212,8 @@ LoomKernelFn find_decomposition(std::string_view op);
 // Helpers shared by decompositions.
 // A 0-dim float64 CPU tensor flagged as a wrapped number (promotes like a C++ scalar).
 Tensor wrapped_number(double value);
+// A new tensor of zeros.
+Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device device);
 // `t` in `dtype` (itself when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
 

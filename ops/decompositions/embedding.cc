@@ -18,12 +18,6 @@ std::vector<int64_t> host_ints(const Tensor& t) {
   return std::vector<int64_t>(p, p + host.numel());
 }
 
-Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device device) {
-  Tensor t = empty(sizes, dtype, device);
-  loom::fill_(t, Scalar(0));
-  return t;
-}
-
 Tensor int64_tensor(const std::vector<int64_t>& values, Device device) {
   Tensor t = empty(std::vector<int64_t>{static_cast<int64_t>(values.size())}, ScalarType::Int64,
                    Device{kCPU, -1});

@@ -1,6 +1,8 @@
 // Decompositions of the pooling ops: max_pool2d (the values of max_pool2d_with_indices),
+// its gradient max_pool2d_with_indices_backward (scatter_add_ at the indices),
 // the 1-D pools (the 2-D ones over a height of 1), and nearest / bilinear upsampling
 // (index_select of the source rows and columns, mixed with their weights).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,6 +16,42 @@ Tensor max_pool2d(const Tensor& self, const IntList& kernel_size, const IntList&
                   const IntList& padding, const IntList& dilation, bool ceil_mode) {
   return std::get<0>(
       loom::max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+// max_pool2d_with_indices_backward: each plane of self's shape is zero but for grad_output's
+// values added at their flat indices into the plane (in output order). grad_output and
+// indices are max_pool2d_with_indices's two results' shapes; the pooling arguments are
+// PyTorch's signature and not needed otherwise.
+Tensor max_pool2d_with_indices_backward(const Tensor& grad_output, const Tensor& self,
+                                        const IntList&, const IntList&, const IntList&,
+                                        const IntList&, bool, const Tensor& indices) {
+  const char* op = "loom::max_pool2d_with_indices_backward";
+  if (self.dim() != 3 && self.dim() != 4) {
+    fail(op, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] self, found ", self.dim(), " dims");
+  }
+  if (indices.dtype() != ScalarType::Int64) {
+    fail(op, "expected int64 indices, found ", scalar_type_name(indices.dtype()));
+  }
+  if (grad_output.dtype() != self.dtype()) {
+    fail(op, "expected grad_output of self's dtype ", scalar_type_name(self.dtype()), ", found ",
+         scalar_type_name(grad_output.dtype()));
+  }
+  const std::vector<int64_t> planes(self.sizes().begin(), self.sizes().end() - 2);
+  const bool fits = grad_output.dim() == self.dim() &&
+                    std::ranges::equal(grad_output.sizes().first(planes.size()), planes) &&
+                    std::ranges::equal(grad_output.sizes(), indices.sizes());
+  if (!fits) {
+    fail(op, "expected grad_output and indices of one shape with self's leading dims, found ",
+         "grad_output ", shape_to_string(grad_output.sizes()), ", indices ",
+         shape_to_string(indices.sizes()), " and self ", shape_to_string(self.sizes()));
+  }
+  std::vector<int64_t> flat_planes = planes, flat = planes;
+  flat_planes.push_back(self.size(-2) * self.size(-1));
+  flat.push_back(-1);
+  Tensor grad_input = zeros_of(flat_planes, self.dtype(), self.device());
+  grad_input.scatter_add_(static_cast<int64_t>(planes.size()), indices.reshape(flat),
+                          grad_output.reshape(flat));
+  return grad_input.reshape(self.sizes());
 }
 
 // A 1-D pool's argument as the 2-D pool's [1, value]; an empty list stays empty.
@@ -149,6 +187,7 @@ Tensor upsample_bilinear2d(const Tensor& self, const IntList& output_size, bool 
 
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::max_pool2d", decomposition<&max_pool2d>()},
+    {"loom::max_pool2d_with_indices_backward", decomposition<&max_pool2d_with_indices_backward>()},
     {"loom::max_pool1d", decomposition<&max_pool1d>()},
     {"loom::avg_pool1d", decomposition<&avg_pool1d>()},
     {"loom::upsample_nearest2d", decomposition<&upsample_nearest2d>()},

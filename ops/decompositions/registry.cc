@@ -57,6 +57,12 @@ Tensor wrapped_number(double value) {
   return wrapped_scalar(Scalar(value));
 }
 
+Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device device) {
+  Tensor t = empty(sizes, dtype, device);
+  loom::fill_(t, Scalar(0));
+  return t;
+}
+
 Tensor cast(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = empty(t.sizes(), dtype, t.device());

@@ -1,4 +1,5 @@
-// Decompositions of the unary family: clamp with tensor bounds, prelu, glu.
+// Decompositions of the unary family: clamp with tensor bounds, prelu, glu, and relu's
+// gradient threshold_backward.
 #include <vector>
 
 #include "decomposition.h"
@@ -69,11 +70,19 @@ Tensor glu(const Tensor& self, int64_t dim) {
   return loom::mul(self.narrow(d, 0, size / 2), loom::sigmoid(self.narrow(d, size / 2, size / 2)));
 }
 
+// threshold_backward: grad_output where self > threshold, zero elsewhere (a NaN in self lets
+// the gradient through), broadcast and promoted as where.self; relu's gradient is
+// threshold_backward(grad, relu's result, 0), as in PyTorch.
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  return loom::where(loom::le(self, wrapped_scalar(threshold)), wrapped_number(0.0), grad_output);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::clamp.Tensor", decomposition<&clamp_tensor>()},
     {"loom::clamp_.Tensor", decomposition<&clamp_tensor_>()},
     {"loom::prelu", decomposition<&prelu>()},
     {"loom::glu", decomposition<&glu>()},
+    {"loom::threshold_backward", decomposition<&threshold_backward>()},
 };
 
 }  // namespace

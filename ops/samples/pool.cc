@@ -1,7 +1,7 @@
-// Samples of the pooling family: max_pool2d_with_indices, max_pool2d, avg_pool2d,
-// adaptive_avg_pool2d, adaptive_max_pool2d, grid_sampler_2d and its backward (Note [Op samples] in
-// loom/ops/samples.h). Max pooling inputs hold distinct values, so the indices of the maxima are
-// unique.
+// Samples of the pooling family: max_pool2d_with_indices (and its backward), max_pool2d,
+// avg_pool2d, adaptive_avg_pool2d, adaptive_max_pool2d, grid_sampler_2d and its backward (Note
+// [Op samples] in loom/ops/samples.h). Max pooling inputs hold distinct values, so the indices
+// of the maxima are unique.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -21,6 +21,23 @@ std::vector<OpSample> make() {
                  {{"stride", L({1, 2})}, {"dilation", L({2, 2})}}});
     s.push_back(OpSample{op, {T({1, 2, 4, 4}, kBF16, Fill::Distinct), I(2), I(1)}}.tol(2e-2));
   }
+  // max pooling's gradient: grad_output added at any indices of self's planes (overlapping
+  // windows add twice); the indices must fit the planes.
+  s.push_back({"loom::max_pool2d_with_indices_backward",
+               {T({1, 2, 2, 2}), T({1, 2, 5, 5}), L({2, 2}), L({2, 2}), L({0, 0}), L({1, 1}),
+                B(false), Idx({1, 2, 2, 2}, 25)}});
+  s.push_back({"loom::max_pool2d_with_indices_backward",
+               {T({2, 3, 3}, kF64), T({2, 7, 7}, kF64), L({3, 3}), L({2, 2}), L({1, 1}), L({1, 1}),
+                B(true), Idx({2, 3, 3}, 49)}});
+  s.push_back(OpSample{"loom::max_pool2d_with_indices_backward",
+                       {T({1, 1, 2, 2}, kBF16), T({1, 1, 4, 4}, kBF16), L({2, 2}), L({2, 2}),
+                        L({0, 0}), L({1, 1}), B(false), Idx({1, 1, 2, 2}, 16)}}
+                  .tol(2e-2));
+  s.push_back(OpSample{
+      "loom::max_pool2d_with_indices_backward",
+      {T({1, 2, 2, 2}), T({1, 3, 5, 5}), L({2, 2}), L({2, 2}), L({0, 0}), L({1, 1}), B(false),
+       Idx({1, 2, 2, 2},
+           25)}}.raises("expected grad_output and indices of one shape with self's leading"));
   s.push_back({"loom::avg_pool2d", {T({1, 2, 5, 5}), L({2, 2})}});
   s.push_back({"loom::avg_pool2d",
                {T({2, 1, 6, 5}), L({3, 3}), L({2, 2}), L({1, 1})},

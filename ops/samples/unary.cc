@@ -1,5 +1,6 @@
-// Samples of the unary pointwise family: neg ... nan_to_num (clamp, with its two bounds,
-// is in ternary.cc; Note [Op samples] in loom/ops/samples.h).
+// Samples of the unary pointwise family: neg ... nan_to_num and relu's gradient
+// threshold_backward (clamp, with its two bounds, is in ternary.cc; Note [Op samples] in
+// loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -85,6 +86,15 @@ std::vector<OpSample> make() {
   s.push_back({"loom::leaky_relu", {T({2, 3})}});
   s.push_back({"loom::leaky_relu", {T({}), D(0.2)}});
   s.push_back({"loom::leaky_relu", {T({3, 2}, kF64)}, {{"negative_slope", D(0.5)}}});
+  // relu's gradient: the grad passes where self > threshold (self of the grad's shape, a
+  // broadcast self, float64 with a non-zero threshold); mismatched shapes are refused.
+  s.push_back({"loom::threshold_backward", {T({2, 3}), T({2, 3}), D(0.0)}});
+  s.push_back({"loom::threshold_backward", {T({3, 4}, kF64), T({3, 4}, kF64), D(0.5)}});
+  s.push_back({"loom::threshold_backward", {T({2, 3}), T({3}), I(0)}});
+  s.push_back(
+      OpSample{"loom::threshold_backward", {T({2, 3}, kBF16), T({2, 3}, kBF16), D(0.0)}}.tol(2e-2));
+  s.push_back(OpSample{"loom::threshold_backward", {T({2, 3}), T({4}), D(0.0)}}.raises(
+      "cannot be broadcast"));
   s.push_back({"loom::elu", {T({2, 3})}});
   s.push_back({"loom::elu", {T({3, 2}, kF64), D(0.5), D(2.0), D(1.5)}});
   s.push_back({"loom::elu", {T({})}, {{"alpha", D(2.0)}}});

@@ -483,6 +483,19 @@ TEST(CpuParallelProcesses, InvalidThreadCountFailsPluginInit) {
   EXPECT_FALSE(run.output.empty() || run.output.starts_with("error: ")) << run.output;
 }
 
+TEST(CpuParallelProcesses, InvalidConvLayoutFailsPluginInit) {
+  for (const char* value : {"nchw", "Blocked", "any"}) {
+    SCOPED_TRACE(value);
+    const ChildRun run = run_child({{"LOOM_CPU_CONV_LAYOUT", value}}, "bad_conv_layout");
+    ASSERT_EQ(run.exit_status, 0) << run.log;
+    EXPECT_NE(run.output.find(std::string("[cpu] LOOM_CPU_CONV_LAYOUT must be one of measure, "
+                                          "plain, blocked, found '") +
+                              value + "'"),
+              std::string::npos)
+        << run.output;
+  }
+}
+
 TEST(CpuParallelProcesses, InvalidIsaFailsPluginInit) {
   for (const char* value : {"sse", "AVX2", "avx"}) {
     SCOPED_TRACE(value);

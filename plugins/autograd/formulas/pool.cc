@@ -1,4 +1,5 @@
-// Derivatives of the pool family: max pooling (scattered through the saved indices),
+// Derivatives of the pool family: max pooling (max_pool2d_with_indices_backward, or scattered
+// through the saved indices; the backward's own derivative gathers at them),
 // average and adaptive average pooling and bilinear upsampling (as separable matrix
 // products), and grid sampling (through grid_sampler_2d_backward). The 1-D pools, max_pool2d and
 // nearest upsampling are decompositions.
@@ -115,10 +116,37 @@ void max_with_indices(BackwardContext& c) {
   c.set(0, [&] { return scatter_planes(c.grad(0), c.result(1), c.input_sizes(0)); });
 }
 
+// max_pool2d_with_indices's gradient in one op (PyTorch's max_pool2d_with_indices_backward).
+void max_pool_with_indices(BackwardContext& c) {
+  c.set(0, [&] {
+    return op::max_pool2d_with_indices_backward(c.grad(0), c.input(0), c.ints(1), c.ints(2),
+                                                c.ints(3), c.ints(4), c.bool_arg(5), c.result(1));
+  });
+}
+
+// The gradient's own gradient: the values of grad_output's gradient at the saved indices,
+// plane by plane (it is linear in grad_output; self only gives the shape).
+void max_pool_backward_backward(BackwardContext& c) {
+  c.set(0, [&] {
+    Tensor indices = c.input(7);
+    std::span<const int64_t> sizes = indices.sizes();
+    std::vector<int64_t> flat(sizes.begin(), sizes.end() - 2), planes = flat;
+    flat.push_back(-1);
+    const Tensor self = c.layout(1);  // its shape only
+    planes.push_back(self.size(-2) * self.size(-1));
+    Tensor grad = op::reshape(c.grad(), planes);
+    return op::reshape(
+        op::gather(grad, static_cast<int64_t>(flat.size()) - 1, op::reshape(indices, flat)), sizes);
+  });
+}
+
 }  // namespace
 
 void register_pool_formulas(FormulaTable& t) {
-  t.add({"loom::max_pool2d_with_indices", 0, outputs({1}), max_with_indices, true, outputs({0})});
+  t.add({"loom::max_pool2d_with_indices", inputs({0}), outputs({1}), max_pool_with_indices, true,
+         outputs({0})});
+  t.add({"loom::max_pool2d_with_indices_backward", inputs({7}), 0, max_pool_backward_backward, true,
+         ~0u, inputs({1})});
   t.add({"loom::adaptive_max_pool2d", 0, outputs({1}), max_with_indices, true, outputs({0})});
   // Both gradients come from one call of the op library's grid_sampler_2d_backward (which,
   // as in PyTorch, has no derivative itself: no double backward through grid sampling).

@@ -200,11 +200,13 @@ void register_unary_formulas(FormulaTable& t) {
                     op::where(op::gt(x, scalar_like(x, 0.0)), scalar_like(x, 1.0), slope);
            });
          }});
+  // relu's gradient from its result, in one op (one pass on the CPU), as in PyTorch.
   t.add({"loom::relu", 0, outputs({0}), [](BackwardContext& c) {
-           c.set(0, [&] {
-             Tensor y = c.result();
-             return zero_where(c.grad(), op::le(y, scalar_like(y, 0.0)));
-           });
+           c.set(0, [&] { return op::threshold_backward(c.grad(), c.result(), 0.0); });
+         }});
+  // Linear in grad_output (relu's double backward); self only selects, so it gets none.
+  t.add({"loom::threshold_backward", inputs({1}), 0, [](BackwardContext& c) {
+           c.set(0, [&] { return op::threshold_backward(c.grad(), c.input(1), c.scalar_arg(2)); });
          }});
   // elu: scale * x for x > 0, scale * alpha * (exp(input_scale * x) - 1) otherwise.
   t.add({"loom::elu", inputs({0}), outputs({0}), [](BackwardContext& c) {

@@ -213,7 +213,8 @@ double best_time(Run&& run, int runs) {
   for (int i = 0; i < runs; ++i) {
     const auto start = std::chrono::steady_clock::now();
     run();
-    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double t =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = i == 0 ? t : std::min(best, t);
   }
   return best;
@@ -287,8 +288,7 @@ void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bi
     auto conv = cache.get(conv_key("conv_fwd", g, bias != nullptr), [&] {
       return create_conv<dnnl::convolution_forward>(
           [&](bool plain_layout) {
-            return forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference,
-                              plain_layout);
+            return forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference, plain_layout);
           },
           run);
     });
@@ -309,9 +309,8 @@ std::shared_ptr<ConvPrimitive<Primitive>> backward_primitive(const ConvGeometry&
         [&](bool plain_layout) {
           auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training, plain_layout);
           typename Primitive::desc desc(
-              dnnl::algorithm::convolution_direct, activation(d.src, plain_layout),
-              any(d.weights), activation(d.dst, plain_layout), d.strides, d.dilates, d.padding,
-              d.padding);
+              dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
+              activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
           return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
         },
         run);

@@ -1,5 +1,6 @@
-// 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices, average
-// pooling, adaptive average and max pooling; bilinear upsampling and grid sampling. Loops over each
+// 2-D pooling on CPU tensors ([N, C, H, W] or [C, H, W]): max pooling with indices and its
+// gradient, average pooling, adaptive average and max pooling; bilinear upsampling and grid
+// sampling. Loops over each
 // (batch, channel) plane, planes split over the thread pool, computing in float for
 // float16/bfloat16.
 #include <algorithm>
@@ -15,7 +16,9 @@
 #include "../kernels.h"
 #include "../parallel.h"
 #include "../scalar_types.h"
+#include "../strided_loop.h"
 #include "../vector_math.h"
+#include "loom/sdk/ops.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -681,10 +684,76 @@ sdk::Tensor upsample_bilinear2d(const sdk::Tensor& self, std::span<const int64_t
 
 }  // namespace
 
+// max_pool2d_with_indices_backward (a decomposition op: zeros and scatter_add_ in the op
+// library): one task per plane zeroes the plane and adds grad_output's values at their
+// indices in output order, as scatter_add_ adds them, without scatter_add_'s general
+// strided walk or a second pass for the zeros.
+sdk::Tensor max_pool2d_with_indices_backward(const sdk::Tensor& grad_output,
+                                             const sdk::Tensor& self, std::span<const int64_t>,
+                                             std::span<const int64_t>, std::span<const int64_t>,
+                                             std::span<const int64_t>, bool,
+                                             const sdk::Tensor& indices) {
+  const std::string op = "[loom::max_pool2d_with_indices_backward] ";
+  if (self.dim() != 3 && self.dim() != 4) {
+    throw sdk::Error(op + "expected a 3-D [C, H, W] or 4-D [N, C, H, W] self, found " +
+                     std::to_string(self.dim()) + " dims");
+  }
+  if (indices.dtype() != LOOM_DTYPE_INT64) {
+    throw sdk::Error(op + "expected int64 indices, found " + sdk::dtype_name(indices.dtype()));
+  }
+  if (grad_output.dtype() != self.dtype() || !sdk::dtypes::floating.contains(self.dtype())) {
+    throw sdk::Error(op + "expected a floating self and grad_output of its dtype, found " +
+                     sdk::dtype_name(self.dtype()) + " and " +
+                     sdk::dtype_name(grad_output.dtype()));
+  }
+  const size_t lead = static_cast<size_t>(self.dim()) - 2;
+  const bool fits = grad_output.dim() == self.dim() &&
+                    std::ranges::equal(grad_output.sizes().first(lead), self.sizes().first(lead)) &&
+                    std::ranges::equal(grad_output.sizes(), indices.sizes());
+  if (!fits) {
+    throw sdk::Error(op + "expected grad_output and indices of one shape with self's leading " +
+                     "dims, found grad_output " + shape_string(grad_output.sizes()) + ", indices " +
+                     shape_string(indices.sizes()) + " and self " + shape_string(self.sizes()));
+  }
+  const Planes p = planes_of(self);
+  const int64_t planes = p.batch * p.channels, plane_size = p.h * p.w;
+  const int64_t outputs = planes == 0 ? 0 : grad_output.numel() / planes;
+  sdk::Tensor grad_input = sdk::empty(self.sizes(), self.dtype(), self.device());
+  const sdk::Tensor grad =
+      grad_output.is_contiguous() ? grad_output : sdk::op::contiguous(grad_output);
+  const sdk::Tensor at = indices.is_contiguous() ? indices : sdk::op::contiguous(indices);
+  dispatch_floating_types(self.dtype(), "max_pool2d_with_indices_backward", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* dst_base = grad_input.data<T>();
+    const T* src_base = grad.data<const T>();
+    const int64_t* index_base = at.data<const int64_t>();
+    parallel_for(0, planes, grain_for(plane_size + 2 * outputs), [&](int64_t first, int64_t last) {
+      for (int64_t plane = first; plane < last; ++plane) {
+        T* dst = dst_base + plane * plane_size;
+        const T* src = src_base + plane * outputs;
+        const int64_t* index = index_base + plane * outputs;
+        std::fill(dst, dst + plane_size, T(0));
+        for (int64_t o = 0; o < outputs; ++o) {
+          const int64_t k = index[o];
+          if (k < 0 || k >= plane_size) {
+            throw sdk::Error(op + "expected indices in [0, " + std::to_string(plane_size) +
+                             ") (a plane of self), found " + std::to_string(k));
+          }
+          dst[k] = static_cast<T>(static_cast<A>(dst[k]) + static_cast<A>(src[o]));
+        }
+      }
+    });
+  });
+  return grad_input;
+}
+
 void register_pool_kernels(sdk::Registrar& r) {
   r.impl<&upsample_bilinear2d>("loom::upsample_bilinear2d", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&max_pool2d_with_indices_out>("loom::max_pool2d_with_indices.out", LOOM_KEY_CPU,
                                        sdk::dtypes::floating);
+  r.impl<&max_pool2d_with_indices_backward>("loom::max_pool2d_with_indices_backward", LOOM_KEY_CPU,
+                                            sdk::dtypes::all);
   r.impl<&avg_pool2d_out>("loom::avg_pool2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&grid_sampler_2d_out>("loom::grid_sampler_2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&grid_sampler_2d_backward_out>("loom::grid_sampler_2d_backward.out", LOOM_KEY_CPU,

@@ -168,8 +168,7 @@ void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const s
         };
         fold_in_chunks(plan, fold_range, combine, acc);
       } else {
-        fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine,
-                                acc);
+        fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
       }
       if constexpr (std::is_same_v<Acc, uint64_t>) {
         std::vector<int64_t> signed_acc(acc.begin(), acc.end());

@@ -1,8 +1,10 @@
-// Unary pointwise kernels: the out= variants of every unary structured op in ops.def.
+// Unary pointwise kernels: the out= variants of every unary structured op in ops.def, and
+// relu's gradient threshold_backward (a decomposition op the plugin computes in one pass).
 //
 // Per the structured-op contract (Note [Structured ops] in the dispatcher) `self` already
 // has out's shape and the compute dtype; out has that dtype too, or bool for predicates.
 // PromotedFloat ops only ever see floating dtypes. float16 / bfloat16 compute in float.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -12,12 +14,14 @@
 #include "../elementwise_loop.h"
 #include "../kernels.h"
 #include "../scalar_types.h"
+#include "loom/sdk/ops.hpp"
 
 namespace loom::cpu {
 namespace {
 
 using sdk::Scalar;
 using sdk::Tensor;
+namespace op = sdk::op;
 
 // Runs fn (acc_type<T> -> acc_type<T>) over a floating tensor.
 template <typename Fn>
@@ -150,6 +154,36 @@ Tensor relu_out(const Tensor& self, const Tensor& out) {
       map_elements<T, T>(
           out, [](T x) -> T { return static_cast<A>(x) < A(0) ? T(0) : x; }, self);
     }
+  });
+  return out;
+}
+
+// threshold_backward: grad_output where self > threshold, else 0 (Note [Decompositions]: the
+// op library's where(le(...)) costs a pass for the mask and one for the select). Operands
+// of one floating dtype and shape take one pass; the others (broadcasting, mixed or integer
+// dtypes) run the op library's pieces, as on backends without this kernel.
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, Scalar threshold) {
+  const bool one_pass = grad_output.dtype() == self.dtype() &&
+                        sdk::dtypes::floating.contains(self.dtype()) &&
+                        std::ranges::equal(grad_output.sizes(), self.sizes()) &&
+                        grad_output.device().type == LOOM_DEVICE_CPU;
+  if (!one_pass) {
+    const LoomDevice cpu{LOOM_DEVICE_CPU, -1};
+    Tensor zero = sdk::empty(std::span<const int64_t>(), grad_output.dtype(), cpu);
+    op::fill_(zero, Scalar(0.0));
+    Tensor bound =
+        sdk::empty(std::span<const int64_t>(),
+                   threshold.is_floating_point() ? LOOM_DTYPE_FLOAT64 : LOOM_DTYPE_INT64, cpu);
+    op::fill_(bound, threshold);
+    return op::where(op::le(self, bound), zero, grad_output);
+  }
+  Tensor out = sdk::empty(self.sizes(), self.dtype(), self.device());
+  dispatch_floating_types(self.dtype(), "threshold_backward", [&]<typename T>(T) {
+    using A = acc_type<T>;
+    const A bound = static_cast<A>(static_cast<T>(threshold.to_double()));  // as le converts it
+    map_elements<T, T, T>(
+        out, [bound](T grad, T x) -> T { return static_cast<A>(x) <= bound ? T(0) : grad; },
+        grad_output, self);
   });
   return out;
 }
@@ -419,6 +453,7 @@ void register_unary_kernels(sdk::Registrar& r) {
   r.impl<&sigmoid_out>("loom::sigmoid.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&erf_out>("loom::erf.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&relu_out>("loom::relu.out", LOOM_KEY_CPU, sdk::dtypes::numeric);
+  r.impl<&threshold_backward>("loom::threshold_backward", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&silu_out>("loom::silu.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&hardswish_out>("loom::hardswish.out", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&hardsigmoid_out>("loom::hardsigmoid.out", LOOM_KEY_CPU, sdk::dtypes::floating);
