@@ -193,6 +193,24 @@ void scalar_update(const char* name, const TensorList& self, const Scalar& scala
   });
 }
 
+// self[i] = f(self[i], other[i]) over every tensor, where f = make_element_fn(T{}) for the
+// lists' element type T: the one pass, or the loop of the per-tensor op
+// `per_tensor(self[i], other[i])`.
+template <typename PerTensor, typename MakeElementFn>
+void list_update(const char* name, const TensorList& self, const char* other_name,
+                 const TensorList& other, const PerTensor& per_tensor,
+                 const MakeElementFn& make_element_fn) {
+  check_lists(name, self, {{other_name, other.size()}});
+  if (!one_pass_applies(self, &self, {&other})) {
+    for (size_t i = 0; i < self.size(); ++i) per_tensor(self[i], other[i]);
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    map_lists<T>(
+        self, [f = make_element_fn(T{})](size_t) { return f; }, self, other);
+  });
+}
+
 void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
   scalar_update(
       "loom::_foreach_add_.Scalar", self, scalar,
@@ -201,19 +219,14 @@ void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
 }
 
 void foreach_add_list_(const TensorList& self, const TensorList& other, Scalar alpha) {
-  const char* name = "loom::_foreach_add_.List";
-  check_lists(name, self, {{"other", other.size()}});
-  if (!one_pass_applies(self, &self, {&other})) {
-    for (size_t i = 0; i < self.size(); ++i) op::add_(self[i], other[i], alpha);
-    return;
-  }
-  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
-    using A = acc_type<T>;
-    const A a = static_cast<A>(alpha.to_double());
-    map_lists<T>(
-        self, [a](size_t) { return [a](T x, T y) -> T { return T(A(x) + a * A(y)); }; }, self,
-        other);
-  });
+  list_update(
+      "loom::_foreach_add_.List", self, "other", other,
+      [&](const Tensor& t, const Tensor& o) { op::add_(t, o, alpha); },
+      [&]<typename T>(T) {
+        using A = acc_type<T>;
+        const A a = static_cast<A>(alpha.to_double());
+        return [a](T x, T y) -> T { return T(A(x) + a * A(y)); };
+      });
 }
 
 void foreach_mul_scalar_(const TensorList& self, Scalar scalar) {
@@ -243,18 +256,12 @@ void foreach_div_scalar_list_(const TensorList& self, std::span<const double> sc
 }
 
 void foreach_maximum_list_(const TensorList& self, const TensorList& other) {
-  const char* name = "loom::_foreach_maximum_.List";
-  check_lists(name, self, {{"other", other.size()}});
-  if (!one_pass_applies(self, &self, {&other})) {
-    for (size_t i = 0; i < self.size(); ++i) op::maximum_(self[i], other[i]);
-    return;
-  }
-  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
-    using A = acc_type<T>;
-    map_lists<T>(
-        self, [](size_t) { return [](T x, T y) -> T { return extremum_value<true, A>(x, y); }; },
-        self, other);
-  });
+  list_update(
+      "loom::_foreach_maximum_.List", self, "other", other,
+      [](const Tensor& t, const Tensor& o) { op::maximum_(t, o); },
+      []<typename T>(T) {
+        return [](T x, T y) -> T { return extremum_value<true, acc_type<T>>(x, y); };
+      });
 }
 
 TensorList foreach_sqrt(const TensorList& self) {
@@ -275,20 +282,14 @@ TensorList foreach_sqrt(const TensorList& self) {
 }
 
 void foreach_lerp_scalar_(const TensorList& self, const TensorList& tensors1, Scalar weight) {
-  const char* name = "loom::_foreach_lerp_.Scalar";
-  check_lists(name, self, {{"tensors1", tensors1.size()}});
-  if (!one_pass_applies(self, &self, {&tensors1})) {
-    for (size_t i = 0; i < self.size(); ++i) op::lerp_(self[i], tensors1[i], weight);
-    return;
-  }
-  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
-    using A = acc_type<T>;
-    const A w = static_cast<A>(weight.to_double());
-    map_lists<T>(
-        self,
-        [w](size_t) { return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); }; },
-        self, tensors1);
-  });
+  list_update(
+      "loom::_foreach_lerp_.Scalar", self, "tensors1", tensors1,
+      [&](const Tensor& t, const Tensor& end) { op::lerp_(t, end, weight); },
+      [&]<typename T>(T) {
+        using A = acc_type<T>;
+        const A w = static_cast<A>(weight.to_double());
+        return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); };
+      });
 }
 
 // self + value * t1 * t2 into `out` (self itself, or new tensors).
