@@ -51,9 +51,27 @@ void foreach_add_list_(const TensorVector& self, const TensorVector& other, cons
   for (size_t i = 0; i < self.size(); ++i) loom::add_(self[i], other[i], alpha);
 }
 
+TensorVector foreach_mul_list(const TensorVector& self, const TensorVector& other) {
+  check_lists("loom::_foreach_mul.List", self, {{"other", other.size()}});
+  TensorVector out;
+  out.reserve(self.size());
+  for (size_t i = 0; i < self.size(); ++i) out.push_back(loom::mul(self[i], other[i]));
+  return out;
+}
+
 void foreach_mul_scalar_(const TensorVector& self, const Scalar& scalar) {
   check_lists("loom::_foreach_mul_.Scalar", self, {});
   for (const Tensor& t : self) loom::mul_(t, wrapped_scalar(scalar));
+}
+
+void foreach_mul_scalar_list_(const TensorVector& self, std::span<const double> scalars) {
+  check_lists("loom::_foreach_mul_.ScalarList", self, {{"scalars", scalars.size()}});
+  for (size_t i = 0; i < self.size(); ++i) loom::mul_(self[i], wrapped_scalar(scalars[i]));
+}
+
+void foreach_mul_list_(const TensorVector& self, const TensorVector& other) {
+  check_lists("loom::_foreach_mul_.List", self, {{"other", other.size()}});
+  for (size_t i = 0; i < self.size(); ++i) loom::mul_(self[i], other[i]);
 }
 
 void foreach_div_scalar_list_(const TensorVector& self, std::span<const double> scalars) {
@@ -66,6 +84,14 @@ void foreach_maximum_list_(const TensorVector& self, const TensorVector& other) 
   for (size_t i = 0; i < self.size(); ++i) loom::maximum_(self[i], other[i]);
 }
 
+TensorVector foreach_clamp_min_scalar(const TensorVector& self, const Scalar& scalar) {
+  check_lists("loom::_foreach_clamp_min.Scalar", self, {});
+  TensorVector out;
+  out.reserve(self.size());
+  for (const Tensor& t : self) out.push_back(loom::clamp_min(t, scalar));
+  return out;
+}
+
 TensorVector foreach_sqrt(const TensorVector& self) {
   check_lists("loom::_foreach_sqrt", self, {});
   TensorVector out;
@@ -74,10 +100,22 @@ TensorVector foreach_sqrt(const TensorVector& self) {
   return out;
 }
 
+void foreach_rsqrt_(const TensorVector& self) {
+  check_lists("loom::_foreach_rsqrt_", self, {});
+  for (const Tensor& t : self) loom::rsqrt_(t);
+}
+
 void foreach_lerp_scalar_(const TensorVector& self, const TensorVector& tensors1,
                           const Scalar& weight) {
   check_lists("loom::_foreach_lerp_.Scalar", self, {{"tensors1", tensors1.size()}});
   for (size_t i = 0; i < self.size(); ++i) loom::lerp_(self[i], tensors1[i], weight);
+}
+
+void foreach_lerp_scalar_list_(const TensorVector& self, const TensorVector& tensors1,
+                               std::span<const double> weight) {
+  check_lists("loom::_foreach_lerp_.ScalarList", self,
+              {{"tensors1", tensors1.size()}, {"weight", weight.size()}});
+  for (size_t i = 0; i < self.size(); ++i) loom::lerp_(self[i], tensors1[i], weight[i]);
 }
 
 TensorVector foreach_addcmul_scalar(const TensorVector& self, const TensorVector& tensor1,
@@ -116,19 +154,34 @@ void foreach_addcdiv_scalar_list_(const TensorVector& self, const TensorVector& 
   }
 }
 
+TensorVector foreach_norm_scalar(const TensorVector& self, const Scalar& ord) {
+  check_lists("loom::_foreach_norm.Scalar", self, {});
+  TensorVector out;
+  out.reserve(self.size());
+  for (const Tensor& t : self) out.push_back(loom::linalg_vector_norm(t, ord));
+  return out;
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::_foreach_add.List", decomposition<&foreach_add_list>()},
     {"loom::_foreach_add_.Scalar", decomposition<&foreach_add_scalar_>()},
     {"loom::_foreach_add_.List", decomposition<&foreach_add_list_>()},
+    {"loom::_foreach_mul.List", decomposition<&foreach_mul_list>()},
     {"loom::_foreach_mul_.Scalar", decomposition<&foreach_mul_scalar_>()},
+    {"loom::_foreach_mul_.ScalarList", decomposition<&foreach_mul_scalar_list_>()},
+    {"loom::_foreach_mul_.List", decomposition<&foreach_mul_list_>()},
     {"loom::_foreach_div_.ScalarList", decomposition<&foreach_div_scalar_list_>()},
     {"loom::_foreach_maximum_.List", decomposition<&foreach_maximum_list_>()},
+    {"loom::_foreach_clamp_min.Scalar", decomposition<&foreach_clamp_min_scalar>()},
     {"loom::_foreach_sqrt", decomposition<&foreach_sqrt>()},
+    {"loom::_foreach_rsqrt_", decomposition<&foreach_rsqrt_>()},
     {"loom::_foreach_lerp_.Scalar", decomposition<&foreach_lerp_scalar_>()},
+    {"loom::_foreach_lerp_.ScalarList", decomposition<&foreach_lerp_scalar_list_>()},
     {"loom::_foreach_addcmul.Scalar", decomposition<&foreach_addcmul_scalar>()},
     {"loom::_foreach_addcmul_.Scalar", decomposition<&foreach_addcmul_scalar_>()},
     {"loom::_foreach_addcdiv_.Scalar", decomposition<&foreach_addcdiv_scalar_>()},
     {"loom::_foreach_addcdiv_.ScalarList", decomposition<&foreach_addcdiv_scalar_list_>()},
+    {"loom::_foreach_norm.Scalar", decomposition<&foreach_norm_scalar>()},
 };
 
 }  // namespace

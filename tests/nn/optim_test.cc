@@ -271,6 +271,49 @@ TEST_F(Optim, ForeachUpdatesEqualThePerParameterLoopBitForBit) {
   expect_foreach_equals_loop<optim::RMSprop>(optim::RMSpropOptions(0.01));
   expect_foreach_equals_loop<optim::RMSprop>(
       optim::RMSpropOptions(0.01).centered(true).momentum(0.5).weight_decay(0.1));
+  expect_foreach_equals_loop<optim::Adafactor>(optim::AdafactorOptions(0.01));
+  expect_foreach_equals_loop<optim::Adafactor>(
+      optim::AdafactorOptions(0.05).eps1(1e-6).weight_decay(0.1).d(2.0));
+}
+
+// Adafactor's lists of one eps1: parameters of two dtypes (each its dtype's eps1) update
+// as the per-parameter loop does.
+TEST_F(Optim, AdafactorForeachSplitsParametersByDtype) {
+  auto run_steps = [](bool foreach) {
+    manual_seed(11);
+    std::vector<Tensor> params = {
+        randn({6, 5}).requires_grad_(),
+        randn({6, 5}, TensorOptions().dtype(ScalarType::Float64)).requires_grad_(),
+        randn({5}, TensorOptions().dtype(ScalarType::Float64)).requires_grad_()};
+    optim::Adafactor opt(params, optim::AdafactorOptions(0.1).foreach(foreach));
+    for (int step = 0; step < 3; ++step) {
+      opt.zero_grad();
+      Tensor loss =
+          (params[0] * params[0]).sum() + (params[1] * params[1] * 3.0).sum() + params[2].sum();
+      loss.backward();
+      opt.step();
+    }
+    return params;
+  };
+  std::vector<Tensor> a = run_steps(true), b = run_steps(false);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(bit_equal(a[i], b[i])) << "parameter " << i;
+}
+
+// clip_grad_norm_ with the foreach ops: the loop's total norm and scaled bits.
+TEST_F(Optim, ClipGradNormForeachEqualsTheLoop) {
+  auto clipped = [](bool foreach, double norm_type) {
+    manual_seed(2);
+    std::vector<Tensor> params = {randn({40, 30}).requires_grad_(), randn({7}).requires_grad_()};
+    ((params[0] * params[0]).sum() * 5.0 + params[1].sum()).backward();
+    const double total = optim::clip_grad_norm_(params, 0.5, norm_type, false, foreach);
+    return std::make_pair(total, std::vector<Tensor>{params[0].grad(), params[1].grad()});
+  };
+  for (double norm_type : {2.0, 1.0, double(INFINITY)}) {
+    auto [total_a, grads_a] = clipped(true, norm_type);
+    auto [total_b, grads_b] = clipped(false, norm_type);
+    EXPECT_EQ(total_a, total_b) << norm_type;
+    for (size_t i = 0; i < grads_a.size(); ++i) EXPECT_TRUE(bit_equal(grads_a[i], grads_b[i]));
+  }
 }
 
 // Outside an optimizer's no-grad update, the foreach ops refuse tensors that require grad.

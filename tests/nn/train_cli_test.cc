@@ -82,6 +82,16 @@ TEST_F(TrainCli, TheMlpLearnsTheSyntheticClasses) {
   EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
 }
 
+TEST_F(TrainCli, TheMlpLearnsWithAdafactor) {
+  RunResult r =
+      run("train --model mlp --epochs 2 --batch-size 32 --optimizer adafactor --lr 0.01 "
+          "--data " +
+          dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("optimizer adafactor"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
+}
+
 TEST_F(TrainCli, TheCnnRunsAStep) {
   RunResult r = run("train --epochs 1 --limit 64 --optimizer sgd --lr 0.01 --threads 1 --data " +
                     dir_.string());

@@ -1,6 +1,7 @@
 // The foreach ops (Note [Foreach ops]): each equals the loop of its per-tensor op bit for
 // bit, on the CPU plugin's one pass over the lists (Note [One pass over lists]) and on its
 // loop (non-contiguous, aliased, mixed lists); the lists' errors.
+#include <cmath>
 #include <cstring>
 
 #include "ops_test_util.h"
@@ -67,12 +68,25 @@ TEST_F(Foreach, InPlaceOpsEqualTheirPerTensorLoopBitForBit) {
     for (Tensor& t : y) t *= 0.999;
     expect_same_bits(x, y);
 
+    _foreach_mul_(x, scalars);
+    for (size_t i = 0; i < y.size(); ++i) y[i] *= scalars[i];
+    expect_same_bits(x, y);
+
+    _foreach_mul_(x, c);
+    for (size_t i = 0; i < y.size(); ++i) y[i] *= c[i];
+    expect_same_bits(x, y);
+
     _foreach_div_(x, scalars);
     for (size_t i = 0; i < y.size(); ++i) y[i] /= scalars[i];
     expect_same_bits(x, y);
 
     _foreach_lerp_(x, b, 0.1);
     for (size_t i = 0; i < y.size(); ++i) lerp_(y[i], b[i], 0.1);
+    expect_same_bits(x, y);
+
+    const std::vector<double> weights = {0.05, 0.5, 0.9, 1.0, -0.2};
+    _foreach_lerp_(x, b, weights);
+    for (size_t i = 0; i < y.size(); ++i) lerp_(y[i], b[i], weights[i]);
     expect_same_bits(x, y);
 
     _foreach_addcmul_(x, b, b, 0.001);
@@ -90,6 +104,11 @@ TEST_F(Foreach, InPlaceOpsEqualTheirPerTensorLoopBitForBit) {
     _foreach_maximum_(x, b);
     for (size_t i = 0; i < y.size(); ++i) maximum_(y[i], b[i]);
     expect_same_bits(x, y);
+
+    List p = clones(c), q = clones(c);
+    _foreach_rsqrt_(p);
+    for (Tensor& t : q) rsqrt_(t);
+    expect_same_bits(p, q);
   }
 }
 
@@ -98,8 +117,14 @@ TEST_F(Foreach, FunctionalOpsEqualTheirPerTensorLoopBitForBit) {
     SCOPED_TRACE(scalar_type_name(dtype));
     const List a = random_list(dtype), b = random_list(dtype), c = random_list(dtype, 0.5);
     List sum = _foreach_add(a, b, 0.25), roots = _foreach_sqrt(c);
-    List products = _foreach_addcmul(a, b, c, -1.0);
+    List products = _foreach_addcmul(a, b, c, -1.0), squares = _foreach_mul(a, a);
+    List floors = _foreach_clamp_min(a, 0.2), norms = _foreach_norm(a);
+    List max_norms = _foreach_norm(a, INFINITY);
     for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_TRUE(same_bits(squares[i], mul(a[i], a[i]))) << i;
+      EXPECT_TRUE(same_bits(floors[i], clamp_min(a[i], 0.2))) << i;
+      EXPECT_TRUE(same_bits(norms[i], linalg_vector_norm(a[i]))) << i;
+      EXPECT_TRUE(same_bits(max_norms[i], linalg_vector_norm(a[i], INFINITY))) << i;
       EXPECT_TRUE(same_bits(sum[i], add(a[i], b[i], 0.25))) << i;
       EXPECT_TRUE(same_bits(roots[i], loom::sqrt(c[i]))) << i;
       EXPECT_TRUE(same_bits(products[i], addcmul(a[i], b[i], c[i], -1.0))) << i;

@@ -23,7 +23,7 @@ ABSL_FLAG(std::string, model, "cnn", "for `train`: cnn or mlp");
 ABSL_FLAG(int64_t, epochs, 2, "for `train`: passes over the training set");
 ABSL_FLAG(int64_t, batch_size, 64, "for `train`: examples per step");
 ABSL_FLAG(double, lr, 1e-3, "for `train`: learning rate");
-ABSL_FLAG(std::string, optimizer, "adam", "for `train`: adam, adamw, sgd or rmsprop");
+ABSL_FLAG(std::string, optimizer, "adam", "for `train`: adam, adamw, sgd, rmsprop or adafactor");
 ABSL_FLAG(uint64_t, seed, 0, "for `train`: seeds initialisation and shuffling");
 ABSL_FLAG(int64_t, threads, 0, "compute threads (sets LOOM_NUM_THREADS; 0: the default)");
 ABSL_FLAG(std::string, device, "cpu", "for `train`: the device to train on");
@@ -52,8 +52,9 @@ constexpr char kUsage[] =
     "  dispatch OP          the dispatch table of OP: each key's kernel and its source\n"
     "  smoke                runs a small computation through the loaded plugins\n"
     "  train                trains a classifier on Fashion-MNIST: --model cnn|mlp --epochs N\n"
-    "                       --batch-size N --lr X --optimizer adam|adamw|sgd|rmsprop --seed N\n"
-    "                       --threads N --device D --data DIR --limit N --save FILE\n"
+    "                       --batch-size N --lr X --seed N --threads N --device D\n"
+    "                       --optimizer adam|adamw|sgd|rmsprop|adafactor\n"
+    "                       --data DIR --limit N --save FILE\n"
     "                       --resume FILE --profile TRACE.json\n"
     "  conform              checks a backend's ops against the cpu: --backend B --ops REGEX\n"
     "                       --dtypes LIST --report DIR --baseline FILE --xfail FILE --jobs N\n"

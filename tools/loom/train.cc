@@ -47,7 +47,11 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
     return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr).momentum(0.9));
   }
   if (name == "rmsprop") return std::make_unique<optim::RMSprop>(params, optim::RMSpropOptions(lr));
-  fail(kWhat, "--optimizer: expected adam, adamw, sgd or rmsprop, found '", name, "'");
+  if (name == "adafactor") {
+    return std::make_unique<optim::Adafactor>(params, optim::AdafactorOptions(lr));
+  }
+  fail(kWhat, "--optimizer: expected adam, adamw, sgd, rmsprop or adafactor, found '", name,
+       "'");
 }
 
 data::TensorDataset first(const data::TensorDataset& ds, int64_t limit) {

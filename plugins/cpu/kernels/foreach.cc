@@ -15,8 +15,10 @@
 // the loop's order: written tensors disjoint from each other, and each input either
 // disjoint from every written tensor or the very tensor written at its own position.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -154,23 +156,50 @@ T number_as(const Scalar& s) {
 
 // --- the ops ---
 
-TensorList foreach_add_list(const TensorList& self, const TensorList& other, Scalar alpha) {
-  const char* name = "loom::_foreach_add.List";
+// out[i] = f(self[i], other[i]) into new tensors, where f = make_element_fn(T{}) for the
+// lists' element type T: the one pass, or the loop of the per-tensor op
+// `per_tensor(self[i], other[i])`.
+template <typename PerTensor, typename MakeElementFn>
+TensorList list_map(const char* name, const TensorList& self, const TensorList& other,
+                    const PerTensor& per_tensor, const MakeElementFn& make_element_fn) {
   check_lists(name, self, {{"other", other.size()}});
   if (!one_pass_applies(self, nullptr, {&other})) {
     TensorList out;
-    for (size_t i = 0; i < self.size(); ++i) out.push_back(op::add(self[i], other[i], alpha));
+    for (size_t i = 0; i < self.size(); ++i) out.push_back(per_tensor(self[i], other[i]));
     return out;
   }
   TensorList out = empty_like_all(self);
   dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
-    using A = acc_type<T>;
-    const A a = static_cast<A>(alpha.to_double());
     map_lists<T>(
-        out, [a](size_t) { return [a](T x, T y) -> T { return T(A(x) + a * A(y)); }; }, self,
-        other);
+        out, [f = make_element_fn(T{})](size_t) { return f; }, self, other);
   });
   return out;
+}
+
+// x + alpha y in the acc type, as add's kernel computes it.
+auto add_element(const Scalar& alpha) {
+  return [&alpha]<typename T>(T) {
+    using A = acc_type<T>;
+    const A a = static_cast<A>(alpha.to_double());
+    return [a](T x, T y) -> T { return T(A(x) + a * A(y)); };
+  };
+}
+
+// x y in the acc type, as mul's kernel computes it.
+constexpr auto mul_element = []<typename T>(T) {
+  return [](T x, T y) -> T { return T(acc_type<T>(x) * acc_type<T>(y)); };
+};
+
+TensorList foreach_add_list(const TensorList& self, const TensorList& other, Scalar alpha) {
+  return list_map(
+      "loom::_foreach_add.List", self, other,
+      [&](const Tensor& a, const Tensor& b) { return op::add(a, b, alpha); }, add_element(alpha));
+}
+
+TensorList foreach_mul_list(const TensorList& self, const TensorList& other) {
+  return list_map(
+      "loom::_foreach_mul.List", self, other,
+      [](const Tensor& a, const Tensor& b) { return op::mul(a, b); }, mul_element);
 }
 
 // self[i] = combine(self[i], scalar) in the acc type over every tensor: the one pass, or
@@ -221,12 +250,7 @@ void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
 void foreach_add_list_(const TensorList& self, const TensorList& other, Scalar alpha) {
   list_update(
       "loom::_foreach_add_.List", self, "other", other,
-      [&](const Tensor& t, const Tensor& o) { op::add_(t, o, alpha); },
-      [&]<typename T>(T) {
-        using A = acc_type<T>;
-        const A a = static_cast<A>(alpha.to_double());
-        return [a](T x, T y) -> T { return T(A(x) + a * A(y)); };
-      });
+      [&](const Tensor& t, const Tensor& o) { op::add_(t, o, alpha); }, add_element(alpha));
 }
 
 void foreach_mul_scalar_(const TensorList& self, Scalar scalar) {
@@ -236,11 +260,15 @@ void foreach_mul_scalar_(const TensorList& self, Scalar scalar) {
       [](auto x, auto y) { return x * y; });
 }
 
-void foreach_div_scalar_list_(const TensorList& self, std::span<const double> scalars) {
-  const char* name = "loom::_foreach_div_.ScalarList";
+// self[i] = combine(self[i], scalars[i]) in the acc type (the scalar cast to the
+// tensor's dtype, as the per-tensor op's wrapped number is): the one pass, or the loop of
+// the per-tensor op `per_tensor(t, number)`.
+template <typename PerTensor, typename Combine>
+void scalar_list_update(const char* name, const TensorList& self, std::span<const double> scalars,
+                        const PerTensor& per_tensor, const Combine& combine) {
   check_lists(name, self, {{"scalars", scalars.size()}});
   if (!one_pass_applies(self, &self, {})) {
-    for (size_t i = 0; i < self.size(); ++i) op::div_(self[i], number_tensor(scalars[i]));
+    for (size_t i = 0; i < self.size(); ++i) per_tensor(self[i], number_tensor(scalars[i]));
     return;
   }
   dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
@@ -249,10 +277,30 @@ void foreach_div_scalar_list_(const TensorList& self, std::span<const double> sc
         self,
         [&](size_t i) {
           const T y = static_cast<T>(scalars[i]);
-          return [y](T x) -> T { return T(A(x) / A(y)); };
+          return [y, combine](T x) -> T { return T(combine(A(x), A(y))); };
         },
         self);
   });
+}
+
+void foreach_mul_scalar_list_(const TensorList& self, std::span<const double> scalars) {
+  scalar_list_update(
+      "loom::_foreach_mul_.ScalarList", self, scalars,
+      [](const Tensor& t, const Tensor& number) { op::mul_(t, number); },
+      [](auto x, auto y) { return x * y; });
+}
+
+void foreach_div_scalar_list_(const TensorList& self, std::span<const double> scalars) {
+  scalar_list_update(
+      "loom::_foreach_div_.ScalarList", self, scalars,
+      [](const Tensor& t, const Tensor& number) { op::div_(t, number); },
+      [](auto x, auto y) { return x / y; });
+}
+
+void foreach_mul_list_(const TensorList& self, const TensorList& other) {
+  list_update(
+      "loom::_foreach_mul_.List", self, "other", other,
+      [](const Tensor& t, const Tensor& o) { op::mul_(t, o); }, mul_element);
 }
 
 void foreach_maximum_list_(const TensorList& self, const TensorList& other) {
@@ -264,21 +312,55 @@ void foreach_maximum_list_(const TensorList& self, const TensorList& other) {
       });
 }
 
-TensorList foreach_sqrt(const TensorList& self) {
-  const char* name = "loom::_foreach_sqrt";
+// out[i] = f(self[i]) over every tensor, where f = make_element_fn(T{}): into new tensors
+// (out_of_place) or self itself; the one pass, or the loop of the per-tensor op.
+template <typename PerTensor, typename MakeElementFn>
+TensorList unary_lists(const char* name, const TensorList& self, bool out_of_place,
+                       const PerTensor& per_tensor, const MakeElementFn& make_element_fn) {
   check_lists(name, self, {});
-  if (!one_pass_applies(self, nullptr, {})) {
+  TensorList out;
+  if (!one_pass_applies(self, out_of_place ? nullptr : &self, {})) {
+    for (const Tensor& t : self) out.push_back(per_tensor(t));
+    return out_of_place ? out : TensorList{};
+  }
+  out = out_of_place ? empty_like_all(self) : self;
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    map_lists<T>(
+        out, [f = make_element_fn(T{})](size_t) { return f; }, self);
+  });
+  return out_of_place ? out : TensorList{};
+}
+
+TensorList foreach_clamp_min_scalar(const TensorList& self, Scalar scalar) {
+  const char* name = "loom::_foreach_clamp_min.Scalar";
+  auto per_tensor = [&](const Tensor& t) { return op::clamp_min(t, scalar); };
+  // A NaN bound (every element NaN) takes clamp_min's own kernel.
+  if (std::isnan(scalar.to_double())) {
+    check_lists(name, self, {});
     TensorList out;
-    for (const Tensor& t : self) out.push_back(op::sqrt(t));
+    for (const Tensor& t : self) out.push_back(per_tensor(t));
     return out;
   }
-  TensorList out = empty_like_all(self);
-  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+  return unary_lists(name, self, true, per_tensor, [&]<typename T>(T) {
     using A = acc_type<T>;
-    map_lists<T>(
-        out, [](size_t) { return [](T x) -> T { return T(std::sqrt(A(x))); }; }, self);
+    const A lo = static_cast<A>(scalar.to_double());
+    return [lo](T x) -> T { return T(A(x) < lo ? lo : A(x)); };
   });
-  return out;
+}
+
+TensorList foreach_sqrt(const TensorList& self) {
+  return unary_lists(
+      "loom::_foreach_sqrt", self, true, [](const Tensor& t) { return op::sqrt(t); },
+      []<typename T>(T) { return [](T x) -> T { return T(std::sqrt(acc_type<T>(x))); }; });
+}
+
+void foreach_rsqrt_(const TensorList& self) {
+  unary_lists(
+      "loom::_foreach_rsqrt_", self, false, [](const Tensor& t) { return op::rsqrt_(t); },
+      []<typename T>(T) {
+        using A = acc_type<T>;
+        return [](T x) -> T { return T(A(1) / std::sqrt(A(x))); };
+      });
 }
 
 void foreach_lerp_scalar_(const TensorList& self, const TensorList& tensors1, Scalar weight) {
@@ -290,6 +372,26 @@ void foreach_lerp_scalar_(const TensorList& self, const TensorList& tensors1, Sc
         const A w = static_cast<A>(weight.to_double());
         return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); };
       });
+}
+
+void foreach_lerp_scalar_list_(const TensorList& self, const TensorList& tensors1,
+                               std::span<const double> weight) {
+  const char* name = "loom::_foreach_lerp_.ScalarList";
+  check_lists(name, self, {{"tensors1", tensors1.size()}, {"weight", weight.size()}});
+  if (!one_pass_applies(self, &self, {&tensors1})) {
+    for (size_t i = 0; i < self.size(); ++i) op::lerp_(self[i], tensors1[i], Scalar(weight[i]));
+    return;
+  }
+  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
+    using A = acc_type<T>;
+    map_lists<T>(
+        self,
+        [&](size_t i) {
+          const A w = static_cast<A>(weight[i]);
+          return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); };
+        },
+        self, tensors1);
+  });
 }
 
 // self + value * t1 * t2 into `out` (self itself, or new tensors).
@@ -375,11 +477,17 @@ void register_foreach_kernels(sdk::Registrar& r) {
   r.impl<&foreach_add_list>("loom::_foreach_add.List", LOOM_KEY_CPU);
   r.impl<&foreach_add_scalar_>("loom::_foreach_add_.Scalar", LOOM_KEY_CPU);
   r.impl<&foreach_add_list_>("loom::_foreach_add_.List", LOOM_KEY_CPU);
+  r.impl<&foreach_mul_list>("loom::_foreach_mul.List", LOOM_KEY_CPU);
   r.impl<&foreach_mul_scalar_>("loom::_foreach_mul_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_mul_scalar_list_>("loom::_foreach_mul_.ScalarList", LOOM_KEY_CPU);
+  r.impl<&foreach_mul_list_>("loom::_foreach_mul_.List", LOOM_KEY_CPU);
   r.impl<&foreach_div_scalar_list_>("loom::_foreach_div_.ScalarList", LOOM_KEY_CPU);
   r.impl<&foreach_maximum_list_>("loom::_foreach_maximum_.List", LOOM_KEY_CPU);
+  r.impl<&foreach_clamp_min_scalar>("loom::_foreach_clamp_min.Scalar", LOOM_KEY_CPU);
   r.impl<&foreach_sqrt>("loom::_foreach_sqrt", LOOM_KEY_CPU);
+  r.impl<&foreach_rsqrt_>("loom::_foreach_rsqrt_", LOOM_KEY_CPU);
   r.impl<&foreach_lerp_scalar_>("loom::_foreach_lerp_.Scalar", LOOM_KEY_CPU);
+  r.impl<&foreach_lerp_scalar_list_>("loom::_foreach_lerp_.ScalarList", LOOM_KEY_CPU);
   r.impl<&foreach_addcmul_scalar>("loom::_foreach_addcmul.Scalar", LOOM_KEY_CPU);
   r.impl<&foreach_addcmul_scalar_>("loom::_foreach_addcmul_.Scalar", LOOM_KEY_CPU);
   r.impl<&foreach_addcdiv_scalar_>("loom::_foreach_addcdiv_.Scalar", LOOM_KEY_CPU);

@@ -1,4 +1,5 @@
-// clip_grad_norm_ and clip_grad_value_ over the norm, mul and clamp ops.
+// clip_grad_norm_ and clip_grad_value_ over the norm, mul and clamp ops (or their foreach
+// forms over all gradients).
 #include "loom/optim/clip_grad.h"
 
 #include <cmath>
@@ -8,12 +9,13 @@
 #include "loom/core/error.h"
 #include "loom/operators.h"
 #include "loom/ops/generated/ops.h"
+#include "loom/optim/optimizer.h"
 #include "loom/tensor_io.h"
 
 namespace loom::optim {
 
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
-                       bool error_if_nonfinite) {
+                       bool error_if_nonfinite, std::optional<bool> foreach) {
   const char* what = "optim::clip_grad_norm_";
   LOOM_CHECK(max_norm >= 0, what, "expected max_norm >= 0, found ", max_norm);
   LOOM_CHECK(norm_type > 0, what, "expected a positive norm_type, found ", norm_type);
@@ -24,10 +26,17 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     if (g.defined()) grads.push_back(g);
   }
   if (grads.empty()) return 0.0;
+  const bool lists = use_foreach(foreach, grads);
+  std::vector<Tensor> norms;
+  if (lists) {
+    norms = loom::_foreach_norm(grads, norm_type);
+  } else {
+    for (const Tensor& g : grads) norms.push_back(loom::linalg_vector_norm(g, norm_type));
+  }
   const bool inf = std::isinf(norm_type);
   double total = 0.0;
-  for (const Tensor& g : grads) {
-    const double n = loom::linalg_vector_norm(g, norm_type).item<double>();
+  for (const Tensor& norm : norms) {
+    const double n = norm.item<double>();
     total = inf ? std::max(total, n) : total + std::pow(n, norm_type);
   }
   if (!inf) total = std::pow(total, 1.0 / norm_type);
@@ -35,7 +44,9 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
              norm_type, " of the gradients is ", total,
              ", not finite (set error_if_nonfinite=false to scale anyway)");
   const double coef = max_norm / (total + 1e-6);
-  if (coef < 1.0) {
+  if (coef < 1.0 && lists) {
+    loom::_foreach_mul_(grads, coef);
+  } else if (coef < 1.0) {
     for (Tensor& g : grads) g *= coef;
   }
   return total;

@@ -18,6 +18,9 @@ struct AdafactorOptions {
   LOOM_OPTION(double, eps2) = 1e-3;          // floor of the parameter scale
   LOOM_OPTION(double, d) = 1.0;              // clipping threshold of the update's RMS
   LOOM_OPTION(double, weight_decay) = 0.0;   // decoupled
+  // Update all the parameters of a group with the multi-tensor ops (loom::_foreach_*) or
+  // per parameter: the same bits. Unset: use_foreach's default (optimizer.h).
+  LOOM_OPTION(std::optional<bool>, foreach) = std::nullopt;
 };
 
 struct AdafactorParamState {
@@ -38,6 +41,8 @@ class Adafactor : public OptimizerWithOptions<AdafactorOptions> {
 
  protected:
   void check_options(const AdafactorOptions& options) const override;
+  static void step_single(const AdafactorOptions& o, Tensor& p, Tensor g, AdafactorParamState& s);
+  static void step_foreach(GroupUpdate<AdafactorParamState>& group);
   std::vector<StateField> state_fields(size_t group, size_t i) override;
 
  private:
