@@ -50,8 +50,7 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
   if (name == "adafactor") {
     return std::make_unique<optim::Adafactor>(params, optim::AdafactorOptions(lr));
   }
-  fail(kWhat, "--optimizer: expected adam, adamw, sgd, rmsprop or adafactor, found '", name,
-       "'");
+  fail(kWhat, "--optimizer: expected adam, adamw, sgd, rmsprop or adafactor, found '", name, "'");
 }
 
 data::TensorDataset first(const data::TensorDataset& ds, int64_t limit) {
