@@ -1,8 +1,16 @@
 // The peer side of dispatch_bench: a boxed call through libtorch's c10 dispatcher to a
 // no-op CPU kernel, a 1-element add and the 16M-element float32 adds (new result and
 // out=) on 2 intra-op threads, measured the same way; and the peers of linalg_bench
-// (matmul, conv2d) and kernels_bench (softmax, layer_norm, sort, ...).
+// (matmul, conv2d), kernels_bench (softmax, layer_norm, sort, ...), autograd_bench and
+// train_bench (training steps, and `loom train`'s first two epochs on Fashion-MNIST).
 #include <benchmark/benchmark.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/library.h>
@@ -270,11 +278,23 @@ void run_torch_steps(benchmark::State& state, torch::nn::Sequential& net, const 
   }
 }
 
+torch::nn::Sequential make_torch_mlp() {
+  return torch::nn::Sequential(torch::nn::Flatten(), torch::nn::Linear(784, 256), torch::nn::ReLU(),
+                               torch::nn::Linear(256, 10));
+}
+
+torch::nn::Sequential make_torch_cnn() {
+  namespace tnn = torch::nn;
+  return tnn::Sequential(tnn::Conv2d(tnn::Conv2dOptions(1, 32, 3).padding(1)), tnn::ReLU(),
+                         tnn::MaxPool2d(2), tnn::Conv2d(tnn::Conv2dOptions(32, 64, 3).padding(1)),
+                         tnn::ReLU(), tnn::MaxPool2d(2), tnn::Flatten(), tnn::Linear(3136, 128),
+                         tnn::ReLU(), tnn::Linear(128, 10));
+}
+
 void BM_TorchTrainStepMlpAdam(benchmark::State& state) {
   at::set_num_threads(2);
   torch::manual_seed(0);
-  torch::nn::Sequential net(torch::nn::Flatten(), torch::nn::Linear(784, 256), torch::nn::ReLU(),
-                            torch::nn::Linear(256, 10));
+  torch::nn::Sequential net = make_torch_mlp();
   run_torch_steps(state, net, torch::randn({64, 1, 28, 28}));
 }
 BENCHMARK(BM_TorchTrainStepMlpAdam)->Unit(benchmark::kMillisecond);
@@ -282,14 +302,127 @@ BENCHMARK(BM_TorchTrainStepMlpAdam)->Unit(benchmark::kMillisecond);
 void BM_TorchTrainStepCnnAdam(benchmark::State& state) {
   at::set_num_threads(2);
   torch::manual_seed(0);
-  namespace tnn = torch::nn;
-  tnn::Sequential net(tnn::Conv2d(tnn::Conv2dOptions(1, 32, 3).padding(1)), tnn::ReLU(),
-                      tnn::MaxPool2d(2), tnn::Conv2d(tnn::Conv2dOptions(32, 64, 3).padding(1)),
-                      tnn::ReLU(), tnn::MaxPool2d(2), tnn::Flatten(), tnn::Linear(3136, 128),
-                      tnn::ReLU(), tnn::Linear(128, 10));
+  torch::nn::Sequential net = make_torch_cnn();
   run_torch_steps(state, net, torch::randn({64, 1, 28, 28}));
 }
 BENCHMARK(BM_TorchTrainStepCnnAdam)->Unit(benchmark::kMillisecond);
+
+// --- `loom train`'s epochs on Fashion-MNIST, as a libtorch user writes them ---
+
+// One split of Fashion-MNIST from its gzip IDX files in $LOOM_FASHION_MNIST (default
+// Debian's /usr/share/datasets/fashion-mnist), normalised as `loom train` does; undefined
+// tensors when the files are missing or malformed.
+struct TorchSplit {
+  at::Tensor images, labels;
+};
+
+std::string gunzip(const std::string& path) {
+  std::string bytes;
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (file == nullptr) return bytes;
+  char buffer[1 << 16];
+  int n = 0;
+  while ((n = gzread(file, buffer, sizeof buffer)) > 0) bytes.append(buffer, n);
+  gzclose(file);
+  return bytes;
+}
+
+uint32_t big_endian(const std::string& bytes, size_t at) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 4; ++i) v = v << 8 | static_cast<unsigned char>(bytes[at + i]);
+  return v;
+}
+
+TorchSplit load_torch_split(const char* prefix) {
+  const char* dir = std::getenv("LOOM_FASHION_MNIST");
+  const std::string base =
+      std::string(dir ? dir : "/usr/share/datasets/fashion-mnist") + "/" + prefix;
+  std::string images = gunzip(base + "-images-idx3-ubyte.gz");
+  std::string labels = gunzip(base + "-labels-idx1-ubyte.gz");
+  if (images.size() < 16 || labels.size() < 8 || big_endian(images, 0) != 2051 ||
+      big_endian(labels, 0) != 2049) {
+    return {};
+  }
+  const int64_t n = big_endian(images, 4);
+  if (big_endian(labels, 4) != n || images.size() != 16 + static_cast<size_t>(n) * 784 ||
+      labels.size() != 8 + static_cast<size_t>(n)) {
+    return {};
+  }
+  at::Tensor x = torch::from_blob(images.data() + 16, {n, 1, 28, 28}, torch::kUInt8)
+                     .to(torch::kFloat)
+                     .div_(255.0)
+                     .sub_(0.2860)
+                     .div_(0.3530);
+  at::Tensor y = torch::from_blob(labels.data() + 8, {n}, torch::kUInt8).to(torch::kLong);
+  return {x, y};
+}
+
+// Two epochs of `loom train`'s loop (batch 64, shuffled, Adam 1e-3, the loss and
+// accuracy of every batch read back) with test accuracy after each, outside the timing,
+// as `loom train` prints it. Counters: seconds and test accuracy of each epoch. The seed
+// is $LOOM_PEER_SEED (default 0), for the spread of accuracies over seeds.
+void run_torch_epochs(benchmark::State& state, torch::nn::Sequential (*make)()) {
+  at::set_num_threads(2);
+  const TorchSplit train = load_torch_split("train"), test = load_torch_split("t10k");
+  if (!train.images.defined() || !test.images.defined()) {
+    state.SkipWithError("Fashion-MNIST not found (set LOOM_FASHION_MNIST)");
+    return;
+  }
+  const char* seed = std::getenv("LOOM_PEER_SEED");
+  for (auto _ : state) {
+    torch::manual_seed(seed ? std::strtoull(seed, nullptr, 10) : 0);
+    torch::nn::Sequential net = make();
+    torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(1e-3));
+    const int64_t n = train.images.size(0);
+    for (int epoch = 1; epoch <= 2; ++epoch) {
+      const auto start = std::chrono::steady_clock::now();
+      const at::Tensor order = torch::randperm(n);
+      double loss_sum = 0;
+      int64_t correct = 0;
+      for (int64_t b = 0; b < n; b += 64) {
+        const at::Tensor index = order.slice(0, b, std::min(b + 64, n));
+        const at::Tensor x = train.images.index_select(0, index);
+        const at::Tensor y = train.labels.index_select(0, index);
+        adam.zero_grad();
+        const at::Tensor logits = net->forward(x);
+        const at::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+        loss.backward();
+        adam.step();
+        loss_sum += loss.item<double>() * static_cast<double>(y.size(0));
+        torch::NoGradGuard no_grad;
+        correct += logits.argmax(1).eq(y).sum().item<int64_t>();
+      }
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      state.PauseTiming();
+      int64_t right = 0;
+      {
+        torch::NoGradGuard no_grad;
+        for (int64_t b = 0; b < test.images.size(0); b += 1000) {
+          const at::Tensor logits = net->forward(test.images.slice(0, b, b + 1000));
+          right += logits.argmax(1).eq(test.labels.slice(0, b, b + 1000)).sum().item<int64_t>();
+        }
+      }
+      const std::string e = std::to_string(epoch);
+      state.counters["epoch" + e + "_s"] = seconds;
+      state.counters["epoch" + e + "_test_acc"] =
+          100.0 * static_cast<double>(right) / static_cast<double>(test.images.size(0));
+      state.counters["epoch" + e + "_train_acc"] =
+          100.0 * static_cast<double>(correct) / static_cast<double>(n);
+      state.ResumeTiming();
+    }
+  }
+}
+
+void BM_TorchTrainEpochsCnn(benchmark::State& state) {
+  run_torch_epochs(state, &make_torch_cnn);
+}
+BENCHMARK(BM_TorchTrainEpochsCnn)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+void BM_TorchTrainEpochsMlp(benchmark::State& state) {
+  run_torch_epochs(state, &make_torch_mlp);
+}
+BENCHMARK(BM_TorchTrainEpochsMlp)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 
