@@ -144,20 +144,25 @@ struct ConvArg {
 };
 
 // Runs `prim` whose arguments want the layouts `wanted`, reordering plain user buffers into
-// (and out of) the primitive's layouts where they differ.
+// (and out of) the primitive's layouts where they differ. The staging buffers come from
+// the device allocator, like tensors (its host cache reuses their pages from call to
+// call); oneDNN's own allocation would map and fault in fresh pages on every call.
 void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
              const std::vector<memory::desc>& wanted) {
   dnnl::engine& eng = onednn_engine();
   dnnl::stream& strm = onednn_stream();
   std::unordered_map<int, memory> bound;
   std::vector<std::pair<memory, memory>> write_back;  // (primitive's, user's)
+  std::vector<sdk::Tensor> staging;
   for (size_t i = 0; i < args.size(); ++i) {
     memory user(plain(args[i].dims), eng, args[i].data);
     if (wanted[i] == user.get_desc()) {
       bound.emplace(args[i].id, user);
       continue;
     }
-    memory staged(wanted[i], eng);
+    const int64_t floats = static_cast<int64_t>((wanted[i].get_size() + 3) / 4);
+    staging.push_back(sdk::empty({floats}, LOOM_DTYPE_FLOAT32, LoomDevice{LOOM_DEVICE_CPU, -1}));
+    memory staged(wanted[i], eng, staging.back().data<float>());
     if (args[i].output) {
       write_back.emplace_back(staged, user);
     } else {
