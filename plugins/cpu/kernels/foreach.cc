@@ -222,22 +222,33 @@ void scalar_update(const char* name, const TensorList& self, const Scalar& scala
   });
 }
 
-// self[i] = f(self[i], other[i]) over every tensor, where f = make_element_fn(T{}) for the
-// lists' element type T: the one pass, or the loop of the per-tensor op
-// `per_tensor(self[i], other[i])`.
+// self[i] = f_i(self[i], other[i]) over every tensor, where f_i = make_element_fn(T{}, i)
+// for the lists' element type T: the one pass, or the loop of the per-tensor op
+// `per_tensor(self[i], other[i], i)`.
 template <typename PerTensor, typename MakeElementFn>
-void list_update(const char* name, const TensorList& self, const char* other_name,
-                 const TensorList& other, const PerTensor& per_tensor,
-                 const MakeElementFn& make_element_fn) {
+void list_update_each(const char* name, const TensorList& self, const char* other_name,
+                      const TensorList& other, const PerTensor& per_tensor,
+                      const MakeElementFn& make_element_fn) {
   check_lists(name, self, {{other_name, other.size()}});
   if (!one_pass_applies(self, &self, {&other})) {
-    for (size_t i = 0; i < self.size(); ++i) per_tensor(self[i], other[i]);
+    for (size_t i = 0; i < self.size(); ++i) per_tensor(self[i], other[i], i);
     return;
   }
   dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
     map_lists<T>(
-        self, [f = make_element_fn(T{})](size_t) { return f; }, self, other);
+        self, [&](size_t i) { return make_element_fn(T{}, i); }, self, other);
   });
+}
+
+// The same with one f = make_element_fn(T{}) and per_tensor(self[i], other[i]) for all i.
+template <typename PerTensor, typename MakeElementFn>
+void list_update(const char* name, const TensorList& self, const char* other_name,
+                 const TensorList& other, const PerTensor& per_tensor,
+                 const MakeElementFn& make_element_fn) {
+  list_update_each(
+      name, self, other_name, other,
+      [&](const Tensor& t, const Tensor& o, size_t) { per_tensor(t, o); },
+      [&]<typename T>(T, size_t) { return make_element_fn(T{}); });
 }
 
 void foreach_add_scalar_(const TensorList& self, Scalar scalar) {
@@ -378,20 +389,14 @@ void foreach_lerp_scalar_list_(const TensorList& self, const TensorList& tensors
                                std::span<const double> weight) {
   const char* name = "loom::_foreach_lerp_.ScalarList";
   check_lists(name, self, {{"tensors1", tensors1.size()}, {"weight", weight.size()}});
-  if (!one_pass_applies(self, &self, {&tensors1})) {
-    for (size_t i = 0; i < self.size(); ++i) op::lerp_(self[i], tensors1[i], Scalar(weight[i]));
-    return;
-  }
-  dispatch_floating_types(self[0].dtype(), name, [&]<typename T>(T) {
-    using A = acc_type<T>;
-    map_lists<T>(
-        self,
-        [&](size_t i) {
-          const A w = static_cast<A>(weight[i]);
-          return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); };
-        },
-        self, tensors1);
-  });
+  list_update_each(
+      name, self, "tensors1", tensors1,
+      [&](const Tensor& t, const Tensor& end, size_t i) { op::lerp_(t, end, Scalar(weight[i])); },
+      [&]<typename T>(T, size_t i) {
+        using A = acc_type<T>;
+        const A w = static_cast<A>(weight[i]);
+        return [w](T a, T b) -> T { return T(lerp_value<A>(A(a), A(b), w)); };
+      });
 }
 
 // self + value * t1 * t2 into `out` (self itself, or new tensors).
