@@ -76,15 +76,7 @@ StepNumbers begin_step(const AdafactorOptions& o, const Tensor& p, AdafactorPara
 }  // namespace
 
 void Adafactor::step() {
-  for_each_group_update(state_, [](GroupUpdate<AdafactorParamState>& group) {
-    if (use_foreach(group.options.foreach(), group.params)) {
-      step_foreach(group);
-      return;
-    }
-    for (size_t i = 0; i < group.params.size(); ++i) {
-      step_single(group.options, group.params[i], group.grads[i], *group.states[i]);
-    }
-  });
+  step_groups(state_, &Adafactor::step_single, &Adafactor::step_foreach);
 }
 
 // alpha = max(eps2, rms(p)) rho; the second moment (factored for matrices: row and

@@ -24,15 +24,9 @@ void Adam::check_options(const AdamOptions& o) const {
 // m = lerp(m, g, 1 - b1); v = b2 v + (1 - b2) g^2 (v_max = max(v_max, v) with AMSGrad);
 // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void Adam::step() {
-  for_each_group_update(state_, [&](GroupUpdate<AdamParamState>& group) {
-    if (use_foreach(group.options.foreach(), group.params)) {
-      step_foreach(group);
-      return;
-    }
-    for (size_t i = 0; i < group.params.size(); ++i) {
-      step_single(group.options, group.params[i], group.grads[i], *group.states[i]);
-    }
-  });
+  step_groups(
+      state_, [this](auto&... args) { step_single(args...); },
+      [this](auto& group) { step_foreach(group); });
 }
 
 void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {

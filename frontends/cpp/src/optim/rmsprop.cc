@@ -23,15 +23,7 @@ void RMSprop::check_options(const RMSpropOptions& o) const {
 // v; then with momentum b = momentum b + g / (sqrt(.) + eps), p -= lr b; without,
 // p -= lr g / (sqrt(.) + eps).
 void RMSprop::step() {
-  for_each_group_update(state_, [](GroupUpdate<RMSpropParamState>& group) {
-    if (use_foreach(group.options.foreach(), group.params)) {
-      step_foreach(group);
-      return;
-    }
-    for (size_t i = 0; i < group.params.size(); ++i) {
-      step_single(group.options, group.params[i], group.grads[i], *group.states[i]);
-    }
-  });
+  step_groups(state_, &RMSprop::step_single, &RMSprop::step_foreach);
 }
 
 namespace {

@@ -23,15 +23,7 @@ void SGD::check_options(const SGDOptions& o) const {
 // d = g + wd * p; with momentum, buf = momentum * buf + (1 - dampening) * d (buf = d at
 // the first step) and d = nesterov ? d + momentum * buf : buf; then p -= lr * d.
 void SGD::step() {
-  for_each_group_update(state_, [](GroupUpdate<SGDParamState>& group) {
-    if (use_foreach(group.options.foreach(), group.params)) {
-      step_foreach(group);
-      return;
-    }
-    for (size_t i = 0; i < group.params.size(); ++i) {
-      step_single(group.options, group.params[i], group.grads[i], *group.states[i]);
-    }
-  });
+  step_groups(state_, &SGD::step_single, &SGD::step_foreach);
 }
 
 void SGD::step_single(const SGDOptions& o, Tensor& p, Tensor d, SGDParamState& s) {

@@ -157,6 +157,22 @@ class OptimizerWithOptions : public Optimizer {
   // recording off.
   template <typename State, typename F>
   void for_each_group_update(std::vector<std::vector<State>>& state, const F& f);
+  // An optimizer's step: every group through `foreach_update(group)` where use_foreach
+  // says so for its options and parameters, else `single_update(options, param, grad,
+  // state)` for each of its parameters.
+  template <typename State, typename Single, typename Foreach>
+  void step_groups(std::vector<std::vector<State>>& state, const Single& single_update,
+                   const Foreach& foreach_update) {
+    for_each_group_update(state, [&](GroupUpdate<State>& group) {
+      if (use_foreach(group.options.foreach(), group.params)) {
+        foreach_update(group);
+        return;
+      }
+      for (size_t i = 0; i < group.params.size(); ++i) {
+        single_update(group.options, group.params[i], group.grads[i], *group.states[i]);
+      }
+    });
+  }
 
   const char* name_;
   std::vector<ParamGroup<Options>> groups_;
