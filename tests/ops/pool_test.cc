@@ -55,6 +55,12 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
       // planes with more outputs than a vector holds, and a remainder
       {28, 28, 2, 2, 0, 1, false, 14, 14},
       {31, 34, 3, 2, 0, 1, false, 15, 16},
+      // windows by tap with the padding's row and column computed again, clipped
+      {30, 33, 3, 2, 1, 1, false, 15, 17},
+      {20, 21, 3, 1, 1, 2, false, 18, 19},
+      {30, 30, 3, 2, 1, 1, true, 16, 16},
+      {27, 27, 2, 2, 0, 1, true, 14, 14},
+      {3, 3, 3, 1, 1, 1, false, 3, 3},  // one window inside, the eight around it clipped
   };
   for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
     for (const Case& c : cases) {

@@ -73,15 +73,41 @@ Taps taps_of(int64_t start, int64_t kernel, int64_t dilation, int64_t size) {
   return {start, first, std::max(first, last)};
 }
 
-// One plane of max pooling whose windows lie inside dense input rows (Note [Max pooling
-// fast path]). `window_offset[o]` is output o's window start in the plane (int32: the
-// caller checks the plane fits) and `window_index[o]` that element's flat index.
+// The maximum of one window clipped to the input (rows and cols: its taps inside the
+// plane) and its flat index in the plane; -1 when no tap lies inside. NaN wins (the first
+// NaN stays) and ties keep the first tap in row-major order, as in PyTorch.
+template <typename T>
+void max_pool_window(const T* plane, const Planes& p, const Taps& rows, const Taps& cols, Pair d,
+                     T* dst, int64_t* dst_index) {
+  using A = acc_type<T>;
+  A best = -std::numeric_limits<A>::infinity();
+  int64_t best_index = -1;
+  for (int64_t i = rows.first; i < rows.last; ++i) {
+    const int64_t iy = rows.start + i * d.h;
+    const T* line = plane + iy * p.h_stride;
+    for (int64_t j = cols.first; j < cols.last; ++j) {
+      const int64_t ix = cols.start + j * d.w;
+      const A v = static_cast<A>(line[ix * p.w_stride]);
+      if (best_index < 0 || v > best || (v != v && best == best)) {
+        best = v;
+        best_index = iy * p.w + ix;
+      }
+    }
+  }
+  *dst = static_cast<T>(best);
+  *dst_index = best_index;
+}
+
+// One plane of max pooling by a table of window starts (Note [Max pooling by tap]).
+// `window_offset[o]` is output o's window start in the plane (int32: the caller checks the
+// plane fits) and `window_index[o]` that element's flat index; tap (i, j) of a window is
+// i * dh rows and j * dw elements past its start.
 template <typename T>
 struct MaxPoolPlane {
   const T* plane;
   const int32_t* window_offset;
   const int64_t* window_index;
-  int64_t outputs, row_stride, plane_w, kh, kw;
+  int64_t outputs, row_stride, plane_w, kh, kw, dh, dw;
   T* dst;
   int64_t* dst_index;
 };
@@ -128,13 +154,25 @@ struct MaxPoolPlaneLoop {
     first_tap(r.plane, r.window_offset, best, at, r.outputs);
     for (int64_t i = 0; i < r.kh; ++i) {
       for (int64_t j = i == 0 ? 1 : 0; j < r.kw; ++j) {
-        compare_tap(r.plane + i * r.row_stride + j, i * r.plane_w + j, r.window_offset, best, at,
-                    r.outputs);
+        compare_tap(r.plane + i * r.dh * r.row_stride + j * r.dw, i * r.dh * r.plane_w + j * r.dw,
+                    r.window_offset, best, at, r.outputs);
       }
     }
     for (int64_t o = 0; o < r.outputs; ++o) at[o] += r.window_index[o];
   }
 };
+
+// The outputs [first, last) along one dim whose windows lie wholly inside the input: the
+// window of output y starts at y * stride - pad and spans `extent` elements.
+struct Inside {
+  int64_t first, last;
+};
+
+Inside inside_of(int64_t outputs, int64_t stride, int64_t pad, int64_t extent, int64_t size) {
+  const int64_t first = std::min(outputs, (pad + stride - 1) / stride);
+  const int64_t last = std::min(outputs, (size - extent + pad) / stride + 1);
+  return {first, std::max(first, last)};
+}
 
 std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     const sdk::Tensor& self, std::span<const int64_t> kernel_size, std::span<const int64_t> stride,
@@ -149,58 +187,66 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     using A = acc_type<T>;
     T* out = values.data<T>();
     int64_t* idx = indices.data<int64_t>();
-    // the taps of each output column inside the input, computed once
-    std::vector<Taps> columns(static_cast<size_t>(ow));
+    // the taps of each output row and column inside the input, computed once
+    std::vector<Taps> rows(static_cast<size_t>(oh)), columns(static_cast<size_t>(ow));
+    for (int64_t y = 0; y < oh; ++y) rows[y] = taps_of(y * s.h - pad.h, k.h, d.h, p.h);
     for (int64_t x = 0; x < ow; ++x) columns[x] = taps_of(x * s.w - pad.w, k.w, d.w, p.w);
-    // Note [Max pooling fast path]: windows that lie inside dense rows (no padding or
-    // dilation, no ceil_mode overhang), as in most networks, are read without tap
-    // bookkeeping, compared in the element type (float and double only) without branches.
-    const bool inside = pad.h == 0 && pad.w == 0 && d.h == 1 && d.w == 1 && p.w_stride == 1 &&
-                        (oh - 1) * s.h + k.h <= p.h && (ow - 1) * s.w + k.w <= p.w;
-    if constexpr (std::is_same_v<T, A>) {
-      const int64_t plane_extent = (p.h - 1) * p.h_stride + p.w;
-      if (inside && plane_extent <= std::numeric_limits<int32_t>::max()) {
-        std::vector<int32_t> window_offset(static_cast<size_t>(oh * ow));
-        std::vector<int64_t> window_index(static_cast<size_t>(oh * ow));
+    // Note [Max pooling by tap]: when a whole window fits in the plane and its rows are
+    // dense (float and double), every output is first computed from its window moved
+    // inside the plane (the start clamped to [0, size - extent]), without tap bookkeeping,
+    // compared in the element type without branches; the outputs whose windows cross the
+    // padding or overhang (ceil_mode), usually one row and one column, are then computed
+    // again window by window, clipped. Most networks' poolings have no such outputs or few.
+    const int64_t extent_h = (k.h - 1) * d.h + 1, extent_w = (k.w - 1) * d.w + 1;
+    const int64_t plane_extent = (p.h - 1) * p.h_stride + p.w;
+    const bool by_tap = std::is_same_v<T, A> && p.w_stride == 1 && extent_h <= p.h &&
+                        extent_w <= p.w && plane_extent <= std::numeric_limits<int32_t>::max();
+    if (!by_tap) {
+      for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
         for (int64_t y = 0; y < oh; ++y) {
           for (int64_t x = 0; x < ow; ++x) {
-            window_offset[y * ow + x] = static_cast<int32_t>(y * s.h * p.h_stride + x * s.w);
-            window_index[y * ow + x] = y * s.h * p.w + x * s.w;
+            const int64_t at = o * oh * ow + y * ow + x;
+            max_pool_window(plane, p, rows[y], columns[x], d, out + at, idx + at);
           }
         }
-        for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
-          const MaxPoolPlane<T> job{
-              plane, window_offset.data(), window_index.data(), oh * ow, p.h_stride, p.w, k.h,
-              k.w,   out + o * oh * ow,    idx + o * oh * ow};
-          run_with_isa<MaxPoolPlaneLoop, true>([] {}, job);
-        });
-        return;
+      });
+      return;
+    }
+    const Inside inside_h = inside_of(oh, s.h, pad.h, extent_h, p.h);
+    const Inside inside_w = inside_of(ow, s.w, pad.w, extent_w, p.w);
+    std::vector<int32_t> window_offset(static_cast<size_t>(oh * ow));
+    std::vector<int64_t> window_index(static_cast<size_t>(oh * ow));
+    for (int64_t y = 0; y < oh; ++y) {
+      const int64_t y0 = std::clamp(y * s.h - pad.h, int64_t{0}, p.h - extent_h);
+      for (int64_t x = 0; x < ow; ++x) {
+        const int64_t x0 = std::clamp(x * s.w - pad.w, int64_t{0}, p.w - extent_w);
+        window_offset[y * ow + x] = static_cast<int32_t>(y0 * p.h_stride + x0);
+        window_index[y * ow + x] = y0 * p.w + x0;
       }
     }
     for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = out + o * oh * ow;
-      int64_t* dst_idx = idx + o * oh * ow;
+      int64_t* dst_index = idx + o * oh * ow;
+      const MaxPoolPlane<T> job{plane,
+                                window_offset.data(),
+                                window_index.data(),
+                                oh * ow,
+                                p.h_stride,
+                                p.w,
+                                k.h,
+                                k.w,
+                                d.h,
+                                d.w,
+                                dst,
+                                dst_index};
+      run_with_isa<MaxPoolPlaneLoop, true>([] {}, job);
       for (int64_t y = 0; y < oh; ++y) {
-        const Taps rows = taps_of(y * s.h - pad.h, k.h, d.h, p.h);
+        const bool row_inside = y >= inside_h.first && y < inside_h.last;
         for (int64_t x = 0; x < ow; ++x) {
-          const Taps& cols = columns[x];
-          A best = -std::numeric_limits<A>::infinity();
-          int64_t best_index = -1;
-          for (int64_t i = rows.first; i < rows.last; ++i) {
-            const int64_t iy = rows.start + i * d.h;
-            const T* line = plane + iy * p.h_stride;
-            for (int64_t j = cols.first; j < cols.last; ++j) {
-              const int64_t ix = cols.start + j * d.w;
-              const A v = static_cast<A>(line[ix * p.w_stride]);
-              // NaN wins (the first NaN stays), as in PyTorch
-              if (best_index < 0 || v > best || (v != v && best == best)) {
-                best = v;
-                best_index = iy * p.w + ix;
-              }
-            }
-          }
-          dst[y * ow + x] = static_cast<T>(best);
-          dst_idx[y * ow + x] = best_index;
+          if (row_inside && x == inside_w.first) x = inside_w.last;  // skip the inside run
+          if (x >= ow) break;
+          max_pool_window(plane, p, rows[y], columns[x], d, dst + y * ow + x,
+                          dst_index + y * ow + x);
         }
       }
     });
