@@ -30,16 +30,26 @@ Tensor layer_norm(const Tensor& input, const IntList& normalized_shape,
   return std::get<0>(loom::native_layer_norm(input, normalized_shape, weight, bias, eps));
 }
 
-// (x - mean) * rsqrt(var + eps) * weight + bias over the channels of dim 1, in the
-// input's dtype.
+// Note [Normalizing channels]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// (x - mean) * rsqrt(var + eps) * weight + bias over the channels of dim 1 is computed as
+// PyTorch's CPU kernel computes it: x * scale + shift with the per-channel
+// scale = weight * rsqrt(var + eps) and shift = bias - mean * scale. The factors are
+// C-element ops and the input is read and written once (one addcmul) where the four
+// pointwise ops took four passes over it. The factors are in float32 at least (float16 and
+// bfloat16 statistics), the result cast back to the input's dtype.
 Tensor normalize_channels(const Tensor& input, const Tensor& mean, const Tensor& var,
                           const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
                           double eps) {
   const int64_t ndim = input.dim();
-  Tensor scale = loom::rsqrt(loom::add(channel_view(var, ndim), wrapped_number(eps)));
-  Tensor y = loom::mul(loom::sub(input, channel_view(mean, ndim)), scale);
-  if (weight) y = loom::mul(y, channel_view(*weight, ndim));
-  if (bias) y = loom::add(y, channel_view(*bias, ndim));
+  ScalarType factors = promote_types(promote_types(mean.dtype(), var.dtype()), ScalarType::Float32);
+  if (weight) factors = promote_types(factors, weight->dtype());
+  if (bias) factors = promote_types(factors, bias->dtype());
+  Tensor scale = loom::rsqrt(loom::add(cast(var, factors), wrapped_number(eps)));
+  if (weight) scale = loom::mul(scale, *weight);
+  Tensor centred = loom::mul(cast(mean, factors), scale);
+  Tensor shift = bias ? loom::sub(*bias, centred) : loom::neg(centred);
+  Tensor y = loom::addcmul(channel_view(shift, ndim), input, channel_view(scale, ndim));
   return cast(y, input.dtype());
 }
 

@@ -10,7 +10,8 @@
 //  * all operands contiguous: one flat loop over raw pointers, chunked by index;
 //  * otherwise the N-d plan of strided_loop.h (size-1 dims dropped, dims ordered by
 //    out's strides, adjacent dims coalesced), chunked by the plan's linear index, each
-//    chunk walked as runs of the innermost dim (for_each_run).
+//    chunk walked as runs of the innermost dim (for_each_run); a run whose inputs are
+//    contiguous or broadcast along it takes the contiguous loop (Note [Broadcast runs]).
 // The innermost loops are plain code GCC auto-vectorizes when f is simple; the
 // contiguous and scalar-broadcast ones run in the AVX2 / AVX-512 clone chosen at init
 // (Note [ISA dispatch] in isa.h). f is called concurrently from several threads: it
@@ -68,6 +69,33 @@ inline void contiguous_loop(const F& f, int64_t n, Out* out, const In*... in) {
   run_with_isa<ContiguousLoop, kIsaCloned<Out, In...>>(f, n, out, in...);
 }
 
+// Note [Broadcast runs]
+// ~~~~~~~~~~~~~~~~~~~~~
+// A run whose inputs are each contiguous or one value broadcast along it (a per-channel
+// scale on [N, C, H, W]: stride 0 on the run) goes through the contiguous loop, so it
+// vectorises in every ISA clone for any number of inputs: each broadcast value is copied
+// into a block of kBroadcastBlock elements on the stack, and the run is taken block by
+// block with the broadcast inputs pointing at their filled blocks. f sees the same values
+// as on the strided path, so the results are the same bits.
+constexpr int64_t kBroadcastBlock = 256;
+
+template <typename Out, typename... In, typename F, size_t... K>
+inline void broadcast_run(const F& f, int64_t n, Out* out, char* const* ptrs, const int64_t* s,
+                          std::index_sequence<K...>) {
+  const int64_t filled = std::min(n, kBroadcastBlock);
+  std::tuple<std::array<In, kBroadcastBlock>...> blocks;
+  const std::tuple<const In*...> base{[&]() -> const In* {
+    const In* p = reinterpret_cast<const In*>(ptrs[K + 1]);
+    if (s[K + 1] != 0) return p;
+    std::fill_n(std::get<K>(blocks).data(), filled, *p);
+    return std::get<K>(blocks).data();
+  }()...};
+  for (int64_t i = 0; i < n; i += kBroadcastBlock) {
+    const int64_t count = std::min(kBroadcastBlock, n - i);
+    contiguous_loop<Out, In...>(f, count, out + i, (std::get<K>(base) + s[K + 1] * i)...);
+  }
+}
+
 // One run of the innermost dim: n elements, element strides s[0] (out), s[1 + k] (input k).
 template <typename Out, typename... In, typename F, size_t... K>
 inline void inner_loop(const F& f, int64_t n, char* const* ptrs, const int64_t* s,
@@ -92,6 +120,10 @@ inline void inner_loop(const F& f, int64_t n, char* const* ptrs, const int64_t* 
       run_with_isa<ScalarFirstLoop, cloned>(f, n, out, *a, b);
       return;
     }
+  }
+  if (so == 1 && ((s[K + 1] == 0 || s[K + 1] == 1) && ...)) {
+    broadcast_run<Out, In...>(f, n, out, ptrs, s, std::index_sequence<K...>{});
+    return;
   }
   const F fn = f;
   for (int64_t i = 0; i < n; ++i) {

@@ -174,6 +174,47 @@ TEST_F(CpuPointwise, NdLayouts) {
   }
 }
 
+// Three-input ops whose broadcast operands are constant along each run (Note [Broadcast
+// runs]): per-channel factors on [N, C, H * W] planes, with runs longer than the filled
+// block and not a multiple of it, and runs shorter than a vector; float16 included.
+TEST_F(CpuPointwise, BroadcastRunsOfThreeInputs) {
+  for (int64_t plane : {int64_t{3}, int64_t{601}}) {
+    const int64_t batch = 2, channels = 3;
+    Values x_values, scale_values, shift_values;
+    for (int64_t i = 0; i < batch * channels * plane; ++i) {
+      x_values.push_back(std::ldexp(i % 37, -2) - 4.0);
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+      scale_values.push_back(0.5 + c);
+      shift_values.push_back(c - 1.25);
+    }
+    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
+      SCOPED_TRACE(std::string(scalar_type_name(dtype)) + " plane " + std::to_string(plane));
+      Tensor x = make(dtype, {batch, channels, plane}, x_values);
+      Tensor scale = make(dtype, {channels, 1}, scale_values);
+      Tensor shift = make(dtype, {channels, 1}, shift_values);
+      Values want;
+      for (int64_t i = 0; i < batch * channels * plane; ++i) {
+        const int64_t c = (i / plane) % channels;
+        want.push_back(shift_values[c] + 2 * x_values[i] * scale_values[c]);
+      }
+      expect_values(call("loom::addcmul", {box(shift), box(x), box(scale), box(int64_t{2})}), want,
+                    "addcmul shift + 2 * x * scale");
+      // a contiguous condition choosing between two per-channel operands
+      want.clear();
+      Values positive_values;
+      for (int64_t i = 0; i < batch * channels * plane; ++i) {
+        const int64_t c = (i / plane) % channels;
+        positive_values.push_back(x_values[i] > 0);
+        want.push_back(x_values[i] > 0 ? scale_values[c] : shift_values[c]);
+      }
+      Tensor positive = make(ScalarType::Bool, {batch, channels, plane}, positive_values);
+      expect_values(call("loom::where.self", {box(positive), box(scale), box(shift)}), want,
+                    "where with two per-channel operands");
+    }
+  }
+}
+
 TEST_F(CpuPointwise, LargeContiguousTensors) {
   const int64_t n = 1027;  // not a multiple of any vector width
   Values a, b;

@@ -1,5 +1,6 @@
 // Throughput of the CPU plugin's kernels that split lines, planes, chunks or rows over the
-// thread pool (softmax, layer_norm, sort, topk, max_pool2d, var, sum, gather, cat, rand), one
+// thread pool (softmax, layer_norm, sort, topk, max_pool2d, batch_norm, var, sum, gather, cat,
+// rand), one
 // call per iteration on float32 operands of typical model sizes. The libtorch peer runs
 // the same calls (libtorch_peer_bench --benchmark_filter=Kernel). Threads: LOOM_NUM_THREADS
 // (tools/bench/run-kernels-bench.sh runs 1 and 2).
@@ -54,6 +55,22 @@ void BM_KernelMaxPool2d(benchmark::State& state) {
   run(state, [&] { return loom::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}); });
 }
 BENCHMARK(BM_KernelMaxPool2d)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// A ResNet stage's batch norm on [8, 64, 56, 56]: training (the batch's statistics, running
+// statistics updated) and evaluation (the running statistics).
+void BM_KernelBatchNorm(benchmark::State& state) {
+  load_runtime();
+  const bool training = state.range(0) == 1;
+  loom::Tensor x = loom::randn({8, 64, 56, 56}), w = loom::rand({64}), b = loom::randn({64});
+  loom::Tensor mean = loom::zeros({64}), var = loom::ones({64});
+  run(state, [&] { return loom::batch_norm(x, w, b, mean, var, training, 0.1, 1e-5); });
+}
+BENCHMARK(BM_KernelBatchNorm)
+    ->ArgName("training")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 void BM_KernelVar(benchmark::State& state) {
   load_runtime();

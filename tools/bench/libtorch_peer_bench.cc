@@ -114,6 +114,36 @@ void BM_TorchConv2d3x3(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The two backward ops of that convolution (linalg_bench's BM_LoomConv2d3x3Backward*),
+// through convolution_backward with one gradient asked for.
+void BM_TorchConv2d3x3BackwardInput(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor grad = at::rand({8, 64, 56, 56}), x = at::rand({8, 64, 56, 56}),
+             w = at::rand({64, 64, 3, 3});
+  const auto call = [&] {
+    return std::get<0>(at::convolution_backward(grad, x, w, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
+                                                false, {0, 0}, 1, {true, false, false}));
+  };
+  call();  // warm-up
+  for (auto _ : state) benchmark::DoNotOptimize(call());
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
+}
+BENCHMARK(BM_TorchConv2d3x3BackwardInput)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_TorchConv2d3x3BackwardWeight(benchmark::State& state) {
+  at::set_num_threads(2);
+  at::Tensor grad = at::rand({8, 64, 56, 56}), x = at::rand({8, 64, 56, 56}),
+             w = at::rand({64, 64, 3, 3});
+  const auto call = [&] {
+    return std::get<1>(at::convolution_backward(grad, x, w, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
+                                                false, {0, 0}, 1, {false, true, false}));
+  };
+  call();  // warm-up
+  for (auto _ : state) benchmark::DoNotOptimize(call());
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
+}
+BENCHMARK(BM_TorchConv2d3x3BackwardWeight)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_TorchConvTranspose2d(benchmark::State& state) {
   at::set_num_threads(2);
   at::Tensor x = at::rand({8, 64, 28, 28}), w = at::rand({64, 32, 4, 4});
@@ -187,6 +217,19 @@ void BM_TorchKernelMaxPool2d(benchmark::State& state) {
   run(state, [&] { return at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}); });
 }
 BENCHMARK(BM_TorchKernelMaxPool2d)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+void BM_TorchKernelBatchNorm(benchmark::State& state) {
+  const bool training = state.range(0) == 1;
+  at::Tensor x = at::randn({8, 64, 56, 56}), w = at::rand({64}), b = at::randn({64});
+  at::Tensor mean = at::zeros({64}), var = at::ones({64});
+  run(state, [&] { return at::batch_norm(x, w, b, mean, var, training, 0.1, 1e-5, false); });
+}
+BENCHMARK(BM_TorchKernelBatchNorm)
+    ->ArgName("training")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 void BM_TorchKernelVar(benchmark::State& state) {
   at::Tensor x = at::randn({1 << 24});

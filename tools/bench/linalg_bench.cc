@@ -1,6 +1,6 @@
 // Matrix product and convolution throughput of the CPU plugin: float32 loom::mm against
 // oneDNN's dnnl_sgemm called directly in the same process, and loom::conv2d (3x3, 64->64
-// channels on 8x64x56x56), and the heavy ops of the op set beside libtorch_peer_bench:
+// channels on 8x64x56x56) with its two backward ops, and the heavy ops of the op set beside libtorch_peer_bench:
 // conv_transpose2d, einsum, bilinear upsampling, embedding_bag. Reported as GFLOP/s. Thread count:
 // LOOM_NUM_THREADS for loom's ops (the cpu plugin also makes it the OpenMP default of the threads
 // that call it); OMP_NUM_THREADS for dnnl_sgemm called before the plugin is loaded.
@@ -55,6 +55,35 @@ void BM_LoomConv2d3x3(benchmark::State& state) {
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
 BENCHMARK(BM_LoomConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same convolution's two backward ops, as a training step calls them: the gradient of
+// the input from the output's gradient and the weight, and the gradient of the weight from
+// the output's gradient and the input; each makes a new result.
+void BM_LoomConv2d3x3BackwardInput(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor grad = loom::rand({8, 64, 56, 56});
+  loom::Tensor w = loom::rand({64, 64, 3, 3});
+  const auto call = [&] {
+    return loom::conv2d_backward_input(grad, w, {8, 64, 56, 56}, {1, 1}, {1, 1}, {1, 1}, 1);
+  };
+  call();  // warm-up
+  for (auto _ : state) benchmark::DoNotOptimize(call().impl());
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
+}
+BENCHMARK(BM_LoomConv2d3x3BackwardInput)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_LoomConv2d3x3BackwardWeight(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor grad = loom::rand({8, 64, 56, 56});
+  loom::Tensor x = loom::rand({8, 64, 56, 56});
+  const auto call = [&] {
+    return loom::conv2d_backward_weight(grad, x, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1);
+  };
+  call();  // warm-up
+  for (auto _ : state) benchmark::DoNotOptimize(call().impl());
+  state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
+}
+BENCHMARK(BM_LoomConv2d3x3BackwardWeight)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // A decoder's upsampling layer: 4x4 transposed convolution, stride 2, padding 1, 64->32
 // channels, [8, 64, 28, 28] -> [8, 32, 56, 56] (Note [Transposed convolution]).
