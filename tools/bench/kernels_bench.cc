@@ -1,9 +1,8 @@
 // Throughput of the CPU plugin's kernels that split lines, planes, chunks or rows over the
 // thread pool (softmax, layer_norm, sort, topk, max_pool2d, batch_norm, var, sum, gather, cat,
-// rand), one
-// call per iteration on float32 operands of typical model sizes. The libtorch peer runs
-// the same calls (libtorch_peer_bench --benchmark_filter=Kernel). Threads: LOOM_NUM_THREADS
-// (tools/bench/run-kernels-bench.sh runs 1 and 2).
+// rand), one call per iteration on float32 operands of typical model sizes. The libtorch
+// peer runs the same calls (libtorch_peer_bench --benchmark_filter=Kernel). Threads:
+// LOOM_NUM_THREADS (tools/bench/run-kernels-bench.sh runs 1 and 2).
 #include <benchmark/benchmark.h>
 
 #include "bench_runtime.h"

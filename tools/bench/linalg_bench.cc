@@ -1,9 +1,10 @@
 // Matrix product and convolution throughput of the CPU plugin: float32 loom::mm against
-// oneDNN's dnnl_sgemm called directly in the same process, and loom::conv2d (3x3, 64->64
-// channels on 8x64x56x56) with its two backward ops, and the heavy ops of the op set beside libtorch_peer_bench:
-// conv_transpose2d, einsum, bilinear upsampling, embedding_bag. Reported as GFLOP/s. Thread count:
-// LOOM_NUM_THREADS for loom's ops (the cpu plugin also makes it the OpenMP default of the threads
-// that call it); OMP_NUM_THREADS for dnnl_sgemm called before the plugin is loaded.
+// oneDNN's dnnl_sgemm called directly in the same process, loom::conv2d (3x3, 64->64
+// channels on 8x64x56x56) with its two backward ops, and the heavy ops of the op set beside
+// libtorch_peer_bench: conv_transpose2d, einsum, bilinear upsampling, embedding_bag. Reported
+// as GFLOP/s. Thread count: LOOM_NUM_THREADS for loom's ops (the cpu plugin also makes it the
+// OpenMP default of the threads that call it); OMP_NUM_THREADS for dnnl_sgemm called before
+// the plugin is loaded.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>

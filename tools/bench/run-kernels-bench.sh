@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs kernels_bench (softmax, layer_norm, sort, topk, max_pool2d, batch_norm, var, sum, gather,
-# cat, rand) on 1 and 2 threads, each followed by the libtorch peer's same calls on as many
-# threads when Debian's libtorch-dev is installed. Extra arguments go to Google Benchmark.
+# Builds and runs kernels_bench (softmax, layer_norm, sort, topk, max_pool2d, batch_norm, var,
+# sum, gather, cat, rand) on 1 and 2 threads, each followed by the libtorch peer's same calls on
+# as many threads when Debian's libtorch-dev is installed. Extra arguments go to Google Benchmark.
 #   tools/bench/run-kernels-bench.sh [--benchmark_repetitions=3 ...]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
