@@ -227,18 +227,18 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = out + o * oh * ow;
       int64_t* dst_index = idx + o * oh * ow;
-      const MaxPoolPlane<T> job{plane,
-                                window_offset.data(),
-                                window_index.data(),
-                                oh * ow,
-                                p.h_stride,
-                                p.w,
-                                k.h,
-                                k.w,
-                                d.h,
-                                d.w,
-                                dst,
-                                dst_index};
+      const MaxPoolPlane<T> job{.plane = plane,
+                                .window_offset = window_offset.data(),
+                                .window_index = window_index.data(),
+                                .outputs = oh * ow,
+                                .row_stride = p.h_stride,
+                                .plane_w = p.w,
+                                .kh = k.h,
+                                .kw = k.w,
+                                .dh = d.h,
+                                .dw = d.w,
+                                .dst = dst,
+                                .dst_index = dst_index};
       run_with_isa<MaxPoolPlaneLoop, true>([] {}, job);
       for (int64_t y = 0; y < oh; ++y) {
         const bool row_inside = y >= inside_h.first && y < inside_h.last;
