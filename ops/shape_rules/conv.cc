@@ -26,6 +26,24 @@ ConvParams conv_params(const ShapeArgs& args, size_t first) {
   return p;
 }
 
+// Note [Convolution layouts]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A convolution's result is channels last when either operand it reads is (their
+// suggest_memory_format, as libtorch's oneDNN and cuDNN paths decide), row-major
+// otherwise: conv2d from its input and weight, conv2d_backward_input from grad_output and
+// the weight, conv2d_backward_weight from grad_output and the input. So a network made
+// channels last keeps that layout from layer to layer and its gradients come back in it,
+// and backends whose kernels vectorise over channels (oneDNN, cuDNN) read and write it
+// without reordering. Unbatched 3-D inputs have no channels-last layout.
+MemoryFormat conv_layout(std::initializer_list<const TensorImpl*> operands) {
+  for (const TensorImpl* t : operands) {
+    if (t->dim() == 4 && suggest_memory_format(*t) == MemoryFormat::ChannelsLast) {
+      return MemoryFormat::ChannelsLast;
+    }
+  }
+  return MemoryFormat::Contiguous;
+}
+
 int64_t conv_out_size(int64_t in, int64_t kernel, int64_t stride, int64_t pad, int64_t dil) {
   return (in + 2 * pad - dil * (kernel - 1) - 1) / stride + 1;
 }
@@ -80,9 +98,11 @@ void conv2d(const ShapeArgs& args, OutputMetas& out) {
                 shape_to_string(bias->sizes()));
     }
   }
-  if (input.dim() == 3) shape.erase(shape.begin());
+  const bool unbatched = input.dim() == 3;
+  if (unbatched) shape.erase(shape.begin());
   out.push_back(
       output(std::move(shape), input.dtype(), args.common_device({&input, &weight, bias})));
+  if (!unbatched) out.back().memory_format = conv_layout({&input, &weight});
 }
 
 std::span<const int64_t> size_list(const ShapeArgs& args, size_t i, const char* name) {
@@ -112,6 +132,7 @@ void conv2d_backward_input(const ShapeArgs& args, OutputMetas& out) {
   require_grad_shape(args, grad, conv_output_shape(args, input_size, weight.sizes(), p));
   out.push_back(output(DimVector(input_size.begin(), input_size.end()), grad.dtype(),
                        args.common_device({&grad, &weight})));
+  out.back().memory_format = conv_layout({&grad, &weight});
 }
 
 void conv2d_backward_weight(const ShapeArgs& args, OutputMetas& out) {
@@ -127,6 +148,7 @@ void conv2d_backward_weight(const ShapeArgs& args, OutputMetas& out) {
   require_grad_shape(args, grad, conv_output_shape(args, input.sizes(), weight_size, p));
   out.push_back(output(DimVector(weight_size.begin(), weight_size.end()), grad.dtype(),
                        args.common_device({&grad, &input})));
+  out.back().memory_format = conv_layout({&grad, &input});
 }
 
 constexpr ShapeRuleEntry kRules[] = {

@@ -12,6 +12,7 @@
 #include "absl/container/inlined_vector.h"
 #include "loom/core/device.h"
 #include "loom/core/error.h"
+#include "loom/core/memory_format.h"
 #include "loom/core/scalar.h"
 #include "loom/core/scalar_type.h"
 #include "loom/core/tensor_impl.h"
@@ -29,9 +30,10 @@ namespace loom::ops {
 // that the dispatcher allocates the outputs of the functional variant, checks the
 // outputs of the out= variant, and runs the op on the meta device without a kernel. The
 // backend's out= kernel receives the inputs unchanged (any strides, their own dtypes)
-// and outputs that are contiguous and of the rule's dtype, so it writes only the
-// computation; a caller's non-contiguous or differently typed `out` is served through
-// a temporary copied back after the kernel.
+// and outputs of the rule's dtype, dense in the rule's memory format (row-major unless
+// the rule asks for channels last, as conv2d's do: Note [Memory formats]), so it writes
+// only the computation; a caller's `out` that is not dense in that format or of another
+// dtype is served through a temporary copied back after the kernel.
 
 // The output a structured op computes.
 struct OutputMeta {
@@ -41,6 +43,8 @@ struct OutputMeta {
   Device device;
   // Pointwise: every input already has `shape`, `compute` and `device`.
   bool inputs_ready = false;
+  // The layout the output is allocated in (Shaped rules only).
+  MemoryFormat memory_format = MemoryFormat::Contiguous;
 };
 using OutputMetas = absl::InlinedVector<OutputMeta, 2>;
 

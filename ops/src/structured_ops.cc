@@ -383,6 +383,12 @@ Tensor input_in_requested_dtype(const StructuredInfo& info, const LoomValue* arg
   return converted;
 }
 
+// A new output of a Shaped op, dense in its rule's memory format.
+Tensor empty_output(const OutputMeta& m) {
+  if (m.memory_format == MemoryFormat::Contiguous) return empty(m.shape, m.result, m.device);
+  return empty_strided(m.shape, strides_for(m.shape, m.memory_format), m.result, m.device);
+}
+
 // Checks a Shaped op's outputs against its rule and runs the backend kernel, through
 // contiguous temporaries of the rule's dtype where a caller's out is strided or of
 // another dtype.
@@ -420,8 +426,8 @@ void run_shaped_out(const StructuredInfo& info, DispatchKeySet keys, const LoomV
       fail(info.name, "output ", i, " has shape ", shape_to_string(out.sizes()),
            " but the result has shape ", shape_to_string(m.shape));
     }
-    if (out.dtype() != m.result || !out.is_contiguous()) {
-      temps[i] = empty(m.shape, m.result, m.device);
+    if (out.dtype() != m.result || !out.is_contiguous(m.memory_format)) {
+      temps[i] = empty_output(m);
       kernel_args[first_out + i] = box(temps[i]);
       ready = false;
     }
@@ -534,7 +540,7 @@ Tensor call_out(const StructuredInfo& info, const LoomKernelCall* call, const Te
 void shaped_functional(const StructuredInfo& info, const LoomKernelCall* call) {
   OutputMetas metas = shaped_meta(info, call->args);
   TensorList outs;
-  for (const OutputMeta& m : metas) outs.push_back(empty(m.shape, m.result, m.device));
+  for (const OutputMeta& m : metas) outs.push_back(empty_output(m));
   LoomValue ret[8];
   call_out(info, call, std::span<const Tensor>(outs.data(), outs.size()), nullptr, ret);
   for (size_t i = 0; i < outs.size(); ++i) call->returns[i] = ret[i];
@@ -554,7 +560,7 @@ Tensor shaped_inplace(const StructuredInfo& info, const LoomKernelCall* call) {
     fail(info.name, "result type ", scalar_type_name(m.result), " can't be cast to self's dtype ",
          scalar_type_name(self.dtype()));
   }
-  Tensor temp = call_out(info, call, empty(m.shape, m.result, m.device), nullptr);
+  Tensor temp = call_out(info, call, empty_output(m), nullptr);
   loom::copy_(self, temp);
   return self;
 }

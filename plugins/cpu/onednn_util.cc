@@ -48,8 +48,15 @@ template <typename T>
 void store_as(const std::vector<T>& values, const sdk::Tensor& out) {
   dispatch_floating_types(out.dtype(), "store", [&](auto tag) {
     using S = decltype(tag);
-    S* dst = out.data<S>();
-    for (size_t i = 0; i < values.size(); ++i) dst[i] = static_cast<S>(values[i]);
+    if (out.is_contiguous()) {
+      S* dst = out.data<S>();
+      for (size_t i = 0; i < values.size(); ++i) dst[i] = static_cast<S>(values[i]);
+      return;
+    }
+    const sdk::Tensor* operands[1] = {&out};
+    const T* src = values.data();
+    for_each_element(out.sizes(), operands,
+                     [&](auto& p) { *reinterpret_cast<S*>(p[0]) = static_cast<S>(*src++); });
   });
 }
 

@@ -77,7 +77,7 @@ class PrimitiveCache {
 // The elements of `t` (any float dtype, any strides) in row-major order as T.
 template <typename T>
 std::vector<T> gather_as(const sdk::Tensor& t);
-// Stores row-major `values` into the contiguous tensor `out` (any float dtype).
+// Stores row-major `values` into `out` (any float dtype, any strides without overlap).
 template <typename T>
 void store_as(const std::vector<T>& values, const sdk::Tensor& out);
 

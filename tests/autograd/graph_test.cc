@@ -304,6 +304,27 @@ TEST_F(Autograd, AGradientTakesItsLeafsLayout) {
   EXPECT_TRUE(q.grad().is_contiguous());
 }
 
+// A channels-last network (Note [Convolution layouts]): conv2d's gradients come back in
+// the leaves' layout, equal to the row-major network's.
+TEST_F(Autograd, ChannelsLastConvolutionGradients) {
+  Tensor x = randn({2, 3, 6, 6}), w = randn({4, 3, 3, 3}), g = randn({2, 4, 6, 6});
+  auto grads = [&](const Tensor& input, const Tensor& weight) {
+    Tensor xi = input.detach().requires_grad_(), wi = weight.detach().requires_grad_();
+    Tensor y = conv2d(xi, wi, std::nullopt, 1, 1);
+    y.backward(g);
+    return std::tuple{y, xi.grad(), wi.grad()};
+  };
+  auto [y, gx, gw] = grads(x, w);
+  auto [y_cl, gx_cl, gw_cl] =
+      grads(x.contiguous(MemoryFormat::ChannelsLast), w.contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(y_cl.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(gx_cl.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE(gw_cl.is_contiguous(MemoryFormat::ChannelsLast));
+  expect_near(values(y_cl), values(y), 1e-4);
+  expect_near(values(gx_cl), values(gx), 1e-4);
+  expect_near(values(gw_cl), values(gw), 1e-4);
+}
+
 TEST_F(Autograd, SeparateGraphsBackpropagateOnSeveralThreadsAtOnce) {
   constexpr int kThreads = 4;
   std::atomic<int> wrong{0};

@@ -145,6 +145,58 @@ TEST_F(Conv, BackwardInputMatchesFiniteDifferences) {
   EXPECT_NEAR(lhs, rhs, 1e-8);
 }
 
+// Channels-last operands (Note [Convolution layouts]): the result of each of the three ops
+// is channels last when an operand it reads is, with the same values as row-major ones.
+TEST_F(Conv, ChannelsLastOperandsGiveChannelsLastResults) {
+  manual_seed(16);
+  const auto cl = [](const Tensor& t) { return t.contiguous(MemoryFormat::ChannelsLast); };
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::BFloat16}) {
+    double tol = t == ScalarType::Float64 ? 1e-12 : t == ScalarType::Float32 ? 1e-4 : 3e-2;
+    for (const ConvCase& p : kCases) {
+      Tensor x = random(p.input(), t), w = random(p.weight(), t), g = random(p.output(), t);
+      Tensor b = random({p.oc}, t);
+      Values xv = values(x), wv = values(w), gv = values(g), bias = values(b);
+      Values gx(xv.size(), 0.0), gw(wv.size(), 0.0);
+      p.terms([&](int64_t i, int64_t k, int64_t o) {
+        gx[i] += wv[k] * gv[o];
+        gw[k] += xv[i] * gv[o];
+      });
+      const Values y = p.forward(xv, wv, &bias);
+      // channels last from the input, the weight, or both; a weight with one input
+      // channel per group ([16, 1, 3, 3]) is both layouts at once and suggests row-major
+      ASSERT_EQ(cl(x).suggest_memory_format(), MemoryFormat::ChannelsLast);
+      for (auto [xi, wi] : {std::pair{cl(x), w}, std::pair{x, cl(w)}, std::pair{cl(x), cl(w)}}) {
+        Tensor out = run_conv(p, xi, wi, b);
+        const bool channels_last = xi.suggest_memory_format() == MemoryFormat::ChannelsLast ||
+                                   wi.suggest_memory_format() == MemoryFormat::ChannelsLast;
+        EXPECT_EQ(out.is_contiguous(MemoryFormat::ChannelsLast), channels_last);
+        EXPECT_EQ(out.is_contiguous(), !channels_last);
+        expect_close(values(out), y, tol);
+      }
+      const std::vector<int64_t> stride{p.sh, p.sw}, padding{p.ph, p.pw}, dilation{p.dh, p.dw};
+      Tensor dx = conv2d_backward_input(cl(g), w, p.input(), stride, padding, dilation, p.groups);
+      Tensor dw =
+          conv2d_backward_weight(cl(g), cl(x), p.weight(), stride, padding, dilation, p.groups);
+      EXPECT_TRUE(dx.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_TRUE(dw.is_contiguous(MemoryFormat::ChannelsLast));
+      expect_close(values(dx), gx, tol);
+      expect_close(values(dw), gw, tol);
+      // row-major operands keep row-major results
+      EXPECT_TRUE(run_conv(p, x, w, b).is_contiguous());
+      // a caller's row-major out= is served through a temporary
+      Tensor into = empty(p.output(), TensorOptions().dtype(t));
+      conv2d_out(into, cl(x), cl(w), b, stride, padding, dilation, p.groups);
+      EXPECT_TRUE(into.is_contiguous());
+      expect_close(values(into), y, tol);
+    }
+  }
+  // shape-only calls on the meta device give the same layout
+  TensorOptions meta = TensorOptions().device(Device{kMeta, -1});
+  Tensor y = conv2d(cl(empty({8, 64, 56, 56}, meta)), empty({32, 64, 3, 3}, meta));
+  EXPECT_EQ(shape(y), (Shape{8, 32, 54, 54}));
+  EXPECT_EQ(y.suggest_memory_format(), MemoryFormat::ChannelsLast);
+}
+
 // Kept whole across families: also max_pool2d(_with_indices) and adaptive_avg_pool2d (pool).
 TEST_F(Conv, ZeroSizeBatchAndMetaDevice) {
   Tensor y = conv2d(empty({0, 3, 5, 5}), empty({4, 3, 3, 3}));

@@ -30,6 +30,26 @@ TEST_F(Copy, CloneContiguousTo) {
   EXPECT_EQ(on_cpu.dtype(), ScalarType::Int64);
 }
 
+TEST_F(Copy, ContiguousInAMemoryFormat) {
+  Tensor x = arange(0, 24, 1, TensorOptions().dtype(ScalarType::Float32)).reshape({2, 3, 2, 2});
+  Tensor nhwc = x.contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_TRUE(nhwc.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(std::vector<int64_t>(nhwc.strides().begin(), nhwc.strides().end()),
+            (std::vector<int64_t>{12, 1, 6, 3}));
+  EXPECT_EQ(values(nhwc), values(x));
+  // memory holds the channels innermost
+  EXPECT_EQ(nhwc.data<float>()[1], x.data<float>()[4]);
+  EXPECT_EQ(nhwc.contiguous(MemoryFormat::ChannelsLast).impl(), nhwc.impl());  // already
+  Tensor back = nhwc.contiguous(MemoryFormat::Contiguous);
+  EXPECT_TRUE(back.is_contiguous());
+  EXPECT_EQ(values(back), values(x));
+  expect_error(
+      [&] {
+        arange(0, 6).reshape({2, 3}).contiguous(MemoryFormat::ChannelsLast);
+      },
+      "contiguous", "expected a 4-D [N, C, H, W] tensor for channels_last, found 2 dims");
+}
+
 // Note [Scalars that overflow]: values the dtype cannot hold are refused, as in PyTorch.
 TEST_F(Copy, FillRefusesValuesTheDtypeCannotHold) {
   Tensor u8 = loom::zeros({3}, TensorOptions().dtype(ScalarType::UInt8));

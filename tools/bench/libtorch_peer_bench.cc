@@ -105,21 +105,33 @@ void BM_TorchMm(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchMm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// An operand of the convolutions below: row-major, or channels last when the benchmark's
+// argument is 1 (linalg_bench's conv_operand).
+at::Tensor conv_operand(at::IntArrayRef sizes, const benchmark::State& state) {
+  at::Tensor t = at::rand(sizes);
+  return state.range(0) != 0 ? t.contiguous(at::MemoryFormat::ChannelsLast) : t;
+}
+
 void BM_TorchConv2d3x3(benchmark::State& state) {
   at::set_num_threads(2);
-  at::Tensor x = at::rand({8, 64, 56, 56}), w = at::rand({64, 64, 3, 3});
+  at::Tensor x = conv_operand({8, 64, 56, 56}, state), w = conv_operand({64, 64, 3, 3}, state);
   at::conv2d(x, w, {}, 1, 1);  // warm-up
   for (auto _ : state) benchmark::DoNotOptimize(at::conv2d(x, w, {}, 1, 1));
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_TorchConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TorchConv2d3x3)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The two backward ops of that convolution (linalg_bench's BM_LoomConv2d3x3Backward*),
 // through convolution_backward with one gradient asked for.
 void BM_TorchConv2d3x3BackwardInput(benchmark::State& state) {
   at::set_num_threads(2);
-  at::Tensor grad = at::rand({8, 64, 56, 56}), x = at::rand({8, 64, 56, 56}),
-             w = at::rand({64, 64, 3, 3});
+  at::Tensor grad = conv_operand({8, 64, 56, 56}, state), x = conv_operand({8, 64, 56, 56}, state),
+             w = conv_operand({64, 64, 3, 3}, state);
   const auto call = [&] {
     return std::get<0>(at::convolution_backward(grad, x, w, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
                                                 false, {0, 0}, 1, {true, false, false}));
@@ -128,12 +140,17 @@ void BM_TorchConv2d3x3BackwardInput(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_TorchConv2d3x3BackwardInput)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TorchConv2d3x3BackwardInput)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_TorchConv2d3x3BackwardWeight(benchmark::State& state) {
   at::set_num_threads(2);
-  at::Tensor grad = at::rand({8, 64, 56, 56}), x = at::rand({8, 64, 56, 56}),
-             w = at::rand({64, 64, 3, 3});
+  at::Tensor grad = conv_operand({8, 64, 56, 56}, state), x = conv_operand({8, 64, 56, 56}, state),
+             w = conv_operand({64, 64, 3, 3}, state);
   const auto call = [&] {
     return std::get<1>(at::convolution_backward(grad, x, w, c10::nullopt, {1, 1}, {1, 1}, {1, 1},
                                                 false, {0, 0}, 1, {false, true, false}));
@@ -142,7 +159,12 @@ void BM_TorchConv2d3x3BackwardWeight(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_TorchConv2d3x3BackwardWeight)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TorchConv2d3x3BackwardWeight)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_TorchConvTranspose2d(benchmark::State& state) {
   at::set_num_threads(2);

@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <initializer_list>
 #include <vector>
 
 #include "bench_runtime.h"
@@ -47,23 +48,35 @@ void BM_DnnlSgemm(benchmark::State& state) {
 }
 BENCHMARK(BM_DnnlSgemm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// An operand of the convolutions below: row-major, or channels last when the benchmark's
+// argument is 1 (Note [Memory formats]; the peers make theirs the same way).
+loom::Tensor conv_operand(std::initializer_list<int64_t> sizes, const benchmark::State& state) {
+  loom::Tensor t = loom::rand(sizes);
+  return state.range(0) != 0 ? t.contiguous(loom::MemoryFormat::ChannelsLast) : t;
+}
+
 void BM_LoomConv2d3x3(benchmark::State& state) {
   load_runtime();
-  loom::Tensor x = loom::rand({8, 64, 56, 56});
-  loom::Tensor w = loom::rand({64, 64, 3, 3});
+  loom::Tensor x = conv_operand({8, 64, 56, 56}, state);
+  loom::Tensor w = conv_operand({64, 64, 3, 3}, state);
   loom::conv2d(x, w, std::nullopt, 1, 1);  // warm-up
   for (auto _ : state) benchmark::DoNotOptimize(loom::conv2d(x, w, std::nullopt, 1, 1));
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_LoomConv2d3x3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoomConv2d3x3)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The same convolution's two backward ops, as a training step calls them: the gradient of
 // the input from the output's gradient and the weight, and the gradient of the weight from
 // the output's gradient and the input; each makes a new result.
 void BM_LoomConv2d3x3BackwardInput(benchmark::State& state) {
   load_runtime();
-  loom::Tensor grad = loom::rand({8, 64, 56, 56});
-  loom::Tensor w = loom::rand({64, 64, 3, 3});
+  loom::Tensor grad = conv_operand({8, 64, 56, 56}, state);
+  loom::Tensor w = conv_operand({64, 64, 3, 3}, state);
   const auto call = [&] {
     return loom::conv2d_backward_input(grad, w, {8, 64, 56, 56}, {1, 1}, {1, 1}, {1, 1}, 1);
   };
@@ -71,12 +84,17 @@ void BM_LoomConv2d3x3BackwardInput(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call().impl());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_LoomConv2d3x3BackwardInput)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoomConv2d3x3BackwardInput)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_LoomConv2d3x3BackwardWeight(benchmark::State& state) {
   load_runtime();
-  loom::Tensor grad = loom::rand({8, 64, 56, 56});
-  loom::Tensor x = loom::rand({8, 64, 56, 56});
+  loom::Tensor grad = conv_operand({8, 64, 56, 56}, state);
+  loom::Tensor x = conv_operand({8, 64, 56, 56}, state);
   const auto call = [&] {
     return loom::conv2d_backward_weight(grad, x, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1);
   };
@@ -84,7 +102,12 @@ void BM_LoomConv2d3x3BackwardWeight(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call().impl());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_LoomConv2d3x3BackwardWeight)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_LoomConv2d3x3BackwardWeight)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // A decoder's upsampling layer: 4x4 transposed convolution, stride 2, padding 1, 64->32
 // channels, [8, 64, 28, 28] -> [8, 32, 56, 56] (Note [Transposed convolution]).

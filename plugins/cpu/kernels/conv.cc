@@ -1,6 +1,6 @@
-// 2-D convolution on CPU tensors (NCHW): forward, backward data and backward weights.
-// float32 (and float16/bfloat16 through float32) on oneDNN's convolution primitives,
-// float64 by a direct loop.
+// 2-D convolution on CPU tensors (NCHW, row-major or channels last): forward, backward
+// data and backward weights. float32 (and float16/bfloat16 through float32) on oneDNN's
+// convolution primitives, float64 by a direct loop.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -113,33 +113,67 @@ OnednnConv onednn_dims(const ConvGeometry& g) {
   return d;
 }
 
-memory::desc plain(const memory::dims& dims) {
-  memory::format_tag tag = dims.size() == 1   ? memory::format_tag::a
-                           : dims.size() == 4 ? memory::format_tag::abcd
-                                              : memory::format_tag::abcde;
-  return memory::desc(dims, memory::data_type::f32, tag);
+// A float32 operand of a convolution as the caller's tensor holds it: row-major, or
+// channels last ([N, C, H, W] stored as NHWC; a weight [OC, IC, kH, kW] as OHWI).
+struct Operand {
+  float* data;
+  bool channels_last;
+};
+
+// The layout of a user buffer of `dims`: 1-D (bias), 4-D (activations, weights) or 5-D
+// (grouped weights [G, OC/G, IC/G, kH, kW], channels last keeping IC/G innermost).
+memory::desc plain(const memory::dims& dims, bool channels_last) {
+  using tag = memory::format_tag;
+  memory::format_tag t = dims.size() == 1   ? tag::a
+                         : dims.size() == 4 ? (channels_last ? tag::acdb : tag::abcd)
+                                            : (channels_last ? tag::abdec : tag::abcde);
+  return memory::desc(dims, memory::data_type::f32, t);
 }
 
 memory::desc any(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
 }
 
-PrimitiveKey conv_key(const char* kind, const ConvGeometry& g, bool bias) {
+// Which of a call's three operands (the input or its gradient, the weight or its
+// gradient, the output or its gradient) are channels last.
+struct ConvLayouts {
+  bool src, weights, dst;
+};
+
+PrimitiveKey conv_key(const char* kind, const ConvGeometry& g, bool bias,
+                      const ConvLayouts& layouts) {
   PrimitiveKey key(kind);
-  for (int64_t v :
-       {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.oh, g.ow, g.stride[0], g.stride[1], g.padding[0],
-        g.padding[1], g.dilation[0], g.dilation[1], g.groups, int64_t{bias}}) {
+  for (int64_t v : {g.n,
+                    g.c,
+                    g.h,
+                    g.w,
+                    g.oc,
+                    g.kh,
+                    g.kw,
+                    g.oh,
+                    g.ow,
+                    g.stride[0],
+                    g.stride[1],
+                    g.padding[0],
+                    g.padding[1],
+                    g.dilation[0],
+                    g.dilation[1],
+                    g.groups,
+                    int64_t{bias},
+                    int64_t{layouts.src},
+                    int64_t{layouts.weights},
+                    int64_t{layouts.dst}}) {
     key.add(v);
   }
   return key;
 }
 
-// One argument of a convolution primitive: its plain (user) layout and data, and the
-// layout the primitive chose.
+// One argument of a convolution primitive: its user layout and data, and whether the
+// primitive writes it.
 struct ConvArg {
   int id;
   memory::dims dims;
-  float* data;
+  Operand operand;
   bool output;
 };
 
@@ -155,7 +189,7 @@ void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
   std::vector<std::pair<memory, memory>> write_back;  // (primitive's, user's)
   std::vector<sdk::Tensor> staging;
   for (size_t i = 0; i < args.size(); ++i) {
-    memory user(plain(args[i].dims), eng, args[i].data);
+    memory user(plain(args[i].dims, args[i].operand.channels_last), eng, args[i].operand.data);
     if (wanted[i] == user.get_desc()) {
       bound.emplace(args[i].id, user);
       continue;
@@ -177,20 +211,21 @@ void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
 
 // Note [Convolution layouts by measurement]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// Tensors are NCHW. A primitive that takes them as they are (plain activations) runs
-// oneDNN's im2col + GEMM kernel; one that takes oneDNN's blocked layouts (nChw16c) runs
-// its direct JIT kernels, at the price of reordering the activations in and the result
-// out on every call. Which is faster depends on the shape and the machine: on the 2-core
-// Intel VM (AVX-512) the blocked kernels with their reorders are 1.9-2.3x faster for
-// 64x32x14x14 32->64 and 8x64x56x56 64->64 3x3 in all three directions, while for a
-// one-channel input the plain GEMM computes the input's gradient 4.5x faster; on an
-// earlier AMD VM plain GEMM won for 8x64x56x56. So the first call of each geometry and
-// direction creates both candidates and runs each on the call's own buffers (one warm-up
-// run, then the best of two), and the geometry keeps the faster: plain unless blocked is
-// at least 10% faster, so near ties keep the layout without reorders. A candidate oneDNN
-// only has a reference implementation for is not taken when the other exists.
-// LOOM_CPU_CONV_LAYOUT=plain|blocked pins the choice (the results of the two may differ
-// in the last bits, so a run that must repeat bit for bit across processes pins it).
+// Tensors are NCHW, row-major or channels last. A primitive that takes them as they are
+// (plain activations) runs oneDNN's im2col + GEMM kernel on row-major ones and its direct
+// JIT kernels on channels-last ones, which vectorise over channels like the blocked
+// layouts; one that takes oneDNN's blocked layouts (nChw16c) runs its direct JIT kernels,
+// at the price of reordering the activations in and the result out on every call. Which is faster
+// depends on the shape and the machine: on the 2-core Intel VM (AVX-512) the blocked kernels with
+// their reorders are 1.9-2.3x faster for 64x32x14x14 32->64 and 8x64x56x56 64->64 3x3 in all three
+// directions, while for a one-channel input the plain GEMM computes the input's gradient 4.5x
+// faster; on an earlier AMD VM plain GEMM won for 8x64x56x56. So the first call of each geometry
+// and direction creates both candidates and runs each on the call's own buffers (one warm-up run,
+// then the best of two), and the geometry keeps the faster: plain unless blocked is at least 10%
+// faster, so near ties keep the layout without reorders. A candidate oneDNN only has a reference
+// implementation for is not taken when the other exists. LOOM_CPU_CONV_LAYOUT=plain|blocked pins
+// the choice (the results of the two may differ in the last bits, so a run that must repeat bit for
+// bit across processes pins it).
 
 enum class ConvLayout { measure, plain, blocked };
 
@@ -260,15 +295,17 @@ std::shared_ptr<ConvPrimitive<Primitive>> create_conv(MakePd&& make_pd, Run&& ru
   return blocked_time < 0.9 * plain_time ? blocked : plain;
 }
 
-// Activation descriptors: plain NCHW, or oneDNN's choice.
-memory::desc activation(const memory::dims& dims, bool plain_layout) {
-  return plain_layout ? plain(dims) : any(dims);
+// Activation descriptors: the caller's layout, or oneDNN's choice.
+memory::desc activation(const memory::dims& dims, bool plain_layout, bool channels_last) {
+  return plain_layout ? plain(dims, channels_last) : any(dims);
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias,
-                                                     dnnl::prop_kind kind, bool plain_layout) {
+                                                     dnnl::prop_kind kind, bool plain_layout,
+                                                     const ConvLayouts& layouts) {
   OnednnConv d = onednn_dims(g);
-  memory::desc src = activation(d.src, plain_layout), dst = activation(d.dst, plain_layout);
+  memory::desc src = activation(d.src, plain_layout, layouts.src),
+               dst = activation(d.dst, plain_layout, layouts.dst);
   auto desc = bias ? dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, src,
                                                      any(d.weights), any(d.bias), dst, d.strides,
                                                      d.dilates, d.padding, d.padding)
@@ -278,12 +315,13 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool
   return dnnl::convolution_forward::primitive_desc(desc, onednn_engine());
 }
 
-void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bias, float* dst,
+void onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* bias, Operand dst,
                     const char* op) {
   using Forward = ConvPrimitive<dnnl::convolution_forward>;
   static PrimitiveCache<std::shared_ptr<Forward>> cache;
   with_onednn_errors(op, [&] {
     const OnednnConv d = onednn_dims(g);
+    const ConvLayouts layouts{src.channels_last, weights.channels_last, dst.channels_last};
     auto run = [&](const Forward& conv) {
       std::vector<ConvArg> args = {{DNNL_ARG_SRC, d.src, src, false},
                                    {DNNL_ARG_WEIGHTS, d.weights, weights, false},
@@ -291,15 +329,16 @@ void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bi
       std::vector<memory::desc> wanted = {conv.pd.src_desc(), conv.pd.weights_desc(),
                                           conv.pd.dst_desc()};
       if (bias != nullptr) {
-        args.push_back({DNNL_ARG_BIAS, d.bias, bias, false});
+        args.push_back({DNNL_ARG_BIAS, d.bias, {bias, false}, false});
         wanted.push_back(conv.pd.bias_desc());
       }
       execute(conv.prim, args, wanted);
     };
-    auto conv = cache.get(conv_key("conv_fwd", g, bias != nullptr), [&] {
+    auto conv = cache.get(conv_key("conv_fwd", g, bias != nullptr, layouts), [&] {
       return create_conv<dnnl::convolution_forward>(
           [&](bool plain_layout) {
-            return forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference, plain_layout);
+            return forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference, plain_layout,
+                              layouts);
           },
           run);
     });
@@ -312,23 +351,27 @@ void onednn_forward(const ConvGeometry& g, float* src, float* weights, float* bi
 // executes a candidate on the call's buffers.
 template <typename Primitive, typename Run>
 std::shared_ptr<ConvPrimitive<Primitive>> backward_primitive(const ConvGeometry& g,
-                                                             const char* kind, Run&& run) {
+                                                             const char* kind,
+                                                             const ConvLayouts& layouts,
+                                                             Run&& run) {
   static PrimitiveCache<std::shared_ptr<ConvPrimitive<Primitive>>> cache;
-  return cache.get(conv_key(kind, g, false), [&] {
+  return cache.get(conv_key(kind, g, false, layouts), [&] {
     const OnednnConv d = onednn_dims(g);
     return create_conv<Primitive>(
         [&](bool plain_layout) {
-          auto hint = forward_pd(g, false, dnnl::prop_kind::forward_training, plain_layout);
+          auto hint =
+              forward_pd(g, false, dnnl::prop_kind::forward_training, plain_layout, layouts);
           typename Primitive::desc desc(
-              dnnl::algorithm::convolution_direct, activation(d.src, plain_layout), any(d.weights),
-              activation(d.dst, plain_layout), d.strides, d.dilates, d.padding, d.padding);
+              dnnl::algorithm::convolution_direct, activation(d.src, plain_layout, layouts.src),
+              any(d.weights), activation(d.dst, plain_layout, layouts.dst), d.strides, d.dilates,
+              d.padding, d.padding);
           return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
         },
         run);
   });
 }
 
-void onednn_backward_data(const ConvGeometry& g, float* grad_out, float* weights, float* grad_in,
+void onednn_backward_data(const ConvGeometry& g, Operand grad_out, Operand weights, Operand grad_in,
                           const char* op) {
   using BackwardData = ConvPrimitive<dnnl::convolution_backward_data>;
   with_onednn_errors(op, [&] {
@@ -340,12 +383,13 @@ void onednn_backward_data(const ConvGeometry& g, float* grad_out, float* weights
                {DNNL_ARG_DIFF_SRC, d.src, grad_in, true}},
               {conv.pd.diff_dst_desc(), conv.pd.weights_desc(), conv.pd.diff_src_desc()});
     };
-    run(*backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data", run));
+    const ConvLayouts layouts{grad_in.channels_last, weights.channels_last, grad_out.channels_last};
+    run(*backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data", layouts, run));
   });
 }
 
-void onednn_backward_weights(const ConvGeometry& g, float* grad_out, float* src,
-                             float* grad_weights, const char* op) {
+void onednn_backward_weights(const ConvGeometry& g, Operand grad_out, Operand src,
+                             Operand grad_weights, const char* op) {
   using BackwardWeights = ConvPrimitive<dnnl::convolution_backward_weights>;
   with_onednn_errors(op, [&] {
     const OnednnConv d = onednn_dims(g);
@@ -356,34 +400,50 @@ void onednn_backward_weights(const ConvGeometry& g, float* grad_out, float* src,
                {DNNL_ARG_DIFF_WEIGHTS, d.weights, grad_weights, true}},
               {conv.pd.diff_dst_desc(), conv.pd.src_desc(), conv.pd.diff_weights_desc()});
     };
-    run(*backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights", run));
+    const ConvLayouts layouts{src.channels_last, grad_weights.channels_last,
+                              grad_out.channels_last};
+    run(*backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights", layouts,
+                                                                run));
   });
 }
 
-// --- staging: contiguous float32 inputs and output for oneDNN ---
+// --- staging: dense float32 inputs and output for oneDNN ---
 
-// The data of `t` as contiguous float32 (the tensor itself when it already is).
+// Whether a float32 tensor can be handed to oneDNN as it is, and in which layout: dense
+// row-major, or dense channels last (a tensor that is both counts as row-major).
+std::optional<bool> dense_layout(const sdk::Tensor& t) {
+  if (t.dtype() != LOOM_DTYPE_FLOAT32) return std::nullopt;
+  if (t.is_contiguous()) return false;
+  if (t.is_channels_last()) return true;
+  return std::nullopt;
+}
+
+// The data of `t` as a dense float32 operand (the tensor itself when it already is one,
+// else a row-major float32 copy).
 struct F32Input {
   std::vector<float> storage;
-  float* data;
+  Operand operand;
 };
 
 F32Input f32_input(const sdk::Tensor& t) {
-  if (t.dtype() == LOOM_DTYPE_FLOAT32 && t.is_contiguous()) return {{}, t.data<float>()};
-  F32Input in{gather_as<float>(t), nullptr};
-  in.data = in.storage.data();
+  if (std::optional<bool> channels_last = dense_layout(t)) {
+    return {{}, {t.data<float>(), *channels_last}};
+  }
+  F32Input in{gather_as<float>(t), {nullptr, false}};
+  in.operand.data = in.storage.data();
   return in;
 }
 
-// Runs `compute(out_f32)` into `out` (directly when out is float32).
+// Runs `compute(operand)` into `out`: directly when out is dense float32, else into a
+// row-major float32 buffer stored into out after.
 template <typename F>
 void with_f32_output(const sdk::Tensor& out, F&& compute) {
-  if (out.dtype() == LOOM_DTYPE_FLOAT32) {
-    compute(out.data<float>());
+  if (std::optional<bool> channels_last = dense_layout(out)) {
+    compute(Operand{out.data<float>(), *channels_last});
     return;
   }
   std::vector<float> staged(static_cast<size_t>(out.numel()));
-  compute(staged.data());
+  compute(Operand{staged.data(), false});
   store_as(staged, out);
 }
 
@@ -409,8 +469,8 @@ sdk::Tensor conv2d_out(const sdk::Tensor& input, const sdk::Tensor& weight,
   F32Input x = f32_input(input), w = f32_input(weight);
   std::optional<F32Input> b;
   if (bias) b = f32_input(*bias);
-  with_f32_output(out, [&](float* y) {
-    onednn_forward(g, x.data, w.data, b ? b->data : nullptr, y, "conv2d");
+  with_f32_output(out, [&](Operand y) {
+    onednn_forward(g, x.operand, w.operand, b ? b->operand.data : nullptr, y, "conv2d");
   });
   return out;
 }
@@ -431,12 +491,12 @@ sdk::Tensor backward_out(const sdk::Tensor& grad_output, const sdk::Tensor& othe
     return out;
   }
   F32Input go = f32_input(grad_output), ot = f32_input(other);
-  with_f32_output(out, [&](float* result) {
+  with_f32_output(out, [&](Operand result) {
     if (no_gradient) {
-      std::fill(result, result + out.numel(), 0.0f);
+      std::fill(result.data, result.data + out.numel(), 0.0f);
       return;
     }
-    onednn(go.data, ot.data, result);
+    onednn(go.operand, ot.operand, result);
   });
   return out;
 }
@@ -457,7 +517,7 @@ sdk::Tensor conv2d_backward_input_out(const sdk::Tensor& grad_output, const sdk:
       [](Values64& gi, const Values64& w, const Values64& go, int64_t i, int64_t k, int64_t o) {
         gi[i] += w[k] * go[o];
       },
-      [&](float* go, float* w, float* gi) {
+      [&](Operand go, Operand w, Operand gi) {
         onednn_backward_data(g, go, w, gi, "conv2d_backward_input");
       });
 }
@@ -476,7 +536,7 @@ sdk::Tensor conv2d_backward_weight_out(const sdk::Tensor& grad_output, const sdk
       [](Values64& gw, const Values64& x, const Values64& go, int64_t i, int64_t k, int64_t o) {
         gw[k] += x[i] * go[o];
       },
-      [&](float* go, float* x, float* gw) {
+      [&](Operand go, Operand x, Operand gw) {
         onednn_backward_weights(g, go, x, gw, "conv2d_backward_weight");
       });
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "loom/core/int_list.h"
+#include "loom/core/memory_format.h"
 #include "loom/core/scalar.h"
 #include "loom/core/tensor_impl.h"
 
@@ -39,6 +40,9 @@ class TensorBase {
   ScalarType dtype() const { return impl_->dtype(); }
   Device device() const { return impl_->device(); }
   bool is_contiguous() const { return impl_->is_contiguous(); }
+  // Dense in `format` (Note [Memory formats]): is_contiguous(MemoryFormat::ChannelsLast).
+  bool is_contiguous(MemoryFormat format) const { return is_dense_in(*impl_, format); }
+  MemoryFormat suggest_memory_format() const { return loom::suggest_memory_format(*impl_); }
   DispatchKeySet key_set() const { return impl_->key_set(); }
   void* data_ptr() const { return impl_->data(); }
   template <typename T>

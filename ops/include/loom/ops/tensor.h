@@ -44,6 +44,11 @@ class Tensor : public TensorBase {
   // to.device op (a copy through the devices' runtimes, Note [Copies between devices]).
   Tensor to(std::string_view device) const;
 
+  // This tensor dense in `format` (Note [Memory formats]): itself when it already is,
+  // else a copy, made through the view and copy ops so every backend and autograd see it.
+  // ChannelsLast needs a 4-D tensor.
+  Tensor contiguous(MemoryFormat format) const;
+
   // --- autograd: calls of the autograd plugin's autograd:: ops (ops/src/tensor_autograd.cc);
   // without the plugin each throws "[autograd] ... the autograd plugin is not loaded".
   // requires_grad() and is_leaf() answer false and true then. ---

@@ -78,6 +78,20 @@ class Tensor {
   LoomDType dtype() const { return static_cast<LoomDType>(view().dtype); }
   LoomDevice device() const { return view().device; }
   bool is_contiguous() const { return view().is_contiguous != 0; }
+  // Dense in the channels-last layout: a 4-D [N, C, H, W] tensor stored as [N, H, W, C],
+  // strides [H*W*C, 1, W*C, C] (size-1 dims may have any stride). conv2d's results take
+  // it from channels-last operands.
+  bool is_channels_last() const {
+    if (dim() != 4) return false;
+    if (numel() == 0) return true;
+    int64_t expected = 1;
+    for (int d : {1, 3, 2, 0}) {
+      if (sizes()[d] == 1) continue;
+      if (strides()[d] != expected) return false;
+      expected *= sizes()[d];
+    }
+    return true;
+  }
   // Borrowed: the tensor this one is a view of, or nullptr (also from a host older
   // than ABI 1.3).
   LoomTensor* view_base() const {
