@@ -433,9 +433,8 @@ void onednn_backward_data(const ConvGeometry& g, Operand grad_out, Operand weigh
                           const char* op) {
   using BackwardData = ConvPrimitive<dnnl::convolution_backward_data>;
   if ((grad_out.channels_last || grad_in.channels_last) && input_gradient_as_forward(g)) {
-    sdk::Tensor flipped =
-        sdk::empty({g.oc * (g.c / g.groups) * g.kh * g.kw}, LOOM_DTYPE_FLOAT32,
-                   LoomDevice{LOOM_DEVICE_CPU, -1});
+    sdk::Tensor flipped = sdk::empty({g.oc * (g.c / g.groups) * g.kh * g.kw}, LOOM_DTYPE_FLOAT32,
+                                     LoomDevice{LOOM_DEVICE_CPU, -1});
     flip_weight(g, weights, flipped.data<float>());
     onednn_forward(flipped_geometry(g), grad_out, {flipped.data<float>(), false}, nullptr, grad_in,
                    op);
