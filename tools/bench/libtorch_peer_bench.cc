@@ -105,6 +105,11 @@ void BM_TorchMm(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchMm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The two runs of each convolution benchmark below: /channels_last:0 and :1.
+void row_major_and_channels_last(benchmark::internal::Benchmark* b) {
+  b->ArgName("channels_last")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 // An operand of the convolutions below: row-major, or channels last when the benchmark's
 // argument is 1 (linalg_bench's conv_operand).
 at::Tensor conv_operand(at::IntArrayRef sizes, const benchmark::State& state) {
@@ -119,12 +124,7 @@ void BM_TorchConv2d3x3(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(at::conv2d(x, w, {}, 1, 1));
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_TorchConv2d3x3)
-    ->ArgName("channels_last")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_TorchConv2d3x3)->Apply(row_major_and_channels_last);
 
 // The two backward ops of that convolution (linalg_bench's BM_LoomConv2d3x3Backward*),
 // through convolution_backward with one gradient asked for.
@@ -140,12 +140,7 @@ void BM_TorchConv2d3x3BackwardInput(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_TorchConv2d3x3BackwardInput)
-    ->ArgName("channels_last")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_TorchConv2d3x3BackwardInput)->Apply(row_major_and_channels_last);
 
 void BM_TorchConv2d3x3BackwardWeight(benchmark::State& state) {
   at::set_num_threads(2);
@@ -159,12 +154,7 @@ void BM_TorchConv2d3x3BackwardWeight(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_TorchConv2d3x3BackwardWeight)
-    ->ArgName("channels_last")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_TorchConv2d3x3BackwardWeight)->Apply(row_major_and_channels_last);
 
 void BM_TorchConvTranspose2d(benchmark::State& state) {
   at::set_num_threads(2);

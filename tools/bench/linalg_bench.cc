@@ -48,6 +48,11 @@ void BM_DnnlSgemm(benchmark::State& state) {
 }
 BENCHMARK(BM_DnnlSgemm)->Arg(1024)->Arg(2048)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The two runs of each convolution benchmark below: /channels_last:0 and :1.
+void row_major_and_channels_last(benchmark::internal::Benchmark* b) {
+  b->ArgName("channels_last")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 // An operand of the convolutions below: row-major, or channels last when the benchmark's
 // argument is 1 (Note [Memory formats]; the peers make theirs the same way).
 loom::Tensor conv_operand(std::initializer_list<int64_t> sizes, const benchmark::State& state) {
@@ -63,12 +68,7 @@ void BM_LoomConv2d3x3(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(loom::conv2d(x, w, std::nullopt, 1, 1));
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_LoomConv2d3x3)
-    ->ArgName("channels_last")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_LoomConv2d3x3)->Apply(row_major_and_channels_last);
 
 // The same convolution's two backward ops, as a training step calls them: the gradient of
 // the input from the output's gradient and the weight, and the gradient of the weight from
@@ -84,12 +84,7 @@ void BM_LoomConv2d3x3BackwardInput(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call().impl());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_LoomConv2d3x3BackwardInput)
-    ->ArgName("channels_last")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_LoomConv2d3x3BackwardInput)->Apply(row_major_and_channels_last);
 
 void BM_LoomConv2d3x3BackwardWeight(benchmark::State& state) {
   load_runtime();
@@ -102,12 +97,7 @@ void BM_LoomConv2d3x3BackwardWeight(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(call().impl());
   state.counters["GFLOP/s"] = gflops(2.0 * 8 * 64 * 56 * 56 * 64 * 9);
 }
-BENCHMARK(BM_LoomConv2d3x3BackwardWeight)
-    ->ArgName("channels_last")
-    ->Arg(0)
-    ->Arg(1)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_LoomConv2d3x3BackwardWeight)->Apply(row_major_and_channels_last);
 
 // A decoder's upsampling layer: 4x4 transposed convolution, stride 2, padding 1, 64->32
 // channels, [8, 64, 28, 28] -> [8, 32, 56, 56] (Note [Transposed convolution]).
