@@ -143,27 +143,13 @@ struct ConvLayouts {
 PrimitiveKey conv_key(const char* kind, const ConvGeometry& g, bool bias,
                       const ConvLayouts& layouts) {
   PrimitiveKey key(kind);
-  for (int64_t v : {g.n,
-                    g.c,
-                    g.h,
-                    g.w,
-                    g.oc,
-                    g.kh,
-                    g.kw,
-                    g.oh,
-                    g.ow,
-                    g.stride[0],
-                    g.stride[1],
-                    g.padding[0],
-                    g.padding[1],
-                    g.dilation[0],
-                    g.dilation[1],
-                    g.groups,
-                    int64_t{bias},
-                    int64_t{layouts.src},
-                    int64_t{layouts.weights},
-                    int64_t{layouts.dst}}) {
+  for (int64_t v :
+       {g.n, g.c, g.h, g.w, g.oc, g.kh, g.kw, g.oh, g.ow, g.stride[0], g.stride[1], g.padding[0],
+        g.padding[1], g.dilation[0], g.dilation[1], g.groups, int64_t{bias}}) {
     key.add(v);
+  }
+  for (bool channels_last : {layouts.src, layouts.weights, layouts.dst}) {
+    key.add(int64_t{channels_last});
   }
   return key;
 }
@@ -215,17 +201,18 @@ void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
 // (plain activations) runs oneDNN's im2col + GEMM kernel on row-major ones and its direct
 // JIT kernels on channels-last ones, which vectorise over channels like the blocked
 // layouts; one that takes oneDNN's blocked layouts (nChw16c) runs its direct JIT kernels,
-// at the price of reordering the activations in and the result out on every call. Which is faster
-// depends on the shape and the machine: on the 2-core Intel VM (AVX-512) the blocked kernels with
-// their reorders are 1.9-2.3x faster for 64x32x14x14 32->64 and 8x64x56x56 64->64 3x3 in all three
-// directions, while for a one-channel input the plain GEMM computes the input's gradient 4.5x
-// faster; on an earlier AMD VM plain GEMM won for 8x64x56x56. So the first call of each geometry
-// and direction creates both candidates and runs each on the call's own buffers (one warm-up run,
-// then the best of two), and the geometry keeps the faster: plain unless blocked is at least 10%
-// faster, so near ties keep the layout without reorders. A candidate oneDNN only has a reference
-// implementation for is not taken when the other exists. LOOM_CPU_CONV_LAYOUT=plain|blocked pins
-// the choice (the results of the two may differ in the last bits, so a run that must repeat bit for
-// bit across processes pins it).
+// at the price of reordering the activations in and the result out on every call. Which
+// is faster depends on the shape and the machine: on the 2-core Intel VM (AVX-512) the
+// blocked kernels with their reorders are 1.9-2.3x faster than im2col for 64x32x14x14
+// 32->64 and 8x64x56x56 64->64 3x3 in all three directions, while for a one-channel input
+// the plain GEMM computes the input's gradient 4.5x faster; on an earlier AMD VM plain
+// GEMM won for 8x64x56x56. So the first call of each geometry, layout and direction
+// creates both candidates and runs each on the call's own buffers (one warm-up run, then
+// the best of two), and keeps the faster: plain unless blocked is at least 10% faster, so
+// near ties keep the layout without reorders. A candidate oneDNN only has a reference
+// implementation for is not taken when the other exists. LOOM_CPU_CONV_LAYOUT=plain|blocked
+// pins the choice (the results of the two may differ in the last bits, so a run that must
+// repeat bit for bit across processes pins it).
 
 enum class ConvLayout { measure, plain, blocked };
 
