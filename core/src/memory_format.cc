@@ -2,7 +2,6 @@
 // (Note [Memory formats]).
 #include "loom/core/memory_format.h"
 
-#include <algorithm>
 #include <array>
 
 #include "loom/core/error.h"
@@ -12,6 +11,12 @@ namespace {
 
 // Dims of a 4-D tensor from the innermost in memory to the outermost, per format.
 constexpr std::array<size_t, 4> kChannelsLastOrder = {1, 3, 2, 0};
+// The NHWC order of an NCHW tensor's dims: a channels-last tensor is a row-major one in it.
+constexpr std::array<size_t, 4> kNhwc = {0, 2, 3, 1};
+
+std::array<int64_t, 4> in_nhwc_order(IntArrayRef nchw) {
+  return {nchw[kNhwc[0]], nchw[kNhwc[1]], nchw[kNhwc[2]], nchw[kNhwc[3]]};
+}
 
 }  // namespace
 
@@ -23,28 +28,16 @@ DimVector strides_for(IntArrayRef sizes, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return contiguous_strides(sizes);
   LOOM_CHECK(sizes.size() == 4, "tensor", "channels_last needs a 4-D tensor, found ", sizes.size(),
              " dims");
+  const DimVector nhwc = contiguous_strides(in_nhwc_order(sizes));
   DimVector strides(4);
-  int64_t running = 1;
-  for (size_t d : kChannelsLastOrder) {
-    strides[d] = running;
-    running *= std::max<int64_t>(sizes[d], 1);
-  }
+  for (size_t i = 0; i < 4; ++i) strides[kNhwc[i]] = nhwc[i];
   return strides;
 }
 
 bool is_dense_in(IntArrayRef sizes, IntArrayRef strides, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return compute_is_contiguous(sizes, strides);
   if (sizes.size() != 4) return false;
-  int64_t expected = 1;
-  for (size_t d : kChannelsLastOrder) {
-    if (sizes[d] == 0) return true;
-  }
-  for (size_t d : kChannelsLastOrder) {
-    if (sizes[d] == 1) continue;
-    if (strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
+  return compute_is_contiguous(in_nhwc_order(sizes), in_nhwc_order(strides));
 }
 
 bool is_dense_in(const TensorImpl& t, MemoryFormat format) {

@@ -37,7 +37,7 @@ ConvParams conv_params(const ShapeArgs& args, size_t first) {
 // without reordering. Unbatched 3-D inputs have no channels-last layout.
 MemoryFormat conv_layout(std::initializer_list<const TensorImpl*> operands) {
   for (const TensorImpl* t : operands) {
-    if (t->dim() == 4 && suggest_memory_format(*t) == MemoryFormat::ChannelsLast) {
+    if (suggest_memory_format(*t) == MemoryFormat::ChannelsLast) {
       return MemoryFormat::ChannelsLast;
     }
   }
