@@ -5,13 +5,16 @@
 // Note [Copies between devices]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // copy_(dst, src) with dst and src on different devices (meta aside) never reaches a
-// backend kernel. The source is first brought to dst's shape and dtype, contiguous, on its
-// own device (a same-device copy_, which the source backend's kernel does); the bytes then
-// move as one block: host to device and device to host through the device's `copy`, and
-// between two devices that are not the host through a host buffer (device to host, then
-// host to device; a direct device-to-device path between indices is left to a later
-// interface function). When dst is not contiguous, the block lands in a contiguous
-// temporary on dst's device and a same-device copy_ puts it in place. Every other copy_
+// backend kernel. The bytes move as one block, in one dense layout (row-major, channels
+// last, transposed) on both sides. Reorders run on the device side rather than on the
+// host: from the host, a dense source of dst's shape and dtype moves as it is and, when
+// dst's strides differ, lands in a temporary of its layout on dst's device, where a
+// same-device copy_ puts it in place; from a device, the source device first brings the
+// source to dst's shape, dtype and layout (row-major when dst is not dense) unless it is
+// already so. Conversions of the source's shape or dtype always run on its own device.
+// Between two devices that are not the host the block goes through a host buffer (device
+// to host, then host to device; a direct path between indices is left to a later
+// interface function). Every other copy_
 // goes on to the backends unchanged.
 #include <cstring>
 #include <vector>
@@ -20,6 +23,7 @@
 
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
+#include "loom/core/memory_overlap.h"
 #include "loom/core/read_section.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/generated/ops.h"
@@ -53,17 +57,25 @@ void move_bytes(Device dst_device, void* dst, Device src_device, const void* src
   }
 }
 
+bool is_dense(const Tensor& t) {
+  return t.is_contiguous() || is_non_overlapping_and_dense(*t.impl());
+}
+
 void copy_between_devices(const Tensor& dst, const Tensor& src) {
-  // src in dst's shape and dtype, contiguous, still on its own device.
+  const bool dense_dst = is_dense(dst);
+  const bool reorder_on_source = src.device().type != kCPU && dense_dst &&
+                                 !same_shape(src.strides(), dst.strides());
   Tensor block = src;
-  if (!(src.dtype() == dst.dtype() && src.is_contiguous() &&
-        std::equal(src.sizes().begin(), src.sizes().end(), dst.sizes().begin(),
-                   dst.sizes().end()))) {
-    block = empty(dst.sizes(), dst.dtype(), src.device());
+  if (!(src.dtype() == dst.dtype() && same_shape(src.sizes(), dst.sizes()) && is_dense(src)) ||
+      reorder_on_source) {
+    block = dense_dst ? empty_strided(dst.sizes(), dst.strides(), dst.dtype(), src.device())
+                      : empty(dst.sizes(), dst.dtype(), src.device());
     loom::copy_(block, src);
   }
   Tensor landing =
-      dst.is_contiguous() ? dst : Tensor(empty(dst.sizes(), dst.dtype(), dst.device()));
+      same_shape(block.strides(), dst.strides())
+          ? dst
+          : Tensor(empty_strided(dst.sizes(), block.strides(), dst.dtype(), dst.device()));
   move_bytes(dst.device(), landing.data_ptr(), src.device(), block.data_ptr(),
              static_cast<size_t>(dst.numel()) * element_size(dst.dtype()));
   if (landing.impl() != dst.impl()) loom::copy_(dst, landing);

@@ -569,6 +569,20 @@ LoomError* host_error(const Error& err) {
   return dispatch::make_host_error(static_cast<int32_t>(err.code()), err.what());
 }
 
+// A new result of a pointwise op, in its inputs' layout (Note [Layouts of new results] in
+// loom/core/memory_format.h): row-major when they all are, checked first.
+Tensor new_pointwise_result(const StructuredInfo& info, const LoomValue* args,
+                            const OutputMeta& meta) {
+  bool row_major_inputs = true;
+  for (int index : info.inputs) row_major_inputs &= impl_of(args[index])->is_contiguous();
+  if (row_major_inputs) return empty(meta.shape, meta.result, meta.device);
+  absl::InlinedVector<const TensorImpl*, 4> inputs;
+  for (int index : info.inputs) inputs.push_back(impl_of(args[index]));
+  const DimVector strides = strides_following(meta.shape, inputs);
+  if (strides.empty()) return empty(meta.shape, meta.result, meta.device);
+  return empty_strided(meta.shape, strides, meta.result, meta.device);
+}
+
 LoomError* functional_kernel(void* ctx, const LoomKernelCall* call) {
   const auto& info = *static_cast<const StructuredInfo*>(ctx);
   try {
@@ -577,7 +591,7 @@ LoomError* functional_kernel(void* ctx, const LoomKernelCall* call) {
       return nullptr;
     }
     OutputMeta meta = compute_meta(info.name, info, call->args);
-    Tensor out = empty(meta.shape, meta.result, meta.device);
+    Tensor out = new_pointwise_result(info, call->args, meta);
     Tensor result = call_out(info, call, out, &meta);
     call->returns[0] = box(result);
     result.release();  // the return owns the reference

@@ -1,5 +1,6 @@
 // Memory formats (Note [Memory formats]): the strides of each format, whether a tensor is
-// dense in one, and the format its strides suggest, ambiguous shapes included.
+// dense in one, and the format its strides suggest, ambiguous shapes included; the
+// layouts of new results (Note [Layouts of new results]).
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,55 @@ TEST(MemoryFormat, StridesDensityAndSuggestion) {
       empty(Shape{0, 3, 4, 5}, ScalarType::Float32).is_contiguous(MemoryFormat::ChannelsLast));
   EXPECT_LOOM_ERROR(strides_for(Shape{3, 4, 5}, MemoryFormat::ChannelsLast), "tensor",
                     "channels_last needs a 4-D tensor, found 3 dims");
+}
+
+// Note [Layouts of new results]: a pointwise result follows its inputs' order of dims,
+// the first input that tells deciding; broadcast dims leave it to the next input.
+TEST(MemoryFormat, PointwiseResultsFollowTheirInputs) {
+  const Shape nchw{2, 3, 4, 5};
+  const Shape channels_last{60, 1, 15, 3};
+  auto following = [](IntArrayRef shape, std::initializer_list<const TensorBase*> inputs) {
+    std::vector<const TensorImpl*> impls;
+    for (const TensorBase* t : inputs) impls.push_back(t->impl());
+    return ToVec(strides_following(shape, impls));
+  };
+  TensorBase rows = empty(nchw, ScalarType::Float32);
+  TensorBase nhwc = empty_strided(nchw, channels_last, ScalarType::Float32);
+  EXPECT_EQ(following(nchw, {&rows, &rows}), Shape{});  // row-major: no strides given
+  EXPECT_EQ(following(nchw, {&nhwc}), channels_last);
+  EXPECT_EQ(following(nchw, {&nhwc, &rows}), channels_last);  // the first input decides
+  EXPECT_EQ(following(nchw, {&rows, &nhwc}), Shape{});
+  // a per-channel [1, C, 1, 1] operand is broadcast on N, H and W: nhwc decides those
+  TensorBase per_channel = empty(Shape{1, 3, 1, 1}, ScalarType::Float32);
+  EXPECT_EQ(following(nchw, {&per_channel, &nhwc}), channels_last);
+  // a [C, 1, 1] operand, one dim short, is aligned with the trailing dims
+  TensorBase bias = empty(Shape{3, 1, 1}, ScalarType::Float32);
+  EXPECT_EQ(following(nchw, {&bias, &nhwc}), channels_last);
+  // any order of dims, not only named formats: a transposed matrix gives a transposed result
+  TensorBase columns = empty(Shape{5, 4}, ScalarType::Float32).transpose(0, 1);
+  EXPECT_EQ(following(Shape{4, 5}, {&columns}), (Shape{1, 4}));
+  // a broadcast row [1, 5] against a transposed [4, 5]: the row cannot tell, columns do
+  TensorBase row = empty(Shape{1, 5}, ScalarType::Float32);
+  EXPECT_EQ(following(Shape{4, 5}, {&row, &columns}), (Shape{1, 4}));
+  // equal strides: the smaller dim goes inside (an expanded-then-permuted input)
+  TensorBase equal = empty_strided(Shape{2, 3}, Shape{1, 1}, ScalarType::Float32);
+  EXPECT_EQ(following(Shape{2, 3}, {&equal}), (Shape{1, 2}));
+  // a non-dense input still gives its order: a channels-last tensor cut along W
+  TensorBase cut = nhwc.narrow(3, 1, 3);
+  EXPECT_EQ(following(Shape{2, 3, 4, 3}, {&cut}), (Shape{36, 1, 9, 3}));
+}
+
+// Copies keep a dense tensor's strides and give other tensors the format they suggest.
+TEST(MemoryFormat, CopiesPreserveTheLayout) {
+  const Shape nchw{2, 3, 4, 5};
+  EXPECT_EQ(ToVec(preserved_strides(*empty(nchw, ScalarType::Float32).impl())), Shape{});
+  TensorBase nhwc = empty_strided(nchw, Shape{60, 1, 15, 3}, ScalarType::Float32);
+  EXPECT_EQ(ToVec(preserved_strides(*nhwc.impl())), (Shape{60, 1, 15, 3}));
+  TensorBase columns = empty(Shape{5, 4}, ScalarType::Float32).transpose(0, 1);
+  EXPECT_EQ(ToVec(preserved_strides(*columns.impl())), (Shape{1, 4}));
+  // not dense: channels last if the strides suggest it, else row-major
+  EXPECT_EQ(ToVec(preserved_strides(*nhwc.narrow(3, 1, 3).impl())), (Shape{36, 1, 9, 3}));
+  EXPECT_EQ(ToVec(preserved_strides(*columns.narrow(0, 0, 2).impl())), Shape{});
 }
 
 }  // namespace

@@ -45,9 +45,15 @@ TEST_F(CpuPlugin, AddReadsStridedViews) {
   Tensor a = arange({2, 3});
   Tensor at = a.t();  // [3, 2], strides [1, 3]
   Tensor c = add(at, at);
+  // the result is laid out as its inputs (Note [Layouts of new results])
+  ASSERT_EQ(std::vector<int64_t>(c.strides().begin(), c.strides().end()),
+            (std::vector<int64_t>{1, 3}));
   for (int64_t i = 0; i < 3; ++i) {
-    for (int64_t j = 0; j < 2; ++j) EXPECT_EQ(c.data<float>()[i * 2 + j], 2.0f * (j * 3 + i));
+    for (int64_t j = 0; j < 2; ++j) EXPECT_EQ(c.data<float>()[i + j * 3], 2.0f * (j * 3 + i));
   }
+  Tensor mixed = add(at, arange({3, 2}));  // the first input decides over a row-major one
+  EXPECT_EQ(std::vector<int64_t>(mixed.strides().begin(), mixed.strides().end()),
+            (std::vector<int64_t>{1, 3}));
 }
 
 TEST_F(CpuPlugin, SumFillAndCopy) {

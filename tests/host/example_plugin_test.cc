@@ -28,8 +28,11 @@ Tensor host_iota(std::vector<int64_t> shape) {
   return t;
 }
 
+// t's values in row-major order (the copy to the host keeps t's layout; this test loads no
+// CPU plugin to reorder them, so the row-major host tensor is made first).
 std::vector<float> host_values(const Tensor& t) {
-  Tensor host = t.to("cpu");
+  Tensor host = empty(t.sizes(), TensorOptions().dtype(t.dtype()));
+  host.copy_(t);
   return std::vector<float>(host.data<float>(), host.data<float>() + host.numel());
 }
 
@@ -128,6 +131,9 @@ TEST(ExamplePlugin, DeviceSideThroughTheDeviceInterface) {
     Tensor on0 = host.to("npu_sim:0").t();
     Tensor on1 = on0.to("npu_sim:1");
     EXPECT_EQ(on1.device(), parse_device("npu_sim:1"));
+    // the copy keeps the transposed layout (Note [Layouts of new results]), as PyTorch's to()
+    EXPECT_EQ(std::vector<int64_t>(on1.strides().begin(), on1.strides().end()),
+              (std::vector<int64_t>{1, 3}));
     EXPECT_EQ(host_values(on1), (std::vector<float>{0, 3, 1, 4, 2, 5}));
     // into a non-contiguous destination on the device
     Tensor dst = empty({3, 2}, TensorOptions().device(parse_device("npu_sim:1"))).t();

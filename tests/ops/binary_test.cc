@@ -1,6 +1,6 @@
 // The binary family's decompositions through the typed API: pow with a number on either
 // side, its result dtypes (a C++ number promotes as a Python number does) and values,
-// pinned to PyTorch.
+// pinned to PyTorch; the layout of new pointwise results (Note [Layouts of new results]).
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -31,6 +31,53 @@ TEST_F(Binary, PowWithANumberOnEitherSide) {
   // torch.pow(torch.tensor([2]), -1): "Integers to negative integer powers are not allowed."
   expect_error([&] { pow(make({2}, {1}, ScalarType::Int64), -1); }, "loom::pow.Tensor_Scalar",
                "integers to negative integer powers are not allowed");
+}
+
+// Note [Layouts of new results]: a new pointwise result takes its inputs' layout, as
+// PyTorch's TensorIterator gives it; outs and in-place selves keep their own.
+TEST_F(Binary, NewResultsFollowTheInputsLayout) {
+  manual_seed(3);
+  const auto cl = [](const Tensor& t) { return t.contiguous(MemoryFormat::ChannelsLast); };
+  const auto strides = [](const Tensor& t) {
+    return std::vector<int64_t>(t.strides().begin(), t.strides().end());
+  };
+  Tensor a = random({2, 3, 4, 5}), b = random({2, 3, 4, 5}), scale = random({1, 3, 1, 1});
+  Tensor sum = cl(a) + cl(b);
+  EXPECT_TRUE(sum.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(values(sum), values(a + b));
+  // torch: (a_cl * scale).is_contiguous(memory_format=torch.channels_last) -> True
+  Tensor scaled = scale * cl(a);
+  EXPECT_TRUE(scaled.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(values(scaled), values(scale * a));
+  // the first input that tells decides: row-major first gives a row-major result
+  EXPECT_TRUE((cl(a) - b).is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_TRUE((a - cl(b)).is_contiguous());
+  EXPECT_EQ(values(a - cl(b)), values(a - b));
+  // unary, comparison (bool result), ternary and a dtype change keep it too
+  EXPECT_TRUE(relu(cl(a)).is_contiguous(MemoryFormat::ChannelsLast));
+  Tensor positive = gt(cl(a), zeros({1}));
+  EXPECT_EQ(positive.dtype(), ScalarType::Bool);
+  EXPECT_TRUE(positive.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(values(positive), values(gt(a, zeros({1}))));
+  Tensor chosen = where(positive, cl(a), b);
+  EXPECT_TRUE(chosen.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(values(chosen), values(where(gt(a, zeros({1})), a, b)));
+  Tensor halves = cl(make({1, 2, 3, 4, 5, 6}, {1, 2, 3, 1}, ScalarType::Int64)) * 0.5;
+  EXPECT_EQ(halves.dtype(), ScalarType::Float32);
+  EXPECT_EQ(strides(halves), strides(cl(empty({1, 2, 3, 1}))));
+  // any order of dims: a transposed matrix plus a broadcast row is transposed
+  Tensor m = random({5, 4}).t(), row = random({1, 5});
+  EXPECT_EQ(strides(m + row), (std::vector<int64_t>{1, 4}));
+  EXPECT_EQ(values(m + row), values(m.contiguous() + row));
+  // out= and in-place keep their own strides
+  Tensor out = empty({2, 3, 4, 5});
+  add_out(out, cl(a), cl(b));
+  EXPECT_TRUE(out.is_contiguous());
+  EXPECT_EQ(values(out), values(a + b));
+  Tensor self = cl(a);
+  self.mul_(b);
+  EXPECT_TRUE(self.is_contiguous(MemoryFormat::ChannelsLast));
+  EXPECT_EQ(values(self), values(a * b));
 }
 
 }  // namespace

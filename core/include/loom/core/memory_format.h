@@ -2,6 +2,7 @@
 // (row-major, or channels last as NHWC), and the checks and strides of each.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 #include "loom/core/tensor_impl.h"
@@ -17,8 +18,8 @@ namespace loom {
 // cuDNN's kernels read it without reordering. The sizes stay NCHW; only the strides tell.
 // A tensor made channels last (`x.contiguous(MemoryFormat::ChannelsLast)`) stays so
 // through conv2d and its backward ops, whose results follow their inputs' format
-// (Note [Convolution layouts] in ops/shape_rules/conv.cc); other ops return row-major
-// results and read channels-last inputs through their strides.
+// (Note [Convolution layouts] in ops/shape_rules/conv.cc), through pointwise ops and
+// copies (Note [Layouts of new results]), pooling and batch_norm.
 enum class MemoryFormat : int8_t { Contiguous, ChannelsLast };
 
 std::string_view memory_format_name(MemoryFormat format);
@@ -36,5 +37,31 @@ bool is_dense_in(const TensorImpl& t, MemoryFormat format);
 // is ambiguous (C == 1, or H == W == 1) counts as Contiguous unless its strides say
 // otherwise, as libtorch's suggest_memory_format.
 MemoryFormat suggest_memory_format(const TensorImpl& t);
+
+// Note [Layouts of new results]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A new result that copies or combines tensors element by element takes their layout, as
+// PyTorch's results do, so a channels-last (or transposed) tensor stays so through
+// relu, add or clone and the next kernel reads it without a reorder:
+//  * Pointwise ops (strides_following): the result's dims are laid out in the order the
+//    inputs' strides give them, dense. Dims are sorted from the innermost outwards by a
+//    stable insertion sort, starting from row-major order; two dims are compared by the
+//    inputs in argument order, and the first input whose strides on both are nonzero
+//    decides: the smaller stride goes inside, and on equal strides the smaller size (a
+//    size-1 dim keeps its place otherwise). Broadcast dims (stride 0) leave the decision
+//    to the next input. This is the rule of PyTorch's TensorIterator; inputs that are all
+//    row-major give a row-major result without the sort.
+//  * Copies of one tensor (clone, to, Tensor::contiguous keeps its own rule;
+//    preserved_strides): a dense tensor without overlap keeps its strides exactly, any
+//    other gets the format it suggests (suggest_memory_format), as PyTorch's
+//    preserve_format.
+// An out= argument or an in-place self keeps its own strides: the rule is for new results.
+
+// Strides of a dense new result of `shape` whose dims follow the layout of `inputs` (each
+// broadcast to `shape`), or an empty vector when that layout is row-major.
+DimVector strides_following(IntArrayRef shape, std::span<const TensorImpl* const> inputs);
+
+// Strides of a dense copy of `t` in its own layout, or an empty vector for row-major.
+DimVector preserved_strides(const TensorImpl& t);
 
 }  // namespace loom
