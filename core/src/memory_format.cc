@@ -122,7 +122,8 @@ DimVector strides_following(IntArrayRef shape, std::span<const TensorImpl* const
     }
   }
   bool row_major = true;
-  for (size_t i = 0; i < ndim; ++i) row_major &= inner_first[i] == static_cast<int64_t>(ndim - 1 - i);
+  for (size_t i = 0; i < ndim; ++i)
+    row_major &= inner_first[i] == static_cast<int64_t>(ndim - 1 - i);
   if (row_major) return {};
   return dense_strides(shape, inner_first);
 }

@@ -67,6 +67,10 @@ void max_pool2d_with_indices(const ShapeArgs& args, OutputMetas& out) {
                                  positive_pair(args, 4, "dilation"), args.boolean(5));
   out.push_back(output(shape, self.dtype(), self.device()));
   out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
+  // values and indices channels last for a channels-last input, as in PyTorch
+  if (self.dim() == 4 && suggest_memory_format(self) == MemoryFormat::ChannelsLast) {
+    for (OutputMeta& m : out) m.memory_format = MemoryFormat::ChannelsLast;
+  }
 }
 
 void avg_pool2d(const ShapeArgs& args, OutputMetas& out) {

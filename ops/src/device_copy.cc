@@ -63,8 +63,8 @@ bool is_dense(const Tensor& t) {
 
 void copy_between_devices(const Tensor& dst, const Tensor& src) {
   const bool dense_dst = is_dense(dst);
-  const bool reorder_on_source = src.device().type != kCPU && dense_dst &&
-                                 !same_shape(src.strides(), dst.strides());
+  const bool reorder_on_source =
+      src.device().type != kCPU && dense_dst && !same_shape(src.strides(), dst.strides());
   Tensor block = src;
   if (!(src.dtype() == dst.dtype() && same_shape(src.sizes(), dst.sizes()) && is_dense(src)) ||
       reorder_on_source) {

@@ -104,6 +104,67 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
   }
 }
 
+// Note [Channels-last max pooling]: a channels-last input gives channels-last values,
+// indices and input gradients, equal to the row-major results (same ties, NaN rule and
+// indices), for windows with padding, dilation and ceil_mode and channel counts around the
+// vector width and the backward pass's block of 64 channels.
+TEST_F(Pool, ChannelsLastMaxPoolingKeepsTheLayout) {
+  manual_seed(17);
+  const auto cl = [](const Tensor& t) { return t.contiguous(MemoryFormat::ChannelsLast); };
+  struct Case {
+    int64_t c, h, w, k, s, p, d;
+    bool ceil;
+  };
+  const Case cases[] = {{3, 6, 6, 2, 2, 0, 1, false},    {16, 7, 7, 3, 2, 1, 1, false},
+                        {70, 9, 8, 3, 1, 1, 2, false},   {5, 6, 6, 3, 2, 1, 1, true},
+                        {33, 12, 11, 3, 2, 1, 1, false}, {2, 3, 3, 3, 1, 1, 1, false}};
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::BFloat16}) {
+    for (const Case& c : cases) {
+      Tensor x = random({2, c.c, c.h, c.w}, t);
+      const std::vector<int64_t> k{c.k, c.k}, s{c.s, c.s}, p{c.p, c.p}, d{c.d, c.d};
+      auto [v, i] = max_pool2d_with_indices(x, k, s, p, d, c.ceil);
+      auto [cl_v, cl_i] = max_pool2d_with_indices(cl(x), k, s, p, d, c.ceil);
+      EXPECT_TRUE(cl_v.is_contiguous(MemoryFormat::ChannelsLast)) << c.c << " k" << c.k;
+      EXPECT_TRUE(cl_i.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_EQ(values(cl_v), values(v));
+      EXPECT_EQ(values(cl_i), values(i));
+      Tensor g = random(shape(v), t);
+      Tensor dx = max_pool2d_with_indices_backward(g, x, k, s, p, d, c.ceil, i);
+      Tensor cl_dx = max_pool2d_with_indices_backward(cl(g), cl(x), k, s, p, d, c.ceil, cl_i);
+      EXPECT_TRUE(cl_dx.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_EQ(values(cl_dx), values(dx));
+      // a row-major gradient for a channels-last self: the layout follows self's
+      Tensor mixed = max_pool2d_with_indices_backward(g, cl(x), k, s, p, d, c.ceil, i);
+      EXPECT_TRUE(mixed.is_contiguous(MemoryFormat::ChannelsLast));
+      EXPECT_EQ(values(mixed), values(dx));
+    }
+  }
+  // NaN wins and ties keep the first tap, as on row-major planes; a channel stride other
+  // than 1 (every other channel of a channels-last tensor) reads through a copy
+  Tensor x = random({1, 8, 6, 6});
+  x.select(1, 2).fill_(3.0);
+  x.select(1, 5).select(1, 4).fill_(NAN);
+  Tensor every_other = cl(x).slice(1, 0, 8, 2);
+  for (const Tensor& input : {cl(x), every_other}) {
+    auto [v, i] = max_pool2d_with_indices(input, {2, 2});
+    auto [ref_v, ref_i] = max_pool2d_with_indices(input.contiguous(), {2, 2});
+    EXPECT_TRUE(v.is_contiguous(MemoryFormat::ChannelsLast));
+    EXPECT_EQ(values(i), values(ref_i));
+    const Values got = values(v), want = values(ref_v);
+    for (size_t e = 0; e < got.size(); ++e) {
+      EXPECT_TRUE(got[e] == want[e] || (std::isnan(got[e]) && std::isnan(want[e]))) << e;
+    }
+  }
+  expect_error(
+      [&] {
+        Tensor bad = cl(x);
+        auto [v, i] = max_pool2d_with_indices(bad, {2, 2});
+        i.fill_(99);
+        max_pool2d_with_indices_backward(v, bad, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, i);
+      },
+      "loom::max_pool2d_with_indices_backward", "expected indices in [0, 36)");
+}
+
 TEST_F(Pool, AvgPoolModes) {
   // 1..16 in a 4x4 plane
   Values seq;

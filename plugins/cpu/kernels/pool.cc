@@ -162,6 +162,115 @@ struct MaxPoolPlaneLoop {
   }
 };
 
+// Note [Channels-last max pooling]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A channels-last input (NHWC in memory; the shape rule then makes the values and indices
+// channels last too, as PyTorch does) is pooled one output pixel at a time: each tap of
+// the pixel's window is a run of C contiguous values, and the C maxima and their indices
+// are taken elementwise over the taps, a loop over channels that vectorises in every ISA
+// clone without gathers. Taps compare in row-major window order by the plane loops' rule
+// (larger, or the first NaN), and indices are flat h * W + w within each (batch, channel)
+// plane, as for row-major results. The windows are clipped to the input (padding never
+// wins), so a window wholly in the padding cannot occur: the shape rule keeps padding at
+// most half the kernel.
+template <typename T>
+struct MaxPoolPixel {
+  const T* image;  // the pixel's batch element
+  Taps rows, columns;
+  int64_t dh, dw, h_stride, w_stride, plane_w, channels;
+  T* dst;  // the pixel's C values and indices
+  int64_t* dst_index;
+};
+
+struct MaxPoolPixelLoop {
+  template <typename T>
+  [[gnu::always_inline]] static inline void first_tap(const T* __restrict tap, int64_t index,
+                                                      T* __restrict best, int64_t* __restrict at,
+                                                      int64_t channels) {
+    for (int64_t c = 0; c < channels; ++c) {
+      best[c] = tap[c];
+      at[c] = index;
+    }
+  }
+
+  template <typename T>
+  [[gnu::always_inline]] static inline void compare_tap(const T* __restrict tap, int64_t index,
+                                                        T* __restrict best, int64_t* __restrict at,
+                                                        int64_t channels) {
+    using A = acc_type<T>;
+    for (int64_t c = 0; c < channels; ++c) {
+      const A v = static_cast<A>(tap[c]), b = static_cast<A>(best[c]);
+      const bool take = (v > b) | ((v != v) & (b == b));  // NaN wins, the first NaN stays
+      best[c] = select_bits(take, tap[c], best[c]);
+      at[c] = select_bits(take, index, at[c]);
+    }
+  }
+
+  template <typename F, typename T>
+  [[gnu::always_inline]] static inline void run(const F&, MaxPoolPixel<T> r) {
+    bool first = true;
+    for (int64_t i = r.rows.first; i < r.rows.last; ++i) {
+      const int64_t iy = r.rows.start + i * r.dh;
+      for (int64_t j = r.columns.first; j < r.columns.last; ++j) {
+        const int64_t ix = r.columns.start + j * r.dw;
+        const T* tap = r.image + iy * r.h_stride + ix * r.w_stride;
+        if (first) {
+          first_tap(tap, iy * r.plane_w + ix, r.dst, r.dst_index, r.channels);
+          first = false;
+        } else {
+          compare_tap(tap, iy * r.plane_w + ix, r.dst, r.dst_index, r.channels);
+        }
+      }
+    }
+  }
+};
+
+// The strides of a dense channels-last [N, C, H, W] tensor.
+std::array<int64_t, 4> channels_last_strides(std::span<const int64_t> sizes) {
+  const int64_t c = sizes[1], w = sizes[3];
+  return {sizes[2] * w * c, 1, w * c, c};
+}
+
+// `t` with channel stride 1 (a channels-last copy when it has another), for the pixel loops.
+sdk::Tensor with_unit_channel_stride(const sdk::Tensor& t) {
+  if (t.strides()[1] == 1 || t.sizes()[1] == 1) return t;
+  const std::array<int64_t, 4> strides = channels_last_strides(t.sizes());
+  sdk::Tensor copy = sdk::empty_strided(t.sizes(), strides, t.dtype(), t.device());
+  sdk::op::copy_(copy, t);
+  return copy;
+}
+
+// max_pool2d_with_indices over a channels-last [N, C, H, W] input into channels-last
+// values and indices (Note [Channels-last max pooling]); pixels split over the thread pool.
+template <typename T>
+void max_pool_channels_last(const sdk::Tensor& input, const std::vector<Taps>& rows,
+                            const std::vector<Taps>& columns, Pair k, Pair d,
+                            const sdk::Tensor& values, const sdk::Tensor& indices) {
+  const sdk::Tensor self = with_unit_channel_stride(input);
+  const int64_t channels = self.size(1), oh = values.size(2), ow = values.size(3);
+  const int64_t pixels = values.size(0) * oh * ow;
+  const T* base = self.data<const T>();
+  T* out = values.data<T>();
+  int64_t* idx = indices.data<int64_t>();
+  parallel_for(0, pixels, grain_for(channels * k.h * k.w), [&](int64_t begin, int64_t end) {
+    for (int64_t pixel = begin; pixel < end; ++pixel) {
+      const int64_t n = pixel / (oh * ow), y = pixel / ow % oh, x = pixel % ow;
+      const MaxPoolPixel<T> job{.image = base + n * self.strides()[0],
+                                .rows = rows[static_cast<size_t>(y)],
+                                .columns = columns[static_cast<size_t>(x)],
+                                .dh = d.h,
+                                .dw = d.w,
+                                .h_stride = self.strides()[2],
+                                .w_stride = self.strides()[3],
+                                .plane_w = self.size(3),
+                                .channels = channels,
+                                .dst = out + pixel * channels,
+                                .dst_index = idx + pixel * channels};
+      run_with_isa<MaxPoolPixelLoop, kIsaCloned<T>>([] {}, job);
+    }
+  });
+}
+
 // The outputs [first, last) along one dim whose windows lie wholly inside the input: the
 // window of output y starts at y * stride - pad and spans `extent` elements.
 struct Inside {
@@ -191,6 +300,10 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     std::vector<Taps> rows(static_cast<size_t>(oh)), columns(static_cast<size_t>(ow));
     for (int64_t y = 0; y < oh; ++y) rows[y] = taps_of(y * s.h - pad.h, k.h, d.h, p.h);
     for (int64_t x = 0; x < ow; ++x) columns[x] = taps_of(x * s.w - pad.w, k.w, d.w, p.w);
+    if (values.dim() == 4 && !values.is_contiguous()) {  // channels last, from the shape rule
+      max_pool_channels_last<T>(self, rows, columns, k, d, values, indices);
+      return;
+    }
     // Note [Max pooling by tap]: when a whole window fits in the plane and its rows are
     // dense (float and double), every output is first computed from its window moved
     // inside the plane (the start clamped to [0, size - extent]), without tap bookkeeping,
@@ -728,6 +841,62 @@ sdk::Tensor upsample_bilinear2d(const sdk::Tensor& self, std::span<const int64_t
   return out;
 }
 
+// `t` dense channels last: itself, or a channels-last copy.
+sdk::Tensor as_channels_last(const sdk::Tensor& t) {
+  if (t.is_channels_last()) return t;
+  const std::array<int64_t, 4> strides = channels_last_strides(t.sizes());
+  sdk::Tensor copy = sdk::empty_strided(t.sizes(), strides, t.dtype(), t.device());
+  sdk::op::copy_(copy, t);
+  return copy;
+}
+
+// The gradient of channels-last max pooling: a channels-last grad_input, as PyTorch gives
+// for a channels-last self. Tasks of (batch element, block of channels) zero their part
+// and add each output's gradient at its index, in output order per channel (the order the
+// plane loop and scatter_add_ add them in).
+sdk::Tensor max_pool_backward_channels_last(const std::string& op, const sdk::Tensor& grad_output,
+                                            const sdk::Tensor& self, const sdk::Tensor& indices) {
+  constexpr int64_t kChannelBlock = 64;
+  const int64_t batch = self.size(0), channels = self.size(1);
+  const int64_t plane_size = self.size(2) * self.size(3);
+  const int64_t outputs = grad_output.size(2) * grad_output.size(3);
+  const std::array<int64_t, 4> strides = channels_last_strides(self.sizes());
+  sdk::Tensor grad_input = sdk::empty_strided(self.sizes(), strides, self.dtype(), self.device());
+  const sdk::Tensor grad = as_channels_last(grad_output), at = as_channels_last(indices);
+  const int64_t blocks = (channels + kChannelBlock - 1) / kChannelBlock;
+  dispatch_floating_types(self.dtype(), "max_pool2d_with_indices_backward", [&](auto tag) {
+    using T = decltype(tag);
+    using A = acc_type<T>;
+    T* dst_base = grad_input.data<T>();
+    const T* src_base = grad.data<const T>();
+    const int64_t* index_base = at.data<const int64_t>();
+    const int64_t work = (plane_size + 2 * outputs) * std::min(channels, kChannelBlock);
+    parallel_for(0, batch * blocks, grain_for(work), [&](int64_t first, int64_t last) {
+      for (int64_t task = first; task < last; ++task) {
+        const int64_t n = task / blocks, c0 = task % blocks * kChannelBlock;
+        const int64_t c1 = std::min(channels, c0 + kChannelBlock);
+        T* dst = dst_base + n * plane_size * channels;
+        const T* src = src_base + n * outputs * channels;
+        const int64_t* index = index_base + n * outputs * channels;
+        for (int64_t e = 0; e < plane_size; ++e)
+          std::fill(dst + e * channels + c0, dst + e * channels + c1, T(0));
+        for (int64_t o = 0; o < outputs; ++o) {
+          for (int64_t c = c0; c < c1; ++c) {
+            const int64_t k = index[o * channels + c];
+            if (k < 0 || k >= plane_size) {
+              throw sdk::Error(op + "expected indices in [0, " + std::to_string(plane_size) +
+                               ") (a plane of self), found " + std::to_string(k));
+            }
+            T& slot = dst[k * channels + c];
+            slot = static_cast<T>(static_cast<A>(slot) + static_cast<A>(src[o * channels + c]));
+          }
+        }
+      }
+    });
+  });
+  return grad_input;
+}
+
 }  // namespace
 
 // max_pool2d_with_indices_backward (a decomposition op: zeros and scatter_add_ in the op
@@ -760,6 +929,9 @@ sdk::Tensor max_pool2d_with_indices_backward(const sdk::Tensor& grad_output,
     throw sdk::Error(op + "expected grad_output and indices of one shape with self's leading " +
                      "dims, found grad_output " + shape_string(grad_output.sizes()) + ", indices " +
                      shape_string(indices.sizes()) + " and self " + shape_string(self.sizes()));
+  }
+  if (self.dim() == 4 && self.is_channels_last() && !self.is_contiguous()) {
+    return max_pool_backward_channels_last(op, grad_output, self, indices);
   }
   const Planes p = planes_of(self);
   const int64_t planes = p.batch * p.channels, plane_size = p.h * p.w;

@@ -128,5 +128,20 @@ inline Tensor empty(std::initializer_list<int64_t> sizes, LoomDType dtype,
                     LoomDevice device = {LOOM_DEVICE_CPU, -1}) {
   return empty(std::span<const int64_t>(sizes.begin(), sizes.size()), dtype, device);
 }
+// The same with the given element strides (a channels-last result: strides
+// [H*W*C, 1, W*C, C]); the host checks they fit the storage it allocates.
+inline Tensor empty_strided(std::span<const int64_t> sizes, std::span<const int64_t> strides,
+                            LoomDType dtype, LoomDevice device = {LOOM_DEVICE_CPU, -1}) {
+  if (strides.size() != sizes.size()) {
+    throw Error("[sdk] empty_strided expected one stride per dim, found " +
+                    std::to_string(strides.size()) + " strides for " +
+                    std::to_string(sizes.size()) + " dims",
+                LOOM_STATUS_INVALID_ARGUMENT);
+  }
+  LoomTensor* out = nullptr;
+  check(host().tensor_empty(sizes.data(), strides.data(), static_cast<int32_t>(sizes.size()), dtype,
+                            device, &out));
+  return Tensor::adopt(out);
+}
 
 }  // namespace loom::sdk
