@@ -325,6 +325,33 @@ TEST_F(Autograd, ChannelsLastConvolutionGradients) {
   expect_near(values(gw_cl), values(gw), 1e-4);
 }
 
+// A channels-last network stays channels last through batch_norm, relu and max pooling
+// (Note [Layouts of new results], Note [Channels-last max pooling]), forward and backward,
+// with the row-major network's values.
+TEST_F(Autograd, ChannelsLastNetworkKeepsItsLayout) {
+  Tensor x = randn({2, 3, 8, 8}), w = randn({4, 3, 3, 3}), g = randn({2, 4, 4, 4});
+  auto run = [&](const Tensor& input, const Tensor& weight, bool channels_last) {
+    Tensor xi = input.detach().requires_grad_(), wi = weight.detach().requires_grad_();
+    Tensor y = conv2d(xi, wi, std::nullopt, 1, 1);
+    Tensor normalized = batch_norm(y, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                   true, 0.1, 1e-5);
+    Tensor activated = relu(normalized);
+    Tensor pooled = max_pool2d(activated, {2, 2});
+    for (const Tensor& t : {normalized, activated, pooled}) {
+      EXPECT_EQ(t.is_contiguous(MemoryFormat::ChannelsLast) && !t.is_contiguous(), channels_last);
+    }
+    pooled.backward(g);
+    EXPECT_EQ(xi.grad().is_contiguous(MemoryFormat::ChannelsLast), channels_last);
+    return std::tuple{pooled, xi.grad(), wi.grad()};
+  };
+  auto [y, gx, gw] = run(x, w, false);
+  auto [y_cl, gx_cl, gw_cl] = run(x.contiguous(MemoryFormat::ChannelsLast),
+                                  w.contiguous(MemoryFormat::ChannelsLast), true);
+  expect_near(values(y_cl), values(y), 1e-4);
+  expect_near(values(gx_cl), values(gx), 1e-3);
+  expect_near(values(gw_cl), values(gw), 1e-3);
+}
+
 TEST_F(Autograd, SeparateGraphsBackpropagateOnSeveralThreadsAtOnce) {
   constexpr int kThreads = 4;
   std::atomic<int> wrong{0};
