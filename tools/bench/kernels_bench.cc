@@ -48,26 +48,39 @@ void BM_KernelTopk(benchmark::State& state) {
 }
 BENCHMARK(BM_KernelTopk)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// The input of the two benchmarks below: row-major, or channels last when `channels_last`
+// (Note [Memory formats]; the peers make theirs the same way).
+loom::Tensor activations(std::initializer_list<int64_t> sizes, bool channels_last) {
+  loom::Tensor x = loom::randn(sizes);
+  return channels_last ? x.contiguous(loom::MemoryFormat::ChannelsLast) : x;
+}
+
+// ResNet's stem pooling, 3x3 stride 2 padding 1.
 void BM_KernelMaxPool2d(benchmark::State& state) {
   load_runtime();
-  loom::Tensor x = loom::randn({8, 64, 112, 112});
+  loom::Tensor x = activations({8, 64, 112, 112}, state.range(0) == 1);
   run(state, [&] { return loom::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}); });
 }
-BENCHMARK(BM_KernelMaxPool2d)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_KernelMaxPool2d)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 // A ResNet stage's batch norm on [8, 64, 56, 56]: training (the batch's statistics, running
 // statistics updated) and evaluation (the running statistics).
 void BM_KernelBatchNorm(benchmark::State& state) {
   load_runtime();
   const bool training = state.range(0) == 1;
-  loom::Tensor x = loom::randn({8, 64, 56, 56}), w = loom::rand({64}), b = loom::randn({64});
+  loom::Tensor x = activations({8, 64, 56, 56}, state.range(1) == 1);
+  loom::Tensor w = loom::rand({64}), b = loom::randn({64});
   loom::Tensor mean = loom::zeros({64}), var = loom::ones({64});
   run(state, [&] { return loom::batch_norm(x, w, b, mean, var, training, 0.1, 1e-5); });
 }
 BENCHMARK(BM_KernelBatchNorm)
-    ->ArgName("training")
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgNames({"training", "channels_last"})
+    ->ArgsProduct({{1, 0}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

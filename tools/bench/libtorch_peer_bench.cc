@@ -224,22 +224,33 @@ void BM_TorchKernelTopk(benchmark::State& state) {
 }
 BENCHMARK(BM_TorchKernelTopk)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
+// Row-major, or channels last when `channels_last`, as loom's kernels_bench makes them.
+at::Tensor activations(at::IntArrayRef sizes, bool channels_last) {
+  at::Tensor x = at::randn(sizes);
+  return channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
+}
+
 void BM_TorchKernelMaxPool2d(benchmark::State& state) {
-  at::Tensor x = at::randn({8, 64, 112, 112});
+  at::Tensor x = activations({8, 64, 112, 112}, state.range(0) == 1);
   run(state, [&] { return at::max_pool2d(x, {3, 3}, {2, 2}, {1, 1}); });
 }
-BENCHMARK(BM_TorchKernelMaxPool2d)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TorchKernelMaxPool2d)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
 
 void BM_TorchKernelBatchNorm(benchmark::State& state) {
   const bool training = state.range(0) == 1;
-  at::Tensor x = at::randn({8, 64, 56, 56}), w = at::rand({64}), b = at::randn({64});
+  at::Tensor x = activations({8, 64, 56, 56}, state.range(1) == 1);
+  at::Tensor w = at::rand({64}), b = at::randn({64});
   at::Tensor mean = at::zeros({64}), var = at::ones({64});
   run(state, [&] { return at::batch_norm(x, w, b, mean, var, training, 0.1, 1e-5, false); });
 }
 BENCHMARK(BM_TorchKernelBatchNorm)
-    ->ArgName("training")
-    ->Arg(1)
-    ->Arg(0)
+    ->ArgNames({"training", "channels_last"})
+    ->ArgsProduct({{1, 0}, {0, 1}})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
