@@ -333,8 +333,8 @@ TEST_F(Autograd, ChannelsLastNetworkKeepsItsLayout) {
   auto run = [&](const Tensor& input, const Tensor& weight, bool channels_last) {
     Tensor xi = input.detach().requires_grad_(), wi = weight.detach().requires_grad_();
     Tensor y = conv2d(xi, wi, std::nullopt, 1, 1);
-    Tensor normalized = batch_norm(y, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                                   true, 0.1, 1e-5);
+    Tensor normalized =
+        batch_norm(y, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5);
     Tensor activated = relu(normalized);
     Tensor pooled = max_pool2d(activated, {2, 2});
     for (const Tensor& t : {normalized, activated, pooled}) {
@@ -345,8 +345,8 @@ TEST_F(Autograd, ChannelsLastNetworkKeepsItsLayout) {
     return std::tuple{pooled, xi.grad(), wi.grad()};
   };
   auto [y, gx, gw] = run(x, w, false);
-  auto [y_cl, gx_cl, gw_cl] = run(x.contiguous(MemoryFormat::ChannelsLast),
-                                  w.contiguous(MemoryFormat::ChannelsLast), true);
+  auto [y_cl, gx_cl, gw_cl] =
+      run(x.contiguous(MemoryFormat::ChannelsLast), w.contiguous(MemoryFormat::ChannelsLast), true);
   expect_near(values(y_cl), values(y), 1e-4);
   expect_near(values(gx_cl), values(gx), 1e-3);
   expect_near(values(gw_cl), values(gw), 1e-3);
