@@ -841,6 +841,12 @@ sdk::Tensor upsample_bilinear2d(const sdk::Tensor& self, std::span<const int64_t
   return out;
 }
 
+// The error of a max-pooling gradient whose indices point outside self's planes.
+[[noreturn]] void index_outside_the_plane(const std::string& op, int64_t k, int64_t plane_size) {
+  throw sdk::Error(op + "expected indices in [0, " + std::to_string(plane_size) +
+                   ") (a plane of self), found " + std::to_string(k));
+}
+
 // `t` dense channels last: itself, or a channels-last copy.
 sdk::Tensor as_channels_last(const sdk::Tensor& t) {
   if (t.is_channels_last()) return t;
@@ -883,10 +889,7 @@ sdk::Tensor max_pool_backward_channels_last(const std::string& op, const sdk::Te
         for (int64_t o = 0; o < outputs; ++o) {
           for (int64_t c = c0; c < c1; ++c) {
             const int64_t k = index[o * channels + c];
-            if (k < 0 || k >= plane_size) {
-              throw sdk::Error(op + "expected indices in [0, " + std::to_string(plane_size) +
-                               ") (a plane of self), found " + std::to_string(k));
-            }
+            if (k < 0 || k >= plane_size) index_outside_the_plane(op, k, plane_size);
             T& slot = dst[k * channels + c];
             slot = static_cast<T>(static_cast<A>(slot) + static_cast<A>(src[o * channels + c]));
           }
@@ -954,10 +957,7 @@ sdk::Tensor max_pool2d_with_indices_backward(const sdk::Tensor& grad_output,
         std::fill(dst, dst + plane_size, T(0));
         for (int64_t o = 0; o < outputs; ++o) {
           const int64_t k = index[o];
-          if (k < 0 || k >= plane_size) {
-            throw sdk::Error(op + "expected indices in [0, " + std::to_string(plane_size) +
-                             ") (a plane of self), found " + std::to_string(k));
-          }
+          if (k < 0 || k >= plane_size) index_outside_the_plane(op, k, plane_size);
           dst[k] = static_cast<T>(static_cast<A>(dst[k]) + static_cast<A>(src[o]));
         }
       }
