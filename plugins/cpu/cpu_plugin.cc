@@ -21,6 +21,7 @@ void init(sdk::Registrar& r) {
   register_linalg_kernels(r);
   register_conv_kernels(r);
   register_pool_kernels(r);
+  register_pool_sampling_kernels(r);
   register_shape_kernels(r);
   register_indexing_kernels(r);
   register_sort_kernels(r);

@@ -18,6 +18,7 @@ void register_random_kernels(sdk::Registrar& r);
 void register_linalg_kernels(sdk::Registrar& r);
 void register_conv_kernels(sdk::Registrar& r);
 void register_pool_kernels(sdk::Registrar& r);
+void register_pool_sampling_kernels(sdk::Registrar& r);
 void register_shape_kernels(sdk::Registrar& r);
 void register_indexing_kernels(sdk::Registrar& r);
 void register_sort_kernels(sdk::Registrar& r);
