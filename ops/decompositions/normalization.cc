@@ -94,13 +94,10 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   for (int64_t d = 0; d < input.dim(); ++d) {
     if (d != 1) dims.push_back(d);
   }
-  // The statistics of a channels-last (or other strided) input are taken on a row-major
-  // copy: the reduction loops reduce runs along the innermost dim fast but columns (the
-  // kept channels innermost) slowly: 8.9 ms against 1.55 ms with the copy on [8, 64, 56,
-  // 56] at 2 threads. The normalization reads the input itself and keeps its layout.
-  const Tensor rows = input.is_contiguous() ? input : loom::contiguous(input);
-  Tensor mean = loom::mean(rows, dims);
-  Tensor var = loom::var(rows, dims, Scalar(int64_t{0}));
+  // A channels-last input's statistics are column reductions (the channels innermost),
+  // which the backends fold for adjacent channels together: taken on the input itself.
+  Tensor mean = loom::mean(input, dims);
+  Tensor var = loom::var(input, dims, Scalar(int64_t{0}));
   if (running_mean) {
     NoHistory running_update;  // Note [Running statistics]
     Tensor keep = wrapped_number(1.0 - momentum), take = wrapped_number(momentum);

@@ -129,6 +129,42 @@ void for_each_reduced_row_in_range(const ReductionPlan& plan, const T* base, int
   }
 }
 
+// Note [Column reductions]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// When the innermost kept dim has stride 1 and the innermost reduced dim does not (a
+// sum over dim 0 of a row-major matrix, a channels-last [N, C, H, W] reduced over N, H
+// and W), one output's elements lie a row apart and the cache line that holds one holds
+// its neighbours' too: folding each output alone reads every line once per output in
+// it. Such reductions fold a group of up to kColumnWidth adjacent outputs together:
+// for_each_reduced_row_in_range for the group's first output yields runs whose element
+// i of column g is p[i * stride + g]. Each output still folds its own elements in
+// for_each_reduction's order, so the bits are those of the per-output walk.
+inline constexpr int64_t kColumnWidth = 16;
+
+// Whether `plan` folds in column groups (above).
+inline bool folds_in_columns(const ReductionPlan& plan) {
+  return !plan.kept_sizes.empty() && !plan.reduced_sizes.empty() && plan.kept_strides.back() == 1 &&
+         plan.kept_sizes.back() > 1 && plan.reduced_strides.back() != 1;
+}
+
+// The column groups of a plan that folds in columns: each row of the innermost kept
+// dim is cut into groups of kColumnWidth outputs (the last may be narrower).
+struct ColumnGroups {
+  int64_t inner = 1;    // the innermost kept size
+  int64_t per_row = 1;  // groups per row of it
+  int64_t count = 0;    // groups in all
+
+  explicit ColumnGroups(const ReductionPlan& plan)
+      : inner(plan.kept_sizes.back()),
+        per_row((inner + kColumnWidth - 1) / kColumnWidth),
+        count(plan.out_numel / inner * per_row) {}
+  // The first output of group g and the number of outputs in it.
+  int64_t first(int64_t g) const { return g / per_row * inner + g % per_row * kColumnWidth; }
+  int64_t width(int64_t g) const {
+    return std::min(kColumnWidth, inner - g % per_row * kColumnWidth);
+  }
+};
+
 // Calls f(value) for the reduced elements [begin, end) of output element `o`, in the
 // order for_each_reduction visits them.
 template <typename T, typename F>

@@ -115,6 +115,40 @@ TEST_F(Reduction, StridedZeroSizeAndZeroDimInputs) {
   EXPECT_EQ(values(amax(s)), (Values{4}));
 }
 
+// Note [Column reductions]: a reduction whose kept dim is the unit-stride one (a
+// channels-last batch's statistics, a column sum) folds adjacent outputs together and
+// gives the bits of the per-output walk over a row-major copy, over chunks (more than
+// 16384 elements per output) and a narrower last group of columns.
+TEST_F(Reduction, ColumnReductionsGiveTheBitsOfTheRowWalk) {
+  manual_seed(21);
+  Tensor x = random({3, 20, 80, 80});  // 19200 elements per channel: two chunks
+  Tensor cl = x.contiguous(MemoryFormat::ChannelsLast);
+  const std::vector<int64_t> dims{0, 2, 3};
+  EXPECT_EQ(values(sum(cl, dims)), values(sum(x, dims)));
+  EXPECT_EQ(values(var(cl, dims, 0)), values(var(x, dims, 0)));
+  EXPECT_EQ(values(amax(cl, dims)), values(amax(x, dims)));
+  EXPECT_EQ(values(amin(cl, dims)), values(amin(x, dims)));
+  EXPECT_EQ(values(mean(cl, dims)), values(mean(x, dims)));
+  // against a float64 reference, channel by channel
+  const Values v = values(x);
+  Values expected(20, 0.0);
+  for (size_t i = 0; i < v.size(); ++i) expected[i / 6400 % 20] += v[i];
+  expect_close(values(sum(cl, dims)), expected);  // a float32 result
+
+  // a column sum of a row-major matrix: 19 columns (a group of 16 and one of 3)
+  Tensor m = random({20000, 19}, ScalarType::Float64);
+  Tensor by_rows = m.t().contiguous();
+  EXPECT_EQ(values(sum(m, {0})), values(sum(by_rows, {1})));
+  EXPECT_EQ(values(var(m, IntList{0})), values(var(by_rows, IntList{1})));
+  Tensor small = make(wave(5 * 19), {5, 19}, ScalarType::Float64);
+  EXPECT_EQ(values(prod(small, 0)), values(prod(small.t().contiguous(), 1)));
+  Tensor ints = make(wave(7 * 18), {7, 18}, ScalarType::Int64);
+  EXPECT_EQ(values(sum(ints, {0})), values(sum(ints.t().contiguous(), {1})));
+  // NaN in one column propagates to that column only
+  Tensor with_nan = make({1, 2, std::nan(""), 4, 5, 6}, {2, 3});
+  expect_close(values(amax(with_nan, {0})), {4, 5, std::nan("")});
+}
+
 TEST_F(Reduction, ProdMeanAndFullReductions) {
   Tensor x = make(k23, {2, 3});
   EXPECT_EQ(values(prod(x, 1)), (Values{6, 120}));

@@ -16,6 +16,7 @@
 // uint64 (wrapping, read back as int64).
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "../isa.h"
 #include "../kernels.h"
@@ -33,12 +34,16 @@ constexpr int64_t kReduceChunk = 16384;
 // acc[o] = the fold with `combine` of output o's chunks, each folded by
 // fold_range(o, begin, end) over its reduced elements [begin, end); chunked and parallel
 // as in Note [Deterministic sum].
+// Chunks of kReduceChunk elements in one output.
+int64_t chunks_per_output(const ReductionPlan& plan) {
+  return std::max<int64_t>(1, (plan.reduced_numel + kReduceChunk - 1) / kReduceChunk);
+}
+
 template <typename Acc, typename FoldRange, typename Combine>
 void fold_in_chunks(const ReductionPlan& plan, FoldRange fold_range, Combine combine,
                     std::vector<Acc>& acc) {
   const int64_t outputs = plan.out_numel;
-  const int64_t per_output = std::max<int64_t>(
-      1, (plan.reduced_numel + kReduceChunk - 1) / kReduceChunk);  // chunks of one output
+  const int64_t per_output = chunks_per_output(plan);
   auto fold = [&](int64_t o, int64_t chunk) {
     const int64_t begin = chunk * kReduceChunk;
     return fold_range(o, begin, std::min(plan.reduced_numel, begin + kReduceChunk));
@@ -60,11 +65,66 @@ void fold_in_chunks(const ReductionPlan& plan, FoldRange fold_range, Combine com
   }
 }
 
+// fold_in_chunks for a plan that folds in columns (Note [Column reductions]):
+// fold_columns(first, width, begin, end, results) folds the reduced elements
+// [begin, end) of the outputs [first, first + width) into results[0, width).
+template <typename Acc, typename FoldColumns, typename Combine>
+void fold_columns_in_chunks(const ReductionPlan& plan, FoldColumns fold_columns, Combine combine,
+                            std::vector<Acc>& acc) {
+  const ColumnGroups groups(plan);
+  const int64_t outputs = plan.out_numel;
+  const int64_t per_output = chunks_per_output(plan);
+  // acc may be a std::vector<bool>: results go through an array of the group's
+  auto fold_into = [&](int64_t g, int64_t begin, int64_t end, auto&& store) {
+    Acc results[kColumnWidth];
+    fold_columns(groups.first(g), groups.width(g), begin, end, results);
+    for (int64_t c = 0; c < groups.width(g); ++c) store(groups.first(g) + c, results[c]);
+  };
+  if (per_output == 1) {
+    parallel_for(0, groups.count, grain_for(plan.reduced_numel * kColumnWidth),
+                 [&](int64_t first, int64_t last) {
+                   for (int64_t g = first; g < last; ++g) {
+                     fold_into(g, 0, plan.reduced_numel, [&](int64_t o, Acc v) { acc[o] = v; });
+                   }
+                 });
+    return;
+  }
+  std::unique_ptr<Acc[]> partial(new Acc[outputs * per_output]);  // [chunk][output]
+  parallel_for(0, groups.count * per_output, 1, [&](int64_t first, int64_t last) {
+    for (int64_t w = first; w < last; ++w) {
+      const int64_t chunk = w % per_output, begin = chunk * kReduceChunk;
+      fold_into(w / per_output, begin, std::min(plan.reduced_numel, begin + kReduceChunk),
+                [&](int64_t o, Acc v) { partial[chunk * outputs + o] = v; });
+    }
+  });
+  for (int64_t o = 0; o < outputs; ++o) {
+    Acc total = partial[o];
+    for (int64_t c = 1; c < per_output; ++c) total = combine(total, partial[c * outputs + o]);
+    acc[o] = total;
+  }
+}
+
 // fold_in_chunks for a fold of single elements: each converted by `load` and combined
 // with `combine`, starting from `identity`.
 template <typename T, typename Acc, typename Load, typename Combine>
 void fold_elements_in_chunks(const ReductionPlan& plan, const T* base, Acc identity, Load load,
                              Combine combine, std::vector<Acc>& acc) {
+  if (folds_in_columns(plan)) {
+    auto fold_columns = [&](int64_t first, int64_t width, int64_t begin, int64_t end,
+                            Acc* results) {
+      std::fill(results, results + width, identity);
+      for_each_reduced_row_in_range(plan, base, first, begin, end,
+                                    [&](const T* p, int64_t count, int64_t stride) {
+                                      for (int64_t i = 0; i < count; ++i, p += stride) {
+                                        for (int64_t g = 0; g < width; ++g) {
+                                          results[g] = combine(results[g], load(p[g]));
+                                        }
+                                      }
+                                    });
+    };
+    fold_columns_in_chunks(plan, fold_columns, combine, acc);
+    return;
+  }
   auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
     Acc total = identity;
     for_each_reduced_in_range(plan, base, o, begin, end,
@@ -135,6 +195,50 @@ struct LaneSum {
 };
 static_assert(LaneSum::kLanes == 8, "LaneSum::total adds eight lanes");
 
+// LaneSum for a group of kColumnWidth adjacent outputs (Note [Column reductions]): rows
+// of a run, lane[l][g] += value(row[g], g) with the row's lane l, in the active ISA's
+// clone. The lanes of a group (1 KiB) stay in the L1 cache.
+struct ColumnLaneRows {
+  template <typename Value, typename T>
+  [[gnu::always_inline]] static inline void run(const Value& value, const T* p, int64_t count,
+                                                int64_t stride, double* lanes, int lane) {
+    for (int64_t i = 0; i < count; ++i, p += stride) {
+      double* __restrict acc = lanes + lane * kColumnWidth;
+      // kept a loop: fully unrolled first, GCC's loop vectoriser never sees it
+#pragma GCC unroll 1
+      for (int64_t g = 0; g < kColumnWidth; ++g) acc[g] += value(p[g], g);
+      lane = (lane + 1) % kSumLanes;
+    }
+  }
+};
+
+// kColumnWidth LaneSums, one per column, whose element k goes to lane k % kSumLanes of
+// its column: the same lanes, and so the same bits, as a LaneSum per output.
+struct ColumnLaneSum {
+  alignas(64) double lanes[kSumLanes * kColumnWidth] = {};
+  int next = 0;  // the lane of the next row
+
+  // Adds value(p[i * stride + g], g) to column g for i in [0, count), g in [0, width).
+  template <typename T, typename Value>
+  void add_run(const T* p, int64_t count, int64_t stride, int64_t width, Value value) {
+    if (width == kColumnWidth) {
+      run_with_isa<ColumnLaneRows, kIsaCloned<T>>(value, p, count, stride, +lanes, next);
+    } else {
+      for (int64_t i = 0, lane = next; i < count; ++i, p += stride) {
+        for (int64_t g = 0; g < width; ++g) lanes[lane * kColumnWidth + g] += value(p[g], g);
+        lane = (lane + 1) % kSumLanes;
+      }
+    }
+    next = static_cast<int>((next + count) % kSumLanes);
+  }
+
+  // Column g's total, added as LaneSum::total adds.
+  double total(int64_t g) const {
+    auto at = [&](int l) { return lanes[l * kColumnWidth + g]; };
+    return ((at(0) + at(1)) + (at(2) + at(3))) + ((at(4) + at(5)) + (at(6) + at(7)));
+  }
+};
+
 // sum and prod: integers accumulate in int64 (wrapping), everything else in double; a
 // floating sum in lanes (Note [Lane sums]).
 template <bool IsProd>
@@ -166,7 +270,21 @@ void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const s
                                         });
           return lanes.total();
         };
-        fold_in_chunks(plan, fold_range, combine, acc);
+        auto fold_columns = [&](int64_t first, int64_t width, int64_t begin, int64_t end,
+                                Acc* results) {
+          ColumnLaneSum lanes;
+          for_each_reduced_row_in_range(plan, self.data<T>(), first, begin, end,
+                                        [&](const T* p, int64_t count, int64_t stride) {
+                                          lanes.add_run(p, count, stride, width,
+                                                        [&](T v, int64_t) { return load(v); });
+                                        });
+          for (int64_t g = 0; g < width; ++g) results[g] = lanes.total(g);
+        };
+        if (folds_in_columns(plan)) {
+          fold_columns_in_chunks(plan, fold_columns, combine, acc);
+        } else {
+          fold_in_chunks(plan, fold_range, combine, acc);
+        }
       } else {
         fold_elements_in_chunks(plan, self.data<T>(), IsProd ? Acc(1) : Acc(0), load, combine, acc);
       }
@@ -311,7 +429,33 @@ sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
       m.m2 = squares.total();
       return m;
     };
-    fold_in_chunks(plan, fold_range, merge, moments);
+    auto fold_columns = [&](int64_t first, int64_t width, int64_t begin, int64_t end,
+                            Moments* results) {
+      auto value = [](T v, int64_t) { return static_cast<double>(static_cast<acc_type<T>>(v)); };
+      ColumnLaneSum sums;
+      for_each_reduced_row_in_range(plan, base, first, begin, end,
+                                    [&](const T* p, int64_t count, int64_t stride) {
+                                      sums.add_run(p, count, stride, width, value);
+                                    });
+      const double n = static_cast<double>(end - begin);
+      double means[kColumnWidth] = {};
+      for (int64_t g = 0; g < width; ++g) means[g] = n > 0 ? sums.total(g) / n : 0;
+      auto squared_deviation = [&](T v, int64_t g) {
+        const double d = value(v, g) - means[g];
+        return d * d;
+      };
+      ColumnLaneSum squares;
+      for_each_reduced_row_in_range(plan, base, first, begin, end,
+                                    [&](const T* p, int64_t count, int64_t stride) {
+                                      squares.add_run(p, count, stride, width, squared_deviation);
+                                    });
+      for (int64_t g = 0; g < width; ++g) results[g] = {n, means[g], squares.total(g)};
+    };
+    if (folds_in_columns(plan)) {
+      fold_columns_in_chunks(plan, fold_columns, merge, moments);
+    } else {
+      fold_in_chunks(plan, fold_range, merge, moments);
+    }
   });
   std::vector<double> result(moments.size());
   for (size_t o = 0; o < moments.size(); ++o) {
