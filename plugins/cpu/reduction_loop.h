@@ -139,7 +139,7 @@ void for_each_reduced_row_in_range(const ReductionPlan& plan, const T* base, int
 // for_each_reduced_row_in_range for the group's first output yields runs whose element
 // i of column g is p[i * stride + g]. Each output still folds its own elements in
 // for_each_reduction's order, so the bits are those of the per-output walk.
-inline constexpr int64_t kColumnWidth = 16;
+inline constexpr int64_t kColumnWidth = 64;
 
 // Whether `plan` folds in column groups (above).
 inline bool folds_in_columns(const ReductionPlan& plan) {

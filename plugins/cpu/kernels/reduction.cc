@@ -199,18 +199,33 @@ struct LaneSum {
   double total() const { return add_lanes(lane, 1); }
 };
 
-// LaneSum for a group of kColumnWidth adjacent outputs (Note [Column reductions]): rows
-// of a run, lane[l][g] += value(row[g], g) with the row's lane l, in the active ISA's
-// clone. The lanes of a group (4 KiB) stay in the L1 cache.
+// LaneSum for a group of up to kColumnWidth adjacent outputs (Note [Column
+// reductions]): rows of a run, lane[l][g] += value(row[g], g) for the row's lane l and
+// the group's `width` columns g, in the active ISA's clone. The lanes of a group (16 KiB)
+// stay in the L1 cache.
 struct ColumnLaneRows {
   template <typename Value, typename T>
   [[gnu::always_inline]] static inline void run(const Value& value, const T* p, int64_t count,
-                                                int64_t stride, double* lanes, int lane) {
+                                                int64_t stride, int64_t width, double* lanes,
+                                                int lane) {
+    if (width == kColumnWidth) {  // a constant trip count: no remainder loop per row
+      rows<kColumnWidth>(value, p, count, stride, width, lanes, lane);
+    } else {
+      rows<0>(value, p, count, stride, width, lanes, lane);
+    }
+  }
+
+  // kWidth: the width when known at compile time, else 0
+  template <int64_t kWidth, typename Value, typename T>
+  [[gnu::always_inline]] static inline void rows(const Value& value, const T* p, int64_t count,
+                                                 int64_t stride, int64_t width, double* lanes,
+                                                 int lane) {
+    const int64_t n = kWidth != 0 ? kWidth : width;
     for (int64_t i = 0; i < count; ++i, p += stride) {
       double* __restrict acc = lanes + lane * kColumnWidth;
       // kept a loop: fully unrolled first, GCC's loop vectoriser never sees it
 #pragma GCC unroll 1
-      for (int64_t g = 0; g < kColumnWidth; ++g) acc[g] += value(p[g], g);
+      for (int64_t g = 0; g < n; ++g) acc[g] += value(p[g], g);
       lane = (lane + 1) % kSumLanes;
     }
   }
@@ -225,14 +240,7 @@ struct ColumnLaneSum {
   // Adds value(p[i * stride + g], g) to column g for i in [0, count), g in [0, width).
   template <typename T, typename Value>
   void add_run(const T* p, int64_t count, int64_t stride, int64_t width, Value value) {
-    if (width == kColumnWidth) {
-      run_with_isa<ColumnLaneRows, kIsaCloned<T>>(value, p, count, stride, +lanes, next);
-    } else {
-      for (int64_t i = 0, lane = next; i < count; ++i, p += stride) {
-        for (int64_t g = 0; g < width; ++g) lanes[lane * kColumnWidth + g] += value(p[g], g);
-        lane = (lane + 1) % kSumLanes;
-      }
-    }
+    run_with_isa<ColumnLaneRows, kIsaCloned<T>>(value, p, count, stride, width, +lanes, next);
     next = static_cast<int>((next + count) % kSumLanes);
   }
 
