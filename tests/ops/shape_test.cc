@@ -35,29 +35,34 @@ TEST_F(ShapeOps, CatAlongDimsWithPromotionAndLegacyEmpty) {
 // pool (here over many 64 KiB grains, pieces of blocks at both ends of each range),
 // an empty block in between; a strided input takes the strided loop.
 TEST_F(ShapeOps, CatOfLargeInputsAlongEveryDim) {
-  const Shape sizes_a{40, 30, 50}, sizes_b{40, 30, 50};
-  Tensor a = make(wave(40 * 30 * 50), sizes_a), b = make(wave(40 * 30 * 50, 1.0), sizes_b);
-  const Values va = values(a), vb = values(b);
+  const Shape sizes_a{40, 30, 50};
+  Tensor a = make(wave(40 * 30 * 50), sizes_a);
+  const Values va = values(a);
   for (int64_t dim : {0, 1, 2}) {
-    Shape empty_shape = sizes_a;
-    empty_shape[static_cast<size_t>(dim)] = 0;
+    const size_t ud = static_cast<size_t>(dim);
+    Shape sizes_b = sizes_a, empty_shape = sizes_a, expected_shape = sizes_a;
+    sizes_b[ud] = 23;  // uneven: the threads' ranges start inside blocks
+    empty_shape[ud] = 0;
+    expected_shape[ud] += 23;
+    Tensor b = make(wave(static_cast<size_t>(sizes_b[0] * sizes_b[1] * sizes_b[2]), 1.0), sizes_b);
+    const Values vb = values(b);
     for (bool strided : {false, true}) {
       Tensor second = strided ? b.transpose(0, 2).contiguous().transpose(0, 2) : b;
       Tensor nothing = loom::empty(empty_shape);
       Tensor c = cat(std::vector<Tensor>{a, nothing, second}, dim);
-      Shape expected_shape = sizes_a;
-      expected_shape[static_cast<size_t>(dim)] *= 2;
       ASSERT_EQ(shape(c), expected_shape);
       const Values vc = values(c);
       size_t mismatches = 0;
-      for (int64_t i = 0; i < 80 * 30 * 50; ++i) {
+      for (size_t i = 0; i < vc.size(); ++i) {
         // the index of element i of c, and the input element it comes from
-        int64_t idx[3] = {i / (expected_shape[1] * expected_shape[2]),
-                          i / expected_shape[2] % expected_shape[1], i % expected_shape[2]};
-        const bool from_b = idx[dim] >= sizes_a[static_cast<size_t>(dim)];
-        if (from_b) idx[dim] -= sizes_a[static_cast<size_t>(dim)];
-        const int64_t flat = (idx[0] * 30 + idx[1]) * 50 + idx[2];
-        mismatches += vc[static_cast<size_t>(i)] != (from_b ? vb : va)[static_cast<size_t>(flat)];
+        const int64_t n = static_cast<int64_t>(i);
+        int64_t idx[3] = {n / (expected_shape[1] * expected_shape[2]),
+                          n / expected_shape[2] % expected_shape[1], n % expected_shape[2]};
+        const bool from_b = idx[dim] >= sizes_a[ud];
+        if (from_b) idx[dim] -= sizes_a[ud];
+        const Shape& from = from_b ? sizes_b : sizes_a;
+        const int64_t flat = (idx[0] * from[1] + idx[1]) * from[2] + idx[2];
+        mismatches += vc[i] != (from_b ? vb : va)[static_cast<size_t>(flat)];
       }
       EXPECT_EQ(mismatches, 0u) << "dim " << dim << (strided ? ", strided" : "");
     }
