@@ -24,6 +24,8 @@ struct SoftmaxLine {
     for (float& m : lanes) m = -std::numeric_limits<float>::infinity();
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes) {
+      // kept a loop: fully unrolled first, it would not vectorise (Note [ISA dispatch])
+#pragma GCC unroll 1
       for (int l = 0; l < kLanes; ++l) lanes[l] = line[i + l] > lanes[l] ? line[i + l] : lanes[l];
     }
     for (; i < n; ++i)
