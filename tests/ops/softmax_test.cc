@@ -41,6 +41,26 @@ TEST_F(Softmax, SoftmaxOnStridedZeroSizeAndZeroDimInputs) {
   expect_close(values(log_softmax(make({5}, {}), -1)), {0});
 }
 
+// As in PyTorch (empty_like keeps the layout), a channels-last input gives a
+// channels-last result, along every dim; an out= argument keeps its own layout.
+TEST_F(Softmax, ChannelsLastInputsGiveChannelsLastResults) {
+  const Shape shape = {2, 3, 4, 5};
+  const Values x = wave(120);
+  Tensor t = make(x, shape).contiguous(MemoryFormat::ChannelsLast);
+  for (int64_t d : {0, 1, 2, 3}) {
+    Tensor s = softmax(t, d);
+    EXPECT_TRUE(s.is_contiguous(MemoryFormat::ChannelsLast)) << "dim " << d;
+    expect_close(values(s), softmax_ref(x, shape, d, false));
+    Tensor l = log_softmax(t, d);
+    EXPECT_TRUE(l.is_contiguous(MemoryFormat::ChannelsLast)) << "dim " << d;
+    expect_close(values(l), softmax_ref(x, shape, d, true));
+  }
+  Tensor rows = empty({2, 3, 4, 5});
+  softmax_out(rows, t, 1);
+  EXPECT_TRUE(rows.is_contiguous());
+  expect_close(values(rows), softmax_ref(x, shape, 1, false));
+}
+
 TEST_F(Softmax, SoftmaxIsStableForLargeAndInfiniteInputs) {
   Tensor big = make({1000, 1000, -1000}, {3});
   expect_close(values(softmax(big, 0)), {0.5, 0.5, 0});

@@ -87,10 +87,28 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
   ReductionPlan plan = plan_reduction(
       self, ndim == 0 ? std::span<const int64_t>{} : std::span<const int64_t>(&d, 1));
   const int64_t length = plan.reduced_numel;
-  int64_t inner = 1;  // the contiguous output's stride of dim d
+  // Line o (row-major over the dims but d, the order of the plan's outputs) starts at
+  // out_line(o) in `out`, its elements `step` apart: any layout of out (channels last
+  // for a channels-last input, or an out= argument's own).
+  std::vector<int64_t> line_sizes, line_strides;
+  for (int64_t k = 0; k < ndim; ++k) {
+    if (k == d) continue;
+    line_sizes.push_back(self.sizes()[k]);
+    line_strides.push_back(out.strides()[k]);
+  }
+  auto out_line = [&](int64_t o) {
+    int64_t offset = 0;
+    for (size_t k = line_sizes.size(); k-- > 0;) {
+      offset += o % line_sizes[k] * line_strides[k];
+      o /= line_sizes[k];
+    }
+    return offset;
+  };
+  const int64_t step = ndim == 0 ? 1 : out.strides()[d];
+  int64_t inner = 1;  // the elements after dim d
   for (int64_t k = d + 1; k < ndim; ++k) inner *= self.sizes()[k];
   if (self.dtype() == LOOM_DTYPE_FLOAT32 && out.dtype() == LOOM_DTYPE_FLOAT32 && inner == 1 &&
-      self.is_contiguous()) {  // rows along the last dim: one pass per row in the clone
+      self.is_contiguous() && out.is_contiguous()) {  // rows: one pass per row in the clone
     const float* src = self.data<float>();
     float* dst = out.data<float>();
     parallel_for(0, self.numel() / length, grain_for(8 * length), [&](int64_t begin, int64_t end) {
@@ -111,17 +129,17 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
                                                                          auto&& visit) mutable {
           size_t k = 0;
           visit([&](T v) { line[k++] = static_cast<Acc>(static_cast<acc_type<T>>(v)); });
-          Out* row = dst + (o / inner) * inner * length + (o % inner);
+          Out* row = dst + out_line(o);
           if constexpr (std::is_same_v<Acc, float>) {
             float max = 0, sum = 0;
             run_with_isa<SoftmaxLine<!IsLog>, true>(0, line.data(), line.data(), length, &max,
                                                     &sum);
             if constexpr (IsLog) {
               const float log_sum = std::log(sum);
-              for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
+              for (int64_t i = 0; i < length; ++i) row[i * step] = Out((line[i] - max) - log_sum);
             } else {
               const float scale = 1.0f / sum;
-              for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
+              for (int64_t i = 0; i < length; ++i) row[i * step] = Out(line[i] * scale);
             }
             return;
           }
@@ -131,14 +149,14 @@ sdk::Tensor softmax_out(const sdk::Tensor& self, int64_t dim, std::optional<Loom
           if constexpr (IsLog) {
             for (Acc v : line) sum += std::exp(v - max);
             const Acc log_sum = std::log(sum);
-            for (int64_t i = 0; i < length; ++i) row[i * inner] = Out((line[i] - max) - log_sum);
+            for (int64_t i = 0; i < length; ++i) row[i * step] = Out((line[i] - max) - log_sum);
           } else {
             for (Acc& v : line) {  // one exp per element, kept for the scaling pass
               v = std::exp(v - max);
               sum += v;
             }
             const Acc scale = Acc(1) / sum;
-            for (int64_t i = 0; i < length; ++i) row[i * inner] = Out(line[i] * scale);
+            for (int64_t i = 0; i < length; ++i) row[i * step] = Out(line[i] * scale);
           }
         };
       });
