@@ -325,7 +325,7 @@ TEST_F(Autograd, ChannelsLastConvolutionGradients) {
   expect_near(values(gw_cl), values(gw), 1e-4);
 }
 
-// A channels-last network stays channels last through batch_norm, relu and max pooling
+// A channels-last network stays channels last through batch_norm, relu, max pooling and softmax
 // (Note [Layouts of new results], Note [Channels-last max pooling]), forward and backward,
 // with the row-major network's values.
 TEST_F(Autograd, ChannelsLastNetworkKeepsItsLayout) {
@@ -337,12 +337,13 @@ TEST_F(Autograd, ChannelsLastNetworkKeepsItsLayout) {
         batch_norm(y, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5);
     Tensor activated = relu(normalized);
     Tensor pooled = max_pool2d(activated, {2, 2});
-    for (const Tensor& t : {normalized, activated, pooled}) {
+    Tensor probs = softmax(pooled, 1);
+    for (const Tensor& t : {normalized, activated, pooled, probs}) {
       EXPECT_EQ(t.is_contiguous(MemoryFormat::ChannelsLast) && !t.is_contiguous(), channels_last);
     }
-    pooled.backward(g);
+    probs.backward(g);
     EXPECT_EQ(xi.grad().is_contiguous(MemoryFormat::ChannelsLast), channels_last);
-    return std::tuple{pooled, xi.grad(), wi.grad()};
+    return std::tuple{probs, xi.grad(), wi.grad()};
   };
   auto [y, gx, gw] = run(x, w, false);
   auto [y_cl, gx_cl, gw_cl] =
