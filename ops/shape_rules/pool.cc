@@ -8,6 +8,13 @@
 namespace loom::ops {
 namespace {
 
+// Results channels last for a channels-last 4-D input, as in PyTorch.
+void follow_channels_last(const TensorImpl& self, OutputMetas& out) {
+  if (self.dim() == 4 && suggest_memory_format(self) == MemoryFormat::ChannelsLast) {
+    for (OutputMeta& m : out) m.memory_format = MemoryFormat::ChannelsLast;
+  }
+}
+
 void require_pool_input(const ShapeArgs& args, const TensorImpl& self) {
   if (self.dim() != 3 && self.dim() != 4) {
     args.fail("expected a 3-D (unbatched) or 4-D (batched) input, found ",
@@ -67,10 +74,7 @@ void max_pool2d_with_indices(const ShapeArgs& args, OutputMetas& out) {
                                  positive_pair(args, 4, "dilation"), args.boolean(5));
   out.push_back(output(shape, self.dtype(), self.device()));
   out.push_back(output(std::move(shape), ScalarType::Int64, self.device()));
-  // values and indices channels last for a channels-last input, as in PyTorch
-  if (self.dim() == 4 && suggest_memory_format(self) == MemoryFormat::ChannelsLast) {
-    for (OutputMeta& m : out) m.memory_format = MemoryFormat::ChannelsLast;
-  }
+  follow_channels_last(self, out);  // values and indices
 }
 
 void avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
@@ -83,6 +87,7 @@ void avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
       output(pooled_shape(args, self, kernel, pool_stride(args, 2, kernel),
                           nonnegative_pair(args, 3, "padding"), Pair{1, 1}, args.boolean(4)),
              self.dtype(), self.device()));
+  follow_channels_last(self, out);
 }
 
 // self's leading dims and the output_size.
@@ -98,6 +103,7 @@ DimVector adaptive_shape(const ShapeArgs& args, const TensorImpl& self) {
 void adaptive_avg_pool2d(const ShapeArgs& args, OutputMetas& out) {
   const TensorImpl& self = args.tensor(0);
   out.push_back(output(adaptive_shape(args, self), self.dtype(), self.device()));
+  follow_channels_last(self, out);
 }
 
 // The maxima and their positions in each input plane (row-major over H x W).

@@ -165,6 +165,34 @@ TEST_F(Pool, ChannelsLastMaxPoolingKeepsTheLayout) {
       "loom::max_pool2d_with_indices_backward", "expected indices in [0, 36)");
 }
 
+// Note [Channels-last average pooling]: avg_pool2d (every divisor rule, ceil_mode) and
+// adaptive_avg_pool2d of a channels-last input are channels last, with the row-major
+// results' bits.
+TEST_F(Pool, ChannelsLastAveragePoolingKeepsTheLayout) {
+  manual_seed(19);
+  const auto cl = [](const Tensor& t) { return t.contiguous(MemoryFormat::ChannelsLast); };
+  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::BFloat16}) {
+    for (int64_t channels : {3, 19, 70}) {
+      Tensor x = random({2, channels, 9, 11}, t);
+      for (bool include_pad : {true, false}) {
+        for (std::optional<int64_t> divisor :
+             {std::optional<int64_t>{}, std::optional<int64_t>{4}}) {
+          Tensor a = avg_pool2d(x, {3, 3}, {2, 2}, {1, 1}, true, include_pad, divisor);
+          Tensor b = avg_pool2d(cl(x), {3, 3}, {2, 2}, {1, 1}, true, include_pad, divisor);
+          EXPECT_TRUE(b.is_contiguous(MemoryFormat::ChannelsLast) && !b.is_contiguous());
+          EXPECT_EQ(values(b), values(a)) << channels << (include_pad ? " with padding" : "");
+        }
+      }
+      for (const std::vector<int64_t>& size : {std::vector<int64_t>{4, 5}, {9, 11}, {1, 1}}) {
+        Tensor a = adaptive_avg_pool2d(x, size);
+        Tensor b = adaptive_avg_pool2d(cl(x), size);
+        EXPECT_TRUE(b.is_contiguous(MemoryFormat::ChannelsLast)) << size[0] << "x" << size[1];
+        EXPECT_EQ(values(b), values(a)) << channels << ", " << size[0] << "x" << size[1];
+      }
+    }
+  }
+}
+
 TEST_F(Pool, AvgPoolModes) {
   // 1..16 in a 4x4 plane
   Values seq;

@@ -340,6 +340,75 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
   return {values, indices};
 }
 
+// Note [Channels-last average pooling]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// As max pooling does (Note [Channels-last max pooling]), avg_pool2d and
+// adaptive_avg_pool2d of a channels-last input give channels-last results (the shape
+// rule's), computed one output pixel at a time: the C sums of the window's taps, each
+// tap a run of C contiguous values added elementwise in the ISA clones, then divided.
+// Each channel adds its window in the plane loops' order (rows, then columns) and
+// divides by the same divisor, so the values are the row-major kernels' bits.
+
+// One output pixel's window [y0, y1) x [x0, x1) of the input and its divisor.
+template <typename A>
+struct SumWindow {
+  int64_t y0, y1, x0, x1;
+  A divisor;
+};
+
+template <typename T>
+struct SumPoolPixel {
+  const T* image;  // the pixel's batch element
+  SumWindow<acc_type<T>> window;
+  int64_t h_stride, w_stride, channels;
+  acc_type<T>* sums;  // C accumulators
+  T* dst;             // the pixel's C values
+};
+
+struct SumPoolPixelLoop {
+  template <typename F, typename T>
+  [[gnu::always_inline]] static inline void run(const F&, SumPoolPixel<T> r) {
+    using A = acc_type<T>;
+    A* __restrict sums = r.sums;
+    for (int64_t c = 0; c < r.channels; ++c) sums[c] = A(0);
+    for (int64_t iy = r.window.y0; iy < r.window.y1; ++iy) {
+      for (int64_t ix = r.window.x0; ix < r.window.x1; ++ix) {
+        const T* __restrict tap = r.image + iy * r.h_stride + ix * r.w_stride;
+        for (int64_t c = 0; c < r.channels; ++c) sums[c] += static_cast<A>(tap[c]);
+      }
+    }
+    T* __restrict dst = r.dst;
+    for (int64_t c = 0; c < r.channels; ++c) dst[c] = static_cast<T>(sums[c] / r.window.divisor);
+  }
+};
+
+// Average pooling of a channels-last [N, C, H, W] input into the channels-last `out`,
+// window_of(y, x) giving each output pixel's SumWindow (of about `taps` taps); pixels
+// split over the thread pool.
+template <typename T, typename WindowOf>
+void sum_pool_channels_last(const sdk::Tensor& input, const sdk::Tensor& out, int64_t taps,
+                            const WindowOf& window_of) {
+  const sdk::Tensor self = with_unit_channel_stride(input);
+  const int64_t channels = self.size(1), oh = out.size(2), ow = out.size(3);
+  const T* base = self.data<const T>();
+  T* dst = out.data<T>();
+  parallel_for(0, out.size(0) * oh * ow, grain_for(channels * taps),
+               [&](int64_t begin, int64_t end) {
+                 std::vector<acc_type<T>> sums(static_cast<size_t>(channels));
+                 for (int64_t pixel = begin; pixel < end; ++pixel) {
+                   const int64_t n = pixel / (oh * ow), y = pixel / ow % oh, x = pixel % ow;
+                   const SumPoolPixel<T> job{.image = base + n * self.strides()[0],
+                                             .window = window_of(y, x),
+                                             .h_stride = self.strides()[2],
+                                             .w_stride = self.strides()[3],
+                                             .channels = channels,
+                                             .sums = sums.data(),
+                                             .dst = dst + pixel * channels};
+                   run_with_isa<SumPoolPixelLoop, kIsaCloned<T>>([] {}, job);
+                 }
+               });
+}
+
 sdk::Tensor avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t> kernel_size,
                            std::span<const int64_t> stride, std::span<const int64_t> padding, bool,
                            bool count_include_pad, std::optional<int64_t> divisor_override,
@@ -350,29 +419,37 @@ sdk::Tensor avg_pool2d_out(const sdk::Tensor& self, std::span<const int64_t> ker
   dispatch_floating_types(self.dtype(), "avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_type<T>;
+    // the window clipped to the padded input, then to the input
+    auto window_of = [&](int64_t y, int64_t x) {
+      int64_t y0 = y * s.h - pad.h, x0 = x * s.w - pad.w;
+      int64_t y1 = std::min(y0 + k.h, p.h + pad.h), x1 = std::min(x0 + k.w, p.w + pad.w);
+      const int64_t padded_count = (y1 - y0) * (x1 - x0);
+      y0 = std::max<int64_t>(y0, 0);
+      x0 = std::max<int64_t>(x0, 0);
+      y1 = std::min(y1, p.h);
+      x1 = std::min(x1, p.w);
+      const int64_t divisor = divisor_override    ? *divisor_override
+                              : count_include_pad ? padded_count
+                                                  : (y1 - y0) * (x1 - x0);
+      return SumWindow<A>{y0, y1, x0, x1, static_cast<A>(divisor)};
+    };
+    if (out.dim() == 4 && !out.is_contiguous()) {  // channels last, from the shape rule
+      sum_pool_channels_last<T>(self, out, k.h * k.w, window_of);
+      return;
+    }
     T* dst_base = out.data<T>();
     for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
       T* dst = dst_base + o * oh * ow;
       for (int64_t y = 0; y < oh; ++y) {
         for (int64_t x = 0; x < ow; ++x) {
-          // the window clipped to the padded input, then to the input
-          int64_t y0 = y * s.h - pad.h, x0 = x * s.w - pad.w;
-          int64_t y1 = std::min(y0 + k.h, p.h + pad.h), x1 = std::min(x0 + k.w, p.w + pad.w);
-          int64_t padded_count = (y1 - y0) * (x1 - x0);
-          y0 = std::max<int64_t>(y0, 0);
-          x0 = std::max<int64_t>(x0, 0);
-          y1 = std::min(y1, p.h);
-          x1 = std::min(x1, p.w);
+          const SumWindow<A> w = window_of(y, x);
           A total = 0;
-          for (int64_t iy = y0; iy < y1; ++iy) {
-            for (int64_t ix = x0; ix < x1; ++ix) {
+          for (int64_t iy = w.y0; iy < w.y1; ++iy) {
+            for (int64_t ix = w.x0; ix < w.x1; ++ix) {
               total += static_cast<A>(plane[iy * p.h_stride + ix * p.w_stride]);
             }
           }
-          int64_t divisor = divisor_override    ? *divisor_override
-                            : count_include_pad ? padded_count
-                                                : (y1 - y0) * (x1 - x0);
-          dst[y * ow + x] = static_cast<T>(total / static_cast<A>(divisor));
+          dst[y * ow + x] = static_cast<T>(total / w.divisor);
         }
       }
     });
@@ -398,6 +475,16 @@ sdk::Tensor adaptive_avg_pool2d_out(const sdk::Tensor& self, std::span<const int
   dispatch_floating_types(self.dtype(), "adaptive_avg_pool2d", [&](auto tag) {
     using T = decltype(tag);
     using A = acc_type<T>;
+    if (out.dim() == 4 && !out.is_contiguous()) {  // channels last, from the shape rule
+      const int64_t taps =
+          (p.h / std::max<int64_t>(oh, 1) + 1) * (p.w / std::max<int64_t>(ow, 1) + 1);
+      sum_pool_channels_last<T>(self, out, taps, [&](int64_t y, int64_t x) {
+        const int64_t y0 = start(y, p.h, oh), y1 = end(y, p.h, oh);
+        const int64_t x0 = start(x, p.w, ow), x1 = end(x, p.w, ow);
+        return SumWindow<A>{y0, y1, x0, x1, static_cast<A>((y1 - y0) * (x1 - x0))};
+      });
+      return;
+    }
     T* dst_base = out.data<T>();
     for_each_plane(p, self.data<T>(), p.h * p.w + oh * ow, [&](const T* plane, int64_t o) {
       T* dst = dst_base + o * oh * ow;
