@@ -353,6 +353,20 @@ TEST_F(Autograd, ChannelsLastNetworkKeepsItsLayout) {
   expect_near(values(gw_cl), values(gw), 1e-3);
 }
 
+// The average poolings of a channels-last input (channels-last results) differentiate to
+// the row-major input's gradients.
+TEST_F(Autograd, ChannelsLastAveragePoolingGradients) {
+  Tensor x = randn({2, 5, 7, 6}), g = randn({2, 5, 4, 3}), g1 = randn({2, 5, 1, 1});
+  auto grads = [&](const Tensor& input) {
+    Tensor xi = input.detach().requires_grad_();
+    Tensor pooled = avg_pool2d(xi, {3, 3}, {2, 2}, {1, 1});
+    Tensor cells = adaptive_avg_pool2d(xi, {1, 1});
+    loom::autograd::backward({pooled, cells}, {g, g1});
+    return xi.grad();
+  };
+  expect_near(values(grads(x.contiguous(MemoryFormat::ChannelsLast))), values(grads(x)), 1e-6);
+}
+
 TEST_F(Autograd, SeparateGraphsBackpropagateOnSeveralThreadsAtOnce) {
   constexpr int kThreads = 4;
   std::atomic<int> wrong{0};
