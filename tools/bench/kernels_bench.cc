@@ -68,6 +68,19 @@ BENCHMARK(BM_KernelMaxPool2d)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+// A 3x3 stride-1 average pooling (an Inception branch's) on [8, 64, 56, 56].
+void BM_KernelAvgPool2d(benchmark::State& state) {
+  load_runtime();
+  loom::Tensor x = activations({8, 64, 56, 56}, state.range(0) == 1);
+  run(state, [&] { return loom::avg_pool2d(x, {3, 3}, {1, 1}, {1, 1}); });
+}
+BENCHMARK(BM_KernelAvgPool2d)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 // A ResNet stage's batch norm on [8, 64, 56, 56]: training (the batch's statistics, running
 // statistics updated) and evaluation (the running statistics).
 void BM_KernelBatchNorm(benchmark::State& state) {

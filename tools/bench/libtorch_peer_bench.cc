@@ -241,6 +241,17 @@ BENCHMARK(BM_TorchKernelMaxPool2d)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
+void BM_TorchKernelAvgPool2d(benchmark::State& state) {
+  at::Tensor x = activations({8, 64, 56, 56}, state.range(0) == 1);
+  run(state, [&] { return at::avg_pool2d(x, {3, 3}, {1, 1}, {1, 1}); });
+}
+BENCHMARK(BM_TorchKernelAvgPool2d)
+    ->ArgName("channels_last")
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
 void BM_TorchKernelBatchNorm(benchmark::State& state) {
   const bool training = state.range(0) == 1;
   at::Tensor x = activations({8, 64, 56, 56}, state.range(1) == 1);
