@@ -366,9 +366,29 @@ struct SumPoolPixel {
 };
 
 struct SumPoolPixelLoop {
+  // kBlock channels at a time, their sums in registers over the window's taps
+  static constexpr int64_t kBlock = 16;
+
   template <typename F, typename T>
   [[gnu::always_inline]] static inline void run(const F&, SumPoolPixel<T> r) {
     using A = acc_type<T>;
+    int64_t c0 = 0;
+    for (; c0 + kBlock <= r.channels; c0 += kBlock) {
+      A block[kBlock] = {};
+      for (int64_t iy = r.window.y0; iy < r.window.y1; ++iy) {
+        for (int64_t ix = r.window.x0; ix < r.window.x1; ++ix) {
+          const T* tap = r.image + iy * r.h_stride + ix * r.w_stride + c0;
+          for (int64_t c = 0; c < kBlock; ++c) block[c] += static_cast<A>(tap[c]);
+        }
+      }
+      for (int64_t c = 0; c < kBlock; ++c) {
+        r.dst[c0 + c] = static_cast<T>(block[c] / r.window.divisor);
+      }
+    }
+    if (c0 == r.channels) return;
+    r.image += c0;
+    r.dst += c0;
+    r.channels -= c0;
     A* __restrict sums = r.sums;
     for (int64_t c = 0; c < r.channels; ++c) sums[c] = A(0);
     for (int64_t iy = r.window.y0; iy < r.window.y1; ++iy) {
