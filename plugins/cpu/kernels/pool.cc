@@ -345,7 +345,8 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
 // As max pooling does (Note [Channels-last max pooling]), avg_pool2d and
 // adaptive_avg_pool2d of a channels-last input give channels-last results (the shape
 // rule's), computed one output pixel at a time: the C sums of the window's taps, each
-// tap a run of C contiguous values added elementwise in the ISA clones, then divided.
+// tap a run of C contiguous values added elementwise in the ISA clones (16 channels at a
+// time, their sums kept in registers over the whole window), then divided.
 // Each channel adds its window in the plane loops' order (rows, then columns) and
 // divides by the same divisor, so the values are the row-major kernels' bits.
 
