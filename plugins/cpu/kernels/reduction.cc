@@ -31,13 +31,14 @@ using OptionalDims = std::optional<std::span<const int64_t>>;
 // Reduced elements per chunk of one output (Note [Deterministic sum]).
 constexpr int64_t kReduceChunk = 16384;
 
-// acc[o] = the fold with `combine` of output o's chunks, each folded by
-// fold_range(o, begin, end) over its reduced elements [begin, end); chunked and parallel
-// as in Note [Deterministic sum].
 // Chunks of kReduceChunk elements in one output.
 int64_t chunks_per_output(const ReductionPlan& plan) {
   return std::max<int64_t>(1, (plan.reduced_numel + kReduceChunk - 1) / kReduceChunk);
 }
+
+// acc[o] = the fold with `combine` of output o's chunks, each folded by
+// fold_range(o, begin, end) over its reduced elements [begin, end); chunked and parallel
+// as in Note [Deterministic sum].
 
 template <typename Acc, typename FoldRange, typename Combine>
 void fold_in_chunks(const ReductionPlan& plan, FoldRange fold_range, Combine combine,
