@@ -8,13 +8,6 @@
 namespace loom::ops {
 namespace {
 
-// Results channels last for a channels-last 4-D input, as in PyTorch.
-void follow_channels_last(const TensorImpl& self, OutputMetas& out) {
-  if (self.dim() == 4 && suggest_memory_format(self) == MemoryFormat::ChannelsLast) {
-    for (OutputMeta& m : out) m.memory_format = MemoryFormat::ChannelsLast;
-  }
-}
-
 void require_pool_input(const ShapeArgs& args, const TensorImpl& self) {
   if (self.dim() != 3 && self.dim() != 4) {
     args.fail("expected a 3-D (unbatched) or 4-D (batched) input, found ",

@@ -175,6 +175,12 @@ OutputMeta output(DimVector shape, ScalarType dtype, Device device) {
   return OutputMeta{std::move(shape), dtype, dtype, device};
 }
 
+void follow_channels_last(const TensorImpl& self, OutputMetas& out) {
+  if (self.dim() == 4 && suggest_memory_format(self) == MemoryFormat::ChannelsLast) {
+    for (OutputMeta& m : out) m.memory_format = MemoryFormat::ChannelsLast;
+  }
+}
+
 DimVector sizes_of(const TensorImpl& t) {
   return DimVector(t.sizes().begin(), t.sizes().end());
 }

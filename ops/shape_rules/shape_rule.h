@@ -124,6 +124,9 @@ std::vector<bool> reduced_dim_mask(const ShapeArgs& args, std::span<const int64_
 // The shape left after reducing the masked dims (kept as 1 when keepdim).
 DimVector reduced_shape(IntArrayRef sizes, const std::vector<bool>& mask, bool keepdim);
 OutputMeta output(DimVector shape, ScalarType dtype, Device device);
+// Makes every output channels last when `self` is a 4-D tensor that suggests channels
+// last (PyTorch's pooling and empty_like results follow a channels-last input).
+void follow_channels_last(const TensorImpl& self, OutputMetas& out);
 // The sizes of `t` as a DimVector.
 DimVector sizes_of(const TensorImpl& t);
 // A tensor's size along `dim`, treating a 0-dim tensor as one element.

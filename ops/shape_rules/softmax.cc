@@ -15,10 +15,7 @@ void softmax(const ShapeArgs& args, OutputMetas& out) {
     args.fail("expected a floating point input or dtype, found ", scalar_type_name(result));
   }
   out.push_back(output(sizes_of(self), result, self.device()));
-  // channels last for a channels-last input, as PyTorch's empty_like gives it
-  if (self.dim() == 4 && suggest_memory_format(self) == MemoryFormat::ChannelsLast) {
-    out.back().memory_format = MemoryFormat::ChannelsLast;
-  }
+  follow_channels_last(self, out);
 }
 
 constexpr ShapeRuleEntry kRules[] = {
