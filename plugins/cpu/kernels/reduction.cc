@@ -39,7 +39,6 @@ int64_t chunks_per_output(const ReductionPlan& plan) {
 // acc[o] = the fold with `combine` of output o's chunks, each folded by
 // fold_range(o, begin, end) over its reduced elements [begin, end); chunked and parallel
 // as in Note [Deterministic sum].
-
 template <typename Acc, typename FoldRange, typename Combine>
 void fold_in_chunks(const ReductionPlan& plan, FoldRange fold_range, Combine combine,
                     std::vector<Acc>& acc) {
@@ -235,8 +234,17 @@ struct ColumnLaneRows {
 // kColumnWidth LaneSums, one per column, whose element k goes to lane k % kSumLanes of
 // its column: the same lanes, and so the same bits, as a LaneSum per output.
 struct ColumnLaneSum {
-  alignas(64) double lanes[kSumLanes * kColumnWidth] = {};
+  // lane l of column g at lanes[l * kColumnWidth + g]; columns past the group's width unused
+  alignas(64) double lanes[kSumLanes * kColumnWidth];
   int next = 0;  // the lane of the next row
+
+  // Zeroes the lanes of `width` columns only (a narrow group of a short reduction
+  // would otherwise clear 16 KiB per chunk).
+  explicit ColumnLaneSum(int64_t width) {
+    for (int l = 0; l < kSumLanes; ++l) {
+      std::fill_n(lanes + l * kColumnWidth, width, 0.0);
+    }
+  }
 
   // Adds value(p[i * stride + g], g) to column g for i in [0, count), g in [0, width).
   template <typename T, typename Value>
@@ -282,7 +290,7 @@ void sum_or_prod(const sdk::Tensor& self, std::span<const int64_t> dims, const s
         };
         auto fold_columns = [&](int64_t first, int64_t width, int64_t begin, int64_t end,
                                 Acc* results) {
-          ColumnLaneSum lanes;
+          ColumnLaneSum lanes(width);
           for_each_reduced_row_in_range(plan, self.data<T>(), first, begin, end,
                                         [&](const T* p, int64_t count, int64_t stride) {
                                           lanes.add_run(p, count, stride, width,
@@ -442,7 +450,7 @@ sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
     auto fold_columns = [&](int64_t first, int64_t width, int64_t begin, int64_t end,
                             Moments* results) {
       auto value = [](T v, int64_t) { return static_cast<double>(static_cast<acc_type<T>>(v)); };
-      ColumnLaneSum sums;
+      ColumnLaneSum sums(width);
       for_each_reduced_row_in_range(plan, base, first, begin, end,
                                     [&](const T* p, int64_t count, int64_t stride) {
                                       sums.add_run(p, count, stride, width, value);
@@ -454,7 +462,7 @@ sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
         const double d = value(v, g) - means[g];
         return d * d;
       };
-      ColumnLaneSum squares;
+      ColumnLaneSum squares(width);
       for_each_reduced_row_in_range(plan, base, first, begin, end,
                                     [&](const T* p, int64_t count, int64_t stride) {
                                       squares.add_run(p, count, stride, width, squared_deviation);
