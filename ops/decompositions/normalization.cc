@@ -94,10 +94,11 @@ Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight,
   for (int64_t d = 0; d < input.dim(); ++d) {
     if (d != 1) dims.push_back(d);
   }
-  // A channels-last input's statistics are column reductions (the channels innermost),
-  // which the backends fold for adjacent channels together: taken on the input itself.
-  Tensor mean = loom::mean(input, dims);
-  Tensor var = loom::var(input, dims, Scalar(int64_t{0}));
+  // One var_mean: a backend with a kernel for it (the CPU) reads the input twice, not
+  // three times (mean, then var's two passes). A channels-last input's statistics are
+  // column reductions (the channels innermost), which the backends fold for adjacent
+  // channels together: taken on the input itself.
+  auto [var, mean] = loom::var_mean(input, dims, Scalar(int64_t{0}));
   if (running_mean) {
     NoHistory running_update;  // Note [Running statistics]
     Tensor keep = wrapped_number(1.0 - momentum), take = wrapped_number(momentum);

@@ -91,6 +91,7 @@ std::vector<OpSample> make() {
       {"loom::var_mean.correction", {T({3, 4})}},
       {"loom::var_mean.correction", {T({3, 4}, kF64), L({1})}, {{"correction", I(0)}}},
       {"loom::var_mean.correction", {T({2, 3, 4}), L({0})}, {{"keepdim", B(true)}}},
+      {"loom::var_mean.correction", {T({2, 3, 4}), L({0, 2})}, {{"correction", D(2.0)}}},
       {"loom::norm.Scalar", {T({3, 4})}},
       {"loom::norm.Scalar", {T({3, 4}, kF64), I(1)}},
       {"loom::norm.Scalar", {T({}), D(3.0)}},

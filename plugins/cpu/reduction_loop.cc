@@ -20,6 +20,29 @@ std::vector<int64_t> wrap_dims(std::span<const int64_t> dims, int64_t ndim, cons
   return out;
 }
 
+std::vector<int64_t> reduced_sizes(const sdk::Tensor& self, std::span<const int64_t> dims,
+                                   bool keepdim, const char* op) {
+  const int64_t ndim = self.dim();
+  std::vector<bool> reduce(static_cast<size_t>(ndim), dims.empty());
+  for (int64_t d : wrap_dims(dims, ndim, op)) {
+    if (ndim == 0) continue;
+    if (reduce[d] && !dims.empty()) {
+      throw sdk::Error(std::string("[") + op + "] dim " + std::to_string(d) +
+                       " appears more than once in the list of dims");
+    }
+    reduce[d] = true;
+  }
+  std::vector<int64_t> sizes;
+  for (int64_t d = 0; d < ndim; ++d) {
+    if (!reduce[d]) {
+      sizes.push_back(self.sizes()[d]);
+    } else if (keepdim) {
+      sizes.push_back(1);
+    }
+  }
+  return sizes;
+}
+
 ReductionPlan plan_reduction(const sdk::Tensor& self, std::span<const int64_t> dims) {
   const int64_t ndim = self.dim();
   std::vector<bool> reduce(static_cast<size_t>(ndim), dims.empty());

@@ -22,6 +22,11 @@ struct ReductionPlan {
   int64_t reduced_numel = 1;
 };
 
+// The result sizes of a reduction over `dims` (empty: every dim), for a kernel that
+// allocates its outputs; out-of-range and repeated dims raise errors naming `op`.
+std::vector<int64_t> reduced_sizes(const sdk::Tensor& self, std::span<const int64_t> dims,
+                                   bool keepdim, const char* op);
+
 // `dims` empty means every dim. Dims were checked by the op's shape rule; they are
 // wrapped again here because a kernel may be called directly with negative dims.
 ReductionPlan plan_reduction(const sdk::Tensor& self, std::span<const int64_t> dims);

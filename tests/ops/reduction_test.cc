@@ -149,6 +149,46 @@ TEST_F(Reduction, ColumnReductionsGiveTheBitsOfTheRowWalk) {
   expect_close(values(amax(with_nan, {0})), {4, 5, std::nan("")});
 }
 
+// Note [var_mean kernel]: the CPU's var_mean returns var's own mean, one pass fewer than
+// the decomposition; its values match var and mean for every layout and split.
+TEST_F(Reduction, VarMeanKernelMatchesVarAndMean) {
+  manual_seed(5);
+  Tensor x = random({3, 20, 80, 80});  // 19200 elements per channel: two chunks
+  Tensor cl = x.contiguous(MemoryFormat::ChannelsLast);
+  for (const Tensor& input : {x, cl}) {
+    for (const std::vector<int64_t>& dims :
+         {std::vector<int64_t>{0, 2, 3}, {1}, {-1, 0}, {0, 1, 2, 3}}) {
+      for (bool keepdim : {false, true}) {
+        auto [v, m] = var_mean(input, dims, 0, keepdim);
+        EXPECT_EQ(shape(v), shape(var(input, dims, 0, keepdim)));
+        EXPECT_EQ(shape(m), shape(mean(input, dims, keepdim)));
+        expect_close(values(v), values(var(x, dims, 0, keepdim)), 1e-5);
+        expect_close(values(m), values(mean(x, dims, keepdim)), 1e-5);
+      }
+    }
+  }
+  // every dim (None), correction 1, float64, half precision
+  Tensor d = random({7, 9}, ScalarType::Float64);
+  auto [vd, md] = var_mean(d);
+  EXPECT_EQ(shape(vd), (Shape{}));
+  expect_close(values(vd), values(var(d)), 1e-12);
+  expect_close(values(md), values(mean(d)), 1e-12);
+  Tensor h = make(k23, {2, 3}, ScalarType::BFloat16);
+  auto [vh, mh] = var_mean(h, IntList{1});
+  EXPECT_EQ(vh.dtype(), ScalarType::BFloat16);
+  expect_close(values(vh), {1, 1});
+  expect_close(values(mh), {2, 5});
+  // nothing to reduce: NaN for both, as var and mean give
+  auto [ve, me] = var_mean(empty({0, 3}), IntList{0});
+  EXPECT_EQ(shape(me), (Shape{3}));
+  EXPECT_TRUE(std::isnan(values(ve)[0]) && std::isnan(values(me)[0]));
+  // the meta device keeps the decomposition: the same shapes
+  auto [vm, mm] = var_mean(empty({4, 5}, TensorOptions().device(Device{kMeta, -1})), IntList{1},
+                           std::nullopt, true);
+  EXPECT_EQ(shape(mm), (Shape{4, 1}));
+  EXPECT_EQ(shape(vm), (Shape{4, 1}));
+}
+
 TEST_F(Reduction, ProdMeanAndFullReductions) {
   Tensor x = make(k23, {2, 3});
   EXPECT_EQ(values(prod(x, 1)), (Values{6, 120}));
@@ -269,6 +309,18 @@ TEST_F(Reduction, BadInputsGetErrorsNamingTheOp) {
         var(make(k23, {2, 3}, ScalarType::Int64));
       },
       "loom::var.correction", "expected a floating point input, found int64");
+  expect_error([&] { var_mean(x, IntList{2}); }, "loom::var_mean.correction",
+               "dim 2 is out of range");
+  expect_error(
+      [&] {
+        var_mean(x, IntList{0, -2});
+      },
+      "loom::var_mean.correction", "dim 0 appears more than once");
+  expect_error(
+      [&] {
+        var_mean(make(k23, {2, 3}, ScalarType::Int32));
+      },
+      "loom::var_mean.correction", "int32");
   expect_error(
       [&] {
         mean(make(k23, {2, 3}, ScalarType::Int64));

@@ -1,6 +1,7 @@
 // Derivatives of the reduction family: sum, prod, amax/amin, max/min along a dim, var;
-// any, all, argmax, argmin, bincount and histc are not differentiable. The full reductions, mean,
-// std, norm and logsumexp are decompositions and differentiate through their pieces.
+// var_mean (a decomposition with a CPU kernel of its own); any, all, argmax, argmin, bincount
+// and histc are not differentiable. The full reductions, mean, std, norm and logsumexp are
+// decompositions and differentiate through their pieces.
 #include "helpers.h"
 
 namespace loom::autograd {
@@ -44,6 +45,30 @@ void select_along_dim(BackwardContext& c) {
   });
 }
 
+// The reduced dims, correction and keepdim of var.correction and var_mean.correction
+// (self, dim, correction, keepdim), with N the number of reduced elements.
+struct ReducedArgs {
+  std::vector<int64_t> dims;
+  double correction;
+  bool keepdim;
+  double count;
+};
+
+ReducedArgs reduced_args(BackwardContext& c, const Tensor& self) {
+  ReducedArgs r{reduced_dims(c.ints(1), self.dim(), c.is_none(1)),
+                c.is_none(2) ? 1.0 : c.scalar_arg(2).to_double(), c.bool_arg(3), 1.0};
+  for (int64_t d : r.dims) r.count *= static_cast<double>(self.size(d));
+  return r;
+}
+
+// var's gradient: 2 (x - mean) / (N - correction) times the expanded output gradient;
+// `mean` keeps the reduced dims (size 1).
+Tensor variance_grad(const Tensor& grad, const Tensor& self, const Tensor& mean,
+                     const ReducedArgs& r) {
+  Tensor g = expand_reduced(grad, self.sizes(), r.dims, r.keepdim);
+  return g * (self - mean) * (2.0 / (r.count - r.correction));
+}
+
 }  // namespace
 
 void register_reduction_formulas(FormulaTable& t) {
@@ -74,14 +99,26 @@ void register_reduction_formulas(FormulaTable& t) {
   t.add({"loom::var.correction", inputs({0}), 0, [](BackwardContext& c) {
            c.set(0, [&] {
              Tensor self = c.input(0);
-             std::vector<int64_t> dims = reduced_dims(c.ints(1), self.dim(), c.is_none(1));
-             const double correction = c.is_none(2) ? 1.0 : c.scalar_arg(2).to_double();
-             const bool keepdim = c.bool_arg(3);
-             double n = 1;
-             for (int64_t d : dims) n *= static_cast<double>(self.size(d));
-             Tensor mean = op::mean(self, std::optional<sdk::IntList>(dims), true);
-             Tensor g = expand_reduced(c.grad(), self.sizes(), dims, keepdim);
-             return g * (self - mean) * (2.0 / (n - correction));
+             ReducedArgs r = reduced_args(c, self);
+             Tensor mean = op::mean(self, std::optional<sdk::IntList>(r.dims), true);
+             return variance_grad(c.grad(), self, mean, r);
+           });
+         }});
+  // var_mean: var's gradient from the first return plus mean's (grad / N) from the
+  // second; the saved mean is the forward's (Note [var_mean kernel] in the CPU plugin).
+  t.add({"loom::var_mean.correction", inputs({0}), outputs({1}), [](BackwardContext& c) {
+           c.set(0, [&] {
+             Tensor self = c.input(0);
+             ReducedArgs r = reduced_args(c, self);
+             const bool var_grad = c.has_grad(0), mean_grad = c.has_grad(1);
+             Tensor g;
+             if (var_grad) {
+               Tensor mean = expand_reduced(c.result(1), self.sizes(), r.dims, r.keepdim);
+               g = variance_grad(c.grad(0), self, mean, r);
+             }
+             if (var_grad && !mean_grad) return g;
+             Tensor m = expand_reduced(c.grad(1) / r.count, self.sizes(), r.dims, r.keepdim);
+             return var_grad ? g + m : m;
            });
          }});
   t.not_differentiable({"loom::any.dims", "loom::all.dims", "loom::any", "loom::all",

@@ -1,5 +1,6 @@
 // Reductions on CPU tensors: sum, prod, amax, amin, max/min with indices, var, any, all
-// (the out= kernels of the Shaped reduction ops; outputs arrive allocated and contiguous).
+// (the out= kernels of the Shaped reduction ops; outputs arrive allocated and contiguous),
+// and var_mean (a decomposition's kernel, which allocates its outputs).
 // All run on the thread pool with results independent of the thread count: sum, prod,
 // amax, amin and var fold chunks of each output (below), the others split the outputs.
 //
@@ -418,12 +419,12 @@ Moments merge(const Moments& a, const Moments& b) {
           a.m2 + b.m2 + delta * delta * (a.count * b.count / count)};
 }
 
-sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
-                    std::optional<sdk::Scalar> correction, bool, const sdk::Tensor& out) {
-  ReductionPlan plan = plan_reduction(self, dim.value_or(std::span<const int64_t>{}));
-  double c = correction ? correction->to_double() : 1.0;
+// Each output's count, mean and sum of squared deviations over the reduced dims.
+std::vector<Moments> moments_of(const sdk::Tensor& self, std::span<const int64_t> dims,
+                                const char* op) {
+  ReductionPlan plan = plan_reduction(self, dims);
   std::vector<Moments> moments(static_cast<size_t>(plan.out_numel));
-  dispatch_floating_types(self.dtype(), "var", [&](auto tag) {
+  dispatch_floating_types(self.dtype(), op, [&](auto tag) {
     using T = decltype(tag);
     const T* base = self.data<T>();
     auto fold_range = [&](int64_t o, int64_t begin, int64_t end) {
@@ -475,12 +476,52 @@ sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
       fold_in_chunks(plan, fold_range, merge, moments);
     }
   });
+  return moments;
+}
+
+sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
+                    std::optional<sdk::Scalar> correction, bool, const sdk::Tensor& out) {
+  std::vector<Moments> moments = moments_of(self, dim.value_or(std::span<const int64_t>{}), "var");
+  const double c = correction ? correction->to_double() : 1.0;
   std::vector<double> result(moments.size());
   for (size_t o = 0; o < moments.size(); ++o) {
     result[o] = moments[o].m2 / std::max(0.0, moments[o].count - c);
   }
   store_values(out, result, "var");
   return out;
+}
+
+// Note [var_mean kernel]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// var_mean is a decomposition (var, then mean: three passes over the input, the mean's
+// and var's two). The CPU kernel returns the mean var computed on the way: two passes,
+// which is what a batch_norm's training statistics cost (Note [batch_norm statistics]).
+// The mean is each output's chunk means merged as var merges them, so it may differ from
+// `mean` in the last bit; it is the same for any thread count. Autograd has a formula
+// for it (a backend kernel hides the decomposition's pieces); the meta device and the
+// backends without a kernel keep the decomposition.
+std::tuple<sdk::Tensor, sdk::Tensor> var_mean(const sdk::Tensor& self, OptionalDims dim,
+                                              std::optional<sdk::Scalar> correction, bool keepdim) {
+  const char* op = "loom::var_mean.correction";
+  if (!sdk::dtypes::floating.contains(self.dtype())) {
+    throw sdk::Error(std::string("[") + op + "] expected a floating point input, found " +
+                     sdk::dtype_name(self.dtype()));
+  }
+  std::span<const int64_t> dims = dim.value_or(std::span<const int64_t>{});
+  std::vector<int64_t> sizes = reduced_sizes(self, dims, keepdim, op);
+  sdk::Tensor var = sdk::empty(sizes, self.dtype(), self.device());
+  sdk::Tensor mean = sdk::empty(sizes, self.dtype(), self.device());
+  std::vector<Moments> moments = moments_of(self, dims, op);
+  const double c = correction ? correction->to_double() : 1.0;
+  std::vector<double> variances(moments.size()), means(moments.size());
+  for (size_t o = 0; o < moments.size(); ++o) {
+    const Moments& m = moments[o];
+    variances[o] = m.m2 / std::max(0.0, m.count - c);
+    means[o] = m.count > 0 ? m.mean : std::numeric_limits<double>::quiet_NaN();
+  }
+  store_values(var, variances, op);
+  store_values(mean, means, op);
+  return {var, mean};
 }
 
 template <bool IsAny>
@@ -514,6 +555,7 @@ void register_reduction_kernels(sdk::Registrar& r) {
   r.impl<&extremum_dim_out<true>>("loom::max.dim_out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&extremum_dim_out<false>>("loom::min.dim_out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&var_out>("loom::var.correction_out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&var_mean>("loom::var_mean.correction", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&any_all_out<true>>("loom::any.dims_out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&any_all_out<false>>("loom::all.dims_out", LOOM_KEY_CPU, sdk::dtypes::all);
 }
