@@ -11,7 +11,9 @@
 //  * otherwise the N-d plan of strided_loop.h (size-1 dims dropped, dims ordered by
 //    out's strides, adjacent dims coalesced), chunked by the plan's linear index, each
 //    chunk walked as runs of the innermost dim (for_each_run); a run whose inputs are
-//    contiguous or broadcast along it takes the contiguous loop (Note [Broadcast runs]).
+//    contiguous or broadcast along it takes the contiguous loop (Note [Broadcast runs]);
+//    short rows that inputs repeat go through it a tile of rows at a time (Note
+//    [Periodic runs]).
 // The innermost loops are plain code GCC auto-vectorizes when f is simple; the
 // contiguous and scalar-broadcast ones run in the AVX2 / AVX-512 clone chosen at init
 // (Note [ISA dispatch] in isa.h). f is called concurrently from several threads: it
@@ -21,6 +23,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <tuple>
@@ -131,6 +134,47 @@ inline void inner_loop(const F& f, int64_t n, char* const* ptrs, const int64_t* 
   }
 }
 
+// Note [Periodic runs]
+// ~~~~~~~~~~~~~~~~~~~~
+// A channels-last tensor times a per-channel factor ([N, C, H, W] with C innermost, the
+// factor [1, C, 1, 1]) is a plan of N * H * W rows of C elements in which the tensor and
+// the output run on across rows and the factor repeats the same row. Row by row, each
+// row of 64 floats is a call of the contiguous loop through for_each_run, and the calls
+// cost as much as the arithmetic (batch_norm's normalization of a channels-last input:
+// half the time of its two statistics passes). Instead each repeating input is tiled
+// once per call into a buffer of whole rows (kPeriodicTile elements at most), and the
+// flat index range of the output goes through the contiguous loop in pieces as long as
+// that buffer, the tiled inputs read at the piece's offset in it. f sees the same
+// values in the same order as row by row: the same bits.
+constexpr int64_t kPeriodicTile = 2048;
+
+template <typename Out, typename... In, typename F, size_t... K>
+void periodic_rows_loop(const F& f, const StridedLoop& loop, const char* const* data,
+                        std::index_sequence<K...>) {
+  const int64_t period = loop.inner_size();
+  const int64_t tile = kPeriodicTile / period * period;
+  const int64_t* outer = loop.strides.data();  // each operand's step from row to row
+  const int64_t* inner = loop.inner_strides();
+  std::tuple<std::unique_ptr<In[]>...> tiles;
+  const std::tuple<const In*...> base{[&]() -> const In* {
+    const In* p = reinterpret_cast<const In*>(data[K + 1]);
+    if (outer[K + 1] != 0) return p;
+    auto& buffer = std::get<K>(tiles);
+    buffer.reset(new In[static_cast<size_t>(tile)]);
+    for (int64_t i = 0; i < tile; ++i) buffer[i] = p[(i % period) * inner[K + 1]];
+    return buffer.get();
+  }()...};
+  Out* out = reinterpret_cast<Out*>(const_cast<char*>(data[0]));
+  parallel_for(0, loop.numel, kGrainSize, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end;) {
+      const int64_t at = i % tile, count = std::min(end - i, tile - at);
+      contiguous_loop<Out, In...>(f, count, out + i,
+                                  (std::get<K>(base) + (outer[K + 1] == 0 ? at : i))...);
+      i += count;
+    }
+  });
+}
+
 // sdk::Tensor, one per element type of a pack.
 template <typename T>
 struct TensorForT {
@@ -171,6 +215,11 @@ void map_strided(const F& f, std::span<const int64_t> shape,
   static constexpr int64_t kItemSizes[] = {sizeof(Out), sizeof(In)...};
   const StridedLoop loop = plan_strided_loop(shape, element_strides, kItemSizes);
   if (loop.numel == 0) return;
+  if (loop.numel >= detail::kPeriodicTile &&
+      loop.periodic_rows(detail::kPeriodicTile / 4)) {  // Note [Periodic runs]
+    detail::periodic_rows_loop<Out, In...>(f, loop, data.data(), std::index_sequence_for<In...>{});
+    return;
+  }
   const int64_t* inner_strides = loop.inner_strides();
   auto chunk = [&](int64_t begin, int64_t end) {
     for_each_run(loop, data.data(), begin, end, [&](char* const* ptrs, int64_t n) {

@@ -13,6 +13,24 @@ bool StridedLoop::first_operand_repeats() const {
   return false;
 }
 
+bool StridedLoop::periodic_rows(int64_t max_period) const {
+  if (sizes.size() != 2 || sizes[1] > max_period) return false;
+  const int64_t period = sizes[1];
+  const int64_t* outer = strides.data();
+  const int64_t* inner = inner_strides();
+  if (outer[0] != period || inner[0] != 1) return false;
+  bool repeats = false;
+  for (size_t k = 1; k < num_operands; ++k) {
+    if (inner[k] != 0 && inner[k] != 1) return false;
+    if (outer[k] == 0) {
+      repeats = true;
+    } else if (outer[k] != period || inner[k] != 1) {
+      return false;
+    }
+  }
+  return repeats;
+}
+
 StridedLoop plan_strided_loop(std::span<const int64_t> shape,
                               std::span<const int64_t* const> element_strides,
                               std::span<const int64_t> item_sizes) {

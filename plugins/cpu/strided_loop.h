@@ -40,6 +40,11 @@ struct StridedLoop {
   // Whether operand 0 visits an element more than once (a stride 0 on a dim of size >
   // 1): then writes through it must not run in parallel.
   bool first_operand_repeats() const;
+  // Whether the plan is rows of at most `max_period` elements that every operand reads
+  // contiguously (stride 1, or 0: one value), each operand either stepping a whole row
+  // from one row to the next (contiguous across rows; operand 0 always) or repeating
+  // the same row (stride 0 across rows): Note [Periodic runs] in elementwise_loop.h.
+  bool periodic_rows(int64_t max_period) const;
 };
 
 // The plan over `shape` for operands whose element strides (aligned with shape, 0 on

@@ -215,6 +215,44 @@ TEST_F(CpuPointwise, BroadcastRunsOfThreeInputs) {
   }
 }
 
+// Rows that an input repeats (Note [Periodic runs]): [rows, period] against a [period]
+// row, a 0-dim value and a contiguous tensor, with row lengths that divide the tile or
+// not, a flat range that ends inside a tile, and a repeated row read with a stride
+// (which keeps the row-by-row path).
+TEST_F(CpuPointwise, PeriodicRowsOfInputsThatRepeat) {
+  for (int64_t period : {int64_t{3}, int64_t{64}, int64_t{500}}) {
+    const int64_t rows = 5000 / period + 3;
+    Values x_values, row_values, wide_values;
+    for (int64_t i = 0; i < rows * period; ++i) x_values.push_back(std::ldexp(i % 53, -3) - 3.0);
+    for (int64_t c = 0; c < period; ++c) {
+      row_values.push_back(std::ldexp(c % 11, -1) - 2.0);
+      wide_values.push_back(row_values.back());
+      wide_values.push_back(99.0);  // skipped by the strided view
+    }
+    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
+      SCOPED_TRACE(std::string(scalar_type_name(dtype)) + " period " + std::to_string(period));
+      Tensor x = make(dtype, {rows, period}, x_values);
+      Tensor row = make(dtype, {period}, row_values);
+      Tensor half = make(dtype, {}, {0.5});
+      Values want;
+      for (int64_t i = 0; i < rows * period; ++i) {
+        want.push_back(row_values[i % period] + 0.5 * x_values[i]);
+      }
+      expect_values(call("loom::addcmul", {box(row), box(x), box(half), box(int64_t{1})}), want,
+                    "addcmul row + x * 0.5");
+      want.clear();
+      for (int64_t i = 0; i < rows * period; ++i) {
+        want.push_back(x_values[i] * row_values[i % period]);
+      }
+      expect_values(call("loom::mul.Tensor", {box(x), box(row)}), want, "x * row");
+      Tensor wide = make(dtype, {period, 2}, wide_values);
+      Tensor strided_row = call("loom::select.int", {box(wide), box(int64_t{1}), box(int64_t{0})});
+      expect_values(call("loom::mul.Tensor", {box(x), box(strided_row)}), want,
+                    "x * a strided row");
+    }
+  }
+}
+
 TEST_F(CpuPointwise, LargeContiguousTensors) {
   const int64_t n = 1027;  // not a multiple of any vector width
   Values a, b;
