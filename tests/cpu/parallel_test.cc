@@ -150,6 +150,17 @@ TEST_F(CpuParallel, LargeBroadcast) {
     for (int64_t j = 0; j < kCols; ++j) want.push_back(std::max(colv[i], o.rowv[j]));
   }
   expect_values(call("loom::maximum", {box(column), box(o.row)}), want, "maximum outer");
+  // short rows the row repeats (Note [Periodic runs]): the parallel chunks start inside
+  // a tile of rows
+  const int64_t rows = 4999, period = 67;
+  const Values xs = grid_values(rows * period, 6, -10, 20);
+  const Values short_row = grid_values(period, 7, 0.5, 4);
+  want.clear();
+  for (int64_t i = 0; i < rows * period; ++i) want.push_back(xs[i] - short_row[i % period]);
+  expect_values(call("loom::sub.Tensor", {box(make(ScalarType::Float32, {rows, period}, xs)),
+                                          box(make(ScalarType::Float32, {period}, short_row)),
+                                          box(int64_t{1})}),
+                want, "x - short row");
   // 0-dim operands on either side (the scalar-broadcast loops)
   Tensor scalar = make(ScalarType::Float32, {}, {1.75});
   want.clear();
