@@ -167,12 +167,19 @@ TEST_F(Reduction, VarMeanKernelMatchesVarAndMean) {
       }
     }
   }
-  // every dim (None), correction 1, float64, half precision
+  // every dim (None or an empty list), correction 1, float64, a 0-dim input, half precision
   Tensor d = random({7, 9}, ScalarType::Float64);
   auto [vd, md] = var_mean(d);
   EXPECT_EQ(shape(vd), (Shape{}));
   expect_close(values(vd), values(var(d)), 1e-12);
   expect_close(values(md), values(mean(d)), 1e-12);
+  auto [vl, ml] = var_mean(d, IntList{}, std::nullopt, true);
+  EXPECT_EQ(shape(vl), shape(var(d, IntList{}, std::nullopt, true)));
+  expect_close(values(vl), values(vd), 1e-12);
+  auto [v0, m0] = var_mean(make({2.5}, {}), IntList{0}, 0);
+  EXPECT_EQ(shape(m0), (Shape{}));
+  expect_close(values(m0), {2.5});
+  expect_close(values(v0), {0});
   Tensor h = make(k23, {2, 3}, ScalarType::BFloat16);
   auto [vh, mh] = var_mean(h, IntList{1});
   EXPECT_EQ(vh.dtype(), ScalarType::BFloat16);
