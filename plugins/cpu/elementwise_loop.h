@@ -140,8 +140,8 @@ inline void inner_loop(const F& f, int64_t n, char* const* ptrs, const int64_t* 
 // factor [1, C, 1, 1]) is a plan of N * H * W rows of C elements in which the tensor and
 // the output run on across rows and the factor repeats the same row. Row by row, each
 // row of 64 floats is a call of the contiguous loop through for_each_run, and the calls
-// cost as much as the arithmetic (batch_norm's normalization of a channels-last input:
-// half the time of its two statistics passes). Instead each repeating input is tiled
+// cost as much as the arithmetic (batch_norm on a channels-last input spent longer in its
+// normalization than in both statistics passes). Instead each repeating input is tiled
 // once per call into a buffer of whole rows (kPeriodicTile elements at most), and the
 // flat index range of the output goes through the contiguous loop in pieces as long as
 // that buffer, the tiled inputs read at the piece's offset in it. f sees the same

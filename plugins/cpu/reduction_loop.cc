@@ -26,7 +26,7 @@ std::vector<int64_t> reduced_sizes(const sdk::Tensor& self, std::span<const int6
   std::vector<bool> reduce(static_cast<size_t>(ndim), dims.empty());
   for (int64_t d : wrap_dims(dims, ndim, op)) {
     if (ndim == 0) continue;
-    if (reduce[d] && !dims.empty()) {
+    if (reduce[d]) {
       throw sdk::Error(std::string("[") + op + "] dim " + std::to_string(d) +
                        " appears more than once in the list of dims");
     }

@@ -2,7 +2,8 @@
 // (the out= kernels of the Shaped reduction ops; outputs arrive allocated and contiguous),
 // and var_mean (a decomposition's kernel, which allocates its outputs).
 // All run on the thread pool with results independent of the thread count: sum, prod,
-// amax, amin and var fold chunks of each output (below), the others split the outputs.
+// amax, amin, var and var_mean fold chunks of each output (below), the others split the
+// outputs.
 //
 // Note [Deterministic sum]
 // ~~~~~~~~~~~~~~~~~~~~~~~~
@@ -510,8 +511,8 @@ sdk::Tensor var_out(const sdk::Tensor& self, OptionalDims dim,
 
 // Note [var_mean kernel]
 // ~~~~~~~~~~~~~~~~~~~~~~
-// var_mean is a decomposition (var, then mean: three passes over the input, the mean's
-// and var's two). The CPU kernel returns the mean var computed on the way: two passes,
+// var_mean is a decomposition (var, then mean: three passes over the input, var's two
+// and mean's one). The CPU kernel returns the mean var computed on the way: two passes,
 // which is what a batch_norm's training statistics cost (Note [batch_norm statistics]).
 // The mean is each output's chunk means merged as var merges them, so it may differ from
 // `mean` in the last bit; it is the same for any thread count. Autograd has a formula
