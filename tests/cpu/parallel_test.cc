@@ -157,9 +157,9 @@ TEST_F(CpuParallel, LargeBroadcast) {
   const Values short_row = grid_values(period, 7, 0.5, 4);
   want.clear();
   for (int64_t i = 0; i < rows * period; ++i) want.push_back(xs[i] - short_row[i % period]);
-  expect_values(call("loom::sub.Tensor", {box(make(ScalarType::Float32, {rows, period}, xs)),
-                                          box(make(ScalarType::Float32, {period}, short_row)),
-                                          box(int64_t{1})}),
+  expect_values(call("loom::sub.Tensor",
+                     {box(make(ScalarType::Float32, {rows, period}, xs)),
+                      box(make(ScalarType::Float32, {period}, short_row)), box(int64_t{1})}),
                 want, "x - short row");
   // 0-dim operands on either side (the scalar-broadcast loops)
   Tensor scalar = make(ScalarType::Float32, {}, {1.75});
