@@ -2,6 +2,7 @@
 // from glibc, and from 128 KiB the large-block pool (Note [Large host blocks]).
 #include "host_block_cache.h"
 
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
@@ -36,11 +37,11 @@ struct FreeBlock {
   FreeBlock* next;
 };
 
+// The smallest class holding nbytes (at most kMaxBytes): 64 B is class 0.
 size_t class_of(size_t nbytes) {
-  size_t c = 0;
-  while ((kMinClassBytes << c) < nbytes) ++c;
-  return c;
+  return nbytes <= kMinClassBytes ? 0 : static_cast<size_t>(std::bit_width(nbytes - 1)) - 6;
 }
+static_assert(kMinClassBytes == 64, "class_of counts classes from 2^6");
 
 // Plain data with constant initialisation, so reaching it is one TLS offset (no
 // per-access initialisation check); the Drainer below frees it when the thread exits.

@@ -381,12 +381,12 @@ LoomError* generator_reserve(LoomDevice device, uint64_t count, uint64_t* out_se
 // --- ABI 1.2: argument structs (Note [Argument structs] in loom/plugin.h) ---
 
 // Checks an argument struct's pointer and size: it must hold at least `needed` bytes (the
-// fields of the minor that introduced the function).
+// fields of the minor that introduced the function; later fields are optional).
 template <typename Args>
 Args& check_args(Args* args, size_t needed, const char* function) {
   LOOM_CHECK(args != nullptr, "host", function, ": the argument struct is null");
   LOOM_CHECK(args->struct_size >= needed, "host", function, ": struct_size ", args->struct_size,
-             " is smaller than the ", needed, " bytes of its ABI 1.2 fields");
+             " is smaller than the ", needed, " bytes of the fields it must have");
   return *args;
 }
 
@@ -410,6 +410,16 @@ void destroy_plugin_slot_value(void* box) {
   if (v->destroy != nullptr) v->destroy(v->value);
   if (v->plugin != nullptr) v->plugin->live_objects.fetch_sub(1, std::memory_order_acq_rel);
   delete v;
+}
+
+DispatchKey check_functionality_key(uint32_t abi_key, const char* function) {
+  DispatchKey key = key_from_abi(abi_key);
+  LOOM_CHECK(
+      is_functionality_key(key) && key != DispatchKey::Dense && key != DispatchKey::Structured,
+      "host", function, ": key ", abi_key, " (", dispatch_key_name(key),
+      ") is not a functionality key a plugin may set (expected LOOM_KEY_QUANTIZED .. "
+      "LOOM_KEY_TRACER)");
+  return key;
 }
 
 int32_t check_slot(int32_t slot, const char* function) {
@@ -438,28 +448,26 @@ LoomError* tensor_slot_get(LoomTensorSlotArgs* args) {
 
 LoomError* tensor_slot_set(LoomTensorSlotArgs* args) {
   return guarded([&] {
-    LoomTensorSlotArgs& a = check_args(args, sizeof(LoomTensorSlotArgs), "tensor_slot_set");
+    LoomTensorSlotArgs& a =
+        check_args(args, offsetof(LoomTensorSlotArgs, key), "tensor_slot_set");
     TensorImpl* t = check_tensor(a.tensor, "tensor_slot_set");
     int32_t slot = check_slot(a.slot, "tensor_slot_set");
+    // ABI 1.6: a key bit set with the value (checked before anything changes).
+    const uint32_t abi_key = LOOM_HAS_FIELD(&a, LoomTensorSlotArgs, key) ? a.key : 0;
+    const DispatchKey key = abi_key == LOOM_KEY_UNDEFINED
+                                ? DispatchKey::Undefined
+                                : check_functionality_key(abi_key, "tensor_slot_set");
     if (a.value == nullptr) {
       t->set_extension(slot, nullptr, nullptr);
-      return;
+    } else {
+      PluginRecord* plugin =
+          a.destroy == nullptr ? nullptr : &plugin_of(a.plugin, "tensor_slot_set");
+      auto* box = new PluginSlotValue{a.value, a.destroy, plugin};
+      if (plugin != nullptr) plugin->live_objects.fetch_add(1, std::memory_order_acq_rel);
+      t->set_extension(slot, box, &destroy_plugin_slot_value);
     }
-    PluginRecord* plugin = a.destroy == nullptr ? nullptr : &plugin_of(a.plugin, "tensor_slot_set");
-    auto* box = new PluginSlotValue{a.value, a.destroy, plugin};
-    if (plugin != nullptr) plugin->live_objects.fetch_add(1, std::memory_order_acq_rel);
-    t->set_extension(slot, box, &destroy_plugin_slot_value);
+    if (key != DispatchKey::Undefined) t->add_key(key);
   });
-}
-
-DispatchKey check_functionality_key(uint32_t abi_key, const char* function) {
-  DispatchKey key = key_from_abi(abi_key);
-  LOOM_CHECK(
-      is_functionality_key(key) && key != DispatchKey::Dense && key != DispatchKey::Structured,
-      "host", function, ": key ", abi_key, " (", dispatch_key_name(key),
-      ") is not a functionality key a plugin may set (expected LOOM_KEY_QUANTIZED .. "
-      "LOOM_KEY_TRACER)");
-  return key;
 }
 
 LoomError* tensor_key_get(LoomTensorKeyArgs* args) {
@@ -526,6 +534,27 @@ LoomError* local_keys_restore(const LoomLocalKeysArgs* args) {
     const LoomLocalKeysArgs& a = check_args(args, sizeof(LoomLocalKeysArgs), "local_keys_restore");
     detail::tls_local_keys.included = a.out_saved[0];
     detail::tls_local_keys.excluded = a.out_saved[1];
+  });
+}
+
+// ABI 1.6: local_keys_push, redispatch and local_keys_restore in one call.
+LoomError* redispatch_with_keys(const LoomRedispatchArgs* args) {
+  return guarded([&] {
+    const LoomRedispatchArgs& a =
+        check_args(args, sizeof(LoomRedispatchArgs), "redispatch_with_keys");
+    OperatorHandle op = check_op(a.op, "redispatch_with_keys");
+    const uint64_t include = keys_from_abi(a.include, a.num_include, "redispatch_with_keys").raw();
+    const uint64_t exclude = keys_from_abi(a.exclude, a.num_exclude, "redispatch_with_keys").raw();
+    LocalDispatchKeySet& local = detail::tls_local_keys;
+    struct Restore {
+      LocalDispatchKeySet& local;
+      const LocalDispatchKeySet saved;
+      ~Restore() { local = saved; }
+    } restore{local, local};
+    local.included |= include;
+    local.excluded |= exclude;
+    Dispatcher::instance().redispatch(op, DispatchKeySet(a.key_set), a.args, a.num_args,
+                                      a.returns, a.num_returns);
   });
 }
 
@@ -714,6 +743,7 @@ const LoomHostApi* host_api() {
       .trace_sequence = &trace_sequence,
       .trace_device_event = &trace_device_event,
       .current_stream = &current_stream_of_type,
+      .redispatch_with_keys = &redispatch_with_keys,
   };
   return &api;
 }

@@ -126,12 +126,11 @@ void set_new_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_
     m->view_version = sdk::version(t);
   }
   try {
-    sdk::set_slot_value(t, g_meta_slot, m, &destroy_meta);
+    sdk::set_slot_value(t, g_meta_slot, m, &destroy_meta, LOOM_KEY_AUTOGRAD);
   } catch (...) {
     delete m;
     throw;
   }
-  sdk::set_key(t, LOOM_KEY_AUTOGRAD, true);
 }
 
 Edge gradient_edge(const Tensor& t) {

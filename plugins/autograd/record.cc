@@ -166,8 +166,7 @@ void redispatch(const LoomKernelCall& call) {
 // from the top (an in-place variant's copy back into self, a decomposition's pieces
 // under a formula) are not recorded a second time.
 void redispatch_below_autograd(const LoomKernelCall& call) {
-  sdk::LocalKeyGuard below({}, {LOOM_KEY_AUTOGRAD});
-  redispatch(call);
+  sdk::redispatch_with_keys(call, {}, {LOOM_KEY_AUTOGRAD});
 }
 
 // In-place writes PyTorch refuses: to a leaf that requires grad, or to a view of one.

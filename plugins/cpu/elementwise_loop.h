@@ -91,9 +91,9 @@ struct BroadcastBlock {
 };
 
 template <typename Out, typename... In, typename F, size_t... K>
-inline void broadcast_run(const F& f, int64_t n, Out* out, char* const* ptrs, const int64_t* s,
-                          std::index_sequence<K...>) {
-  const int64_t filled = std::min(n, kBroadcastBlock);
+inline void broadcast_run(const F& f, int64_t n, Out* out, [[maybe_unused]] char* const* ptrs,
+                          const int64_t* s, std::index_sequence<K...>) {
+  [[maybe_unused]] const int64_t filled = std::min(n, kBroadcastBlock);
   std::tuple<BroadcastBlock<In>...> blocks;
   const std::tuple<const In*...> base{[&]() -> const In* {
     const In* p = reinterpret_cast<const In*>(ptrs[K + 1]);
@@ -161,8 +161,8 @@ void periodic_rows_loop(const F& f, const StridedLoop& loop, const char* const* 
                         std::index_sequence<K...>) {
   const int64_t period = loop.inner_size();
   const int64_t tile = kPeriodicTile / period * period;
-  const int64_t* outer = loop.strides.data();  // each operand's step from row to row
-  const int64_t* inner = loop.inner_strides();
+  [[maybe_unused]] const int64_t* outer = loop.strides.data();  // each operand's step from row to row
+  [[maybe_unused]] const int64_t* inner = loop.inner_strides();
   std::tuple<std::unique_ptr<In[]>...> tiles;
   const std::tuple<const In*...> base{[&]() -> const In* {
     const In* p = reinterpret_cast<const In*>(data[K + 1]);

@@ -1,7 +1,9 @@
 // ABI 1.2 through a plugin built on the SDK (tests/plugins/test_extension_plugin.cc):
 // per-tensor slots and their lifetime, key bits, the version counter the dispatcher bumps
 // on writes, thread-local key guards, allocation observers, dtype claims, kernels with a
-// state pointer; and plugins built against the frozen 1.0 and 1.1 headers still load.
+// state pointer; 1.4's and 1.6's refusals, 1.6's redispatch under changed keys and slot
+// values set with a key; and plugins built against the frozen 1.0 and 1.1 headers still
+// load.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -109,6 +111,70 @@ TEST_F(Abi12, LocalKeyGuardIncludesKeysForTheCallsInsideIt) {
   EXPECT_EQ(dispatch::local_dispatch_key_set().included, 0u);  // restored
   neg(x);
   EXPECT_EQ(profiled.load(), 1);
+}
+
+// ABI 1.6: redispatch_with_keys changes this thread's keys for the ops the kernels below
+// call, and only while it runs, also when the op fails.
+TEST_F(Abi12, RedispatchWithKeysChangesTheThreadsKeysWhileItRuns) {
+  static std::atomic<int> profiled{0};
+  static std::atomic<uint64_t> excluded_seen{0};
+  profiled = 0;
+  auto profiler = [](void*, const LoomKernelCall* call) -> LoomError* {
+    ++profiled;
+    excluded_seen = dispatch::local_dispatch_key_set().excluded;
+    Dispatcher::instance().redispatch(OperatorHandle::from_abi(call->op),
+                                      DispatchKeySet(call->key_set), call->args, call->num_args,
+                                      call->returns, call->num_returns);
+    return nullptr;
+  };
+  dispatch::Registration fallback = Dispatcher::instance().register_fallback(
+      DispatchKey::Profiler, dispatch::KernelFunction{profiler, nullptr});
+  Tensor x = ones({3});
+  {
+    dispatch::IncludeDispatchKeyGuard tracer(DispatchKeySet(DispatchKey::Tracer));
+    Tensor n = call("test_ext::probed", {x, false})[0].to_tensor();
+    EXPECT_EQ(n.data<float>()[0], -1.0f);
+    EXPECT_EQ(profiled.load(), 1);  // loom::neg inside, not probed itself
+    EXPECT_TRUE(DispatchKeySet(excluded_seen.load()).has(DispatchKey::Autocast));
+    expect_error([&] { call("test_ext::probed", {x, true}); }, "test_ext::probed",
+                 {"failing on purpose"});
+    EXPECT_EQ(profiled.load(), 2);
+    EXPECT_EQ(dispatch::local_dispatch_key_set().excluded, 0u);  // restored after the error
+  }
+  EXPECT_EQ(dispatch::local_dispatch_key_set().included, 0u);
+  neg(x);
+  EXPECT_EQ(profiled.load(), 2);
+}
+
+// ABI 1.6: a slot value and a key bit in one call; bad keys are refused before anything
+// changes, naming the service.
+TEST_F(Abi12, Abi16ServicesSetSlotsWithKeysAndRefuseBadInput) {
+  Tensor x = ones({2});
+  const int64_t destroyed_before = int_of("test_ext::destroyed");
+  call("test_ext::abi_1_6_call", {x, Value("slot_key")});
+  EXPECT_EQ(int_of("test_ext::get_tag", {x}), 5);
+  EXPECT_TRUE(x.key_set().has(DispatchKey::Autograd));
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"slot_backend_key", {"[host] tensor_slot_set: key 1 (CPU) is not a functionality key"}},
+      {"redispatch_backend_key",
+       {"[host] redispatch_with_keys: key 1 (CPU) is not a functionality key"}},
+      {"redispatch_no_op", {"[host] redispatch_with_keys"}},
+      {"redispatch_args_size", {"[host] redispatch_with_keys: struct_size 0 is smaller than"}},
+  };
+  for (const auto& [which, parts] : cases) {
+    std::string message = "(no error)";
+    try {
+      call("test_ext::abi_1_6_call", {x, Value(which)});
+    } catch (const Error& e) {
+      message = e.what();
+    }
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos) << which << ": " << message;
+    }
+  }
+  EXPECT_EQ(int_of("test_ext::get_tag", {x}), 5);  // the refused value never replaced it
+  EXPECT_EQ(int_of("test_ext::destroyed"), destroyed_before);
+  EXPECT_EQ(dispatch::local_dispatch_key_set().included, 0u);
 }
 
 TEST_F(Abi12, AllocationObserverSeesAllocationsAndFrees) {

@@ -1,7 +1,8 @@
 // Exercises the ABI 1.2 services through the SDK (loom/sdk/extension.hpp), for
 // tests/host/abi_1_2_test.cc: a per-tensor slot holding an int, the Autograd key bit,
 // the version counter, a thread-local key guard around a call, an allocation observer,
-// and a kernel registered with a dtype claim and a state pointer.
+// and a kernel registered with a dtype claim and a state pointer; ABI 1.4's and 1.6's
+// services with bad input, and 1.6's redispatch under changed keys.
 #include <atomic>
 
 #include "loom/sdk/plugin.hpp"
@@ -47,9 +48,8 @@ int64_t version(const sdk::Tensor& self, int64_t bump) {
   return static_cast<int64_t>(sdk::version(self, static_cast<uint64_t>(bump)));
 }
 
-// Calls loom::neg with the Profiler key included on this thread, through the ABI.
-sdk::Tensor neg_profiled(const sdk::Tensor& self) {
-  sdk::LocalKeyGuard guard({LOOM_KEY_PROFILER}, {});
+// Calls loom::neg from the top, through the ABI.
+sdk::Tensor neg_top(const sdk::Tensor& self) {
   const LoomOperator* neg = nullptr;
   sdk::check(sdk::host().find_op("loom::neg", &neg));
   LoomValue args[1] = {};
@@ -58,6 +58,12 @@ sdk::Tensor neg_profiled(const sdk::Tensor& self) {
   LoomValue out[1] = {};
   sdk::check(sdk::host().call_op(neg, args, 1, out, 1));
   return sdk::Tensor::adopt(out[0].u.tensor);
+}
+
+// Calls loom::neg with the Profiler key included on this thread.
+sdk::Tensor neg_profiled(const sdk::Tensor& self) {
+  sdk::LocalKeyGuard guard({LOOM_KEY_PROFILER}, {});
+  return neg_top(self);
 }
 
 int64_t allocations() {
@@ -137,6 +143,47 @@ void abi_1_4_call(std::string_view which) {
   }
 }
 
+// ABI 1.6: the Tracer kernel of test_ext::probed runs the op below itself with Profiler
+// included and Autocast excluded; its CPU kernel calls loom::neg from the top (which the
+// test's Profiler fallback sees) and fails when asked to, after that call.
+LoomError* probed_tracer(void*, const LoomKernelCall* call) noexcept {
+  return sdk::catch_all([&] { sdk::redispatch_with_keys(*call, {LOOM_KEY_PROFILER}, {LOOM_KEY_AUTOCAST}); });
+}
+
+sdk::Tensor probed(const sdk::Tensor& self, bool fail) {
+  sdk::Tensor out = neg_top(self);
+  if (fail) throw sdk::Error("[test_ext::probed] failing on purpose");
+  return out;
+}
+
+// ABI 1.6 calls with bad input; "slot_key" sets a slot value with the Autograd key.
+void abi_1_6_call(const sdk::Tensor& self, std::string_view which) {
+  const LoomHostApi& h = sdk::host();
+  if (which == "slot_key") {
+    sdk::set_slot_value(self, g_state.tag_slot, new int64_t(5), &destroy_tag, LOOM_KEY_AUTOGRAD);
+  } else if (which == "slot_backend_key") {
+    auto* value = new int64_t(6);
+    try {
+      sdk::set_slot_value(self, g_state.tag_slot, value, &destroy_tag, LOOM_KEY_CPU);
+    } catch (...) {
+      delete value;  // refused before the host took it
+      throw;
+    }
+  } else if (which == "redispatch_backend_key" || which == "redispatch_no_op") {
+    LoomKernelCall call{};
+    call.struct_size = sizeof(call);
+    const LoomOperator* neg = nullptr;
+    sdk::check(h.find_op("loom::neg", &neg));
+    call.op = which == "redispatch_no_op" ? nullptr : neg;
+    sdk::redispatch_with_keys(call, {LOOM_KEY_CPU}, {});
+  } else if (which == "redispatch_args_size") {
+    LoomRedispatchArgs a{};
+    sdk::check(h.redispatch_with_keys(&a));
+  } else {
+    throw sdk::Error("[test_ext] unknown case " + std::string(which));
+  }
+}
+
 void init(sdk::Registrar& r) {
   g_state.tag_slot = sdk::slot_of("test_extension");
   g_state.scale = 3;
@@ -151,6 +198,11 @@ void init(sdk::Registrar& r) {
   r.def("test_ext::scaled(Tensor self) -> Tensor");
   r.def("test_ext::abi_1_4_call(str which) -> ()");
   r.impl<&abi_1_4_call>("test_ext::abi_1_4_call", LOOM_KEY_CPU);
+  r.def("test_ext::probed(Tensor self, bool fail) -> Tensor");
+  r.impl("test_ext::probed", LOOM_KEY_TRACER, &probed_tracer);
+  r.impl<&probed>("test_ext::probed", LOOM_KEY_CPU);
+  r.def("test_ext::abi_1_6_call(Tensor self, str which) -> ()");
+  r.impl<&abi_1_6_call>("test_ext::abi_1_6_call", LOOM_KEY_CPU);
   r.impl<&set_tag>("test_ext::set_tag", LOOM_KEY_CPU, &g_state);
   r.impl<&get_tag>("test_ext::get_tag", LOOM_KEY_CPU, &g_state);
   r.impl<&destroyed>("test_ext::destroyed", LOOM_KEY_CPU);

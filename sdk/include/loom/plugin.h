@@ -58,8 +58,10 @@ extern "C" {
  *   1.4  process-wide key includes, named extension tables, trace ranges and device
  *        events (the profiler's seams: Note [Trace service])
  *   1.5  LoomHostApi::current_stream (a device plugin's allocator learns the stream an
- *        allocation is for) */
-#define LOOM_ABI_VERSION_MINOR 5
+ *        allocation is for)
+ *   1.6  LoomHostApi::redispatch_with_keys (redispatch under a key guard in one call);
+ *        LoomTensorSlotArgs::key (a slot value and a key bit set together) */
+#define LOOM_ABI_VERSION_MINOR 6
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -320,6 +322,10 @@ typedef struct LoomTensorSlotArgs {
   void* value;
   void (*destroy)(void* value);
   LoomPluginContext* plugin; /* tensor_slot_set: the plugin owning `destroy` */
+  /* Since 1.6 (an older host ignores it: check LOOM_HAS_FIELD(host, LoomHostApi,
+   * redispatch_with_keys) first): tensor_slot_set also adds this functionality key to the
+   * tensor's key set, as tensor_key_set would; LOOM_KEY_UNDEFINED (0) adds none. */
+  uint32_t key;
 } LoomTensorSlotArgs;
 
 /* tensor_key_get writes whether the tensor's key set holds `dispatch_key` to `present`;
@@ -509,6 +515,30 @@ typedef struct LoomCurrentStreamArgs {
 } LoomCurrentStreamArgs;
 
 /* ------------------------------------------------------------------------------------
+ * ABI 1.6 argument structs
+ * ---------------------------------------------------------------------------------- */
+
+/* redispatch_with_keys: LoomHostApi::redispatch (op, key_set, args, returns as there)
+ * with the calling thread's local keys changed while it runs: `include` keys added to
+ * and `exclude` keys removed from every dispatch (functionality keys only, as for
+ * local_keys_push), restored when it returns, also on error. What a functionality kernel
+ * does to run its op below itself without seeing the ops the kernels below call, in one
+ * host call instead of local_keys_push, redispatch and local_keys_restore. */
+typedef struct LoomRedispatchArgs {
+  size_t struct_size;
+  const LoomOperator* op;
+  uint64_t key_set; /* the kernel's LoomKernelCall::key_set */
+  const LoomValue* args;
+  size_t num_args;
+  LoomValue* returns;
+  size_t num_returns;
+  const uint32_t* include; /* borrowed LoomDispatchKey ids */
+  size_t num_include;
+  const uint32_t* exclude;
+  size_t num_exclude;
+} LoomRedispatchArgs;
+
+/* ------------------------------------------------------------------------------------
  * The host's services, handed to the plugin at entry. Static for the plugin's lifetime.
  * Every function returns NULL on success or an owned LoomError.
  * ---------------------------------------------------------------------------------- */
@@ -637,6 +667,10 @@ typedef struct LoomHostApi {
   /* ---------------------------- ABI 1.5 ---------------------------------------------
    * Absent from older hosts: test LOOM_HAS_FIELD(host, LoomHostApi, current_stream). */
   LoomError* (*current_stream)(LoomCurrentStreamArgs* args);
+
+  /* ---------------------------- ABI 1.6 ---------------------------------------------
+   * Absent from older hosts: test LOOM_HAS_FIELD(host, LoomHostApi, redispatch_with_keys). */
+  LoomError* (*redispatch_with_keys)(const LoomRedispatchArgs* args);
 } LoomHostApi;
 
 /* ------------------------------------------------------------------------------------

@@ -58,15 +58,30 @@ inline void* slot_value(const Tensor& t, int32_t slot) {
 }
 
 // Gives `value` to `t`'s slot; `destroy(value)` runs when it is replaced or `t` dies (the
-// plugin stays loaded until then). A null value clears the slot.
-inline void set_slot_value(const Tensor& t, int32_t slot, void* value, void (*destroy)(void*)) {
+// plugin stays loaded until then). A null value clears the slot. A `key` other than
+// LOOM_KEY_UNDEFINED is also added to t's key set (as set_key(t, key, true)): one host
+// call on a host with ABI 1.6, two on older ones.
+inline void set_slot_value(const Tensor& t, int32_t slot, void* value, void (*destroy)(void*),
+                           uint32_t key = LOOM_KEY_UNDEFINED) {
+  const LoomHostApi& h = detail::host_1_2("set_slot_value");
+  const bool one_call =
+      key == LOOM_KEY_UNDEFINED || LOOM_HAS_FIELD(&h, LoomHostApi, redispatch_with_keys);
+  if (!one_call) {
+    // The key first: when this throws, the value is still the caller's to free.
+    auto k = detail::args_struct<LoomTensorKeyArgs>();
+    k.tensor = t.get();
+    k.dispatch_key = key;
+    k.present = 1;
+    check(h.tensor_key_set(&k));
+  }
   auto a = detail::args_struct<LoomTensorSlotArgs>();
   a.tensor = t.get();
   a.slot = slot;
   a.value = value;
   a.destroy = destroy;
   a.plugin = plugin_state().context;
-  check(detail::host_1_2("set_slot_value").tensor_slot_set(&a));
+  a.key = one_call ? key : uint32_t{LOOM_KEY_UNDEFINED};
+  check(h.tensor_slot_set(&a));
 }
 
 // Whether `t`'s key set holds functionality key `key` (LOOM_KEY_AUTOGRAD, ...).
@@ -121,13 +136,17 @@ class LocalKeyGuard {
     if (include.size() > kMaxKeys || exclude.size() > kMaxKeys) {
       throw Error("[sdk] LocalKeyGuard takes at most 8 keys to include and 8 to exclude");
     }
+    // Only the given keys are copied and the arguments are set field by field: zeroing the
+    // arrays and copying a zeroed struct in cost more than the host call (the guard is on
+    // every recorded op's path).
     std::copy(include.begin(), include.end(), include_.begin());
     std::copy(exclude.begin(), exclude.end(), exclude_.begin());
-    args_ = detail::args_struct<LoomLocalKeysArgs>();
+    args_.struct_size = sizeof(LoomLocalKeysArgs);
     args_.include = include_.data();
     args_.num_include = include.size();
     args_.exclude = exclude_.data();
     args_.num_exclude = exclude.size();
+    args_.out_saved[0] = args_.out_saved[1] = 0;
     check(detail::host_1_2("LocalKeyGuard").local_keys_push(&args_));
   }
   ~LocalKeyGuard() {
@@ -137,8 +156,38 @@ class LocalKeyGuard {
   LocalKeyGuard& operator=(const LocalKeyGuard&) = delete;
 
  private:
-  std::array<uint32_t, kMaxKeys> include_{}, exclude_{};
+  std::array<uint32_t, kMaxKeys> include_, exclude_;
   LoomLocalKeysArgs args_;
 };
+
+// Calls the next kernel for `call` (its op, key set and arguments, writing its returns)
+// with `include` keys added to and `exclude` keys removed from every dispatch on this
+// thread until it returns: how a functionality kernel runs its op below itself without
+// seeing the ops the kernels below call (autograd: redispatch_with_keys(call, {},
+// {LOOM_KEY_AUTOGRAD})). One host call on a host with ABI 1.6 (redispatch_with_keys); a
+// LocalKeyGuard around redispatch on older ones.
+inline void redispatch_with_keys(const LoomKernelCall& call, std::initializer_list<uint32_t> include,
+                                 std::initializer_list<uint32_t> exclude) {
+  const LoomHostApi& h = host();
+  if (!LOOM_HAS_FIELD(&h, LoomHostApi, redispatch_with_keys)) {
+    LocalKeyGuard guard(include, exclude);
+    check(h.redispatch(call.op, call.key_set, call.args, call.num_args, call.returns,
+                       call.num_returns));
+    return;
+  }
+  LoomRedispatchArgs a;
+  a.struct_size = sizeof(LoomRedispatchArgs);
+  a.op = call.op;
+  a.key_set = call.key_set;
+  a.args = call.args;
+  a.num_args = call.num_args;
+  a.returns = call.returns;
+  a.num_returns = call.num_returns;
+  a.include = include.begin();
+  a.num_include = include.size();
+  a.exclude = exclude.begin();
+  a.num_exclude = exclude.size();
+  check(h.redispatch_with_keys(&a));
+}
 
 }  // namespace loom::sdk
