@@ -380,13 +380,26 @@ LoomError* generator_reserve(LoomDevice device, uint64_t count, uint64_t* out_se
 
 // --- ABI 1.2: argument structs (Note [Argument structs] in loom/plugin.h) ---
 
+// Note [Host checks off the hot path]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The services below run several times per op that records a graph (a slot read per
+// tensor argument, a slot set per result, a redispatch), so their checks are inline tests
+// whose failures are cold functions that build the message: a check that passes costs a
+// compare, not a call.
+
+[[noreturn]] __attribute__((noinline, cold)) void fail_args(const void* args, size_t size,
+                                                            size_t needed, const char* function) {
+  LOOM_CHECK(args != nullptr, "host", function, ": the argument struct is null");
+  fail("host", function, ": struct_size ", size, " is smaller than the ", needed,
+       " bytes of the fields it must have");
+}
+
 // Checks an argument struct's pointer and size: it must hold at least `needed` bytes (the
 // fields of the minor that introduced the function; later fields are optional).
 template <typename Args>
-Args& check_args(Args* args, size_t needed, const char* function) {
-  LOOM_CHECK(args != nullptr, "host", function, ": the argument struct is null");
-  LOOM_CHECK(args->struct_size >= needed, "host", function, ": struct_size ", args->struct_size,
-             " is smaller than the ", needed, " bytes of the fields it must have");
+inline Args& check_args(Args* args, size_t needed, const char* function) {
+  if (args == nullptr || args->struct_size < needed) [[unlikely]]
+    fail_args(args, args == nullptr ? 0 : args->struct_size, needed, function);
   return *args;
 }
 
@@ -412,19 +425,37 @@ void destroy_plugin_slot_value(void* box) {
   delete v;
 }
 
-DispatchKey check_functionality_key(uint32_t abi_key, const char* function) {
-  DispatchKey key = key_from_abi(abi_key);
-  LOOM_CHECK(
-      is_functionality_key(key) && key != DispatchKey::Dense && key != DispatchKey::Structured,
-      "host", function, ": key ", abi_key, " (", dispatch_key_name(key),
-      ") is not a functionality key a plugin may set (expected LOOM_KEY_QUANTIZED .. "
-      "LOOM_KEY_TRACER)");
-  return key;
+[[noreturn]] __attribute__((noinline, cold)) void fail_functionality_key(uint32_t abi_key,
+                                                                          const char* function) {
+  const DispatchKey key = key_from_abi(abi_key);  // throws for an unknown id
+  fail("host", function, ": key ", abi_key, " (", dispatch_key_name(key),
+       ") is not a functionality key a plugin may set (expected LOOM_KEY_QUANTIZED .. "
+       "LOOM_KEY_TRACER)");
 }
 
-int32_t check_slot(int32_t slot, const char* function) {
-  LOOM_CHECK(slot >= 0 && slot < kMaxExtensionSlots, "host", function, ": slot ", slot,
-             " is out of range (expected 0..", kMaxExtensionSlots - 1, ", from slot_claim)");
+// LOOM_KEY_QUANTIZED .. LOOM_KEY_TRACER, in the order of DispatchKey::Quantized .. Tracer.
+static_assert(LOOM_KEY_TRACER - LOOM_KEY_QUANTIZED ==
+              static_cast<int>(DispatchKey::Tracer) - static_cast<int>(DispatchKey::Quantized));
+static_assert(LOOM_KEY_AUTOGRAD - LOOM_KEY_QUANTIZED ==
+              static_cast<int>(DispatchKey::Autograd) - static_cast<int>(DispatchKey::Quantized));
+static_assert(LOOM_KEY_PROFILER - LOOM_KEY_QUANTIZED ==
+              static_cast<int>(DispatchKey::Profiler) - static_cast<int>(DispatchKey::Quantized));
+
+inline DispatchKey check_functionality_key(uint32_t abi_key, const char* function) {
+  const uint32_t offset = abi_key - LOOM_KEY_QUANTIZED;  // wraps below QUANTIZED
+  if (offset > LOOM_KEY_TRACER - LOOM_KEY_QUANTIZED) [[unlikely]]
+    fail_functionality_key(abi_key, function);
+  return static_cast<DispatchKey>(static_cast<int>(DispatchKey::Quantized) + offset);
+}
+
+[[noreturn]] __attribute__((noinline, cold)) void fail_slot(int32_t slot, const char* function) {
+  fail("host", function, ": slot ", slot, " is out of range (expected 0..",
+       kMaxExtensionSlots - 1, ", from slot_claim)");
+}
+
+inline int32_t check_slot(int32_t slot, const char* function) {
+  if (slot < 0 || slot >= kMaxExtensionSlots) [[unlikely]]
+    fail_slot(slot, function);
   return slot;
 }
 
