@@ -264,18 +264,7 @@ const DLDataType& dl_dtype_of(ScalarType t) {
   return table[static_cast<int>(t)];
 }
 
-LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
-  if (t == nullptr || out == nullptr || out->struct_size < offsetof(LoomTensorView, dtype))
-      [[unlikely]] {
-    return make_host_error(LOOM_STATUS_INVALID_ARGUMENT,
-                           "[host] tensor_view: null tensor, null view, or view.struct_size too "
-                           "small to hold the DLPack view (set it to sizeof(LoomTensorView))");
-  }
-  const TensorImpl* impl = as_impl(t);
-  // Filled in place when the plugin's struct is at least ours (it may be older).
-  LoomTensorView local;
-  const bool fits = out->struct_size >= sizeof(LoomTensorView);
-  LoomTensorView& v = fits ? *out : local;
+void fill_view(const TensorImpl* impl, LoomTensorView& v) {
   const Device device = impl->device();
   const ScalarType dtype = impl->dtype();
   v.dl.data = impl->storage()->data();
@@ -290,10 +279,28 @@ LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
   v.numel = impl->numel();
   v.is_contiguous = impl->is_contiguous();
   v.view_base = reinterpret_cast<LoomTensor*>(impl->view_base());
-  if (!fits) {
-    std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
-                reinterpret_cast<const char*>(&local) + sizeof(size_t),
-                out->struct_size - sizeof(size_t));
+}
+
+// A plugin built against an older header has a shorter view: fill ours, copy its part.
+__attribute__((noinline)) void fill_older_view(const TensorImpl* impl, LoomTensorView* out) {
+  LoomTensorView local;
+  fill_view(impl, local);
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+              reinterpret_cast<const char*>(&local) + sizeof(size_t),
+              out->struct_size - sizeof(size_t));
+}
+
+LoomError* tensor_view(LoomTensor* t, LoomTensorView* out) {
+  if (t == nullptr || out == nullptr || out->struct_size < offsetof(LoomTensorView, dtype))
+      [[unlikely]] {
+    return make_host_error(LOOM_STATUS_INVALID_ARGUMENT,
+                           "[host] tensor_view: null tensor, null view, or view.struct_size too "
+                           "small to hold the DLPack view (set it to sizeof(LoomTensorView))");
+  }
+  if (out->struct_size >= sizeof(LoomTensorView)) [[likely]] {
+    fill_view(as_impl(t), *out);  // in place: the plugin's struct is at least ours
+  } else {
+    fill_older_view(as_impl(t), out);
   }
   return nullptr;
 }
@@ -539,9 +546,14 @@ LoomError* tensor_alias(LoomTensorAliasArgs* args) {
   });
 }
 
-DispatchKeySet keys_from_abi(const uint32_t* keys, size_t count, const char* function) {
-  LOOM_CHECK(count == 0 || keys != nullptr, "host", function, ": ", count,
-             " keys given but the array is null");
+[[noreturn]] __attribute__((noinline, cold)) void fail_key_array(size_t count,
+                                                                  const char* function) {
+  fail("host", function, ": ", count, " keys given but the array is null");
+}
+
+inline DispatchKeySet keys_from_abi(const uint32_t* keys, size_t count, const char* function) {
+  if (count != 0 && keys == nullptr) [[unlikely]]
+    fail_key_array(count, function);
   DispatchKeySet set;
   for (size_t i = 0; i < count; ++i) set = set.add(check_functionality_key(keys[i], function));
   return set;

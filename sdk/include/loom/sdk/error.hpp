@@ -46,14 +46,20 @@ inline LoomError* make_error(int32_t code, std::string_view message) noexcept {
   }
 }
 
-// Throws the host's error as loom::sdk::Error (after destroying it).
-inline void check(LoomError* err) {
-  if (err == nullptr) [[likely]]
-    return;
+namespace detail {
+[[noreturn]] __attribute__((noinline, cold)) inline void throw_host_error(LoomError* err) {
   std::string message = err->message != nullptr ? err->message : "(no message)";
   int32_t code = err->code;
   if (err->destroy != nullptr) err->destroy(err);
   throw Error(std::move(message), code);
+}
+}  // namespace detail
+
+// Throws the host's error as loom::sdk::Error (after destroying it). A success costs a
+// compare at the call site: every host call of every kernel passes through here.
+inline void check(LoomError* err) {
+  if (err != nullptr) [[unlikely]]
+    detail::throw_host_error(err);
 }
 
 // Runs body(); any exception becomes a LoomError. Use at every ABI entry point.

@@ -19,14 +19,18 @@
 namespace loom::sdk {
 namespace detail {
 
+[[noreturn]] __attribute__((noinline, cold)) inline void throw_host_too_old(
+    const LoomHostApi& h, const char* service) {
+  throw Error(std::string("[sdk] ") + service + " needs a loom host with ABI 1.2, found " +
+                  std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor),
+              LOOM_STATUS_VERSION_MISMATCH);
+}
+
 // Throws unless the host's table has the ABI 1.2 services.
 inline const LoomHostApi& host_1_2(const char* service) {
   const LoomHostApi& h = host();
-  if (!LOOM_HAS_FIELD(&h, LoomHostApi, add_allocation_observer)) {
-    throw Error(std::string("[sdk] ") + service + " needs a loom host with ABI 1.2, found " +
-                    std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor),
-                LOOM_STATUS_VERSION_MISMATCH);
-  }
+  if (!LOOM_HAS_FIELD(&h, LoomHostApi, add_allocation_observer)) [[unlikely]]
+    throw_host_too_old(h, service);
   return h;
 }
 

@@ -17,9 +17,14 @@ inline PluginState& plugin_state() {
   return state;
 }
 
+[[noreturn]] __attribute__((noinline, cold)) inline void throw_no_host() {
+  throw Error("[sdk] the host API is not set (called before loom_plugin_entry?)");
+}
+
 inline const LoomHostApi& host() {
   const LoomHostApi* h = plugin_state().host;
-  if (h == nullptr) throw Error("[sdk] the host API is not set (called before loom_plugin_entry?)");
+  if (h == nullptr) [[unlikely]]
+    throw_no_host();
   return *h;
 }
 
