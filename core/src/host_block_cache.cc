@@ -86,26 +86,35 @@ void* allocate(size_t nbytes) {
   return std::aligned_alloc(64, kMinClassBytes << c);
 }
 
+namespace {
+
+void push_block(ThreadCache& cache, void* block, size_t c) {
+  auto* free_block = static_cast<FreeBlock*>(block);
+  free_block->next = cache.heads[c];
+  cache.heads[c] = free_block;
+  ++cache.counts[c];
+}
+
+// A thread's first cached block arms its drainer (out of line: deallocate's common path
+// then makes no calls but tail calls and saves no registers).
+__attribute__((noinline)) void arm_and_push(void* block, size_t c) {
+  tls_drainer.arm();
+  push_block(tls_cache, block, c);
+}
+
+}  // namespace
+
 void deallocate(void* block, size_t nbytes) {
   if (block == nullptr) return;
-  if (nbytes >= kLargeHostBlockBytes) [[unlikely]] {
-    large_host_blocks::deallocate(block, nbytes);
-    return;
-  }
+  if (nbytes >= kLargeHostBlockBytes) [[unlikely]]
+    return large_host_blocks::deallocate(block, nbytes);
   ThreadCache& cache = tls_cache;
-  if (nbytes <= kMaxBytes && !cache.gone) {
-    size_t c = class_of(nbytes);
-    if (cache.counts[c] < kMaxBlocksPerClass) {
-      if (!cache.drainer_armed) [[unlikely]]
-        tls_drainer.arm();
-      auto* free_block = static_cast<FreeBlock*>(block);
-      free_block->next = cache.heads[c];
-      cache.heads[c] = free_block;
-      ++cache.counts[c];
-      return;
-    }
-  }
-  std::free(block);
+  if (nbytes > kMaxBytes || cache.gone) return std::free(block);
+  const size_t c = class_of(nbytes);
+  if (cache.counts[c] >= kMaxBlocksPerClass) return std::free(block);
+  if (!cache.drainer_armed) [[unlikely]]
+    return arm_and_push(block, c);
+  push_block(cache, block, c);
 }
 
 void* allocate_object(size_t size) {
