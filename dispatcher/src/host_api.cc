@@ -433,7 +433,7 @@ void destroy_plugin_slot_value(void* box) {
 }
 
 [[noreturn]] __attribute__((noinline, cold)) void fail_functionality_key(uint32_t abi_key,
-                                                                          const char* function) {
+                                                                         const char* function) {
   const DispatchKey key = key_from_abi(abi_key);  // throws for an unknown id
   fail("host", function, ": key ", abi_key, " (", dispatch_key_name(key),
        ") is not a functionality key a plugin may set (expected LOOM_KEY_QUANTIZED .. "
@@ -456,8 +456,8 @@ inline DispatchKey check_functionality_key(uint32_t abi_key, const char* functio
 }
 
 [[noreturn]] __attribute__((noinline, cold)) void fail_slot(int32_t slot, const char* function) {
-  fail("host", function, ": slot ", slot, " is out of range (expected 0..",
-       kMaxExtensionSlots - 1, ", from slot_claim)");
+  fail("host", function, ": slot ", slot, " is out of range (expected 0..", kMaxExtensionSlots - 1,
+       ", from slot_claim)");
 }
 
 inline int32_t check_slot(int32_t slot, const char* function) {
@@ -486,8 +486,7 @@ LoomError* tensor_slot_get(LoomTensorSlotArgs* args) {
 
 LoomError* tensor_slot_set(LoomTensorSlotArgs* args) {
   return guarded([&] {
-    LoomTensorSlotArgs& a =
-        check_args(args, offsetof(LoomTensorSlotArgs, key), "tensor_slot_set");
+    LoomTensorSlotArgs& a = check_args(args, offsetof(LoomTensorSlotArgs, key), "tensor_slot_set");
     TensorImpl* t = check_tensor(a.tensor, "tensor_slot_set");
     int32_t slot = check_slot(a.slot, "tensor_slot_set");
     // ABI 1.6: a key bit set with the value (checked before anything changes).
@@ -547,7 +546,7 @@ LoomError* tensor_alias(LoomTensorAliasArgs* args) {
 }
 
 [[noreturn]] __attribute__((noinline, cold)) void fail_key_array(size_t count,
-                                                                  const char* function) {
+                                                                 const char* function) {
   fail("host", function, ": ", count, " keys given but the array is null");
 }
 
@@ -596,8 +595,8 @@ LoomError* redispatch_with_keys(const LoomRedispatchArgs* args) {
     } restore{local, local};
     local.included |= include;
     local.excluded |= exclude;
-    Dispatcher::instance().redispatch(op, DispatchKeySet(a.key_set), a.args, a.num_args,
-                                      a.returns, a.num_returns);
+    Dispatcher::instance().redispatch(op, DispatchKeySet(a.key_set), a.args, a.num_args, a.returns,
+                                      a.num_returns);
   });
 }
 

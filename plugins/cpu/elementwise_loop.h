@@ -161,7 +161,8 @@ void periodic_rows_loop(const F& f, const StridedLoop& loop, const char* const* 
                         std::index_sequence<K...>) {
   const int64_t period = loop.inner_size();
   const int64_t tile = kPeriodicTile / period * period;
-  [[maybe_unused]] const int64_t* outer = loop.strides.data();  // each operand's step from row to row
+  [[maybe_unused]] const int64_t* outer =
+      loop.strides.data();  // each operand's step from row to row
   [[maybe_unused]] const int64_t* inner = loop.inner_strides();
   std::tuple<std::unique_ptr<In[]>...> tiles;
   const std::tuple<const In*...> base{[&]() -> const In* {

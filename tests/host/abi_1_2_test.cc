@@ -136,8 +136,11 @@ TEST_F(Abi12, RedispatchWithKeysChangesTheThreadsKeysWhileItRuns) {
     EXPECT_EQ(n.data<float>()[0], -1.0f);
     EXPECT_EQ(profiled.load(), 1);  // loom::neg inside, not probed itself
     EXPECT_TRUE(DispatchKeySet(excluded_seen.load()).has(DispatchKey::Autocast));
-    expect_error([&] { call("test_ext::probed", {x, true}); }, "test_ext::probed",
-                 {"failing on purpose"});
+    expect_error(
+        [&] {
+          call("test_ext::probed", {x, true});
+        },
+        "test_ext::probed", {"failing on purpose"});
     EXPECT_EQ(profiled.load(), 2);
     EXPECT_EQ(dispatch::local_dispatch_key_set().excluded, 0u);  // restored after the error
   }

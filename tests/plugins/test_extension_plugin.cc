@@ -147,7 +147,8 @@ void abi_1_4_call(std::string_view which) {
 // included and Autocast excluded; its CPU kernel calls loom::neg from the top (which the
 // test's Profiler fallback sees) and fails when asked to, after that call.
 LoomError* probed_tracer(void*, const LoomKernelCall* call) noexcept {
-  return sdk::catch_all([&] { sdk::redispatch_with_keys(*call, {LOOM_KEY_PROFILER}, {LOOM_KEY_AUTOCAST}); });
+  return sdk::catch_all(
+      [&] { sdk::redispatch_with_keys(*call, {LOOM_KEY_PROFILER}, {LOOM_KEY_AUTOCAST}); });
 }
 
 sdk::Tensor probed(const sdk::Tensor& self, bool fail) {

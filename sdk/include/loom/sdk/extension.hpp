@@ -19,8 +19,8 @@
 namespace loom::sdk {
 namespace detail {
 
-[[noreturn]] __attribute__((noinline, cold)) inline void throw_host_too_old(
-    const LoomHostApi& h, const char* service) {
+[[noreturn]] __attribute__((noinline, cold)) inline void throw_host_too_old(const LoomHostApi& h,
+                                                                            const char* service) {
   throw Error(std::string("[sdk] ") + service + " needs a loom host with ABI 1.2, found " +
                   std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor),
               LOOM_STATUS_VERSION_MISMATCH);
@@ -170,7 +170,8 @@ class LocalKeyGuard {
 // seeing the ops the kernels below call (autograd: redispatch_with_keys(call, {},
 // {LOOM_KEY_AUTOGRAD})). One host call on a host with ABI 1.6 (redispatch_with_keys); a
 // LocalKeyGuard around redispatch on older ones.
-inline void redispatch_with_keys(const LoomKernelCall& call, std::initializer_list<uint32_t> include,
+inline void redispatch_with_keys(const LoomKernelCall& call,
+                                 std::initializer_list<uint32_t> include,
                                  std::initializer_list<uint32_t> exclude) {
   const LoomHostApi& h = host();
   if (!LOOM_HAS_FIELD(&h, LoomHostApi, redispatch_with_keys)) {
