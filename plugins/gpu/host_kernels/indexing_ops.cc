@@ -26,15 +26,6 @@ Layout layout_of(const Tensor& t) {
           std::vector<int64_t>(t.strides().begin(), t.strides().end())};
 }
 
-int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim) {
-  const int64_t n = ndim == 0 ? 1 : ndim;
-  if (dim < -n || dim >= n) {
-    throw sdk::Error("[" + std::string(op) + "] dim " + std::to_string(dim) +
-                     " is out of range for a tensor of " + std::to_string(ndim) + " dims");
-  }
-  return dim < 0 ? dim + n : dim;
-}
-
 StridedSpace<3> space3(const char* op, const std::vector<int64_t>& sizes,
                        const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                        const std::vector<int64_t>& c) {

@@ -48,4 +48,13 @@ bool StatusWords::flagged(int64_t* value) const {
   return host[0] != 0;
 }
 
+int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim) {
+  const int64_t n = ndim == 0 ? 1 : ndim;
+  if (dim < -n || dim >= n) {
+    throw sdk::Error("[" + std::string(op) + "] dim " + std::to_string(dim) +
+                     " is out of range for a tensor of " + std::to_string(ndim) + " dims");
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
 }  // namespace loom::gpu

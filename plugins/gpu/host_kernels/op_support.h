@@ -53,6 +53,9 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
   return space;
 }
 
+// `dim` wrapped into [0, ndim) (a 0-dim tensor takes dims 0 and -1), or the op's error.
+int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim);
+
 // The manifest's "allow_tf32" option: float32 matmuls and convolutions may use TF32.
 extern bool g_allow_tf32;
 
@@ -86,5 +89,6 @@ void register_random_ops(sdk::Registrar& r, uint32_t key);
 void register_pool_ops(sdk::Registrar& r, uint32_t key);
 void register_loss_ops(sdk::Registrar& r, uint32_t key);
 void register_conv_ops(sdk::Registrar& r, uint32_t key);
+void register_shape_ops(sdk::Registrar& r, uint32_t key);
 
 }  // namespace loom::gpu
