@@ -83,6 +83,37 @@ TEST(GpuIndexMath, TooManyUnmergeableDimsAreRefused) {
   EXPECT_FALSE(make_strided_space<1>(sizes.data(), kMaxDims + 1, lists, &s));
 }
 
+// The 32-bit index path takes negative offsets (flip's backward reads) while both their
+// lowest and highest reach fit, and its offsets then equal the 64-bit ones.
+TEST(GpuIndexMath, Int32IndicesFitNegativeStridesAndRefuseFarReaches) {
+  const std::vector<int64_t> sizes = {3, 4}, out_strides = {4, 1}, flipped = {-4, -1};
+  const int64_t* lists[2] = {out_strides.data(), flipped.data()};
+  StridedSpace<2> s;
+  ASSERT_TRUE(make_strided_space<2>(sizes.data(), 2, lists, &s));
+  ASSERT_TRUE(fits_int32(s));
+  const std::vector<int64_t> expected = reference_offsets(sizes, flipped);
+  for (int32_t i = 0; i < 12; ++i) {
+    int32_t offsets[2];
+    s.offsets(i, offsets);
+    EXPECT_EQ(offsets[1], expected[static_cast<size_t>(i)]);
+  }
+  const int64_t far = int64_t{1} << 30;
+  for (const std::vector<int64_t>& strides :
+       {std::vector<int64_t>{far, 1}, std::vector<int64_t>{-far, 1}}) {
+    const std::vector<int64_t> big = {4, 2};
+    const int64_t* far_lists[2] = {out_strides.data(), strides.data()};
+    StridedSpace<2> f;
+    ASSERT_TRUE(make_strided_space<2>(big.data(), 2, far_lists, &f));
+    EXPECT_FALSE(fits_int32(f)) << strides[0];  // 3 * 2^30 is past 2^31 either way
+  }
+  // Mixed signs: the total reach (2^31 - 1) fits, element [2, 0]'s offset 2^31 does not.
+  const std::vector<int64_t> mixed = {far, -1}, two = {3, 2};
+  const int64_t* mixed_lists[2] = {out_strides.data(), mixed.data()};
+  StridedSpace<2> m;
+  ASSERT_TRUE(make_strided_space<2>(two.data(), 2, mixed_lists, &m));
+  EXPECT_FALSE(fits_int32(m));
+}
+
 TEST(GpuIndexMath, ElementwiseLaunchCoversEveryElement) {
   for (int64_t n :
        {int64_t{1}, int64_t{511}, int64_t{512}, int64_t{513}, int64_t{1} << 20, int64_t{1} << 34}) {

@@ -106,8 +106,7 @@ TEST(GpuShapePlan, CatBlocksPlaceEachInputAtItsOffset) {
     std::vector<int64_t> out_sizes = a_sizes;
     out_sizes[static_cast<size_t>(dim)] += 1;
     HostTensor out = zeros(out_sizes);
-    const std::vector<TensorLayout> layouts = {a.layout(), legacy.layout(), c.layout(),
-                                               b.layout()};
+    const std::vector<TensorLayout> layouts = {a.layout(), legacy.layout(), c.layout(), b.layout()};
     const std::vector<CopyBlock> blocks = plan_cat(layouts, dim, out.layout());
     ASSERT_EQ(blocks.size(), 2u);
     apply(blocks, out, {&a, &legacy, &c, &b});

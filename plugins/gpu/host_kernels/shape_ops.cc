@@ -36,17 +36,17 @@ void copy_blocks(const DispatchContext& ctx, const char* op, const std::vector<C
   for (const CopyBlock& b : blocks) {
     const int64_t* strides[2] = {b.dst_strides.data(), b.src_strides.data()};
     StridedSpace<2> space;
-    if (!make_strided_space<2>(b.sizes.data(), static_cast<int>(b.sizes.size()), strides,
-                               &space)) {
-      throw sdk::Error("[" + std::string(op) + "] too many dims for the " LOOM_GPU_PLATFORM_NAME
+    if (!make_strided_space<2>(b.sizes.data(), static_cast<int>(b.sizes.size()), strides, &space)) {
+      throw sdk::Error("[" + std::string(op) +
+                       "] too many dims for the " LOOM_GPU_PLATFORM_NAME
                        " copy kernel after merging (at most " +
                        std::to_string(kMaxDims) + ")");
     }
     if (space.numel() == 0) continue;
-    check_launch(launch_copy(out.dtype(), src.dtype(), space,
-                             out.data<char>() + b.dst_offset * out_item,
-                             src.data<char>() + b.src_offset * src_item, stream_of(ctx)),
-                 op);
+    check_launch(
+        launch_copy(out.dtype(), src.dtype(), space, out.data<char>() + b.dst_offset * out_item,
+                    src.data<char>() + b.src_offset * src_item, stream_of(ctx)),
+        op);
   }
 }
 

@@ -1,7 +1,6 @@
 // The copy blocks of the shape family's GPU kernels (Note [Shape ops as copies]).
 #include "shape_plan.h"
 
-
 namespace loom::gpu {
 namespace {
 
@@ -15,7 +14,8 @@ CopyBlock whole(const TensorLayout& src, const TensorLayout& out) {
 
 }  // namespace
 
-std::vector<CopyBlock> plan_cat(std::span<const TensorLayout> inputs, int64_t dim, const TensorLayout& out) {
+std::vector<CopyBlock> plan_cat(std::span<const TensorLayout> inputs, int64_t dim,
+                                const TensorLayout& out) {
   std::vector<CopyBlock> blocks;
   int64_t at = 0;  // where the next input starts along dim
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -36,7 +36,8 @@ std::vector<CopyBlock> plan_cat(std::span<const TensorLayout> inputs, int64_t di
   return blocks;
 }
 
-CopyBlock plan_flip(const TensorLayout& self, const std::vector<bool>& flipped, const TensorLayout& out) {
+CopyBlock plan_flip(const TensorLayout& self, const std::vector<bool>& flipped,
+                    const TensorLayout& out) {
   CopyBlock b = whole(self, out);
   for (size_t d = 0; d < b.sizes.size(); ++d) {
     if (!flipped[d] || b.sizes[d] <= 1) continue;

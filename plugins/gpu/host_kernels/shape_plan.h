@@ -41,10 +41,12 @@ struct TensorLayout {
 
 // cat along `dim` (wrapped, in range): one block per input, written at its offset in out.
 // Inputs that are the legacy empty [0] tensor get no block.
-std::vector<CopyBlock> plan_cat(std::span<const TensorLayout> inputs, int64_t dim, const TensorLayout& out);
+std::vector<CopyBlock> plan_cat(std::span<const TensorLayout> inputs, int64_t dim,
+                                const TensorLayout& out);
 
 // flip of the dims marked in `flipped` (one flag per dim of `self`).
-CopyBlock plan_flip(const TensorLayout& self, const std::vector<bool>& flipped, const TensorLayout& out);
+CopyBlock plan_flip(const TensorLayout& self, const std::vector<bool>& flipped,
+                    const TensorLayout& out);
 
 // roll by `shifts[d]` along each dim d (0 <= shift < size; 0 leaves the dim): out index j
 // takes self's (j - shift) mod size.

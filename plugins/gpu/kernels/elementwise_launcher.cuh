@@ -113,19 +113,6 @@ const char* launch_grid_stride(void (*kernel)(int64_t, KernelArgs...), int64_t n
   return last_launch_error();
 }
 
-// True when every element offset of the space fits a 32-bit index.
-template <int N>
-bool fits_int32(const StridedSpace<N>& space) {
-  const int64_t limit = int64_t{1} << 31;
-  if (space.numel() >= limit) return false;
-  for (int k = 0; k < N; ++k) {
-    int64_t reach = 0;
-    for (int d = 0; d < space.ndim; ++d) reach += (space.sizes[d] - 1) * space.strides[k][d];
-    if (reach >= limit || reach < 0) return false;
-  }
-  return true;
-}
-
 // Queues out = f(in...) on `stream`. Returns nullptr, or the runtime's error message.
 template <int NIn, typename Out, typename In, typename F>
 const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,

@@ -94,6 +94,24 @@ bool make_strided_space(const int64_t* sizes, int ndim, const int64_t* const (&s
   return true;
 }
 
+// True when the element count and every element offset of the space fit a signed 32-bit
+// index. Offsets may be negative (flip reads backwards from its last element): the most
+// negative and the most positive reach are checked apart.
+template <int N>
+bool fits_int32(const StridedSpace<N>& space) {
+  const int64_t limit = int64_t{1} << 31;
+  if (space.numel() >= limit) return false;
+  for (int k = 0; k < N; ++k) {
+    int64_t highest = 0, lowest = 0;
+    for (int d = 0; d < space.ndim; ++d) {
+      const int64_t step = (space.sizes[d] - 1) * space.strides[k][d];
+      (step > 0 ? highest : lowest) += step;
+    }
+    if (highest >= limit || lowest < -limit) return false;
+  }
+  return true;
+}
+
 // A 1-d launch: `grid` blocks of `block` threads.
 struct Launch {
   uint32_t grid = 0;
