@@ -1,7 +1,9 @@
 // The GPU shape kernels' copy blocks on the host (host_kernels/shape_plan.h): the blocks
 // of cat, flip, roll and repeat, applied to arrays as the copy kernel would, give the
-// same output as the ops' definitions, for contiguous and strided inputs.
+// same output as the ops' definitions, for contiguous and strided inputs; and tril's and
+// triu's choice of elements (kernels/shape_math.h).
 #include "../../plugins/gpu/host_kernels/shape_plan.h"
+#include "../../plugins/gpu/kernels/shape_math.h"
 
 #include <gtest/gtest.h>
 
@@ -186,6 +188,19 @@ TEST(GpuShapePlan, RepeatReadsEachDimModuloItsSize) {
   HostTensor out = zeros({3, 2});
   apply({plan_repeat(scalar.layout(), out.layout())}, out, {&scalar});
   for (double v : out.data) EXPECT_EQ(v, 7.0);
+}
+
+TEST(GpuShapePlan, TriangleKeepsTheElementsOnEachSideOfTheDiagonal) {
+  const int64_t batch = 2, rows = 3, cols = 4;
+  for (int64_t diagonal : {-3, -1, 0, 1, 2, 5}) {
+    for (int64_t i = 0; i < batch * rows * cols; ++i) {
+      const int64_t row = i / cols % rows, col = i % cols;
+      EXPECT_EQ(triangle_keeps(true, i, rows, cols, diagonal), col <= row + diagonal)
+          << i << " " << diagonal;
+      EXPECT_EQ(triangle_keeps(false, i, rows, cols, diagonal), col >= row + diagonal)
+          << i << " " << diagonal;
+    }
+  }
 }
 
 }  // namespace

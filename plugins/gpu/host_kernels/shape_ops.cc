@@ -1,5 +1,6 @@
 // The shape ops on GPU tensors: cat, flip, roll and repeat, each a few launches of the
-// copy kernel planned by shape_plan.h (Note [Shape ops as copies]). Outputs arrive
+// copy kernel planned by shape_plan.h (Note [Shape ops as copies]), and tril and triu
+// (shape.cu). Outputs arrive
 // allocated by the op's shape rule, which has checked the dims, shifts and repeats; cat's
 // inputs may have other dtypes than out (the copy converts).
 #include <string>
@@ -125,6 +126,26 @@ Tensor repeat_out(const DispatchContext& ctx, const Tensor& self, std::span<cons
   return out;
 }
 
+// tril (Lower) keeps the elements with column - row <= diagonal, triu those >= diagonal.
+template <bool Lower>
+Tensor triangle_out(const DispatchContext& ctx, const Tensor& self, int64_t diagonal,
+                    const Tensor& out) {
+  const char* op = Lower ? "tril" : "triu";
+  prepare(op, out, {&self});
+  if (out.numel() == 0) return out;
+  if (self.dim() < 2) {
+    throw sdk::Error("[" + std::string(op) + "] expected a tensor of at least 2 dims, found " +
+                     std::to_string(self.dim()));
+  }
+  const Tensor* operands[2] = {&out, &self};
+  const int64_t rows = out.sizes()[out.dim() - 2], cols = out.sizes()[out.dim() - 1];
+  check_launch(launch_triangle(Lower, static_cast<int32_t>(sdk::element_size(out.dtype())),
+                               space_of(op, out, operands), rows, cols, diagonal, out.data(),
+                               self.data(), stream_of(ctx)),
+               op);
+  return out;
+}
+
 }  // namespace
 
 void register_shape_ops(sdk::Registrar& r, uint32_t key) {
@@ -133,6 +154,8 @@ void register_shape_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&flip_out>("loom::flip.out", key, all);
   r.impl<&roll_out>("loom::roll.out", key, all);
   r.impl<&repeat_out>("loom::repeat.out", key, all);
+  r.impl<&triangle_out<true>>("loom::tril.out", key, all);
+  r.impl<&triangle_out<false>>("loom::triu.out", key, all);
 }
 
 }  // namespace loom::gpu

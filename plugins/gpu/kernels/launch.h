@@ -10,6 +10,7 @@
 #include "../runtime/gpu_runtime.h"
 #include "index_math.h"
 #include "pool_math.h"
+#include "shape_math.h"
 
 namespace loom::gpu {
 
@@ -229,6 +230,14 @@ const char* launch_gemm(int32_t dtype, const GemmShape& shape, double alpha, dou
 // --- softmax (softmax.cu): `outer` rows of `length` elements at stride `inner` ---
 const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t length, int64_t inner,
                            void* out, const void* in, gpuStream_t stream);
+
+// --- shape (shape.cu; the other shape ops are copies: host_kernels/shape_plan.h) ---
+// tril (lower) / triu: out = in where triangle_keeps(lower, i, rows, cols, diagonal) for
+// element i in the row-major order of the space's shape ([..., rows, cols]), else zero
+// bits; element_size 1, 2, 4 or 8 bytes (every dtype moves as bits).
+const char* launch_triangle(bool lower, int32_t element_size, const StridedSpace<2>& space,
+                            int64_t rows, int64_t cols, int64_t diagonal, void* out, const void* in,
+                            gpuStream_t stream);
 
 // --- random (random.cu; the SDK's Philox stream layout, element i = row-major position) ---
 enum class RandomOp : int32_t { Uniform, Normal, Bernoulli };
