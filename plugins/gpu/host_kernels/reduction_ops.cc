@@ -1,7 +1,9 @@
 // Reductions on GPU tensors (sum, prod, amax, amin, any, all; max.dim and min.dim with
-// their indices): the reduced dims become a row StridedSpace, the kept dims a rows space
-// paired with out's strides (Note [Reduction layout]). Out has the rule's dtype; a sum or prod into
-// a dtype the kernel does not pair with the input's (sum(dtype=...)) casts the input first.
+// their indices; var by passes of those kernels, Note [Variance by passes]): the reduced dims
+// become a row StridedSpace, the kept dims a rows space paired with out's strides (Note [Reduction
+// layout]). Out has the rule's dtype; a sum or prod into a dtype the kernel does not pair with the
+// input's (sum(dtype=...)) casts the input first.
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <string>
@@ -160,6 +162,87 @@ std::tuple<Tensor, Tensor> extremum_dim_out(const DispatchContext& ctx, const Te
   return {values, indices};
 }
 
+// Note [Variance by passes]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~
+// var on the GPU is the two-pass formula from kernels the plugin has: the sum over the
+// reduced dims (kept as size-1 dims), each element's deviation x - sum / N (a Sub with
+// alpha 1/N against the sum broadcast back), its square, the sum of squares, and the
+// division by max(0, N - correction). Every pass runs in float32 (float64 for float64
+// inputs), as the CPU's moments do in double; an empty reduction divides 0 by 0 (NaN), as
+// on the CPU. Five launches and two temporaries the size of the input, where one fused
+// kernel would read the input twice: correct and deterministic first.
+Tensor var_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim,
+               std::optional<sdk::Scalar> correction, bool, const Tensor& out) {
+  const char* op = "var";
+  prepare(op, out, {&self});
+  const int32_t acc = self.dtype() == LOOM_DTYPE_FLOAT64 ? LOOM_DTYPE_FLOAT64 : LOOM_DTYPE_FLOAT32;
+  const Tensor x = self.dtype() == acc ? self : contiguous(ctx, op, self, acc);
+  const std::span<const int64_t> dims = dim.value_or(std::span<const int64_t>{});
+  const int64_t nd = x.dim();
+  std::vector<bool> reduced(static_cast<size_t>(nd), dims.empty());
+  for (int64_t d : dims) {
+    if (nd > 0) reduced[static_cast<size_t>(wrapped_dim(op, d, nd))] = true;
+  }
+  // the sums, with the reduced dims kept (size 1)
+  std::vector<int64_t> kept(x.sizes().begin(), x.sizes().end());
+  int64_t count = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!reduced[static_cast<size_t>(d)]) continue;
+    count *= kept[static_cast<size_t>(d)];
+    kept[static_cast<size_t>(d)] = 1;
+  }
+  if (nd == 0) count = 1;
+  const Tensor sums = sdk::empty(kept, static_cast<LoomDType>(acc), out.device());
+  reduce(ctx, op, ReduceOp::Sum, x, dims, sums);
+  // deviations x - sums / N, squared in place
+  const Tensor dev = sdk::empty(x.sizes(), static_cast<LoomDType>(acc), out.device());
+  std::vector<int64_t> sum_strides(sums.strides().begin(), sums.strides().end());
+  for (int64_t d = 0; d < nd; ++d) {
+    if (reduced[static_cast<size_t>(d)]) sum_strides[static_cast<size_t>(d)] = 0;
+  }
+  const int64_t* dev_strides[3] = {dev.strides().data(), x.strides().data(), sum_strides.data()};
+  StridedSpace<3> space;
+  if (!make_strided_space<3>(x.sizes().data(), static_cast<int>(nd), dev_strides, &space)) {
+    throw sdk::Error("[var] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernels");
+  }
+  const gpuStream_t stream = stream_of(ctx);
+  check_launch(launch_binary(BinaryOp::Sub, acc, 1.0 / static_cast<double>(count), space,
+                             dev.data(), x.data(), sums.data(), stream),
+               op);
+  const Tensor* squares[3] = {&dev, &dev, &dev};
+  check_launch(launch_binary(BinaryOp::Mul, acc, 1.0, space_of(op, dev, squares), dev.data(),
+                             dev.data(), dev.data(), stream),
+               op);
+  // the sum of squares (out's shape), divided by max(0, N - correction)
+  const Tensor result =
+      out.dtype() == acc ? out : sdk::empty(out.sizes(), static_cast<LoomDType>(acc), out.device());
+  reduce(ctx, op, ReduceOp::Sum, dev, dims, result);
+  const double c = correction ? correction->to_double() : 1.0;
+  const Tensor divisor = sdk::empty({1}, static_cast<LoomDType>(acc), out.device());
+  const Tensor* one[1] = {&divisor};
+  check_launch(launch_fill(acc, true, std::max(0.0, static_cast<double>(count) - c), 0,
+                           space_of(op, divisor, one), divisor.data(), stream),
+               op);
+  std::vector<int64_t> zero_strides(static_cast<size_t>(result.dim()), 0);
+  const int64_t* div_strides[3] = {result.strides().data(), result.strides().data(),
+                                   zero_strides.data()};
+  StridedSpace<3> divide;
+  if (!make_strided_space<3>(result.sizes().data(), static_cast<int>(result.dim()), div_strides,
+                             &divide)) {
+    throw sdk::Error("[var] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernels");
+  }
+  check_launch(launch_binary(BinaryOp::Div, acc, 1.0, divide, result.data(), result.data(),
+                             divisor.data(), stream),
+               op);
+  if (result.get() != out.get()) {
+    const Tensor* pair[2] = {&out, &result};
+    check_launch(
+        launch_copy(out.dtype(), acc, space_of(op, out, pair), out.data(), result.data(), stream),
+        op);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_reduction_ops(sdk::Registrar& r, uint32_t key) {
@@ -172,6 +255,7 @@ void register_reduction_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&extremum_dim_out<false>>("loom::min.dim_out", key, all);
   r.impl<&any_all_out<ReduceOp::Any>>("loom::any.dims_out", key, all);
   r.impl<&any_all_out<ReduceOp::All>>("loom::all.dims_out", key, all);
+  r.impl<&var_out>("loom::var.correction_out", key, sdk::dtypes::floating);
 }
 
 }  // namespace loom::gpu
