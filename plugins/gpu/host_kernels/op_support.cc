@@ -3,6 +3,7 @@
 #include "op_support.h"
 
 #include <string>
+#include <vector>
 
 #include "../kernels/launch.h"
 
@@ -55,6 +56,39 @@ int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim) {
                      " is out of range for a tensor of " + std::to_string(ndim) + " dims");
   }
   return dim < 0 ? dim + n : dim;
+}
+
+void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp kind, double alpha,
+                      const sdk::Tensor& out, const sdk::Tensor& self, const sdk::Tensor& other) {
+  const int64_t nd = out.dim(), other_nd = other.dim();
+  std::vector<int64_t> other_strides(static_cast<size_t>(nd), 0);
+  for (int64_t d = 0; d < other_nd; ++d) {
+    const int64_t size = other.sizes()[d];
+    const int64_t at = d + nd - other_nd;
+    if (at < 0 || (size != 1 && size != out.sizes()[at])) {
+      throw sdk::Error("[" + std::string(op) + "] cannot broadcast an operand of " +
+                       std::to_string(other_nd) + " dims to the result's " + std::to_string(nd));
+    }
+    other_strides[static_cast<size_t>(at)] = size == 1 ? 0 : other.strides()[d];
+  }
+  const int64_t* strides[3] = {out.strides().data(), self.strides().data(), other_strides.data()};
+  StridedSpace<3> space;
+  if (!make_strided_space<3>(out.sizes().data(), static_cast<int>(nd), strides, &space)) {
+    throw sdk::Error("[" + std::string(op) +
+                     "] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernels");
+  }
+  check_launch(launch_binary(kind, out.dtype(), alpha, space, out.data(), self.data(), other.data(),
+                             stream_of(ctx)),
+               op);
+}
+
+sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, double value,
+                          int32_t dtype, LoomDevice device) {
+  sdk::Tensor t = sdk::empty({1}, static_cast<LoomDType>(dtype), device);
+  const sdk::Tensor* one[1] = {&t};
+  check_launch(launch_fill(dtype, true, value, 0, space_of(op, t, one), t.data(), stream_of(ctx)),
+               op);
+  return t;
 }
 
 }  // namespace loom::gpu

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string>
 
 #include "../kernels/index_math.h"
+#include "../kernels/launch.h"
 #include "../runtime/gpu_device.h"
 #include "loom/sdk/kernel.hpp"
 #include "loom/sdk/plugin.hpp"
@@ -53,6 +55,20 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
   return space;
 }
 
+// out = the reduction of self over `dims` (all when empty; out's dims decide keepdim),
+// with the launch's workspace (reduction_ops.cc).
+void reduce(const sdk::DispatchContext& ctx, const char* op, ReduceOp kind, const sdk::Tensor& self,
+            std::span<const int64_t> dims, const sdk::Tensor& out);
+
+// out = self `kind` alpha * other (alpha where the op takes one), other broadcast to out's
+// shape (missing leading dims and size-1 dims read again); all of `dtype`.
+void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp kind, double alpha,
+                      const sdk::Tensor& out, const sdk::Tensor& self, const sdk::Tensor& other);
+
+// A 1-element tensor of dtype on device holding `value`.
+sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, double value,
+                          int32_t dtype, LoomDevice device);
+
 // `dim` wrapped into [0, ndim) (a 0-dim tensor takes dims 0 and -1), or the op's error.
 int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim);
 
@@ -90,5 +106,6 @@ void register_pool_ops(sdk::Registrar& r, uint32_t key);
 void register_loss_ops(sdk::Registrar& r, uint32_t key);
 void register_conv_ops(sdk::Registrar& r, uint32_t key);
 void register_shape_ops(sdk::Registrar& r, uint32_t key);
+void register_normalization_ops(sdk::Registrar& r, uint32_t key);
 
 }  // namespace loom::gpu

@@ -65,6 +65,8 @@ ReductionSpaces reduction_spaces(const char* op, const Tensor& self, std::span<c
   return s;
 }
 
+}  // namespace
+
 void reduce(const DispatchContext& ctx, const char* op, ReduceOp kind, const Tensor& self,
             std::span<const int64_t> dims, const Tensor& out) {
   prepare(op, out, {&self});
@@ -85,6 +87,8 @@ void reduce(const DispatchContext& ctx, const char* op, ReduceOp kind, const Ten
                              input.data(), workspace ? workspace->data() : nullptr, stream_of(ctx)),
                op);
 }
+
+namespace {
 
 Tensor sum_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim, bool,
                std::optional<LoomDType>, const Tensor& out) {
@@ -176,6 +180,7 @@ Tensor var_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim,
   const char* op = "var";
   prepare(op, out, {&self});
   const int32_t acc = self.dtype() == LOOM_DTYPE_FLOAT64 ? LOOM_DTYPE_FLOAT64 : LOOM_DTYPE_FLOAT32;
+  const LoomDType acc_type = static_cast<LoomDType>(acc);
   const Tensor x = self.dtype() == acc ? self : contiguous(ctx, op, self, acc);
   const std::span<const int64_t> dims = dim.value_or(std::span<const int64_t>{});
   const int64_t nd = x.dim();
@@ -191,54 +196,24 @@ Tensor var_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim,
     count *= kept[static_cast<size_t>(d)];
     kept[static_cast<size_t>(d)] = 1;
   }
-  if (nd == 0) count = 1;
-  const Tensor sums = sdk::empty(kept, static_cast<LoomDType>(acc), out.device());
+  const Tensor sums = sdk::empty(kept, acc_type, out.device());
   reduce(ctx, op, ReduceOp::Sum, x, dims, sums);
   // deviations x - sums / N, squared in place
-  const Tensor dev = sdk::empty(x.sizes(), static_cast<LoomDType>(acc), out.device());
-  std::vector<int64_t> sum_strides(sums.strides().begin(), sums.strides().end());
-  for (int64_t d = 0; d < nd; ++d) {
-    if (reduced[static_cast<size_t>(d)]) sum_strides[static_cast<size_t>(d)] = 0;
-  }
-  const int64_t* dev_strides[3] = {dev.strides().data(), x.strides().data(), sum_strides.data()};
-  StridedSpace<3> space;
-  if (!make_strided_space<3>(x.sizes().data(), static_cast<int>(nd), dev_strides, &space)) {
-    throw sdk::Error("[var] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernels");
-  }
-  const gpuStream_t stream = stream_of(ctx);
-  check_launch(launch_binary(BinaryOp::Sub, acc, 1.0 / static_cast<double>(count), space,
-                             dev.data(), x.data(), sums.data(), stream),
-               op);
-  const Tensor* squares[3] = {&dev, &dev, &dev};
-  check_launch(launch_binary(BinaryOp::Mul, acc, 1.0, space_of(op, dev, squares), dev.data(),
-                             dev.data(), dev.data(), stream),
-               op);
+  const Tensor dev = sdk::empty(x.sizes(), acc_type, out.device());
+  broadcast_binary(ctx, op, BinaryOp::Sub, 1.0 / static_cast<double>(count), dev, x, sums);
+  broadcast_binary(ctx, op, BinaryOp::Mul, 1.0, dev, dev, dev);
   // the sum of squares (out's shape), divided by max(0, N - correction)
-  const Tensor result =
-      out.dtype() == acc ? out : sdk::empty(out.sizes(), static_cast<LoomDType>(acc), out.device());
+  const Tensor result = out.dtype() == acc ? out : sdk::empty(out.sizes(), acc_type, out.device());
   reduce(ctx, op, ReduceOp::Sum, dev, dims, result);
   const double c = correction ? correction->to_double() : 1.0;
-  const Tensor divisor = sdk::empty({1}, static_cast<LoomDType>(acc), out.device());
-  const Tensor* one[1] = {&divisor};
-  check_launch(launch_fill(acc, true, std::max(0.0, static_cast<double>(count) - c), 0,
-                           space_of(op, divisor, one), divisor.data(), stream),
-               op);
-  std::vector<int64_t> zero_strides(static_cast<size_t>(result.dim()), 0);
-  const int64_t* div_strides[3] = {result.strides().data(), result.strides().data(),
-                                   zero_strides.data()};
-  StridedSpace<3> divide;
-  if (!make_strided_space<3>(result.sizes().data(), static_cast<int>(result.dim()), div_strides,
-                             &divide)) {
-    throw sdk::Error("[var] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernels");
-  }
-  check_launch(launch_binary(BinaryOp::Div, acc, 1.0, divide, result.data(), result.data(),
-                             divisor.data(), stream),
-               op);
+  const Tensor divisor =
+      scalar_tensor(ctx, op, std::max(0.0, static_cast<double>(count) - c), acc, out.device());
+  broadcast_binary(ctx, op, BinaryOp::Div, 1.0, result, result, divisor);
   if (result.get() != out.get()) {
     const Tensor* pair[2] = {&out, &result};
-    check_launch(
-        launch_copy(out.dtype(), acc, space_of(op, out, pair), out.data(), result.data(), stream),
-        op);
+    check_launch(launch_copy(out.dtype(), acc, space_of(op, out, pair), out.data(), result.data(),
+                             stream_of(ctx)),
+                 op);
   }
   return out;
 }
