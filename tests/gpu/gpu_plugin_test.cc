@@ -271,6 +271,25 @@ TEST_F(CudaOps, LayerNormMatchesTheCpu) {
   expect_close(leaf.grad(), cpu_leaf.grad(), 1e-4);
 }
 
+// embedding through the gather kernel: int64 and int32 indices of any shape, a strided
+// weight, the gradient (index_add), and an index out of range refused as on the CPU.
+TEST_F(CudaOps, EmbeddingMatchesTheCpuAndRefusesIndicesOutOfRange) {
+  Tensor w = randn({10, 6}), idx = randint(0, 10, {3, 4}).to(ScalarType::Int64);
+  Tensor gw = w.to(cuda()), gi = idx.to(cuda());
+  expect_close(embedding(gw, gi), embedding(w, idx), 0);
+  expect_close(embedding(gw, gi.to(ScalarType::Int32)), embedding(w, idx.to(ScalarType::Int32)), 0);
+  Tensor wt = randn({6, 10}).t();
+  expect_close(embedding(wt.to(cuda()), gi), embedding(wt, idx), 0);
+  Tensor leaf = gw.clone().requires_grad_();
+  embedding(leaf, gi).sum().backward();
+  Tensor cpu_leaf = w.clone().requires_grad_();
+  embedding(cpu_leaf, idx).sum().backward();
+  expect_close(leaf.grad(), cpu_leaf.grad(), 0);
+  Tensor bad = tensor({1, 10}).to(ScalarType::Int64);
+  test::expect_error([&] { (void)embedding(gw, bad.to(cuda())); }, "loom::embedding",
+                     "index 10 is out of range for a weight of 10 rows");
+}
+
 TEST_F(CudaOps, MatmulMatchesTheCpu) {
   Tensor a = randn({64, 48}), b = randn({48, 80}), c = randn({80});
   expect_close(a.to(cuda()).matmul(b.to(cuda())), a.matmul(b), 1e-4);
