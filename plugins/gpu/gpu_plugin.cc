@@ -43,6 +43,7 @@ void init(sdk::Registrar& r) {
   register_shape_ops(r, key);
   register_normalization_ops(r, key);
   register_embedding_ops(r, key);
+  register_creation_ops(r, key);
 
   int runtime_version = 0, driver_version = 0;
   (void)gpuRuntimeGetVersion(&runtime_version);

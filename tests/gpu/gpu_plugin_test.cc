@@ -290,6 +290,20 @@ TEST_F(CudaOps, EmbeddingMatchesTheCpuAndRefusesIndicesOutOfRange) {
                      "index 10 is out of range for a weight of 10 rows");
 }
 
+// arange and linspace written on the device: the SDK's sequence, so the CPU's values.
+TEST_F(CudaOps, ArangeAndLinspaceEqualTheCpus) {
+  for (ScalarType dtype :
+       {ScalarType::Float32, ScalarType::Float64, ScalarType::Int64, ScalarType::BFloat16}) {
+    TensorOptions on_gpu = TensorOptions().dtype(dtype).device(cuda());
+    TensorOptions on_cpu = TensorOptions().dtype(dtype);
+    expect_close(arange(-3, 17, 3, on_gpu), arange(-3, 17, 3, on_cpu), 0);
+    expect_close(linspace(-1.5, 2.0, 9, on_gpu), linspace(-1.5, 2.0, 9, on_cpu), 0);
+  }
+  expect_close(arange(0.25, 4.0, 0.35, TensorOptions().device(cuda())), arange(0.25, 4.0, 0.35), 0);
+  test::expect_error([&] { (void)arange(0, 5, 0, TensorOptions().device(cuda())); }, "arange",
+                     "step must be nonzero");
+}
+
 TEST_F(CudaOps, MatmulMatchesTheCpu) {
   Tensor a = randn({64, 48}), b = randn({48, 80}), c = randn({80});
   expect_close(a.to(cuda()).matmul(b.to(cuda())), a.matmul(b), 1e-4);

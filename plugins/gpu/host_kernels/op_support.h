@@ -108,5 +108,6 @@ void register_conv_ops(sdk::Registrar& r, uint32_t key);
 void register_shape_ops(sdk::Registrar& r, uint32_t key);
 void register_normalization_ops(sdk::Registrar& r, uint32_t key);
 void register_embedding_ops(sdk::Registrar& r, uint32_t key);
+void register_creation_ops(sdk::Registrar& r, uint32_t key);
 
 }  // namespace loom::gpu

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "../runtime/gpu_runtime.h"
+#include "creation_math.h"
 #include "index_math.h"
 #include "pool_math.h"
 #include "shape_math.h"
@@ -237,6 +238,10 @@ const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t lengt
 // bits; element_size 1, 2, 4 or 8 bytes (every dtype moves as bits).
 const char* launch_triangle(bool lower, int32_t element_size, const StridedSpace<2>& space,
                             int64_t rows, int64_t cols, int64_t diagonal, void* out, const void* in,
+                            gpuStream_t stream);
+
+// --- creation (creation.cu): arange and linspace, spec.length elements `stride` apart ---
+const char* launch_sequence(int32_t dtype, const SequenceSpec& spec, int64_t stride, void* out,
                             gpuStream_t stream);
 
 // --- random (random.cu; the SDK's Philox stream layout, element i = row-major position) ---

@@ -1,0 +1,56 @@
+// arange and linspace on GPU tensors: the SDK's sequence (loom/sdk/sequence.hpp: the
+// checks, the length and the values every backend shares) written by one kernel.
+#include <string>
+
+#include "../kernels/launch.h"
+#include "loom/sdk/sequence.hpp"
+#include "op_support.h"
+
+namespace loom::gpu {
+namespace {
+
+using sdk::DispatchContext;
+using sdk::Scalar;
+using sdk::Tensor;
+
+Tensor write_sequence(const DispatchContext& ctx, const sdk::Sequence& q, const Tensor& out,
+                      const char* op) {
+  prepare(op, out, {});
+  if (out.dim() != 1 || out.sizes()[0] != q.length) {
+    throw sdk::Error(std::string("[") + op + "] expected a 1-D out of " + std::to_string(q.length) +
+                     " elements, found " + std::to_string(out.dim()) + " dims of " +
+                     std::to_string(out.numel()) + " elements");
+  }
+  SequenceSpec spec;
+  spec.integral = q.integral;
+  spec.start_i = q.start_i;
+  spec.step_i = q.step_i;
+  spec.start = q.start;
+  spec.step = q.step;
+  spec.end = q.end;
+  spec.length = q.length;
+  spec.half = q.half;
+  check_launch(launch_sequence(out.dtype(), spec, out.strides()[0], out.data(), stream_of(ctx)),
+               op);
+  return out;
+}
+
+Tensor arange_out(const DispatchContext& ctx, Scalar start, Scalar end, Scalar step,
+                  const Tensor& out) {
+  return write_sequence(
+      ctx, sdk::arange_sequence(start, end, step, out.dtype() <= LOOM_DTYPE_INT64), out, "arange");
+}
+
+Tensor linspace_out(const DispatchContext& ctx, Scalar start, Scalar end, int64_t steps,
+                    const Tensor& out) {
+  return write_sequence(ctx, sdk::linspace_sequence(start, end, steps), out, "linspace");
+}
+
+}  // namespace
+
+void register_creation_ops(sdk::Registrar& r, uint32_t key) {
+  r.impl<&arange_out>("loom::arange.start_out", key, sdk::dtypes::numeric);
+  r.impl<&linspace_out>("loom::linspace.out", key, sdk::dtypes::numeric);
+}
+
+}  // namespace loom::gpu
