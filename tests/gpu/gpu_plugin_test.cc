@@ -311,6 +311,13 @@ TEST_F(CudaOps, MatmulMatchesTheCpu) {
   expect_close(c.to(cuda()).addmm(a.to(cuda()), b.to(cuda())), c.addmm(a, b), 1e-4);
   Tensor x = randn({3, 16, 24}), y = randn({3, 24, 8});
   expect_close(x.to(cuda()).bmm(y.to(cuda())), x.bmm(y), 1e-4);
+  Tensor u = randn({300}), v = randn({600});
+  Tensor v2 = v.reshape({300, 2}).select(1, 0);  // strided
+  expect_close(dot(u.to(cuda()), v2.to(cuda())), dot(u, v2), 1e-5);
+  expect_close(dot(u.to(ScalarType::BFloat16).to(cuda()), u.to(ScalarType::BFloat16).to(cuda())),
+               dot(u.to(ScalarType::BFloat16), u.to(ScalarType::BFloat16)), 1e-2);
+  Tensor n = arange(0, 50).to(ScalarType::Int32);
+  expect_close(dot(n.to(cuda()), n.to(cuda())), dot(n, n), 0);
   expect_close(a.to(ScalarType::BFloat16).to(cuda()).matmul(b.to(ScalarType::BFloat16).to(cuda())),
                a.to(ScalarType::BFloat16).matmul(b.to(ScalarType::BFloat16)), 2e-2);
 }

@@ -229,6 +229,37 @@ Tensor baddbmm_out(const DispatchContext& ctx, const Tensor& self, const Tensor&
   return addmm_like(ctx, "baddbmm", self, batch1, batch2, beta, alpha, out);
 }
 
+// dot: the products, then their sum (the reduction kernel's fixed order), in float32 for
+// the 16-bit formats; integers wrap as on the CPU.
+Tensor dot_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
+               const Tensor& out) {
+  const char* op = "dot";
+  prepare(op, out, {&self, &other});
+  if (self.dim() != 1 || other.dim() != 1 || self.numel() != other.numel()) {
+    throw sdk::Error("[dot] expected two 1-D tensors of one length, found " +
+                     std::to_string(self.dim()) + "-D of " + std::to_string(self.numel()) +
+                     " and " + std::to_string(other.dim()) + "-D of " +
+                     std::to_string(other.numel()) + " elements");
+  }
+  const bool half = self.dtype() == LOOM_DTYPE_FLOAT16 || self.dtype() == LOOM_DTYPE_BFLOAT16;
+  const int32_t acc = half ? LOOM_DTYPE_FLOAT32 : self.dtype();
+  const LoomDType acc_type = static_cast<LoomDType>(acc);
+  const Tensor a = self.dtype() == acc ? self : contiguous(ctx, op, self, acc);
+  const Tensor b = other.dtype() == acc ? other : contiguous(ctx, op, other, acc);
+  const Tensor products = sdk::empty(a.sizes(), acc_type, out.device());
+  broadcast_binary(ctx, op, BinaryOp::Mul, 1.0, products, a, b);
+  const Tensor total =
+      out.dtype() == acc ? out : sdk::empty(std::span<const int64_t>{}, acc_type, out.device());
+  reduce(ctx, op, ReduceOp::Sum, products, {}, total);
+  if (total.get() != out.get()) {
+    const Tensor* pair[2] = {&out, &total};
+    check_launch(launch_copy(out.dtype(), acc, space_of(op, out, pair), out.data(), total.data(),
+                             stream_of(ctx)),
+                 op);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_linalg_ops(sdk::Registrar& r, uint32_t key) {
@@ -245,6 +276,7 @@ void register_linalg_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&bmm_out>("loom::bmm.out", key, sdk::dtypes::floating);
   r.impl<&addmm_out>("loom::addmm.out", key, sdk::dtypes::floating);
   r.impl<&baddbmm_out>("loom::baddbmm.out", key, sdk::dtypes::floating);
+  r.impl<&dot_out>("loom::dot.out", key, sdk::dtypes::numeric);
 }
 
 }  // namespace loom::gpu
