@@ -2,26 +2,12 @@
 // (loom/sdk/sequence.hpp), which the CPU writes: the same value at every position, and the
 // SDK's refusals.
 #include "../../plugins/gpu/kernels/creation_math.h"
+#include "../../plugins/gpu/host_kernels/sequence_spec.h"
 
 #include <gtest/gtest.h>
 
-#include "loom/sdk/sequence.hpp"
-
 namespace loom::gpu {
 namespace {
-
-SequenceSpec spec_of(const sdk::Sequence& q) {
-  SequenceSpec s;
-  s.integral = q.integral;
-  s.start_i = q.start_i;
-  s.step_i = q.step_i;
-  s.start = q.start;
-  s.step = q.step;
-  s.end = q.end;
-  s.length = q.length;
-  s.half = q.half;
-  return s;
-}
 
 TEST(GpuCreationMath, PositionsEqualTheSdksSequence) {
   const std::vector<sdk::Sequence> sequences = {

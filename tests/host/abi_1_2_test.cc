@@ -91,62 +91,67 @@ TEST_F(Abi12, VersionCounterCountsWritesAndIsSharedByViews) {
   EXPECT_EQ(int_of("test_ext::version", {y, 0}), 0);
 }
 
-// A Profiler fallback on the host counts the ops the plugin's guard lets it see.
-TEST_F(Abi12, LocalKeyGuardIncludesKeysForTheCallsInsideIt) {
-  static std::atomic<int> profiled{0};
-  profiled = 0;
-  auto profiler = [](void*, const LoomKernelCall* call) -> LoomError* {
-    ++profiled;
+// A Profiler fallback on the host while alive: counts the ops it sees and keeps the
+// thread's excluded keys as the last one saw them.
+class ProfilerCounter {
+ public:
+  ProfilerCounter() {
+    profiled_ = 0;
+    excluded_seen_ = 0;
+    fallback_ = Dispatcher::instance().register_fallback(DispatchKey::Profiler,
+                                                         dispatch::KernelFunction{&count, nullptr});
+  }
+  int profiled() const { return profiled_.load(); }
+  DispatchKeySet excluded_seen() const { return DispatchKeySet(excluded_seen_.load()); }
+
+ private:
+  static LoomError* count(void*, const LoomKernelCall* call) {
+    ++profiled_;
+    excluded_seen_ = dispatch::local_dispatch_key_set().excluded;
     Dispatcher::instance().redispatch(OperatorHandle::from_abi(call->op),
                                       DispatchKeySet(call->key_set), call->args, call->num_args,
                                       call->returns, call->num_returns);
     return nullptr;
-  };
-  dispatch::Registration fallback = Dispatcher::instance().register_fallback(
-      DispatchKey::Profiler, dispatch::KernelFunction{profiler, nullptr});
+  }
+  static inline std::atomic<int> profiled_{0};
+  static inline std::atomic<uint64_t> excluded_seen_{0};
+  dispatch::Registration fallback_;
+};
+
+// The Profiler fallback counts the ops the plugin's guard lets it see.
+TEST_F(Abi12, LocalKeyGuardIncludesKeysForTheCallsInsideIt) {
+  ProfilerCounter counter;
   Tensor x = ones({3});
   Tensor n = call("test_ext::neg_profiled", {x})[0].to_tensor();
   EXPECT_EQ(n.data<float>()[0], -1.0f);
-  EXPECT_EQ(profiled.load(), 1);                               // loom::neg inside the guard
+  EXPECT_EQ(counter.profiled(), 1);                            // loom::neg inside the guard
   EXPECT_EQ(dispatch::local_dispatch_key_set().included, 0u);  // restored
   neg(x);
-  EXPECT_EQ(profiled.load(), 1);
+  EXPECT_EQ(counter.profiled(), 1);
 }
 
 // ABI 1.6: redispatch_with_keys changes this thread's keys for the ops the kernels below
 // call, and only while it runs, also when the op fails.
 TEST_F(Abi12, RedispatchWithKeysChangesTheThreadsKeysWhileItRuns) {
-  static std::atomic<int> profiled{0};
-  static std::atomic<uint64_t> excluded_seen{0};
-  profiled = 0;
-  auto profiler = [](void*, const LoomKernelCall* call) -> LoomError* {
-    ++profiled;
-    excluded_seen = dispatch::local_dispatch_key_set().excluded;
-    Dispatcher::instance().redispatch(OperatorHandle::from_abi(call->op),
-                                      DispatchKeySet(call->key_set), call->args, call->num_args,
-                                      call->returns, call->num_returns);
-    return nullptr;
-  };
-  dispatch::Registration fallback = Dispatcher::instance().register_fallback(
-      DispatchKey::Profiler, dispatch::KernelFunction{profiler, nullptr});
+  ProfilerCounter counter;
   Tensor x = ones({3});
   {
     dispatch::IncludeDispatchKeyGuard tracer(DispatchKeySet(DispatchKey::Tracer));
     Tensor n = call("test_ext::probed", {x, false})[0].to_tensor();
     EXPECT_EQ(n.data<float>()[0], -1.0f);
-    EXPECT_EQ(profiled.load(), 1);  // loom::neg inside, not probed itself
-    EXPECT_TRUE(DispatchKeySet(excluded_seen.load()).has(DispatchKey::Autocast));
+    EXPECT_EQ(counter.profiled(), 1);  // loom::neg inside, not probed itself
+    EXPECT_TRUE(counter.excluded_seen().has(DispatchKey::Autocast));
     expect_error(
         [&] {
           call("test_ext::probed", {x, true});
         },
         "test_ext::probed", {"failing on purpose"});
-    EXPECT_EQ(profiled.load(), 2);
+    EXPECT_EQ(counter.profiled(), 2);
     EXPECT_EQ(dispatch::local_dispatch_key_set().excluded, 0u);  // restored after the error
   }
   EXPECT_EQ(dispatch::local_dispatch_key_set().included, 0u);
   neg(x);
-  EXPECT_EQ(profiled.load(), 2);
+  EXPECT_EQ(counter.profiled(), 2);
 }
 
 // ABI 1.6: a slot value and a key bit in one call; bad keys are refused before anything

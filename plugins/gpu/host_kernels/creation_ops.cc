@@ -5,6 +5,7 @@
 #include "../kernels/launch.h"
 #include "loom/sdk/sequence.hpp"
 #include "op_support.h"
+#include "sequence_spec.h"
 
 namespace loom::gpu {
 namespace {
@@ -21,17 +22,8 @@ Tensor write_sequence(const DispatchContext& ctx, const sdk::Sequence& q, const 
                      " elements, found " + std::to_string(out.dim()) + " dims of " +
                      std::to_string(out.numel()) + " elements");
   }
-  SequenceSpec spec;
-  spec.integral = q.integral;
-  spec.start_i = q.start_i;
-  spec.step_i = q.step_i;
-  spec.start = q.start;
-  spec.step = q.step;
-  spec.end = q.end;
-  spec.length = q.length;
-  spec.half = q.half;
-  check_launch(launch_sequence(out.dtype(), spec, out.strides()[0], out.data(), stream_of(ctx)),
-               op);
+  check_launch(
+      launch_sequence(out.dtype(), spec_of(q), out.strides()[0], out.data(), stream_of(ctx)), op);
   return out;
 }
 

@@ -251,12 +251,7 @@ Tensor dot_out(const DispatchContext& ctx, const Tensor& self, const Tensor& oth
   const Tensor total =
       out.dtype() == acc ? out : sdk::empty(std::span<const int64_t>{}, acc_type, out.device());
   reduce(ctx, op, ReduceOp::Sum, products, {}, total);
-  if (total.get() != out.get()) {
-    const Tensor* pair[2] = {&out, &total};
-    check_launch(launch_copy(out.dtype(), acc, space_of(op, out, pair), out.data(), total.data(),
-                             stream_of(ctx)),
-                 op);
-  }
+  copy_into(ctx, op, out, total);
   return out;
 }
 

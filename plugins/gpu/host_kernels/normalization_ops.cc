@@ -19,14 +19,6 @@ namespace {
 using sdk::DispatchContext;
 using sdk::Tensor;
 
-// Copies `src` (dtype acc) into `out`, converting.
-void copy_into(const DispatchContext& ctx, const char* op, const Tensor& out, const Tensor& src) {
-  const Tensor* pair[2] = {&out, &src};
-  check_launch(launch_copy(out.dtype(), src.dtype(), space_of(op, out, pair), out.data(),
-                           src.data(), stream_of(ctx)),
-               op);
-}
-
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_out(
     const DispatchContext& ctx, const Tensor& input, std::span<const int64_t> normalized_shape,
     const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,

@@ -82,6 +82,15 @@ void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp 
                op);
 }
 
+void copy_into(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& out,
+               const sdk::Tensor& src) {
+  if (out.get() == src.get()) return;
+  const sdk::Tensor* pair[2] = {&out, &src};
+  check_launch(launch_copy(out.dtype(), src.dtype(), space_of(op, out, pair), out.data(),
+                           src.data(), stream_of(ctx)),
+               op);
+}
+
 sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, double value,
                           int32_t dtype, LoomDevice device) {
   sdk::Tensor t = sdk::empty({1}, static_cast<LoomDType>(dtype), device);

@@ -65,6 +65,10 @@ void reduce(const sdk::DispatchContext& ctx, const char* op, ReduceOp kind, cons
 void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp kind, double alpha,
                       const sdk::Tensor& out, const sdk::Tensor& self, const sdk::Tensor& other);
 
+// out = src converted to out's dtype (src of out's shape); nothing when they are one tensor.
+void copy_into(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& out,
+               const sdk::Tensor& src);
+
 // A 1-element tensor of dtype on device holding `value`.
 sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, double value,
                           int32_t dtype, LoomDevice device);

@@ -209,12 +209,7 @@ Tensor var_out(const DispatchContext& ctx, const Tensor& self, OptionalDims dim,
   const Tensor divisor =
       scalar_tensor(ctx, op, std::max(0.0, static_cast<double>(count) - c), acc, out.device());
   broadcast_binary(ctx, op, BinaryOp::Div, 1.0, result, result, divisor);
-  if (result.get() != out.get()) {
-    const Tensor* pair[2] = {&out, &result};
-    check_launch(launch_copy(out.dtype(), acc, space_of(op, out, pair), out.data(), result.data(),
-                             stream_of(ctx)),
-                 op);
-  }
+  copy_into(ctx, op, out, result);
   return out;
 }
 
