@@ -30,6 +30,12 @@ void init(sdk::Registrar& r) {
   }
   const uint32_t key = LOOM_GPU_DISPATCH_KEY;
   set_device_type(r.device_type(LOOM_GPU_DEVICE_TYPE, key, device_interface()));
+  LoomExtensionArgs memory{};
+  memory.struct_size = sizeof(memory);
+  memory.plugin = sdk::plugin_state().context;
+  memory.name = LOOM_DEVICE_MEMORY_EXTENSION_PREFIX LOOM_GPU_DEVICE_TYPE;
+  memory.table = memory_api();
+  sdk::check(sdk::host().extension_publish(&memory));
   register_elementwise_ops(r, key);
   register_reduction_ops(r, key);
   register_linalg_ops(r, key);

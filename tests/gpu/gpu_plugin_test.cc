@@ -304,6 +304,28 @@ TEST_F(CudaOps, ArangeAndLinspaceEqualTheCpus) {
                      "step must be nonzero");
 }
 
+// The caching allocator's figures through loom::memory_stats: a tensor's block is
+// allocated and then cached, empty_cache returns the cache to the driver, and the peak
+// holds until reset.
+TEST_F(CudaOps, MemoryStatsFollowTheCachingAllocator) {
+  synchronize(cuda());
+  empty_cache(cuda());
+  reset_peak_memory_stats(cuda());
+  const MemoryStats before = memory_stats(cuda());
+  { Tensor t = empty({1 << 20}, TensorOptions().device(cuda())); }
+  synchronize(cuda());
+  const MemoryStats after = memory_stats(cuda());
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);  // freed, so cached
+  EXPECT_GE(after.reserved_bytes, before.reserved_bytes + (4 << 20));
+  EXPECT_GE(after.peak_allocated_bytes, before.allocated_bytes + (4 << 20));
+  EXPECT_EQ(after.allocations, before.allocations + 1);
+  empty_cache(cuda());
+  EXPECT_EQ(memory_stats(cuda()).reserved_bytes, after.allocated_bytes);
+  reset_peak_memory_stats(cuda());
+  EXPECT_EQ(memory_stats(cuda()).peak_allocated_bytes, after.allocated_bytes);
+  test::expect_error([&] { memory_stats(parse_device("cuda:99")); }, "device", "cuda:99");
+}
+
 TEST_F(CudaOps, MatmulMatchesTheCpu) {
   Tensor a = randn({64, 48}), b = randn({48, 80}), c = randn({80});
   expect_close(a.to(cuda()).matmul(b.to(cuda())), a.matmul(b), 1e-4);

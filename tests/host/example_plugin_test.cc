@@ -99,6 +99,10 @@ TEST(ExamplePlugin, ComputesOnItsDeviceAndReportsItself) {
     EXPECT_EQ(host_sum.data<float>()[5], 4.0f);  // 1 + host_a[2] (= 3)
     expect_error([] { parse_device("npu_sim:x"); }, "device", {"invalid device"});
     expect_error([&] { PluginHost::instance().unload("npu_sim"); }, "plugin-host", {"still alive"});
+    // npu_sim has no caching allocator, so no "loom.device_memory.npu_sim" table
+    expect_error(
+        [] { memory_stats(parse_device("npu_sim:0")); }, "device",
+        {"device type 'npu_sim' publishes no memory statistics", "loom.device_memory.npu_sim"});
   }
   PluginHost::instance().unload("npu_sim");
   expect_error([] { parse_device("npu_sim:0"); }, "device", {"unknown device type 'npu_sim'"});

@@ -134,6 +134,33 @@ TEST(PluginLoading, FallbackInAPluginRedispatchesThroughTheAbi) {
   EXPECT_EQ(tracer_calls(), before + 2);
 }
 
+// loom::memory_stats through a device plugin's "loom.device_memory.<type>" table: the
+// test device counts its allocations; the refusals name the device and the reason.
+TEST(PluginLoading, MemoryStatsComeFromTheDevicePluginsTable) {
+  PluginHost& host = PluginHost::instance();
+  if (!host.is_loaded("test_device")) host.load(plugin_file("test_device"));
+  const Device dev = parse_device("testdev:0");
+  reset_peak_memory_stats(dev);
+  const MemoryStats before = memory_stats(dev);
+  {
+    Tensor t = empty(std::vector<int64_t>{1000}, ScalarType::Float32, dev);
+    const MemoryStats during = memory_stats(dev);
+    EXPECT_EQ(during.allocated_bytes, before.allocated_bytes + 4000);
+    EXPECT_EQ(during.allocations, before.allocations + 1);
+    EXPECT_GE(during.peak_allocated_bytes, during.allocated_bytes);
+  }
+  const MemoryStats after = memory_stats(dev);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  EXPECT_EQ(after.peak_allocated_bytes, before.allocated_bytes + 4000);  // the peak stays
+  reset_peak_memory_stats(dev);
+  EXPECT_EQ(memory_stats(dev).peak_allocated_bytes, after.allocated_bytes);
+  empty_cache(dev);
+  expect_error([&] { memory_stats(Device{dev.type, 3}); }, "device", {"testdev:3"});
+  expect_error([&] { memory_stats(parse_device("cpu")); }, "device",
+               {"cpu has no caching allocator to report on"});
+  host.unload("test_device");
+}
+
 TEST(PluginLoading, UnloadIsRefusedWhileItsTensorsLiveAndSucceedsAfter) {
   PluginHost& host = PluginHost::instance();
   host.load(plugin_file("test_device"));

@@ -1,10 +1,18 @@
 // A device type "testdev" on its own backend slot whose allocator hands out host
-// memory; tensors on it keep the plugin loaded (unload refusal test).
+// memory; tensors on it keep the plugin loaded (unload refusal test). It counts its
+// allocations and publishes them as "loom.device_memory.testdev"
+// (loom/device_memory_api.h) for loom::memory_stats.
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <string>
 
+#include "loom/device_memory_api.h"
 #include "loom/sdk/plugin.hpp"
 
 namespace {
+
+std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_allocations{0}, g_frees{0};
 
 LoomError* device_count(void*, int32_t* out) {
   *out = 1;
@@ -13,13 +21,57 @@ LoomError* device_count(void*, int32_t* out) {
 
 LoomError* allocate(void*, int32_t, size_t nbytes, void** out) {
   *out = std::malloc(nbytes == 0 ? 1 : nbytes);
-  return *out ? nullptr
-              : loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "testdev: out of memory");
+  if (*out == nullptr) {
+    return loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "testdev: out of memory");
+  }
+  const int64_t now = g_allocated += static_cast<int64_t>(nbytes);
+  int64_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+  ++g_allocations;
+  return nullptr;
 }
 
-void deallocate(void*, int32_t, void* ptr, size_t) {
+void deallocate(void*, int32_t, void* ptr, size_t nbytes) {
   std::free(ptr);
+  g_allocated -= static_cast<int64_t>(nbytes);
+  ++g_frees;
 }
+
+// The memory table: one device, no cache (every request goes to malloc).
+LoomError* check_index(int32_t index) {
+  if (index == 0) return nullptr;
+  return loom::sdk::make_error(
+      LOOM_STATUS_INVALID_ARGUMENT,
+      "[testdev] device index " + std::to_string(index) + " is out of range (1 device)");
+}
+
+LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
+  if (LoomError* err = check_index(index)) return err;
+  LoomDeviceMemoryStats s{};
+  s.struct_size = sizeof(s);
+  s.allocated_bytes = s.reserved_bytes = g_allocated.load();
+  s.peak_allocated_bytes = s.peak_reserved_bytes = g_peak.load();
+  s.allocations = s.driver_allocations = g_allocations.load();
+  s.driver_frees = g_frees.load();
+  std::copy_n(reinterpret_cast<const char*>(&s) + sizeof(size_t),
+              std::min(out->struct_size, sizeof(s)) - sizeof(size_t),
+              reinterpret_cast<char*>(out) + sizeof(size_t));
+  return nullptr;
+}
+
+LoomError* empty_cache(int32_t index) {
+  return index < 0 ? nullptr : check_index(index);
+}
+
+LoomError* reset_peak(int32_t index) {
+  if (LoomError* err = check_index(index)) return err;
+  g_peak = g_allocated.load();
+  return nullptr;
+}
+
+const LoomDeviceMemoryApi kMemory = {sizeof(LoomDeviceMemoryApi), &memory_stats, &empty_cache,
+                                     &reset_peak};
 
 const LoomDeviceInterface kDevice = [] {
   LoomDeviceInterface d{};
@@ -42,6 +94,12 @@ void init(loom::sdk::Registrar& r) {
   uint32_t key = r.backend("testdev");
   r.device_type("testdev", key, &kDevice);
   r.impl<&fill_>("loom::fill_.Scalar", key);
+  LoomExtensionArgs a{};
+  a.struct_size = sizeof(a);
+  a.plugin = loom::sdk::plugin_state().context;
+  a.name = LOOM_DEVICE_MEMORY_EXTENSION_PREFIX "testdev";
+  a.table = &kMemory;
+  loom::sdk::check(loom::sdk::host().extension_publish(&a));
 }
 
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include "loom/core/error.h"
 #include "loom/core/read_section.h"
+#include "loom/device_memory_api.h"
+#include "loom/dispatcher/extensions.h"
 
 namespace loom {
 namespace {
@@ -26,7 +28,54 @@ DeviceType known_type(std::string_view name) {
   return type;
 }
 
+// The memory table of `device`'s type (`device` resolved), or the reason there is none.
+const LoomDeviceMemoryApi& memory_api(Device& device) {
+  LOOM_CHECK(device.type != kCPU && device.type != kMeta, "device", device.to_string(),
+             " has no caching allocator to report on (memory statistics are for plugin devices)");
+  device = resolve_device(device);
+  const std::string type_name(DeviceTypeRegistry::instance().name(device.type));
+  const auto* api = static_cast<const LoomDeviceMemoryApi*>(
+      dispatch::find_extension(LOOM_DEVICE_MEMORY_EXTENSION_PREFIX + type_name));
+  LOOM_CHECK(api != nullptr && LOOM_HAS_FIELD(api, LoomDeviceMemoryApi, reset_peak), "device",
+             "device type '", type_name,
+             "' publishes no memory statistics (expected a table "
+             "named '",
+             LOOM_DEVICE_MEMORY_EXTENSION_PREFIX, type_name, "' from its plugin)");
+  return *api;
+}
+
+// Rethrows a plugin's error as loom::Error("[device] ...").
+void check_memory_call(LoomError* err, const Device& device, const char* what) {
+  if (err == nullptr) return;
+  std::string message = err->message != nullptr ? err->message : "(no message)";
+  const auto code = static_cast<ErrorCode>(err->code);
+  if (err->destroy != nullptr) err->destroy(err);
+  throw Error("device", str_cat(what, " of ", device.to_string(), ": ", message), code);
+}
+
 }  // namespace
+
+MemoryStats memory_stats(Device device) {
+  ReadSection section;  // the table stays while its plugin cannot unload
+  const LoomDeviceMemoryApi& api = memory_api(device);
+  LoomDeviceMemoryStats s{};
+  s.struct_size = sizeof(s);
+  check_memory_call(api.stats(device.index, &s), device, "memory_stats");
+  return {s.allocated_bytes, s.reserved_bytes, s.peak_allocated_bytes, s.peak_reserved_bytes,
+          s.allocations,     s.cache_hits,     s.driver_allocations,   s.driver_frees};
+}
+
+void empty_cache(Device device) {
+  ReadSection section;
+  const LoomDeviceMemoryApi& api = memory_api(device);
+  check_memory_call(api.empty_cache(device.index), device, "empty_cache");
+}
+
+void reset_peak_memory_stats(Device device) {
+  ReadSection section;
+  const LoomDeviceMemoryApi& api = memory_api(device);
+  check_memory_call(api.reset_peak(device.index), device, "reset_peak_memory_stats");
+}
 
 int64_t device_count(std::string_view device_type) {
   DeviceType type = known_type(device_type);

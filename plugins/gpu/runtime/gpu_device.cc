@@ -1,8 +1,10 @@
 // The GPU device interface: devices and their properties from the runtime, memory through
 // the caching allocator (Note [Caching allocator]) on the calling thread's current stream,
-// streams and events as runtime handles, copies queued on the given stream.
+// streams and events as runtime handles, copies queued on the given stream; the
+// allocator's figures as the "loom.device_memory.<type>" table.
 #include "gpu_device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -191,6 +193,52 @@ const DriverState& driver_state() {
     return s;
   }();
   return state;
+}
+
+namespace {
+
+// The memory table (loom/device_memory_api.h): the caching allocator's figures.
+LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
+  if (index < 0 || index >= driver_state().device_count) return bad_index(index);
+  if (out == nullptr || out->struct_size < sizeof(size_t)) {
+    return sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT,
+                           "[" LOOM_GPU_PLATFORM_NAME "] memory_stats: no stats struct to fill");
+  }
+  const MemoryStats m = allocator().stats(index);
+  LoomDeviceMemoryStats s{};
+  s.struct_size = sizeof(s);
+  s.allocated_bytes = m.allocated_bytes;
+  s.reserved_bytes = m.reserved_bytes;
+  s.peak_allocated_bytes = m.peak_allocated_bytes;
+  s.peak_reserved_bytes = m.peak_reserved_bytes;
+  s.allocations = m.allocations;
+  s.cache_hits = m.cache_hits;
+  s.driver_allocations = m.driver_allocations;
+  s.driver_frees = m.driver_frees;
+  // an older caller's shorter struct gets its part
+  std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
+              reinterpret_cast<const char*>(&s) + sizeof(size_t),
+              std::min(out->struct_size, sizeof(s)) - sizeof(size_t));
+  return nullptr;
+}
+
+LoomError* memory_empty_cache(int32_t index) {
+  if (index >= driver_state().device_count) return bad_index(index);
+  return sdk::catch_all([&] { allocator().empty_cache(index < 0 ? -1 : index); });
+}
+
+LoomError* memory_reset_peak(int32_t index) {
+  if (index < 0 || index >= driver_state().device_count) return bad_index(index);
+  return sdk::catch_all([&] { allocator().reset_peak(index); });
+}
+
+const LoomDeviceMemoryApi kMemoryApi = {sizeof(LoomDeviceMemoryApi), &memory_stats,
+                                        &memory_empty_cache, &memory_reset_peak};
+
+}  // namespace
+
+const LoomDeviceMemoryApi* memory_api() {
+  return &kMemoryApi;
 }
 
 const LoomDeviceInterface* device_interface() {

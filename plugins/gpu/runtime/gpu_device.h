@@ -9,6 +9,7 @@
 
 #include "../runtime/gpu_runtime.h"
 #include "caching_allocator.h"
+#include "loom/device_memory_api.h"
 #include "loom/plugin.h"
 
 namespace loom::gpu {
@@ -28,6 +29,9 @@ const DriverState& driver_state();
 // The device interface registered for the platform's device type.
 const LoomDeviceInterface* device_interface();
 CachingAllocator& allocator();
+// The allocator's figures and cache control, published as
+// "loom.device_memory.<device type>" (loom/device_memory_api.h).
+const LoomDeviceMemoryApi* memory_api();
 
 // The device type id the host gave the platform's device type at registration.
 void set_device_type(int16_t type);

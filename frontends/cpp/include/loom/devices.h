@@ -8,6 +8,7 @@
 //     loom::TensorOptions().device(loom::parse_device("npu_sim")));
 //   }  // y is on npu_sim:1
 //   loom::synchronize(x.device());
+//   loom::MemoryStats m = loom::memory_stats(loom::parse_device("cuda:0"));
 //
 // Streams and events (Note [Current stream]): kernels and copies of a device type are
 // queued on the thread's current stream, which a StreamGuard sets.
@@ -34,6 +35,25 @@ int64_t device_count(std::string_view device_type);
 DeviceProperties device_properties(Device device);
 // Waits for all work queued on `device` (a no-op for cpu and meta).
 void synchronize(Device device);
+
+// A device's memory figures from its plugin's caching allocator (the plugin's
+// "loom.device_memory.<type>" table, loom/device_memory_api.h), as torch.cuda.memory_stats
+// gives. Throws "[device] ..." for cpu and meta, for a type whose plugin publishes no
+// table, and for an index out of range.
+struct MemoryStats {
+  int64_t allocated_bytes = 0;       // held by live tensors (block sizes)
+  int64_t reserved_bytes = 0;        // obtained from the driver: allocated + cached
+  int64_t peak_allocated_bytes = 0;  // since the start or reset_peak_memory_stats
+  int64_t peak_reserved_bytes = 0;
+  int64_t allocations = 0;  // requests served
+  int64_t cache_hits = 0;   // of them, from cached memory
+  int64_t driver_allocations = 0;
+  int64_t driver_frees = 0;
+};
+MemoryStats memory_stats(Device device);
+// Returns the device's cached memory to the driver (live tensors keep theirs).
+void empty_cache(Device device);
+void reset_peak_memory_stats(Device device);
 
 // Makes `device` the current device of its type on this thread while alive.
 class DeviceGuard {
