@@ -14,13 +14,14 @@ namespace loom::autograd {
 // A 1-element op that records a node makes a node and the result's metadata and frees
 // both when the result dies; through malloc those were a fifth of the recording cost.
 // Blocks of one size class are kept on a per-thread list (at most kMaxCached, the rest go
-// back to malloc); a block freed on another thread joins that thread's list.
+// back to malloc); a block freed on another thread joins that thread's list. A thread's
+// list is freed when it exits; frees after that (static destructors) go to free().
 template <size_t Size>
 class BlockPool {
  public:
   static constexpr size_t kMaxCached = 256;
   static void* allocate() {
-    List& list = local();
+    List& list = list_;
     if (list.head != nullptr) {
       Block* b = list.head;
       list.head = b->next;
@@ -32,10 +33,13 @@ class BlockPool {
     return p;
   }
   static void deallocate(void* p) {
-    List& list = local();
-    if (list.count >= kMaxCached) {
+    List& list = list_;
+    if (list.count >= kMaxCached || list.gone) {
       std::free(p);
       return;
+    }
+    if (!list.armed) [[unlikely]] {
+      drainer_.arm();
     }
     auto* b = static_cast<Block*>(p);
     b->next = list.head;
@@ -47,21 +51,28 @@ class BlockPool {
   struct Block {
     Block* next;
   };
+  // Plain data, initial-exec: reaching it is one %fs-relative load in this dlopen'ed
+  // plugin (Note [TLS descriptors] in the top CMakeLists.txt says why not a descriptor).
   struct List {
-    Block* head = nullptr;
-    size_t count = 0;
-    ~List() {
-      while (head != nullptr) {
-        Block* next = head->next;
-        std::free(head);
-        head = next;
+    Block* head;
+    size_t count;
+    bool armed;  // the drainer below is registered for this thread
+    bool gone;   // the thread's destructors ran: frees go to free()
+  };
+  // Frees the thread's cached blocks when it exits.
+  struct Drainer {
+    void arm() { list_.armed = true; }
+    ~Drainer() {
+      while (Block* b = list_.head) {
+        list_.head = b->next;
+        std::free(b);
       }
+      list_.count = 0;
+      list_.gone = true;
     }
   };
-  static List& local() {
-    thread_local List list;
-    return list;
-  }
+  static inline thread_local List list_ __attribute__((tls_model("initial-exec"))) = {};
+  static inline thread_local Drainer drainer_;
 };
 
 // A standard allocator over BlockPool, for std::allocate_shared (node and control block

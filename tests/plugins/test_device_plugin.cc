@@ -48,6 +48,9 @@ LoomError* check_index(int32_t index) {
 
 LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
   if (LoomError* err = check_index(index)) return err;
+  if (out == nullptr || out->struct_size < sizeof(size_t)) {
+    return loom::sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT, "[testdev] no stats struct");
+  }
   LoomDeviceMemoryStats s{};
   s.struct_size = sizeof(s);
   s.allocated_bytes = s.reserved_bytes = g_allocated.load();

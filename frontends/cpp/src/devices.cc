@@ -67,8 +67,9 @@ MemoryStats memory_stats(Device device) {
 
 void empty_cache(Device device) {
   ReadSection section;
+  const bool every_device = device.index < 0;  // "cuda": all of them, as PyTorch's does
   const LoomDeviceMemoryApi& api = memory_api(device);
-  check_memory_call(api.empty_cache(device.index), device, "empty_cache");
+  check_memory_call(api.empty_cache(every_device ? -1 : device.index), device, "empty_cache");
 }
 
 void reset_peak_memory_stats(Device device) {

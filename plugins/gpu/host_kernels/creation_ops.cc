@@ -18,9 +18,12 @@ Tensor write_sequence(const DispatchContext& ctx, const sdk::Sequence& q, const 
                       const char* op) {
   prepare(op, out, {});
   if (out.dim() != 1 || out.sizes()[0] != q.length) {
+    std::string shape = "[";
+    for (int64_t d = 0; d < out.dim(); ++d) {
+      shape += (d ? ", " : "") + std::to_string(out.sizes()[d]);
+    }
     throw sdk::Error(std::string("[") + op + "] expected a 1-D out of " + std::to_string(q.length) +
-                     " elements, found " + std::to_string(out.dim()) + " dims of " +
-                     std::to_string(out.numel()) + " elements");
+                     " elements, found shape " + shape + "]");
   }
   check_launch(
       launch_sequence(out.dtype(), spec_of(q), out.strides()[0], out.data(), stream_of(ctx)), op);

@@ -61,6 +61,10 @@ int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim) {
 void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp kind, double alpha,
                       const sdk::Tensor& out, const sdk::Tensor& self, const sdk::Tensor& other) {
   const int64_t nd = out.dim(), other_nd = other.dim();
+  if (self.dim() != nd) {
+    throw sdk::Error("[" + std::string(op) + "] expected self with the result's " +
+                     std::to_string(nd) + " dims, found " + std::to_string(self.dim()));
+  }
   std::vector<int64_t> other_strides(static_cast<size_t>(nd), 0);
   for (int64_t d = 0; d < other_nd; ++d) {
     const int64_t size = other.sizes()[d];
@@ -93,7 +97,7 @@ void copy_into(const sdk::DispatchContext& ctx, const char* op, const sdk::Tenso
 
 sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, double value,
                           int32_t dtype, LoomDevice device) {
-  sdk::Tensor t = sdk::empty({1}, static_cast<LoomDType>(dtype), device);
+  sdk::Tensor t = sdk::empty(std::span<const int64_t>{}, static_cast<LoomDType>(dtype), device);
   const sdk::Tensor* one[1] = {&t};
   check_launch(launch_fill(dtype, true, value, 0, space_of(op, t, one), t.data(), stream_of(ctx)),
                op);

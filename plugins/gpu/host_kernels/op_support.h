@@ -60,8 +60,9 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
 void reduce(const sdk::DispatchContext& ctx, const char* op, ReduceOp kind, const sdk::Tensor& self,
             std::span<const int64_t> dims, const sdk::Tensor& out);
 
-// out = self `kind` alpha * other (alpha where the op takes one), other broadcast to out's
-// shape (missing leading dims and size-1 dims read again); all of `dtype`.
+// out = self `kind` alpha * other (alpha where the op takes one): self has out's shape,
+// other broadcasts to it (missing leading dims and size-1 dims read again); all of out's
+// dtype.
 void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp kind, double alpha,
                       const sdk::Tensor& out, const sdk::Tensor& self, const sdk::Tensor& other);
 
@@ -69,7 +70,7 @@ void broadcast_binary(const sdk::DispatchContext& ctx, const char* op, BinaryOp 
 void copy_into(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& out,
                const sdk::Tensor& src);
 
-// A 1-element tensor of dtype on device holding `value`.
+// A 0-dim tensor of dtype on device holding `value` (broadcasts to any shape).
 sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, double value,
                           int32_t dtype, LoomDevice device);
 

@@ -51,7 +51,8 @@ struct MemoryStats {
   int64_t driver_frees = 0;
 };
 MemoryStats memory_stats(Device device);
-// Returns the device's cached memory to the driver (live tensors keep theirs).
+// Returns the device's cached memory to the driver (live tensors keep theirs); a device
+// without an index ("cuda") means every device of the type.
 void empty_cache(Device device);
 void reset_peak_memory_stats(Device device);
 

@@ -71,7 +71,9 @@ inline void set_slot_value(const Tensor& t, int32_t slot, void* value, void (*de
   const bool one_call =
       key == LOOM_KEY_UNDEFINED || LOOM_HAS_FIELD(&h, LoomHostApi, redispatch_with_keys);
   if (!one_call) {
-    // The key first: when this throws, the value is still the caller's to free.
+    // The key first: when this throws, the value is still the caller's to free. When the
+    // slot set below fails instead, the key stays without a value, which the plugin's
+    // readers see as no value (autograd: no metadata, so no history).
     auto k = detail::args_struct<LoomTensorKeyArgs>();
     k.tensor = t.get();
     k.dispatch_key = key;
