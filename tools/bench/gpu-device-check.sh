@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The GPU checks in one run, on a machine with an NVIDIA GPU and PyTorch but none of
+# loom's Debian libraries (the device tool's): unpacks .gpu-pack/loom-gpu.tar.xz (made
+# here by tools/bench/gpu-device-pack.sh) where the build's paths expect it, then runs the
+# CUDA plugin's tests, `loom conform --backend cuda`, a short `loom train --device cuda`
+# and gpu_bench beside PyTorch. Each step has its own time limit and its log goes to
+# $OUT (or /tmp/loom-gpu-out); a failing step does not stop the next.
+#   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform train bench;
+#                                                 default: all; GTEST_FILTER is honoured)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+root=$PWD
+out=${OUT:-/tmp/loom-gpu-out}
+mkdir -p "$out"
+steps=("$@")
+[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform train bench)
+
+# The build's absolute paths (plugin directories compiled into the tests) must resolve.
+built_at=/work/main
+if [[ $(readlink -f "$built_at" 2>/dev/null) != "$root" ]]; then
+  mkdir -p "$(dirname "$built_at")"
+  [[ -e $built_at ]] && { echo "[gpu-device-check] $built_at exists and is not this repo" >&2; exit 1; }
+  ln -s "$root" "$built_at"
+fi
+xz -dc .gpu-pack/loom-gpu.tar.xz | tar -C "$root" -xf - || exit 1
+lib_dirs=$root/debian-libs
+for name in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+  found=$(find /usr/local/cuda/ /usr/lib/x86_64-linux-gnu /opt -name "$name" 2>/dev/null | head -1)
+  [[ -n $found ]] && lib_dirs+=:$(dirname "$found")
+done
+export LD_LIBRARY_PATH=$lib_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi -L
+ldd build/lib/loom/plugins/libloom_plugin_cuda.so | grep -E 'not found|cublas|cudnn'
+
+manifest=$out/manifest.textproto
+cat > "$manifest" <<EOF
+search_dirs: "$root/build/lib/loom/plugins"
+plugins { name: "cpu" }
+plugins { name: "autograd" }
+plugins { name: "cuda" }
+EOF
+
+run_step() {  # name, seconds, command...
+  local name=$1 seconds=$2
+  shift 2
+  local start=$SECONDS
+  timeout "$seconds" "$@" > "$out/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: exit $rc in $((SECONDS - start)) s"
+  tail -n "${TAIL_LINES:-25}" "$out/$name.log"
+}
+
+for step in "${steps[@]}"; do
+  case $step in
+    tests) run_step tests 120 build/bin/cuda_plugin_tests --gtest_filter="${GTEST_FILTER:-*}" ;;
+    conform)
+      run_step conform 100 build/bin/loom --manifest "$manifest" conform --backend cuda \
+        --jobs 8 --timeout 60 --report /tmp/conform
+      cp /tmp/conform/coverage.md "$out/conform-coverage.md" 2>/dev/null ;;
+    train)
+      run_step train 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 2 \
+        --data "$root/fashion-mnist" ;;
+    bench) run_step bench 120 python3 tools/bench/run-gpu-bench.py --bench build/bin/gpu_bench ;;
+    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, train or bench" ;;
+  esac
+done
