@@ -64,6 +64,20 @@ void PluginDeviceAllocator::check(LoomError* err, const std::string& what) const
             taken.message);
 }
 
+void PluginDeviceAllocator::check_wait(LoomError* err, const std::string& what) const {
+  if (err == nullptr) return;
+  TakenError taken = take_error(err);
+  const size_t close = taken.message.find("] ");
+  if (taken.code != ErrorCode::InvalidArgument || taken.message.rfind('[', 0) != 0 ||
+      close == std::string::npos) {
+    fail_with(taken.code, "device", "plugin '", plugin_->registrant.name, "' failed to ", what,
+              ": ", taken.message);
+  }
+  throw Error(taken.message.substr(1, close - 1),
+              str_cat(taken.message.substr(close + 2), " (raised by the next wait: ", what, ")"),
+              taken.code);
+}
+
 DeviceProperties PluginDeviceAllocator::properties(int16_t index) const {
   require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, get_properties) &&
               device_->get_properties != nullptr,
@@ -80,7 +94,7 @@ void PluginDeviceAllocator::synchronize(int16_t index) const {
   require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, device_synchronize) &&
               device_->device_synchronize != nullptr,
           "device_synchronize");
-  check(device_->device_synchronize(device_->ctx, index),
+  check_wait(device_->device_synchronize(device_->ctx, index),
         str_cat("synchronize ", device_type_name_, ":", index));
 }
 
@@ -91,11 +105,16 @@ void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const 
                                 : kind == CopyKind::DeviceToHost ? LOOM_COPY_DEVICE_TO_HOST
                                                                  : LOOM_COPY_DEVICE_TO_DEVICE;
   // Queued on the thread's current stream (Note [Current stream]), after the kernels
-  // queued there, then waited for, so the caller may read or free the memory at once.
+  // queued there, then waited for, so the caller may read or free the memory at once;
+  // not a copy to the device whose plugin says its source is released on return
+  // (LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE).
   void* stream = current_stream(DeviceTypeRegistry::instance().find(device_type_name_));
   check(device_->copy(device_->ctx, index, abi_kind, dst, src, nbytes, stream),
         str_cat("copy ", nbytes, " bytes on ", device_type_name_, ":", index));
-  if (LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_synchronize) &&
+  const bool source_released = kind == CopyKind::HostToDevice &&
+                               LOOM_HAS_FIELD(device_, LoomDeviceInterface, flags) &&
+                               (device_->flags & LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE) != 0;
+  if (!source_released && LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_synchronize) &&
       device_->stream_synchronize != nullptr) {
     stream_synchronize(index, stream);
   }
@@ -124,7 +143,7 @@ void PluginDeviceAllocator::stream_synchronize(int16_t index, void* stream) cons
   require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, stream_synchronize) &&
               device_->stream_synchronize != nullptr,
           "stream_synchronize");
-  check(device_->stream_synchronize(device_->ctx, index, stream),
+  check_wait(device_->stream_synchronize(device_->ctx, index, stream),
         str_cat("synchronize a stream of ", device_type_name_, ":", index));
 }
 
@@ -158,7 +177,7 @@ void PluginDeviceAllocator::event_wait(int16_t index, void* event, void* stream)
 }
 
 void PluginDeviceAllocator::event_synchronize(int16_t index, void* event) const {
-  check(device_->event_synchronize(device_->ctx, index, event),
+  check_wait(device_->event_synchronize(device_->ctx, index, event),
         str_cat("synchronize an event on ", device_type_name_, ":", index));
 }
 

@@ -59,6 +59,9 @@ class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
   void require(bool present, const char* function) const;
   // Throws the plugin's error, if any, as "[device] plugin 'x' failed to <what>: ...".
   void check(LoomError* err, const std::string& what) const;
+  // check() for a wait, whose LOOM_STATUS_INVALID_ARGUMENT "[op] ..." is the error of an
+  // op queued before it, found by its kernel: raised as that op's error.
+  void check_wait(LoomError* err, const std::string& what) const;
 
   PluginRecord* plugin_;
   const LoomDeviceInterface* device_;

@@ -49,6 +49,8 @@ void init(sdk::Registrar& r) {
   register_shape_ops(r, key);
   register_normalization_ops(r, key);
   register_embedding_ops(r, key);
+  register_scan_ops(r, key);
+  register_sort_ops(r, key);
   register_creation_ops(r, key);
 
   int runtime_version = 0, driver_version = 0;

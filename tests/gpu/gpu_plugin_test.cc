@@ -196,8 +196,22 @@ TEST_F(CudaOps, IndexingOpsMatchTheCpuAndRefuseIndicesOutOfRange) {
   expect_close(g.scatter(1, distinct.to(cuda()), 7.0), a.scatter(1, distinct, 7.0), 0);
   expect_close(g.scatter_add(1, idx.to(cuda()), src.to(cuda())), a.scatter_add(1, idx, src), 1e-6);
   Tensor bad = tensor({0, 6}).to(ScalarType::Int64);
-  test::expect_error([&] { (void)g.index_select(0, bad.to(cuda())); }, "loom::index_select",
-                     "index 6 is out of range for dim 0 of size 6");
+  // Found by the kernel, raised at the next wait for the device as that op's error (Note
+  // [Input errors found by kernels]); a copy to the host is such a wait, and its error
+  // names the ops it ran in first.
+  Tensor bad_on_gpu = bad.to(cuda());
+  test::expect_error(
+      [&] { (void)g.index_select(0, bad_on_gpu).to(parse_device("cpu")); }, "loom::to.device",
+      {"[loom::index_select] index 6 is out of range for dim 0 of size 6", "found by its kernel"});
+  Tensor bad_rows = tensor({0, 1, 9, 2}).reshape({2, 2}).to(ScalarType::Int64).to(cuda());
+  Tensor after = g.gather(1, bad_rows.narrow(0, 0, 1));  // fine, queued before
+  (void)g.scatter_add(0, bad_rows, g.narrow(0, 0, 2).narrow(1, 0, 2));
+  Tensor fine = g.neg();  // queued after the bad launch: runs, not affected
+  test::expect_error([] { synchronize(parse_device("cuda:0")); }, "loom::scatter_add",
+                     "index 9 is out of range for dim 0 of size 6");
+  synchronize(parse_device("cuda:0"));  // reported once
+  expect_close(fine, a.neg(), 0);
+  expect_close(after, a.gather(1, tensor({0, 1}).reshape({1, 2}).to(ScalarType::Int64)), 0);
 }
 
 // The shape ops as copy blocks (Note [Shape ops as copies]): cat with a transposed input
@@ -252,6 +266,49 @@ TEST_F(CudaOps, VarianceAndBatchNormStatisticsMatchTheCpu) {
 // layer_norm by passes: output, mean and rstd, with and without weight and bias, over one
 // and two normalized dims, float16 and a transposed input; and its gradients through the
 // autograd formulas.
+// The scans (one thread a line, in order) and sort/topk (Note [Bitonic sort]): exact
+// values and indices beside the CPU's, NaN and ties included, along every dim, a line
+// longer than a shared-memory chunk, and dtypes converted by cumsum.
+TEST_F(CudaOps, ScansAndSortsMatchTheCpu) {
+  Tensor a = (randn({7, 300, 5}) * 3.0).round();  // many ties
+  a.select(0, 2).select(0, 7).select(0, 1).fill_(std::nan(""));
+  Tensor g = a.to(cuda());
+  for (int64_t dim : {0, 1, 2, -1}) {
+    expect_close(g.cumsum(dim), a.cumsum(dim), 1e-12);
+    expect_close(g.cumprod(dim), a.cumprod(dim), 1e-12);
+    for (bool is_max : {true, false}) {
+      auto [gv, gi] = is_max ? g.cummax(dim) : g.cummin(dim);
+      auto [cv, ci] = is_max ? a.cummax(dim) : a.cummin(dim);
+      expect_close(gv, cv, 0);
+      expect_close(gi, ci, 0);
+    }
+    for (bool descending : {false, true}) {
+      auto [gv, gi] = g.sort(dim, descending);
+      auto [cv, ci] = a.sort(dim, descending);
+      expect_close(gv, cv, 0);
+      expect_close(gi, ci, 0);
+    }
+    auto [gv, gi] = g.topk(3, dim, /*largest=*/dim != 1);
+    auto [cv, ci] = a.topk(3, dim, dim != 1);
+    expect_close(gv, cv, 0);
+    expect_close(gi, ci, 0);
+  }
+  Tensor ints = randint(-4, 5, {3, 40}).to(ScalarType::Int32);
+  expect_close(ints.to(cuda()).cumsum(1), ints.cumsum(1), 0);  // to int64
+  expect_close(ints.to(cuda()).cumsum(1, ScalarType::Float64), ints.cumsum(1, ScalarType::Float64),
+               0);
+  Tensor half = randn({4, 33}).to(ScalarType::BFloat16);
+  expect_close(half.to(cuda()).cumsum(1), half.cumsum(1), 0);
+  Tensor hv = std::get<0>(half.to(cuda()).sort(1)), hc = std::get<0>(half.sort(1));
+  expect_close(hv, hc, 0);
+  Tensor long_line = (randn({2, 5000}) * 50.0).round();  // global passes, then chunks
+  auto [lv, li] = long_line.to(cuda()).sort(1, true);
+  auto [cv, ci] = long_line.sort(1, true);
+  expect_close(lv, cv, 0);
+  expect_close(li, ci, 0);
+  test::expect_error([&] { (void)g.topk(301, 1); }, "loom::topk", "expected k in [0, 300]");
+}
+
 TEST_F(CudaOps, LayerNormMatchesTheCpu) {
   Tensor x = randn({6, 4, 8}), w = randn({8}), b = randn({8}), w2 = randn({4, 8});
   Tensor g = x.to(cuda());
@@ -286,8 +343,13 @@ TEST_F(CudaOps, EmbeddingMatchesTheCpuAndRefusesIndicesOutOfRange) {
   embedding(cpu_leaf, idx).sum().backward();
   expect_close(leaf.grad(), cpu_leaf.grad(), 0);
   Tensor bad = tensor({1, 10}).to(ScalarType::Int64);
-  test::expect_error([&] { (void)embedding(gw, bad.to(cuda())); }, "loom::embedding",
-                     "index 10 is out of range for a weight of 10 rows");
+  Tensor bad_on_gpu = bad.to(cuda());
+  test::expect_error(
+      [&] {
+        (void)embedding(gw, bad_on_gpu);
+        synchronize(cuda());
+      },
+      "loom::embedding", "index 10 is out of range for a weight of 10 rows");
 }
 
 // arange and linspace written on the device: the SDK's sequence, so the CPU's values.
@@ -476,8 +538,13 @@ TEST_F(CudaOps, NllLossAndArgmaxMatchTheCpuAndRefuseBadTargets) {
   }
   Tensor spatial = randn({2, 3, 4, 5}).log_softmax(1), st = randint(0, 3, {2, 4, 5});
   expect_close(spatial.to(cuda()).nll_loss(st.to(cuda())), spatial.nll_loss(st), 1e-6);
-  test::expect_error([&] { (void)g.nll_loss(full({9}, 5).to(ScalarType::Int64).to(cuda())); },
-                     "loom::nll_loss", "target 5 is out of bounds for 5 classes");
+  Tensor bad_target = full({9}, 5).to(ScalarType::Int64).to(cuda());
+  test::expect_error(
+      [&] {
+        (void)g.nll_loss(bad_target);
+        synchronize(cuda());
+      },
+      "loom::nll_loss", "target 5 is out of bounds for 5 classes");
 
   Tensor a = randn({7, 40, 3});
   a.select(0, 2).select(0, 7).select(0, 1).fill_(std::nan(""));

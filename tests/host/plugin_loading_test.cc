@@ -7,6 +7,7 @@
 
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/core/device.h"
+#include "loom/core/device_runtime.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
@@ -158,6 +159,41 @@ TEST(PluginLoading, MemoryStatsComeFromTheDevicePluginsTable) {
   expect_error([&] { memory_stats(Device{dev.type, 3}); }, "device", {"testdev:3"});
   expect_error([&] { memory_stats(parse_device("cpu")); }, "device",
                {"cpu has no caching allocator to report on"});
+  host.unload("test_device");
+}
+
+// ABI 1.7's device side: a wait's INVALID_ARGUMENT "[op] ..." is raised as that op's error
+// (bad input a kernel found after the op returned), and a copy to a device whose plugin
+// releases the source on return is not waited for, while a copy to the host is.
+TEST(PluginLoading, AWaitRaisesTheFindingOfAnEarlierKernelAsItsOpsError) {
+  PluginHost& host = PluginHost::instance();
+  if (!host.is_loaded("test_device")) host.load(plugin_file("test_device"));
+  const Device dev = parse_device("testdev:0");
+  {
+    const DeviceRuntime* runtime = find_device_runtime(dev.type);
+    ASSERT_NE(runtime, nullptr);
+    Tensor t = empty(std::vector<int64_t>{4}, ScalarType::Float32, dev);
+    auto fill = [&](double value) {
+      LoomValue args[] = {dispatch::box(t), dispatch::box(value)};
+      LoomValue ret[1];
+      Dispatcher::instance().call(Dispatcher::instance().find_defined("loom::fill_.Scalar"),
+                                  args, 2, ret, 1);
+      (void)dispatch::unbox_tensor(ret[0], "test");
+    };
+    fill(13.0);  // returns: the "kernel" flags its input for later
+    const float source[4] = {1, 2, 3, 4};
+    runtime->copy(CopyKind::HostToDevice, 0, t.data<float>(), source, sizeof(source));  // no wait
+    EXPECT_EQ(t.data<float>()[3], 4.0f);
+    float back[4] = {};
+    expect_error([&] { runtime->copy(CopyKind::DeviceToHost, 0, back, t.data<float>(), 16); },
+                 "loom::fill_", {"value 13 flagged by the kernel", "raised by the next wait"});
+    EXPECT_EQ(back[3], 4.0f);  // the copy itself was done
+    runtime->synchronize(0);   // reported once
+    fill(13.0);
+    expect_error([&] { synchronize(dev); }, "loom::fill_", {"value 13 flagged by the kernel"});
+    fill(2.0);
+    synchronize(dev);
+  }
   host.unload("test_device");
 }
 

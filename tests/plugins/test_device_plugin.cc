@@ -1,10 +1,14 @@
 // A device type "testdev" on its own backend slot whose allocator hands out host
 // memory; tensors on it keep the plugin loaded (unload refusal test). It counts its
 // allocations and publishes them as "loom.device_memory.testdev"
-// (loom/device_memory_api.h) for loom::memory_stats.
+// (loom/device_memory_api.h) for loom::memory_stats. Its copies are memcpy and release
+// their source at once (ABI 1.7's LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE); fill_ with
+// 13 plays a kernel that finds bad input, which the next wait reports as fill_'s error.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <string>
 
 #include "loom/device_memory_api.h"
@@ -76,12 +80,42 @@ LoomError* reset_peak(int32_t index) {
 const LoomDeviceMemoryApi kMemory = {sizeof(LoomDeviceMemoryApi), &memory_stats, &empty_cache,
                                      &reset_peak};
 
+// A finding of a "kernel" not yet reported (fill_ with 13), raised by the next wait.
+std::mutex g_finding_mutex;
+std::string g_finding;
+
+LoomError* wait() {
+  std::lock_guard<std::mutex> lock(g_finding_mutex);
+  if (g_finding.empty()) return nullptr;
+  LoomError* err = loom::sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT, g_finding);
+  g_finding.clear();
+  return err;
+}
+LoomError* stream_synchronize(void*, int32_t index, void*) {
+  if (LoomError* err = check_index(index)) return err;
+  return wait();
+}
+LoomError* device_synchronize(void*, int32_t index) {
+  if (LoomError* err = check_index(index)) return err;
+  return wait();
+}
+LoomError* copy(void*, int32_t index, LoomCopyKind, void* dst, const void* src, size_t nbytes,
+                void*) {
+  if (LoomError* err = check_index(index)) return err;
+  std::memcpy(dst, src, nbytes);
+  return nullptr;
+}
+
 const LoomDeviceInterface kDevice = [] {
   LoomDeviceInterface d{};
   d.struct_size = sizeof(LoomDeviceInterface);
   d.device_count = &device_count;
   d.allocate = &allocate;
   d.deallocate = &deallocate;
+  d.stream_synchronize = &stream_synchronize;
+  d.device_synchronize = &device_synchronize;
+  d.copy = &copy;
+  d.flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE;
   return d;
 }();
 
@@ -90,6 +124,10 @@ loom::sdk::Tensor fill_(const loom::sdk::Tensor& self, loom::sdk::Scalar value) 
     throw loom::sdk::Error("[fill_] testdev supports float32 only");
   float* p = self.data<float>();
   for (int64_t i = 0; i < self.numel(); ++i) p[i] = static_cast<float>(value.to_double());
+  if (value.to_double() == 13) {
+    std::lock_guard<std::mutex> lock(g_finding_mutex);
+    g_finding = "[loom::fill_] value 13 flagged by the kernel";
+  }
   return self;
 }
 

@@ -5,7 +5,7 @@
 # CUDA plugin's tests, `loom conform --backend cuda`, a short `loom train --device cuda`
 # and gpu_bench beside PyTorch. Each step has its own time limit and its log goes to
 # $OUT (or /tmp/loom-gpu-out); a failing step does not stop the next.
-#   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform train bench;
+#   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform train profile bench;
 #                                                 default: all; GTEST_FILTER is honoured)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -13,7 +13,7 @@ root=$PWD
 out=${OUT:-/tmp/loom-gpu-out}
 mkdir -p "$out"
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform train bench)
+[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform train profile bench)
 
 # The build's absolute paths (plugin directories compiled into the tests) must resolve.
 built_at=/work/main
@@ -37,6 +37,7 @@ cat > "$manifest" <<EOF
 search_dirs: "$root/build/lib/loom/plugins"
 plugins { name: "cpu" }
 plugins { name: "autograd" }
+plugins { name: "profiler" }
 plugins { name: "cuda" }
 EOF
 
@@ -60,7 +61,10 @@ for step in "${steps[@]}"; do
     train)
       run_step train 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 2 \
         --data "$root/fashion-mnist" ;;
-    bench) run_step bench 120 python3 tools/bench/run-gpu-bench.py --bench build/bin/gpu_bench ;;
-    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, train or bench" ;;
+    profile)
+      run_step profile 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 1 \
+        --limit 2560 --data "$root/fashion-mnist" --profile "$out/cnn-step-trace.json" ;;
+    bench) run_step bench 150 python3 tools/bench/run-gpu-bench.py --bench build/bin/gpu_bench --rounds 3 ;;
+    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, train, profile or bench" ;;
   esac
 done

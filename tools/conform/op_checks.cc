@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_join.h"
 #include "comparison.h"
+#include "loom/devices.h"
 #include "loom/ops/samples.h"
 #include "op_calls.h"
 #include "sample_inputs.h"
@@ -275,6 +276,10 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
     if (!inputs) return;
     try {
       run(op, *inputs);
+      // A kernel that finds bad input on an asynchronous device reports it at the next
+      // wait for the device (the device interface's waits, loom/plugin.h), as a PyTorch
+      // user's CUDA errors surface at the next synchronising call.
+      if (!on_cpu) synchronize(target.device);
       r.result("errors", FAIL,
                "an error input ran without raising (expected an error with '" +
                    sample.expected_error + "')");

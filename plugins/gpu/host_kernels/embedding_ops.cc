@@ -1,6 +1,7 @@
 // embedding on GPU tensors: the gather kernel picks each index's row of the weight (the
 // index broadcast along the row, the weight's row stride as the indexed dim's), and the
-// status words turn an index out of range into the op's error, as on the CPU. Its
+// launch's check slot turns an index out of range into the op's error, as on the CPU
+// (raised at the next wait for the device: Note [Input errors found by kernels]). Its
 // gradient is the autograd formula's index_add.
 #include <string>
 #include <vector>
@@ -42,16 +43,13 @@ Tensor embedding_out(const DispatchContext& ctx, const Tensor& weight, const Ten
     throw sdk::Error(std::string("[") + op +
                      "] too many dims for the " LOOM_GPU_PLATFORM_NAME " gather kernel");
   }
-  StatusWords status(out, stream_of(ctx));
-  check_launch(
-      launch_gather(out.dtype(), indices.dtype(), space, rows, weight.strides()[0], out.data(),
-                    indices.data(), weight.data(), status.device(), stream_of(ctx)),
-      op);
-  int64_t index = 0;
-  if (status.flagged(&index)) {
-    throw sdk::Error(std::string("[") + op + "] index " + std::to_string(index) +
-                     " is out of range for a weight of " + std::to_string(rows) + " rows");
-  }
+  int64_t* check = input_check(ctx, out, [op, rows](int64_t index) {
+    return std::string("[") + op + "] index " + std::to_string(index) +
+           " is out of range for a weight of " + std::to_string(rows) + " rows";
+  });
+  check_launch(launch_gather(out.dtype(), indices.dtype(), space, rows, weight.strides()[0],
+                             out.data(), indices.data(), weight.data(), check, stream_of(ctx)),
+               op);
   return out;
 }
 

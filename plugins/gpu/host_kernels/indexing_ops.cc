@@ -38,14 +38,13 @@ StridedSpace<3> space3(const char* op, const std::vector<int64_t>& sizes,
   return space;
 }
 
-// Waits for the kernel's status words and refuses the index it flagged.
-void check_in_range(const StatusWords& status, const char* op, int64_t dim, int64_t size) {
-  int64_t index = 0;
-  if (status.flagged(&index)) {
-    throw sdk::Error("[" + std::string(op) + "] index " + std::to_string(index) +
-                     " is out of range for dim " + std::to_string(dim) + " of size " +
-                     std::to_string(size));
-  }
+// The launch's input check: an index outside [0, size) of dim `dim` is the op's error.
+int64_t* index_check(const DispatchContext& ctx, const char* op, const Tensor& out, int64_t dim,
+                     int64_t size) {
+  return input_check(ctx, out, [op = std::string(op), dim, size](int64_t index) {
+    return "[loom::" + op + "] index " + std::to_string(index) + " is out of range for dim " +
+           std::to_string(dim) + " of size " + std::to_string(size);
+  });
 }
 
 Tensor index_select_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
@@ -64,13 +63,11 @@ Tensor index_select_out(const DispatchContext& ctx, const Tensor& self, int64_t 
   std::vector<int64_t> index_strides(sizes.size(), 0), self_strides = s.strides;
   index_strides[d] = index.dim() == 0 ? 0 : index.strides()[0];
   self_strides[d] = 0;
-  StatusWords status(out, stream_of(ctx));
   check_launch(launch_gather(out.dtype(), index.dtype(),
                              space3(op, sizes, o.strides, index_strides, self_strides), s.sizes[d],
-                             s.strides[d], out.data(), index.data(), self.data(), status.device(),
-                             stream_of(ctx)),
+                             s.strides[d], out.data(), index.data(), self.data(),
+                             index_check(ctx, op, out, d, s.sizes[d]), stream_of(ctx)),
                op);
-  check_in_range(status, op, d, s.sizes[d]);
   return out;
 }
 
@@ -87,13 +84,11 @@ Tensor gather_out(const DispatchContext& ctx, const Tensor& self, int64_t dim, c
   }
   std::vector<int64_t> self_strides = s.strides;
   self_strides[d] = 0;
-  StatusWords status(out, stream_of(ctx));
   check_launch(launch_gather(out.dtype(), index.dtype(),
                              space3(op, i.sizes, o.strides, i.strides, self_strides), s.sizes[d],
-                             s.strides[d], out.data(), index.data(), self.data(), status.device(),
-                             stream_of(ctx)),
+                             s.strides[d], out.data(), index.data(), self.data(),
+                             index_check(ctx, op, out, d, s.sizes[d]), stream_of(ctx)),
                op);
-  check_in_range(status, op, d, s.sizes[d]);
   return out;
 }
 
@@ -123,14 +118,12 @@ Tensor scatter(const DispatchContext& ctx, const char* op, ScatterMode mode, con
   std::vector<int64_t> out_strides = o.strides;
   out_strides[d] = 0;
   const std::vector<int64_t> src_strides = src ? layout_of(*src).strides : i.strides;
-  StatusWords status(out, stream_of(ctx));
   check_launch(launch_scatter(mode, out.dtype(),
                               space3(op, i.sizes, out_strides, i.strides, src_strides), o.sizes[d],
                               o.strides[d], out.data(), index.data(), src ? src->data() : nullptr,
                               {value.is_floating_point(), value.to_double(), value.to_int()},
-                              status.device(), stream_of(ctx)),
+                              index_check(ctx, op, out, d, o.sizes[d]), stream_of(ctx)),
                op);
-  check_in_range(status, op, d, o.sizes[d]);
   return out;
 }
 
@@ -157,10 +150,10 @@ void register_indexing_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&gather_out>("loom::gather.out", key, all);
   r.impl<&scatter_src_out>("loom::scatter.src_out", key, all);
   r.impl<&scatter_value_out>("loom::scatter.value_out", key, all);
-  // Atomic adds: float32/64 and int32/64 (float atomics make the sum's order, and so its
-  // last bits, depend on timing, as in PyTorch's CUDA scatter_add).
+  // Atomic adds: the floating dtypes and int32/64 (float atomics make the sum's order, and
+  // so its last bits, depend on timing, as in PyTorch's CUDA scatter_add).
   r.impl<&scatter_add_out>("loom::scatter_add.out", key,
-                           float32_64 | sdk::DTypeSet{LOOM_DTYPE_INT32, LOOM_DTYPE_INT64});
+                           floating | sdk::DTypeSet{LOOM_DTYPE_INT32, LOOM_DTYPE_INT64});
 }
 
 }  // namespace loom::gpu

@@ -1,8 +1,8 @@
 // nll_loss on GPU tensors (kernels/loss.cu): self [C], [N, C] or [N, C, d1, ...] of
 // log-probabilities, the target self's shape without the class dim; the output arrives in
 // self's dtype, the target's shape for reduction none, else 0-dim. A target outside
-// [0, classes) that is not ignore_index is the op's error, as on the CPU (read back
-// through a status word: one synchronisation per call).
+// [0, classes) that is not ignore_index is the op's error, as on the CPU (flagged by the
+// kernel, raised at the next wait for the device: Note [Input errors found by kernels]).
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,16 +58,14 @@ Tensor nll_loss_out(const DispatchContext& ctx, const Tensor& self, const Tensor
     throw sdk::Error("[nll_loss] too many dims for the " LOOM_GPU_PLATFORM_NAME " loss kernel");
   }
   if (!reduce && out.numel() == 0) return out;
-  StatusWords status(out, stream_of(ctx));
+  int64_t* check = input_check(ctx, out, [classes = shape.classes](int64_t bad) {
+    return "[loom::nll_loss] target " + std::to_string(bad) + " is out of bounds for " +
+           std::to_string(classes) + " classes";
+  });
   check_launch(launch_nll_loss(self.dtype(), target.dtype(), shape, reduce,
                                reduction == kReductionMean, out.data(), self.data(), target.data(),
-                               weight ? weight->data() : nullptr, status.device(), stream_of(ctx)),
+                               weight ? weight->data() : nullptr, check, stream_of(ctx)),
                op);
-  int64_t bad = 0;
-  if (status.flagged(&bad)) {
-    throw sdk::Error("[nll_loss] target " + std::to_string(bad) + " is out of bounds for " +
-                     std::to_string(shape.classes) + " classes");
-  }
   return out;
 }
 

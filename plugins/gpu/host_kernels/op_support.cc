@@ -1,5 +1,5 @@
 // The helpers every GPU op wrapper shares (op_support.h): the device check, contiguous
-// copies on the device, and the status words kernels flag bad input in.
+// copies on the device, and the operand checks.
 #include "op_support.h"
 
 #include <string>
@@ -33,20 +33,6 @@ sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sd
                            t.data(), stream_of(ctx)),
                op);
   return copy;
-}
-
-StatusWords::StatusWords(const sdk::Tensor& like, gpuStream_t stream)
-    : words_(sdk::empty({2}, LOOM_DTYPE_INT64, like.device())), stream_(stream) {
-  check(gpuMemsetAsync(words_.data(), 0, 2 * sizeof(int64_t), stream), "clearing a status word");
-}
-
-bool StatusWords::flagged(int64_t* value) const {
-  int64_t host[2] = {0, 0};
-  check(gpuMemcpyAsync(host, words_.data(), sizeof(host), gpuMemcpyDeviceToHost, stream_),
-        "reading a status word");
-  check(gpuStreamSynchronize(stream_), "waiting for a status word");
-  *value = host[1];
-  return host[0] != 0;
 }
 
 int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim) {

@@ -1,12 +1,14 @@
 // What every GPU kernel wrapper does before a launch: select the output's device, take
 // the call's stream, and describe its operands as a StridedSpace (refusing tensors on
-// another device with the op's name in the message); contiguous copies and the status
-// words kernels flag bad input in.
+// another device with the op's name in the message); contiguous copies and the slots
+// kernels flag bad input in.
 #pragma once
 
 #include <initializer_list>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "../kernels/index_math.h"
 #include "../kernels/launch.h"
@@ -55,6 +57,36 @@ StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
   return space;
 }
 
+// The lines along dim `d` of shape `sizes` (a scan's, a sort's): the shape without d,
+// with each operand's strides without d.
+template <int N>
+StridedSpace<N> lines_along(const char* op, const std::vector<int64_t>& sizes, int64_t d,
+                            const sdk::Tensor* const (&operands)[N]) {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides[N];
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    if (static_cast<int64_t>(j) == d) continue;
+    shape.push_back(sizes[j]);
+    for (int k = 0; k < N; ++k) strides[k].push_back(operands[k]->strides()[j]);
+  }
+  const int64_t* stride_ptrs[N];
+  for (int k = 0; k < N; ++k) stride_ptrs[k] = strides[k].data();
+  StridedSpace<N> space;
+  if (!make_strided_space<N>(shape.data(), static_cast<int>(shape.size()), stride_ptrs, &space)) {
+    throw sdk::Error("[" + std::string(op) + "] too many dims for the " LOOM_GPU_PLATFORM_NAME
+                     " kernel");
+  }
+  return space;
+}
+
+// A tensor's size and stride along dim d (1 and 1 for a 0-dim tensor).
+inline int64_t size_along(const sdk::Tensor& t, int64_t d) {
+  return t.dim() == 0 ? 1 : t.sizes()[d];
+}
+inline int64_t stride_along(const sdk::Tensor& t, int64_t d) {
+  return t.dim() == 0 ? 1 : t.strides()[d];
+}
+
 // out = the reduction of self over `dims` (all when empty; out's dims decide keepdim),
 // with the launch's workspace (reduction_ops.cc).
 void reduce(const sdk::DispatchContext& ctx, const char* op, ReduceOp kind, const sdk::Tensor& self,
@@ -84,20 +116,13 @@ extern bool g_allow_tf32;
 sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& t,
                        int32_t dtype = -1);
 
-// Two int64 words of device memory a kernel flags a bad input in (word 0 set to 1, word
-// 1 the bad value), for the host to turn into the op's error after the kernel: reading
-// them synchronises the stream (as PyTorch's device-side checks cost one on failure).
-class StatusWords {
- public:
-  StatusWords(const sdk::Tensor& like, gpuStream_t stream);
-  int64_t* device() const { return static_cast<int64_t*>(words_.data()); }
-  // Waits for the stream; true, with the flagged value, when a kernel flagged one.
-  bool flagged(int64_t* value) const;
-
- private:
-  sdk::Tensor words_;
-  gpuStream_t stream_;
-};
+// The slot a launch's kernels flag bad input in (Note [Input errors found by kernels]):
+// `describe` makes the op's error from the flagged value, raised at the host's next wait
+// for out's device, so the launch does not wait for the stream.
+inline int64_t* input_check(const sdk::DispatchContext& ctx, const sdk::Tensor& out,
+                            DeferredChecks::Describe describe) {
+  return deferred_check(out.device().index, stream_of(ctx), std::move(describe));
+}
 
 // Registration of each op family (host_kernels/<family>_ops.cc).
 void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
@@ -113,6 +138,8 @@ void register_conv_ops(sdk::Registrar& r, uint32_t key);
 void register_shape_ops(sdk::Registrar& r, uint32_t key);
 void register_normalization_ops(sdk::Registrar& r, uint32_t key);
 void register_embedding_ops(sdk::Registrar& r, uint32_t key);
+void register_scan_ops(sdk::Registrar& r, uint32_t key);
+void register_sort_ops(sdk::Registrar& r, uint32_t key);
 void register_creation_ops(sdk::Registrar& r, uint32_t key);
 
 }  // namespace loom::gpu

@@ -1,6 +1,9 @@
 // Device math overloaded for float and double (the float forms call the single-precision
-// functions, never a silent promotion to double), shared by the GPU kernel files.
+// functions, never a silent promotion to double), shared by the GPU kernel files; and the
+// flagging of bad input found by a kernel.
 #pragma once
+
+#include <cstdint>
 
 #include "../runtime/gpu_runtime.h"
 
@@ -52,6 +55,16 @@ LOOM_GPU_MATH2(copysign, copysignf)
 
 #undef LOOM_GPU_MATH1
 #undef LOOM_GPU_MATH2
+
+// Flags bad input `value` in a launch's check slot (Note [Input errors found by kernels]
+// in runtime/deferred_checks.h): the value, then the flag, in mapped host memory. Any one
+// of several threads' values may remain: each is a bad one.
+__device__ __forceinline__ void flag_input(int64_t* slot, int64_t value) {
+  volatile int64_t* words = slot;
+  words[0] = value;
+  __threadfence_system();
+  words[1] = 1;
+}
 
 template <typename T>
 __device__ __forceinline__ bool isnan(T x) {

@@ -12,6 +12,7 @@
 #include "index_math.h"
 #include "pool_math.h"
 #include "shape_math.h"
+#include "sort_math.h"
 
 namespace loom::gpu {
 
@@ -155,8 +156,8 @@ const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<
 
 // --- indexing (indexing.cu): element gathers and scatters along one dim ---
 
-// status: two int64 words of device memory, zeroed by the caller; an index outside
-// [0, dim_size) sets word 0 to 1 and word 1 to that index (its element is skipped).
+// status: the launch's check slot (Note [Input errors found by kernels]); an index
+// outside [0, dim_size) is flagged there and its element skipped.
 // out[o0] = self[o2 + index[o1] * dim_stride]; space over out's shape: out, index (int64
 // or int32), self with its indexed dim's stride 0.
 const char* launch_gather(int32_t dtype, int32_t index_dtype, const StridedSpace<3>& space,
@@ -190,6 +191,31 @@ const char* launch_arg_reduce(bool is_max, int32_t dtype, int64_t length, int64_
                               const StridedSpace<3>& rows, void* values, int64_t* indices,
                               const void* in, gpuStream_t stream);
 
+// --- scans (scan.cu): one thread walks each line of `length` elements ---
+// cumsum / cumprod (is_prod): out and in of dtype (the caller converts in first); lines:
+// operand 0 out's line start, 1 in's; the elements of a line are `*_stride` apart.
+const char* launch_scan(bool is_prod, int32_t dtype, const StridedSpace<2>& lines, int64_t length,
+                        int64_t out_stride, int64_t in_stride, void* out, const void* in,
+                        gpuStream_t stream);
+// The strides along the scanned or sorted dim of a values-and-indices op's operands.
+struct LineStrides {
+  int64_t values = 0, indices = 0, in = 0;
+};
+// cummax / cummin (is_max): lines: operand 0 the values' line start, 1 the indices', 2 the
+// input's.
+const char* launch_running_extreme(bool is_max, int32_t dtype, const StridedSpace<3>& lines,
+                                   int64_t length, const LineStrides& strides, void* values,
+                                   int64_t* indices, const void* in, gpuStream_t stream);
+
+// --- sort and topk (sort.cu; Note [Bitonic sort] in sort_math.h) ---
+// Sorts each line of `length` elements (ascending, or descending) and writes its first
+// `count` elements and their positions. lines: operand 0 the values' line start, 1 the
+// indices', 2 the input's. scratch: lines.numel() * sort_width(length) * kSortItemBytes
+// bytes of device memory.
+const char* launch_sort(int32_t dtype, const StridedSpace<3>& lines, int64_t length,
+                        int64_t count, bool descending, const LineStrides& strides, void* values,
+                        int64_t* indices, const void* in, void* scratch, gpuStream_t stream);
+
 // --- pooling (pool.cu; window arithmetic in pool_math.h), floating dtypes ---
 // Max pooling over fixed windows, or adaptive cells when `adaptive`: each maximum and its
 // flat index y * in_w + x in its plane.
@@ -209,8 +235,8 @@ struct NllLossShape {
   int64_t classes = 0, class_stride = 0, weight_stride = 0, ignore_index = -100;
 };
 // reduce: one result (the sum, or the mean when `mean`), else one per position. weight:
-// null or `classes` values of dtype. status: two int64 words, zeroed by the caller; a
-// target outside [0, classes) sets word 0 to 1 and word 1 to that target.
+// null or `classes` values of dtype. status: the launch's check slot; a target outside
+// [0, classes) is flagged there.
 const char* launch_nll_loss(int32_t dtype, int32_t target_dtype, const NllLossShape& shape,
                             bool reduce, bool mean, void* out, const void* self, const void* target,
                             const void* weight, int64_t* status, gpuStream_t stream);

@@ -1,9 +1,11 @@
 // nll_loss: each position's -weight[target] * self[..., target, ...] (0 where the target
 // is ignore_index), written per position for reduction none, or summed (with the total
 // weight, for mean) by one block in a fixed order and combining tree, in double as on the
-// CPU, so the loss is deterministic. A target outside [0, classes) sets a status word.
+// CPU, so the loss is deterministic. A target outside [0, classes) is flagged in the launch's
+// check slot (Note [Input errors found by kernels]).
 #include <cstdint>
 
+#include "device_math.cuh"
 #include "device_types.h"
 #include "elementwise_launcher.cuh"
 #include "launch.h"
@@ -24,8 +26,7 @@ __device__ __forceinline__ void position_loss(const NllLossShape& s, int64_t i, 
   w = 0;
   if (cls == s.ignore_index) return;
   if (cls < 0 || cls >= s.classes) {
-    status[1] = cls;
-    atomicExch(reinterpret_cast<unsigned long long*>(status), 1ull);
+    dev::flag_input(status, cls);
     return;
   }
   w = weight == nullptr ? 1.0 : convert<double>(weight[cls * s.weight_stride]);

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "loom/sdk/error.hpp"
 #include "loom/sdk/stream.hpp"
@@ -69,6 +71,44 @@ class RuntimeMemory final : public RawDeviceMemory {
   }
 };
 
+// Note [Input errors found by kernels]: 256 slots of mapped pinned memory, made at the
+// first checked launch and kept for the process (as the allocator is).
+constexpr size_t kCheckSlots = 256;
+std::once_flag g_checks_once;
+DeferredChecks* g_checks = nullptr;
+int64_t* g_check_words_on_device = nullptr;
+
+DeferredChecks& checks() {
+  std::call_once(g_checks_once, [] {
+    void* host = nullptr;
+    void* on_device = nullptr;
+    check(gpuHostAlloc(&host, 2 * kCheckSlots * sizeof(int64_t),
+                       gpuHostAllocMapped | gpuHostAllocPortable),
+          "allocate the pinned words kernels report bad input in");
+    check(gpuHostGetDevicePointer(&on_device, host, 0), "map the kernels' report words");
+    g_check_words_on_device = static_cast<int64_t*>(on_device);
+    g_checks = new DeferredChecks(static_cast<volatile int64_t*>(host), kCheckSlots,
+                                  [](int device, void* stream) {
+                                    use_device(device);
+                                    check(gpuStreamSynchronize(static_cast<gpuStream_t>(stream)),
+                                          "wait for a stream's kernel checks");
+                                  });
+  });
+  return *g_checks;
+}
+
+// After a wait for the device: the kernels' findings as the wait's error.
+LoomError* after_wait(LoomError* waited, int device, void* stream, bool all_streams,
+                      bool retire) {
+  if (waited != nullptr || g_checks == nullptr) return waited;
+  try {
+    g_checks->after_wait(device, stream, all_streams, retire);
+  } catch (const std::exception& e) {
+    return sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT, e.what());
+  }
+  return nullptr;
+}
+
 LoomError* device_count(void*, int32_t* out) {
   *out = driver_state().device_count;
   return nullptr;
@@ -123,8 +163,9 @@ LoomError* stream_destroy(void*, int32_t index, void* stream) {
                    [&] { return gpuStreamDestroy(static_cast<gpuStream_t>(stream)); });
 }
 LoomError* stream_synchronize(void*, int32_t index, void* stream) {
-  return on_device(index, "stream_synchronize",
-                   [&] { return gpuStreamSynchronize(static_cast<gpuStream_t>(stream)); });
+  return after_wait(on_device(index, "stream_synchronize",
+                              [&] { return gpuStreamSynchronize(static_cast<gpuStream_t>(stream)); }),
+                    index, stream, false, true);
 }
 LoomError* event_create(void*, int32_t index, void** out) {
   return on_device(index, "event_create", [&] {
@@ -146,20 +187,40 @@ LoomError* event_wait(void*, int32_t index, void* event, void* stream) {
   });
 }
 LoomError* event_synchronize(void*, int32_t index, void* event) {
-  return on_device(index, "event_synchronize",
-                   [&] { return gpuEventSynchronize(static_cast<gpuEvent_t>(event)); });
+  return after_wait(on_device(index, "event_synchronize",
+                              [&] { return gpuEventSynchronize(static_cast<gpuEvent_t>(event)); }),
+                    index, nullptr, false, false);
 }
 LoomError* device_synchronize(void*, int32_t index) {
-  return on_device(index, "device_synchronize", [] { return gpuDeviceSynchronize(); });
+  return after_wait(on_device(index, "device_synchronize", [] { return gpuDeviceSynchronize(); }),
+                    index, nullptr, true, true);
 }
 
+// Whether `ptr` is page-locked host memory (the runtime's own or registered with it).
+bool is_pinned(const void* ptr) {
+  gpuPointerAttributes_t attributes;
+  if (gpuPointerGetAttributes(&attributes, ptr) != gpuSuccess) {
+    (void)gpuGetLastError();  // HIP: memory it does not know is an error
+    return false;
+  }
+  return gpuPointerMemoryType(attributes) == gpuMemoryTypeHost;
+}
+
+// A copy to the device releases its source on return (the interface's
+// LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE): the runtime stages pageable memory before
+// returning; from pinned memory the DMA reads the source later, so that copy waits.
 LoomError* copy(void*, int32_t index, LoomCopyKind kind, void* dst, const void* src, size_t nbytes,
                 void* stream) {
   return on_device(index, "copy", [&] {
     const auto direction = kind == LOOM_COPY_HOST_TO_DEVICE   ? gpuMemcpyHostToDevice
                            : kind == LOOM_COPY_DEVICE_TO_HOST ? gpuMemcpyDeviceToHost
                                                               : gpuMemcpyDeviceToDevice;
-    return gpuMemcpyAsync(dst, src, nbytes, direction, static_cast<gpuStream_t>(stream));
+    const auto on = static_cast<gpuStream_t>(stream);
+    gpuError_t err = gpuMemcpyAsync(dst, src, nbytes, direction, on);
+    if (err == gpuSuccess && kind == LOOM_COPY_HOST_TO_DEVICE && is_pinned(src)) {
+      err = gpuStreamSynchronize(on);
+    }
+    return err;
   });
 }
 
@@ -259,6 +320,7 @@ const LoomDeviceInterface* device_interface() {
       .event_synchronize = &event_synchronize,
       .device_synchronize = &device_synchronize,
       .copy = &copy,
+      .flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE,
   };
   return &device;
 }
@@ -276,6 +338,11 @@ void set_device_type(int16_t type) {
 }
 int16_t device_type() {
   return g_device_type;
+}
+
+int64_t* deferred_check(int device, gpuStream_t stream, DeferredChecks::Describe describe) {
+  const size_t slot = checks().arm(device, stream, std::move(describe));
+  return g_check_words_on_device + 2 * slot;
 }
 
 void use_device(int index) {

@@ -9,6 +9,7 @@
 
 #include "../runtime/gpu_runtime.h"
 #include "caching_allocator.h"
+#include "deferred_checks.h"
 #include "loom/device_memory_api.h"
 #include "loom/plugin.h"
 
@@ -36,6 +37,11 @@ const LoomDeviceMemoryApi* memory_api();
 // The device type id the host gave the platform's device type at registration.
 void set_device_type(int16_t type);
 int16_t device_type();
+
+// The kernels' input checks (Note [Input errors found by kernels]): a cleared slot for one
+// launch on `stream` of `device`, as the device address its kernels flag. `describe`
+// makes the op's error message from the flagged value.
+int64_t* deferred_check(int device, gpuStream_t stream, DeferredChecks::Describe describe);
 
 // Makes `index` the calling thread's current device for the runtime (cached per thread).
 void use_device(int index);

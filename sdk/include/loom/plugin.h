@@ -60,8 +60,10 @@ extern "C" {
  *   1.5  LoomHostApi::current_stream (a device plugin's allocator learns the stream an
  *        allocation is for)
  *   1.6  LoomHostApi::redispatch_with_keys (redispatch under a key guard in one call);
- *        LoomTensorSlotArgs::key (a slot value and a key bit set together) */
-#define LOOM_ABI_VERSION_MINOR 6
+ *        LoomTensorSlotArgs::key (a slot value and a key bit set together)
+ *   1.7  LoomDeviceInterface::flags (copies to the device that need no wait); a wait's
+ *        LOOM_STATUS_INVALID_ARGUMENT raised as the error of an op found by its kernel */
+#define LOOM_ABI_VERSION_MINOR 7
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -290,12 +292,23 @@ typedef struct LoomDeviceInterface {
   LoomError* (*event_wait)(void* ctx, int32_t index, void* event, void* stream);
   LoomError* (*event_synchronize)(void* ctx, int32_t index, void* event);
   LoomError* (*device_synchronize)(void* ctx, int32_t index); /* optional */
+  /* A wait (stream, event or device synchronize) may return LOOM_STATUS_INVALID_ARGUMENT
+   * with the error of an op queued earlier whose kernel found bad input (an index out of
+   * range): its message starts with that op in brackets, and the host raises it as that
+   * op's error. */
   /* copies of nbytes between host and device or within the device, ordered on stream;
    * optional, but the host moves tensors between devices only through it (it then waits
    * with stream_synchronize when present) */
   LoomError* (*copy)(void* ctx, int32_t index, LoomCopyKind kind, void* dst, const void* src,
                      size_t nbytes, void* stream);
+  /* LOOM_DEVICE_* bits (ABI 1.7; an older plugin's shorter struct has none) */
+  uint64_t flags;
 } LoomDeviceInterface;
+
+/* copy(LOOM_COPY_HOST_TO_DEVICE) returns only once its source may be freed or changed
+ * (the bytes are staged or moved), so the host does not wait for the stream after it:
+ * a C++ number used with a device tensor then costs no wait for the device. */
+#define LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE 1u
 
 /* ------------------------------------------------------------------------------------
  * ABI 1.2 argument structs (Note [Argument structs])

@@ -29,7 +29,8 @@ class DeviceRuntime {
   virtual DeviceProperties properties(int16_t index) const = 0;
   virtual void synchronize(int16_t index) const = 0;
   // Copies nbytes between host memory and device `index` (or within it), on its current
-  // stream, and waits for the copy to finish.
+  // stream, and waits for the copy to finish (a copy to a device whose plugin releases
+  // the source on return is not waited for: LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE).
   virtual void copy(CopyKind kind, int16_t index, void* dst, const void* src,
                     size_t nbytes) const = 0;
   // Streams and events: opaque handles of the plugin; a stream or event alive keeps its
