@@ -309,6 +309,47 @@ TEST_F(CudaOps, ScansAndSortsMatchTheCpu) {
   test::expect_error([&] { (void)g.topk(301, 1); }, "loom::topk", "expected k in [0, 300]");
 }
 
+// nonzero (two passes over chunks of 2048 elements; a tensor of several chunks, a
+// transposed one, float16) and index.Tensor (int64 indices broadcast, negative ones, bool
+// masks, adjacent and separated indexed dims, None): the CPU's results, and masked_select
+// built on them; an index out of range at the next wait.
+TEST_F(CudaOps, NonzeroAndAdvancedIndexingMatchTheCpu) {
+  Tensor big = randn({3, 2000, 2}) > 0.5;
+  expect_close(big.to(cuda()).nonzero(), big.nonzero(), 0);
+  Tensor f = (randn({6, 5}) * 2.0).round();
+  expect_close(f.to(cuda()).t().nonzero(), f.t().nonzero(), 0);
+  Tensor h = f.to(ScalarType::Float16);
+  expect_close(h.to(cuda()).nonzero(), h.nonzero(), 0);
+  expect_close((f > 100.0).to(cuda()).nonzero(), (f > 100.0).nonzero(), 0);  // none
+  expect_close(f.to(cuda()).masked_select(f.to(cuda()) > 0.0), f.masked_select(f > 0.0), 0);
+
+  Tensor a = randn({4, 5, 6});
+  Tensor g = a.to(cuda());
+  Tensor rows = tensor({3, -1, 0}).to(ScalarType::Int64);
+  Tensor cols = tensor({4, 2, 2, 0, 1, 3}).reshape({2, 3}).to(ScalarType::Int64);
+  using Indices = std::vector<std::optional<Tensor>>;
+  auto both = [&](const Indices& cpu_indices) {
+    Indices gpu_indices;
+    for (const auto& t : cpu_indices) {
+      gpu_indices.push_back(t ? std::optional<Tensor>(t->to(cuda())) : std::nullopt);
+    }
+    expect_close(g.index(gpu_indices), a.index(cpu_indices), 0);
+  };
+  both({rows});
+  both({rows, cols});                // adjacent, broadcast to [2, 3]
+  both({std::nullopt, cols});        // after a None: in place
+  both({rows, std::nullopt, rows});  // separated: B first
+  both({a.select(2, 0) > 0.0});      // a mask over two dims
+  both({std::nullopt, std::nullopt, tensor({5, 0}).to(ScalarType::Int64)});
+  Tensor bad = tensor({0, 4}).to(ScalarType::Int64).to(cuda());
+  test::expect_error(
+      [&] {
+        (void)g.index({bad});
+        synchronize(cuda());
+      },
+      "loom::index.Tensor", "index 4 is out of range for dim 0 of size 4");
+}
+
 TEST_F(CudaOps, LayerNormMatchesTheCpu) {
   Tensor x = randn({6, 4, 8}), w = randn({8}), b = randn({8}), w2 = randn({4, 8});
   Tensor g = x.to(cuda());
@@ -350,6 +391,17 @@ TEST_F(CudaOps, EmbeddingMatchesTheCpuAndRefusesIndicesOutOfRange) {
         synchronize(cuda());
       },
       "loom::embedding", "index 10 is out of range for a weight of 10 rows");
+  // one_hot: inferred and given class counts; a class out of range at the next wait
+  Tensor classes = tensor({3, 0, 2, 3, 1, 0}).reshape({2, 3}).to(ScalarType::Int64);
+  expect_close(one_hot(classes.to(cuda())), one_hot(classes), 0);
+  expect_close(one_hot(classes.t().to(cuda()), 6), one_hot(classes.t(), 6), 0);
+  Tensor gpu_classes = classes.to(cuda());
+  test::expect_error(
+      [&] {
+        (void)one_hot(gpu_classes, 3);
+        synchronize(cuda());
+      },
+      "loom::one_hot", "class 3 is out of range for 3 classes");
 }
 
 // arange and linspace written on the device: the SDK's sequence, so the CPU's values.
@@ -442,6 +494,39 @@ TEST_F(CudaOps, RandomTensorsEqualTheCpusForTheSameSeed) {
   Tensor gpu_normal = randn({999}, TensorOptions().device(cuda()));
   expect_close(gpu, cpu, 0);
   expect_close(gpu_normal, cpu_normal, 1e-6);
+}
+
+// bernoulli of a tensor, dropout, random_ over a range (randint) and randperm (its keys
+// sorted by the sort kernel): the CPU's values for the same seed; a probability outside
+// [0, 1] refused at the next wait.
+TEST_F(CudaOps, RandomOpsOfTensorsAndIntegersEqualTheCpus) {
+  Tensor p = rand({40, 7}), x = randn({40, 7});  // made before seeding
+  auto draw = [](const Tensor& probs, const Tensor& in, Device dev) {
+    manual_seed(99);
+    std::vector<Tensor> r;
+    r.push_back(probs.bernoulli());
+    r.push_back(dropout(in, 0.3, true));
+    r.push_back(randint(-5, 17, {300}, TensorOptions().device(dev)));
+    r.push_back(randint(0, 100, {64}, TensorOptions().dtype(ScalarType::Float32).device(dev)));
+    r.push_back(randperm(1000, TensorOptions().dtype(ScalarType::Int64).device(dev)));
+    r.push_back(randperm(5, TensorOptions().dtype(ScalarType::Int32).device(dev)));
+    return r;
+  };
+  const std::vector<Tensor> cpu = draw(p, x, parse_device("cpu"));
+  const std::vector<Tensor> gpu = draw(p.to(cuda()), x.to(cuda()), cuda());
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    SCOPED_TRACE(i);
+    expect_close(gpu[i], cpu[i], 1e-6);
+  }
+  expect_close(dropout(x.to(cuda()), 0.3, false), x, 0);
+  Tensor bad = (p * 2.0).to(cuda());
+  test::expect_error(
+      [&] {
+        (void)bad.bernoulli();
+        synchronize(cuda());
+      },
+      "loom::bernoulli", "expected probabilities in [0, 1]");
 }
 
 TEST_F(CudaOps, AutogradRunsOnGpuTensors) {

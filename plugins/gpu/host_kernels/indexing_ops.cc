@@ -1,12 +1,16 @@
 // The indexing ops on GPU tensors: index_select, gather, scatter (src, value) and
 // scatter_add. Each describes its operands as one StridedSpace whose indexed dim has
-// stride 0 for the indexed tensor (the kernel adds index * stride), queues one kernel, and
-// reads the status word back so an index out of range is the op's error, as on the CPU
-// (a synchronisation per call, as PyTorch's device-side checks cost one on failure).
+// stride 0 for the indexed tensor (the kernel adds index * stride) and queues one kernel,
+// which flags an index out of range in the launch's check slot: the op's error, as on
+// the CPU, at the next wait for the device (Note [Input errors found by kernels]). Also
+// nonzero (two passes over chunks) and index.Tensor (advanced indexing: one gather).
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../kernels/launch.h"
+#include "loom/sdk/shape.hpp"
 #include "op_support.h"
 
 namespace loom::gpu {
@@ -142,6 +146,192 @@ Tensor scatter_add_out(const DispatchContext& ctx, const Tensor& self, int64_t d
   return scatter(ctx, "scatter_add", ScatterMode::Add, self, dim, index, &src, Scalar(), out);
 }
 
+// The coordinates of self's nonzero elements, [count, ndim] in row-major order: the
+// chunks' counts read back (a wait, as in PyTorch: the count is the result's size), their
+// exclusive sums sent back, then each chunk writes its rows.
+Tensor nonzero_of(const DispatchContext& ctx, const char* op, const Tensor& self) {
+  use_device(self.device().index);
+  const int64_t ndim = self.dim(), n = self.numel(), blocks = nonzero_blocks(n);
+  if (ndim > kMaxDims) {
+    throw sdk::Error("[" + std::string(op) +
+                     "] the " LOOM_GPU_PLATFORM_NAME " kernel takes at most " +
+                     std::to_string(kMaxDims) + " dims, found " + std::to_string(ndim));
+  }
+  if (n == 0) return sdk::empty({0, ndim}, LOOM_DTYPE_INT64, self.device());
+  const Tensor* operands[1] = {&self};
+  const StridedSpace<1> space = space_of(op, self, operands);
+  const gpuStream_t stream = stream_of(ctx);
+  Tensor counts = sdk::empty({blocks}, LOOM_DTYPE_INT64, self.device());
+  check_launch(launch_nonzero_count(self.dtype(), space, self.data(),
+                                    static_cast<int64_t*>(counts.data()), stream),
+               op);
+  std::vector<int64_t> offsets(static_cast<size_t>(blocks));
+  check(gpuMemcpyAsync(offsets.data(), counts.data(), offsets.size() * sizeof(int64_t),
+                       gpuMemcpyDeviceToHost, stream),
+        "nonzero: reading the counts");
+  check(gpuStreamSynchronize(stream), "nonzero: waiting for the counts");
+  int64_t total = 0;
+  for (int64_t& c : offsets) total += std::exchange(c, total);
+  // pageable memory: staged before the call returns, so `offsets` may go
+  check(gpuMemcpyAsync(counts.data(), offsets.data(), offsets.size() * sizeof(int64_t),
+                       gpuMemcpyHostToDevice, stream),
+        "nonzero: sending the offsets");
+  Tensor out = sdk::empty({total, ndim}, LOOM_DTYPE_INT64, self.device());
+  if (total == 0 || ndim == 0) return out;
+  NonzeroShape shape;
+  shape.ndim = static_cast<int32_t>(ndim);
+  for (int64_t d = 0; d < ndim; ++d) shape.sizes[d] = self.sizes()[d];
+  check_launch(launch_nonzero_write(self.dtype(), space, shape, self.data(),
+                                    static_cast<const int64_t*>(counts.data()),
+                                    static_cast<int64_t*>(out.data()), stream),
+               op);
+  return out;
+}
+
+Tensor nonzero(const DispatchContext& ctx, const Tensor& self) {
+  return nonzero_of(ctx, "nonzero", self);
+}
+
+// index.Tensor as the CPU plugin takes it (its Note [Advanced indexing]): bool masks
+// become their nonzero coordinates, the int64 indices broadcast to one shape B, and the
+// result is self's shape with the indexed dims replaced by B (in their place when they
+// are adjacent, else first). Each index is copied out to B's shape, then one gather.
+Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
+                    const std::vector<Tensor>& raw) {
+  const char* op = "index.Tensor";
+  use_device(self.device().index);
+  struct Entry {
+    bool defined = false;
+    std::vector<int64_t> shape, strides;
+    const int64_t* data = nullptr;
+  };
+  std::vector<Entry> entries;
+  std::vector<Tensor> keep;  // the masks' coordinates and the broadcast indices
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const Tensor& t = raw[i];
+    if (!t.defined()) {
+      entries.emplace_back();
+      continue;
+    }
+    if (t.device().type != self.device().type || t.device().index != self.device().index) {
+      throw sdk::Error(std::string("[") + op + "] expected index " + std::to_string(i) +
+                       " on self's device, found it on another");
+    }
+    if (t.dtype() == LOOM_DTYPE_BOOL || t.dtype() == LOOM_DTYPE_UINT8) {
+      const int64_t first = static_cast<int64_t>(entries.size());
+      if (t.dim() == 0) {
+        throw sdk::Error(std::string("[") + op + "] expected a mask with at least one dim, " +
+                         "found a 0-dim mask for index " + std::to_string(i));
+      }
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        if (first + d >= self.dim() || t.sizes()[d] != self.sizes()[first + d]) {
+          throw sdk::Error(std::string("[") + op + "] the mask of shape " +
+                           sdk::shape_string(t.sizes()) + " (index " + std::to_string(i) +
+                           ") does not match self's shape " + sdk::shape_string(self.sizes()) +
+                           " from dim " + std::to_string(first));
+        }
+      }
+      keep.push_back(nonzero_of(ctx, op, t));
+      const Tensor& found = keep.back();
+      for (int64_t d = 0; d < t.dim(); ++d) {
+        entries.push_back(Entry{
+            true, {found.sizes()[0]}, {t.dim()}, static_cast<const int64_t*>(found.data()) + d});
+      }
+      continue;
+    }
+    if (t.dtype() != LOOM_DTYPE_INT64) {
+      throw sdk::Error(std::string("[") + op + "] expected int64 or bool index tensors, found " +
+                       sdk::dtype_name(t.dtype()) + " for index " + std::to_string(i));
+    }
+    entries.push_back(Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
+                            std::vector<int64_t>(t.strides().begin(), t.strides().end()),
+                            static_cast<const int64_t*>(t.data())});
+  }
+  if (static_cast<int64_t>(entries.size()) > self.dim()) {
+    throw sdk::Error(std::string("[") + op + "] too many indices for a tensor of " +
+                     std::to_string(self.dim()) + " dims: found " + std::to_string(entries.size()));
+  }
+  entries.resize(static_cast<size_t>(self.dim()));
+  std::vector<std::span<const int64_t>> shapes;
+  std::vector<int64_t> indexed;
+  for (size_t d = 0; d < entries.size(); ++d) {
+    if (!entries[d].defined) continue;
+    shapes.push_back(entries[d].shape);
+    indexed.push_back(static_cast<int64_t>(d));
+  }
+  if (indexed.empty()) return contiguous(ctx, op, self);  // only None entries: a copy
+  const std::vector<int64_t> bshape = sdk::broadcast_shape(shapes, op);
+  const bool adjacent =
+      indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
+  // Output dims: the source dim of self, or -1 for a dim of B.
+  std::vector<int64_t> out_shape, source_dim;
+  auto add_broadcast_dims = [&] {
+    for (int64_t s : bshape) {
+      out_shape.push_back(s);
+      source_dim.push_back(-1);
+    }
+  };
+  if (!adjacent) add_broadcast_dims();
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (adjacent && d == indexed.front()) add_broadcast_dims();
+    if (entries[d].defined) continue;
+    out_shape.push_back(self.sizes()[d]);
+    source_dim.push_back(d);
+  }
+  // B's row-major strides; each index copied out to B's shape (broadcast dims stride 0).
+  std::vector<int64_t> b_strides(bshape.size(), 0);
+  for (int64_t k = static_cast<int64_t>(bshape.size()) - 1, s = 1; k >= 0; --k) {
+    b_strides[k] = s;
+    s *= bshape[k];
+  }
+  AdvancedIndices a;
+  a.count = static_cast<int32_t>(indexed.size());
+  for (size_t k = 0; k < indexed.size(); ++k) {
+    const int64_t d = indexed[k];
+    const Entry& e = entries[d];
+    std::vector<int64_t> from(bshape.size(), 0);
+    for (size_t j = 0; j < e.shape.size(); ++j) {
+      if (e.shape[j] != 1) from[bshape.size() - e.shape.size() + j] = e.strides[j];
+    }
+    keep.push_back(sdk::empty(bshape, LOOM_DTYPE_INT64, self.device()));
+    const int64_t* copy_strides[2] = {b_strides.data(), from.data()};
+    StridedSpace<2> copy_space;
+    if (!make_strided_space<2>(bshape.data(), static_cast<int>(bshape.size()), copy_strides,
+                               &copy_space)) {
+      throw sdk::Error(std::string("[") + op +
+                       "] too many index dims for the " LOOM_GPU_PLATFORM_NAME " kernels");
+    }
+    check_launch(launch_copy(LOOM_DTYPE_INT64, LOOM_DTYPE_INT64, copy_space, keep.back().data(),
+                             e.data, stream_of(ctx)),
+                 op);
+    a.index[k] = static_cast<const int64_t*>(keep.back().data());
+    a.size[k] = self.sizes()[d];
+    a.stride[k] = self.strides()[d];
+    a.check[k] = input_check(ctx, self, [d, size = self.sizes()[d]](int64_t v) {
+      return "[loom::index.Tensor] index " + std::to_string(v) + " is out of range for dim " +
+             std::to_string(d) + " of size " + std::to_string(size);
+    });
+  }
+  Tensor out = sdk::empty(out_shape, self.dtype(), self.device());
+  if (out.numel() == 0) return out;
+  std::vector<int64_t> self_part(out_shape.size(), 0), b_part(out_shape.size(), 0);
+  for (size_t o = 0, b = 0; o < out_shape.size(); ++o) {
+    if (source_dim[o] >= 0) {
+      self_part[o] = self.strides()[source_dim[o]];
+    } else {
+      b_part[o] = b_strides[b++];
+    }
+  }
+  check_launch(
+      launch_advanced_index(
+          self.dtype(),
+          space3(op, out_shape, std::vector<int64_t>(out.strides().begin(), out.strides().end()),
+                 self_part, b_part),
+          a, out.data(), self.data(), stream_of(ctx)),
+      op);
+  return out;
+}
+
 }  // namespace
 
 void register_indexing_ops(sdk::Registrar& r, uint32_t key) {
@@ -150,6 +340,8 @@ void register_indexing_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&gather_out>("loom::gather.out", key, all);
   r.impl<&scatter_src_out>("loom::scatter.src_out", key, all);
   r.impl<&scatter_value_out>("loom::scatter.value_out", key, all);
+  r.impl<&nonzero>("loom::nonzero", key, all);
+  r.impl<&index_tensor>("loom::index.Tensor", key, all);
   // Atomic adds: the floating dtypes and int32/64 (float atomics make the sum's order, and
   // so its last bits, depend on timing, as in PyTorch's CUDA scatter_add).
   r.impl<&scatter_add_out>("loom::scatter_add.out", key,

@@ -87,6 +87,12 @@ inline int64_t stride_along(const sdk::Tensor& t, int64_t d) {
   return t.dim() == 0 ? 1 : t.strides()[d];
 }
 
+// Sorts the lines of self along dim d (sort_ops.cc, Note [Bitonic sort]) into the first
+// `count` values and their int64 positions.
+void sort_along(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& self,
+                int64_t d, int64_t count, bool descending, const sdk::Tensor& values,
+                const sdk::Tensor& indices);
+
 // out = the reduction of self over `dims` (all when empty; out's dims decide keepdim),
 // with the launch's workspace (reduction_ops.cc).
 void reduce(const sdk::DispatchContext& ctx, const char* op, ReduceOp kind, const sdk::Tensor& self,

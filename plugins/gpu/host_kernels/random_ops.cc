@@ -1,8 +1,13 @@
-// uniform_, normal_ and bernoulli_ on GPU tensors: the bounds checks of the CPU plugin,
-// then one Philox reservation from the device type's generator and the kernel of
-// kernels/random.cu, so the values equal the CPU's for the same seed.
+// The random ops on GPU tensors: uniform_, normal_, bernoulli_ and bernoulli of a tensor
+// of probabilities, dropout, random_ over integer ranges and randperm (its keys sorted
+// by the sort kernel). The bounds checks of the CPU plugin, then one Philox reservation
+// from the device type's generator and the kernels of kernels/random.cu, so the values
+// equal the CPU's for the same seed.
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "../kernels/launch.h"
 #include "loom/sdk/random.hpp"
@@ -59,6 +64,121 @@ Tensor bernoulli_(const DispatchContext& ctx, const Tensor& self, double p) {
   return self;
 }
 
+// A new contiguous tensor of element i = op(in[i], Philox block i).
+Tensor random_of(const DispatchContext& ctx, const char* op, RandomOfOp kind, const Tensor& in,
+                 double p, double scale, int64_t* check) {
+  Tensor out = sdk::empty(in.sizes(), in.dtype(), in.device());
+  prepare(op, out, {&in});
+  const sdk::PhiloxStream stream =
+      sdk::reserve_random(in.device(), static_cast<uint64_t>(in.numel()));
+  const Tensor* operands[2] = {&out, &in};
+  check_launch(
+      launch_random_of(kind, in.dtype(), stream.seed, stream.offset, p, scale,
+                       space_of(op, out, operands), out.data(), in.data(), check, stream_of(ctx)),
+      op);
+  return out;
+}
+
+Tensor bernoulli(const DispatchContext& ctx, const Tensor& self) {
+  int64_t* check = input_check(ctx, self, [](int64_t element) {
+    return "[loom::bernoulli] expected probabilities in [0, 1], found one outside at element " +
+           std::to_string(element);
+  });
+  return random_of(ctx, "bernoulli", RandomOfOp::BernoulliOf, self, 0, 0, check);
+}
+
+Tensor dropout(const DispatchContext& ctx, const Tensor& input, double p, bool train) {
+  if (!(p >= 0.0 && p <= 1.0))
+    fail("dropout", "expected p in [0, 1], found p=" + std::to_string(p));
+  if (!train) return input;
+  return random_of(ctx, "dropout", RandomOfOp::Dropout, input, p, p < 1.0 ? 1.0 / (1.0 - p) : 0.0,
+                   nullptr);
+}
+
+// The integers a dtype holds exactly, as the CPU plugin's random_ takes them.
+std::pair<int64_t, int64_t> exact_integer_range(int32_t dtype) {
+  switch (dtype) {
+    case LOOM_DTYPE_BOOL:
+      return {0, 1};
+    case LOOM_DTYPE_UINT8:
+      return {0, 255};
+    case LOOM_DTYPE_INT8:
+      return {-128, 127};
+    case LOOM_DTYPE_INT16:
+      return {-32768, 32767};
+    case LOOM_DTYPE_INT32:
+      return {INT32_MIN, INT32_MAX};
+    case LOOM_DTYPE_INT64:
+      return {INT64_MIN, INT64_MAX};
+    default: {
+      const int digits = dtype == LOOM_DTYPE_FLOAT16    ? 11
+                         : dtype == LOOM_DTYPE_BFLOAT16 ? 8
+                         : dtype == LOOM_DTYPE_FLOAT32  ? 24
+                                                        : 53;
+      return {-(int64_t{1} << digits), int64_t{1} << digits};
+    }
+  }
+}
+
+Tensor random_from_(const DispatchContext& ctx, const Tensor& self, int64_t from,
+                    std::optional<int64_t> to) {
+  const auto [lowest, highest] = exact_integer_range(self.dtype());
+  const std::string range_text = std::string(sdk::dtype_name(self.dtype())) + " (expected [" +
+                                 std::to_string(lowest) + ", " + std::to_string(highest) + "])";
+  if (to && from >= *to) {
+    fail("random_",
+         "expected from < to, found from=" + std::to_string(from) + " to=" + std::to_string(*to));
+  }
+  if (from < lowest || from > highest) {
+    fail("random_", "from=" + std::to_string(from) + " is out of range for " + range_text);
+  }
+  if (to && *to - 1 > highest) {
+    fail("random_", "to - 1 = " + std::to_string(*to - 1) + " is out of range for " + range_text);
+  }
+  prepare("random_", self, {});
+  // from .. last inclusive; 2^64 values wrap the count to 0 (all values)
+  const int64_t last = to ? *to - 1 : highest;
+  const uint64_t count = static_cast<uint64_t>(last) - static_cast<uint64_t>(from) + 1;
+  const sdk::PhiloxStream stream =
+      sdk::reserve_random(self.device(), static_cast<uint64_t>(self.numel()));
+  const Tensor* operands[1] = {&self};
+  check_launch(
+      launch_random_integers(false, self.dtype(), stream.seed, stream.offset, from, count,
+                             space_of("random_", self, operands), self.data(), stream_of(ctx)),
+      "random_");
+  return self;
+}
+
+// The CPU plugin's permutation: positions sorted by their Philox block's 64 bits (ties by
+// position), here the sort kernel over int64 keys whose order is the bits' order.
+Tensor randperm_out(const DispatchContext& ctx, int64_t n, const Tensor& out) {
+  if (n < 0) fail("randperm", "expected n >= 0, found n=" + std::to_string(n));
+  if (out.dim() != 1 || out.sizes()[0] != n) {
+    fail("randperm", "expected out of shape [" + std::to_string(n) + "], found " +
+                         std::to_string(out.dim()) + " dims");
+  }
+  const int64_t highest = exact_integer_range(out.dtype()).second;
+  if (n > 0 && n - 1 > highest) {
+    fail("randperm", "n=" + std::to_string(n) + " is too large for " +
+                         sdk::dtype_name(out.dtype()) + " (largest value " +
+                         std::to_string(highest) + ")");
+  }
+  prepare("randperm", out, {});
+  const sdk::PhiloxStream stream = sdk::reserve_random(out.device(), static_cast<uint64_t>(n));
+  if (n == 0) return out;
+  Tensor keys = sdk::empty({n}, LOOM_DTYPE_INT64, out.device());
+  Tensor sorted_keys = sdk::empty({n}, LOOM_DTYPE_INT64, out.device());
+  Tensor positions = sdk::empty({n}, LOOM_DTYPE_INT64, out.device());
+  const Tensor* key_operands[1] = {&keys};
+  check_launch(
+      launch_random_integers(true, LOOM_DTYPE_INT64, stream.seed, stream.offset, 0, 0,
+                             space_of("randperm", keys, key_operands), keys.data(), stream_of(ctx)),
+      "randperm");
+  sort_along(ctx, "randperm", keys, 0, n, false, sorted_keys, positions);
+  copy_into(ctx, "randperm", out, positions);
+  return out;
+}
+
 }  // namespace
 
 void register_random_ops(sdk::Registrar& r, uint32_t key) {
@@ -66,6 +186,10 @@ void register_random_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&uniform_>("loom::uniform_", key, floating);
   r.impl<&normal_>("loom::normal_", key, floating);
   r.impl<&bernoulli_>("loom::bernoulli_.float", key, floating | boolean);
+  r.impl<&bernoulli>("loom::bernoulli", key, floating);
+  r.impl<&dropout>("loom::dropout", key, floating);
+  r.impl<&random_from_>("loom::random_.from", key, all);
+  r.impl<&randperm_out>("loom::randperm.out", key, numeric);
 }
 
 }  // namespace loom::gpu

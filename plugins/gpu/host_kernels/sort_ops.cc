@@ -15,7 +15,9 @@ namespace {
 using sdk::DispatchContext;
 using sdk::Tensor;
 
-void sort_lines(const DispatchContext& ctx, const char* op, const Tensor& self, int64_t d,
+}  // namespace
+
+void sort_along(const DispatchContext& ctx, const char* op, const Tensor& self, int64_t d,
                 int64_t count, bool descending, const Tensor& values, const Tensor& indices) {
   if (indices.dtype() != LOOM_DTYPE_INT64 || values.dtype() != self.dtype()) {
     throw sdk::Error("[" + std::string(op) + "] expected values of self's dtype and int64 " +
@@ -44,11 +46,13 @@ void sort_lines(const DispatchContext& ctx, const char* op, const Tensor& self, 
                op);
 }
 
+namespace {
+
 std::tuple<Tensor, Tensor> sort_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
                                     bool descending, const Tensor& values, const Tensor& indices) {
   prepare("sort", values, {&self, &indices});
   const int64_t d = wrapped_dim("sort", dim, self.dim());
-  sort_lines(ctx, "sort", self, d, size_along(self, d), descending, values, indices);
+  sort_along(ctx, "sort", self, d, size_along(self, d), descending, values, indices);
   return {values, indices};
 }
 
@@ -62,7 +66,7 @@ std::tuple<Tensor, Tensor> topk_out(const DispatchContext& ctx, const Tensor& se
     throw sdk::Error("[topk] expected k in [0, " + std::to_string(size) +
                      "], found k = " + std::to_string(k));
   }
-  sort_lines(ctx, "topk", self, d, k, largest, values, indices);
+  sort_along(ctx, "topk", self, d, k, largest, values, indices);
   return {values, indices};
 }
 

@@ -191,6 +191,40 @@ const char* launch_arg_reduce(bool is_max, int32_t dtype, int64_t length, int64_
                               const StridedSpace<3>& rows, void* values, int64_t* indices,
                               const void* in, gpuStream_t stream);
 
+// nonzero (indexing.cu): elements in chunks of kNonzeroChunk of the row-major order, one
+// block (kNonzeroThreads threads) a chunk. Pass 1 counts each chunk's nonzero elements
+// (counts: nonzero_blocks(n) int64 of device memory); pass 2 writes each nonzero
+// element's coordinates (out [count, ndim], row-major) from row offsets[chunk], the
+// counts' exclusive sums.
+inline constexpr int kNonzeroThreads = 256;
+inline constexpr int64_t kNonzeroChunk = 2048;
+inline int64_t nonzero_blocks(int64_t n) {
+  return (n + kNonzeroChunk - 1) / kNonzeroChunk;
+}
+struct NonzeroShape {
+  int32_t ndim = 0;
+  int64_t sizes[kMaxDims] = {};
+};
+const char* launch_nonzero_count(int32_t dtype, const StridedSpace<1>& space, const void* self,
+                                 int64_t* counts, gpuStream_t stream);
+const char* launch_nonzero_write(int32_t dtype, const StridedSpace<1>& space,
+                                 const NonzeroShape& shape, const void* self,
+                                 const int64_t* offsets, int64_t* out, gpuStream_t stream);
+// index.Tensor's gather: `count` int64 index tensors, each contiguous in the broadcast
+// shape, with the size and stride of the dim of self each indexes and the check slot
+// its out-of-range values are flagged in (negative values wrap once).
+struct AdvancedIndices {
+  int32_t count = 0;
+  const int64_t* index[kMaxDims] = {};
+  int64_t size[kMaxDims] = {}, stride[kMaxDims] = {};
+  int64_t* check[kMaxDims] = {};
+};
+// space over out's shape: operand 0 out, 1 self's offset from the dims not indexed (0 on
+// the broadcast dims), 2 the position in the broadcast shape.
+const char* launch_advanced_index(int32_t dtype, const StridedSpace<3>& space,
+                                  const AdvancedIndices& indices, void* out, const void* self,
+                                  gpuStream_t stream);
+
 // --- scans (scan.cu): one thread walks each line of `length` elements ---
 // cumsum / cumprod (is_prod): out and in of dtype (the caller converts in first); lines:
 // operand 0 out's line start, 1 in's; the elements of a line are `*_stride` apart.
@@ -212,9 +246,9 @@ const char* launch_running_extreme(bool is_max, int32_t dtype, const StridedSpac
 // `count` elements and their positions. lines: operand 0 the values' line start, 1 the
 // indices', 2 the input's. scratch: lines.numel() * sort_width(length) * kSortItemBytes
 // bytes of device memory.
-const char* launch_sort(int32_t dtype, const StridedSpace<3>& lines, int64_t length,
-                        int64_t count, bool descending, const LineStrides& strides, void* values,
-                        int64_t* indices, const void* in, void* scratch, gpuStream_t stream);
+const char* launch_sort(int32_t dtype, const StridedSpace<3>& lines, int64_t length, int64_t count,
+                        bool descending, const LineStrides& strides, void* values, int64_t* indices,
+                        const void* in, void* scratch, gpuStream_t stream);
 
 // --- pooling (pool.cu; window arithmetic in pool_math.h), floating dtypes ---
 // Max pooling over fixed windows, or adaptive cells when `adaptive`: each maximum and its
@@ -274,5 +308,19 @@ const char* launch_sequence(int32_t dtype, const SequenceSpec& spec, int64_t str
 enum class RandomOp : int32_t { Uniform, Normal, Bernoulli };
 const char* launch_random(RandomOp op, int32_t dtype, uint64_t seed, uint64_t offset, double a,
                           double b, const StridedSpace<1>& space, void* out, gpuStream_t stream);
+// Element i of out from in's element i and Philox block i (floating dtypes; space: out,
+// in). BernoulliOf: 1 where the uniform double < in[i], whose values outside [0, 1] are
+// flagged at `check` (the launch's check slot) with position i; Dropout: 0 where the
+// uniform double < p, else in[i] * scale in double.
+enum class RandomOfOp : int32_t { BernoulliOf, Dropout };
+const char* launch_random_of(RandomOfOp op, int32_t dtype, uint64_t seed, uint64_t offset, double p,
+                             double scale, const StridedSpace<2>& space, void* out, const void* in,
+                             int64_t* check, gpuStream_t stream);
+// Integers from Philox block i, any dtype: from + uniform_below(block, count) (random_'s;
+// count 0: all 2^64 values), or with `permutation_keys` the block's 64 bits with the top
+// bit flipped (randperm's keys: their int64 order is the bits' unsigned order).
+const char* launch_random_integers(bool permutation_keys, int32_t dtype, uint64_t seed,
+                                   uint64_t offset, int64_t from, uint64_t count,
+                                   const StridedSpace<1>& space, void* out, gpuStream_t stream);
 
 }  // namespace loom::gpu

@@ -6,6 +6,7 @@
 
 #include "device_math.cuh"
 #include "device_types.h"
+#include "elementwise_launcher.cuh"
 #include "launch.h"
 #include "loom/sdk/philox.hpp"
 
@@ -58,7 +59,74 @@ __global__ void random_kernel(int64_t n, StridedSpace<1> space, T* out, RandomFi
   }
 }
 
+template <typename T>
+__global__ void random_of_kernel(int64_t n, StridedSpace<2> space, RandomOfOp op, uint64_t seed,
+                                 uint64_t offset, double p, double scale, T* out, const T* in,
+                                 int64_t* check) {
+  const sdk::PhiloxStream stream{seed, offset};
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t o[2];
+    space.offsets(i, o);
+    const sdk::PhiloxBlock w = stream.block(static_cast<uint64_t>(i));
+    const double u = sdk::uniform_double(w[0], w[1]), x = convert<double>(in[o[1]]);
+    if (op == RandomOfOp::BernoulliOf) {
+      if (!(x >= 0.0 && x <= 1.0)) dev::flag_input(check, i);
+      out[o[0]] = convert<T>(u < x ? 1.0 : 0.0);
+    } else {
+      out[o[0]] = u < p ? convert<T>(0.0) : convert<T>(x * scale);
+    }
+  }
+}
+
+template <typename T>
+__global__ void random_integers_kernel(int64_t n, StridedSpace<1> space, bool permutation_keys,
+                                       uint64_t seed, uint64_t offset, int64_t from, uint64_t count,
+                                       T* out) {
+  const sdk::PhiloxStream stream{seed, offset};
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t o[1];
+    space.offsets(i, o);
+    const sdk::PhiloxBlock w = stream.block(static_cast<uint64_t>(i));
+    if (permutation_keys) {
+      const uint64_t bits = sdk::philox_bits64(w[0], w[1]) ^ (uint64_t{1} << 63);
+      out[o[0]] = convert<T>(static_cast<int64_t>(bits));
+    } else {
+      const uint64_t v = static_cast<uint64_t>(from) + sdk::uniform_below(w, count);
+      out[o[0]] = convert<T>(static_cast<int64_t>(v));
+    }
+  }
+}
+
 }  // namespace
+
+const char* launch_random_of(RandomOfOp op, int32_t dtype, uint64_t seed, uint64_t offset, double p,
+                             double scale, const StridedSpace<2>& space, void* out, const void* in,
+                             int64_t* check, gpuStream_t stream) {
+  const char* result = kUnsupportedDtype;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating_v<T>) {
+      result =
+          launch_grid_stride(random_of_kernel<T>, space.numel(), stream, space, op, seed, offset, p,
+                             scale, static_cast<T*>(out), static_cast<const T*>(in), check);
+    }
+  });
+  return result;
+}
+
+const char* launch_random_integers(bool permutation_keys, int32_t dtype, uint64_t seed,
+                                   uint64_t offset, int64_t from, uint64_t count,
+                                   const StridedSpace<1>& space, void* out, gpuStream_t stream) {
+  const char* result = kUnsupportedDtype;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    result = launch_grid_stride(random_integers_kernel<T>, space.numel(), stream, space,
+                                permutation_keys, seed, offset, from, count, static_cast<T*>(out));
+  });
+  return result;
+}
 
 const char* launch_random(RandomOp op, int32_t dtype, uint64_t seed, uint64_t offset, double a,
                           double b, const StridedSpace<1>& space, void* out, gpuStream_t stream) {
