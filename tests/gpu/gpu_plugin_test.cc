@@ -612,6 +612,31 @@ TEST_F(CudaOps, PoolingMatchesTheCpu) {
   expect_close(gx.grad(), cx.grad(), 0);
 }
 
+// grid_sampler_2d and its gradients (the SDK's Note [Grid sampling] arithmetic on both
+// sides) for every interpolation and padding mode, with and without align_corners,
+// points outside the input included.
+TEST_F(CudaOps, GridSamplingAndItsGradientsMatchTheCpu) {
+  Tensor input = randn({2, 3, 5, 7});
+  Tensor grid = rand({2, 4, 6, 2}) * 2.4 - 1.2;
+  for (int64_t interpolation : {0, 1, 2}) {
+    for (int64_t padding : {0, 1, 2}) {
+      for (bool align_corners : {false, true}) {
+        SCOPED_TRACE(std::to_string(interpolation) + " " + std::to_string(padding) + " " +
+                     std::to_string(align_corners));
+        Tensor gi = input.to(cuda()).requires_grad_(), gg = grid.to(cuda()).requires_grad_();
+        Tensor ci = input.clone().requires_grad_(), cg = grid.clone().requires_grad_();
+        Tensor gout = grid_sampler_2d(gi, gg, interpolation, padding, align_corners);
+        Tensor cout = grid_sampler_2d(ci, cg, interpolation, padding, align_corners);
+        expect_close(gout, cout, 1e-5);
+        (gout * gout).sum().backward();
+        (cout * cout).sum().backward();
+        expect_close(gi.grad(), ci.grad(), 1e-4);
+        expect_close(gg.grad(), cg.grad(), 1e-4);
+      }
+    }
+  }
+}
+
 TEST_F(CudaOps, NllLossAndArgmaxMatchTheCpuAndRefuseBadTargets) {
   Tensor logp = randn({9, 5}).log_softmax(1), weight = rand({5}) + 0.5;
   Tensor target = tensor({0, 4, 2, 2, -100, 1, 3, 4, 0}).to(ScalarType::Int64);

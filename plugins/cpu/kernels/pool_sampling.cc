@@ -13,102 +13,18 @@
 #include "../parallel.h"
 #include "../scalar_types.h"
 #include "../strided_loop.h"
+#include "loom/sdk/grid_sample.hpp"
 #include "loom/sdk/ops.hpp"
 #include "pool_planes.h"
 
 namespace loom::cpu {
 namespace {
 
-// Note [Grid sampling]
-// ~~~~~~~~~~~~~~~~~~~~
-// grid_sampler_2d reads input plane n at the points grid[n, y, x] = (gx, gy) in [-1, 1]
-// (-1 and 1 are the centres of the edge pixels with align_corners, else their outer
-// edges), PyTorch's formulas throughout: a coordinate is unnormalised to pixels, then
-// the padding mode applies (border clips it to [0, size - 1]; reflection reflects it off
-// the edges, then clips; zeros leaves it, and taps outside read 0). Bilinear weighs the
-// four pixels around the point, nearest takes the pixel at the point rounded half to
-// even, bicubic weighs 4 x 4 pixels with the cubic convolution kernel (A = -0.75), the
-// padding mode applied to each tap. Coordinates compute in the opmath type.
-template <typename A>
-A reflect_coordinate(A in, int64_t twice_low, int64_t twice_high) {
-  if (twice_low == twice_high) return A(0);
-  const A low = static_cast<A>(twice_low) / 2, span = static_cast<A>(twice_high - twice_low) / 2;
-  in = std::fabs(in - low);
-  const A extra = std::fmod(in, span);
-  const int64_t flips = static_cast<int64_t>(std::floor(in / span));
-  return flips % 2 == 0 ? extra + low : span - extra + low;
-}
-
-template <typename A>
-struct GridAxis {
-  int64_t size;
-  int64_t padding_mode;  // 0 zeros, 1 border, 2 reflection
-  bool align_corners;
-
-  A unnormalize(A coord) const {
-    return align_corners ? (coord + 1) / 2 * static_cast<A>(size - 1)
-                         : ((coord + 1) * static_cast<A>(size) - 1) / 2;
-  }
-  // d unnormalize / d coord
-  A unnormalize_slope() const {
-    return align_corners ? static_cast<A>(size - 1) / 2 : static_cast<A>(size) / 2;
-  }
-  A clip(A x) const { return std::min(static_cast<A>(size - 1), std::max(x, A(0))); }
-  A pad(A x) const {
-    if (padding_mode == 1) return clip(x);
-    if (padding_mode == 2) {
-      x = align_corners ? reflect_coordinate(x, 0, 2 * (size - 1))
-                        : reflect_coordinate(x, -1, 2 * size - 1);
-      return clip(x);
-    }
-    return x;
-  }
-  // pad(x) and its slope d pad / d x: 0 where clipped, -1 where reflected an odd number
-  // of times (PyTorch's *_set_grad helpers).
-  std::pair<A, A> pad_with_slope(A x) const {
-    if (padding_mode == 0) return {x, A(1)};
-    A slope = 1;
-    if (padding_mode == 2) {
-      const int64_t twice_low = align_corners ? 0 : -1;
-      const int64_t twice_high = align_corners ? 2 * (size - 1) : 2 * size - 1;
-      if (twice_low == twice_high) return {A(0), A(0)};
-      const A low = static_cast<A>(twice_low) / 2;
-      const A span = static_cast<A>(twice_high - twice_low) / 2;
-      A in = x - low;
-      if (in < 0) {
-        slope = -1;
-        in = -in;
-      }
-      const A extra = std::fmod(in, span);
-      if (static_cast<int64_t>(std::floor(in / span)) % 2 == 0) {
-        x = extra + low;
-      } else {
-        x = span - extra + low;
-        slope = -slope;
-      }
-    }
-    if (x <= 0) return {A(0), A(0)};
-    if (x >= static_cast<A>(size - 1)) return {static_cast<A>(size - 1), A(0)};
-    return {x, slope};
-  }
-};
-
-template <typename A>
-std::array<A, 4> cubic_coefficients(A t) {
-  constexpr A a = A(-0.75);
-  auto near = [](A x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto far = [](A x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-  return {far(t + 1), near(t), near(1 - t), far(2 - t)};
-}
-
-// d cubic_coefficients(t) / dt.
-template <typename A>
-std::array<A, 4> cubic_coefficient_slopes(A t) {
-  constexpr A a = A(-0.75);
-  auto near = [](A x) { return (3 * (a + 2) * x - 2 * (a + 3)) * x; };
-  auto far = [](A x) { return (3 * a * x - 10 * a) * x + 8 * a; };
-  return {far(t + 1), near(t), -near(1 - t), -far(2 - t)};
-}
+// grid_sampler_2d and its backward: the SDK's arithmetic (Note [Grid sampling] in
+// loom/sdk/grid_sample.hpp), which the GPU plugins share.
+using sdk::GridAxis;
+using sdk::GridTap;
+using sdk::GridTaps;
 
 sdk::Tensor grid_sampler_2d_out(const sdk::Tensor& input, const sdk::Tensor& grid,
                                 int64_t interpolation_mode, int64_t padding_mode,
@@ -140,29 +56,7 @@ sdk::Tensor grid_sampler_2d_out(const sdk::Tensor& input, const sdk::Tensor& gri
           const T* point = points + n * gs[0] + y * gs[1] + x * gs[2];
           const A gx = along_x.unnormalize(static_cast<A>(point[0]));
           const A gy = along_y.unnormalize(static_cast<A>(point[gs[3]]));
-          A value = 0;
-          if (interpolation_mode == 2) {  // bicubic: padding per tap
-            const A fx = std::floor(gx), fy = std::floor(gy);
-            const auto cx = cubic_coefficients(gx - fx), cy = cubic_coefficients(gy - fy);
-            for (int i = 0; i < 4; ++i) {
-              A row = 0;
-              for (int j = 0; j < 4; ++j) {
-                row += cx[j] * tap(std::trunc(along_y.pad(fy - 1 + i)),
-                                   std::trunc(along_x.pad(fx - 1 + j)));
-              }
-              value += cy[i] * row;
-            }
-          } else {
-            const A ix = along_x.pad(gx), iy = along_y.pad(gy);
-            if (interpolation_mode == 1) {
-              value = tap(std::nearbyint(iy), std::nearbyint(ix));
-            } else if (std::isfinite(ix) && std::isfinite(iy)) {
-              const A x0 = std::floor(ix), y0 = std::floor(iy);
-              const A wx = ix - x0, wy = iy - y0;
-              value = (1 - wy) * ((1 - wx) * tap(y0, x0) + wx * tap(y0, x0 + 1)) +
-                      wy * ((1 - wx) * tap(y0 + 1, x0) + wx * tap(y0 + 1, x0 + 1));
-            }
-          }
+          const A value = sdk::grid_sample_value(along_x, along_y, gx, gy, interpolation_mode, tap);
           dst[y * ow + x] = static_cast<T>(value);
         }
       }
@@ -170,26 +64,6 @@ sdk::Tensor grid_sampler_2d_out(const sdk::Tensor& input, const sdk::Tensor& gri
   });
   return out;
 }
-
-// A tap of grid_sampler_2d's backward: the input pixel, its weight in the output and
-// the weight's slopes along x and y.
-template <typename A>
-struct GridTap {
-  int64_t row, col;
-  A weight, weight_dx, weight_dy;
-};
-
-// A point's taps that lie inside the input (those outside read 0 and get no gradient).
-template <typename A>
-struct GridTaps {
-  std::array<GridTap<A>, 16> taps;
-  int count = 0;
-  void add(A row, A col, A weight, A weight_dx, A weight_dy, int64_t h, int64_t w) {
-    if (!(row >= 0 && row < static_cast<A>(h) && col >= 0 && col < static_cast<A>(w))) return;
-    taps[count++] = {static_cast<int64_t>(row), static_cast<int64_t>(col), weight, weight_dx,
-                     weight_dy};
-  }
-};
 
 // The gradients of grid_sampler_2d: grad_input gathers each output gradient back at the
 // taps that produced it, with their weights; grad_grid is the output gradient times the
@@ -228,40 +102,9 @@ std::tuple<sdk::Tensor, sdk::Tensor> grid_sampler_2d_backward_out(
             const T* point = points + n * gs[0] + y * gs[1] + x * gs[2];
             const A gx = along_x.unnormalize(static_cast<A>(point[0]));
             const A gy = along_y.unnormalize(static_cast<A>(point[gs[3]]));
-            // This point's taps, the same for every channel; slope_* become
-            // d coordinate / d grid value once the padding's slope is in.
-            GridTaps<A> taps;
-            A slope_x = along_x.unnormalize_slope(), slope_y = along_y.unnormalize_slope();
-            if (std::isfinite(gx) && std::isfinite(gy)) {
-              if (interpolation_mode == 2) {
-                const A fx = std::floor(gx), fy = std::floor(gy);
-                const auto cx = cubic_coefficients(gx - fx), cy = cubic_coefficients(gy - fy);
-                const auto dx = cubic_coefficient_slopes(gx - fx);
-                const auto dy = cubic_coefficient_slopes(gy - fy);
-                for (int i = 0; i < 4; ++i) {
-                  for (int j = 0; j < 4; ++j) {
-                    taps.add(std::trunc(along_y.pad(fy - 1 + i)),
-                             std::trunc(along_x.pad(fx - 1 + j)), cy[i] * cx[j], cy[i] * dx[j],
-                             dy[i] * cx[j], p.h, p.w);
-                  }
-                }
-              } else {
-                const auto [ix, ix_slope] = along_x.pad_with_slope(gx);
-                const auto [iy, iy_slope] = along_y.pad_with_slope(gy);
-                slope_x *= ix_slope;
-                slope_y *= iy_slope;
-                if (interpolation_mode == 1) {
-                  taps.add(std::nearbyint(iy), std::nearbyint(ix), A(1), A(0), A(0), p.h, p.w);
-                } else if (std::isfinite(ix) && std::isfinite(iy)) {
-                  const A x0 = std::floor(ix), y0 = std::floor(iy);
-                  const A wx = ix - x0, wy = iy - y0;
-                  taps.add(y0, x0, (1 - wy) * (1 - wx), -(1 - wy), -(1 - wx), p.h, p.w);
-                  taps.add(y0, x0 + 1, (1 - wy) * wx, 1 - wy, -wx, p.h, p.w);
-                  taps.add(y0 + 1, x0, wy * (1 - wx), -wy, 1 - wx, p.h, p.w);
-                  taps.add(y0 + 1, x0 + 1, wy * wx, wy, wx, p.h, p.w);
-                }
-              }
-            }
+            // This point's taps, the same for every channel.
+            const GridTaps<A> taps =
+                sdk::grid_sample_taps(along_x, along_y, gx, gy, interpolation_mode, p.h, p.w);
             A grad_x = 0, grad_y = 0;  // d loss / d unnormalised coordinate
             for (int64_t c = 0; c < channels; ++c) {
               const A g = static_cast<A>(grads[n * gos[0] + c * gos[1] + y * gos[2] + x * gos[3]]);
@@ -277,8 +120,8 @@ std::tuple<sdk::Tensor, sdk::Tensor> grid_sampler_2d_backward_out(
               }
             }
             T* out = dst_grid + n * ggs[0] + y * ggs[1] + x * ggs[2];
-            out[0] = static_cast<T>(grad_x * slope_x);
-            out[ggs[3]] = static_cast<T>(grad_y * slope_y);
+            out[0] = static_cast<T>(grad_x * taps.slope_x);
+            out[ggs[3]] = static_cast<T>(grad_y * taps.slope_y);
           }
         }
       }

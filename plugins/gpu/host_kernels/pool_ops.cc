@@ -1,7 +1,8 @@
 // 2-D pooling on GPU tensors ([N, C, H, W] or [C, H, W], the shape rules have checked the
 // windows): max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d and
 // adaptive_max_pool2d, each one kernel over the outputs (kernels/pool.cu) reading the
-// input and writing the outputs through their strides.
+// input and writing the outputs through their strides; grid_sampler_2d and its backward
+// (Note [Grid sampling] in loom/sdk/grid_sample.hpp).
 #include <optional>
 #include <span>
 #include <string>
@@ -119,6 +120,78 @@ Tensor adaptive_avg_pool2d_out(const DispatchContext& ctx, const Tensor& self,
   return out;
 }
 
+// grid_sampler_2d's shape: input [N, C, H, W], grid [N, out_h, out_w, 2], `out` the
+// output or its gradient [N, C, out_h, out_w].
+GridShape grid_shape(const char* op, const Tensor& input, const Tensor& grid, const Tensor& out,
+                     int64_t interpolation, int64_t padding, bool align_corners) {
+  if (input.dim() != 4 || grid.dim() != 4 || out.dim() != 4) {
+    throw sdk::Error("[" + std::string(op) + "] expected a 4-d input, grid and output, found " +
+                     std::to_string(input.dim()) + ", " + std::to_string(grid.dim()) + " and " +
+                     std::to_string(out.dim()) + " dims");
+  }
+  if (interpolation < 0 || interpolation > 2 || padding < 0 || padding > 2) {
+    throw sdk::Error("[" + std::string(op) +
+                     "] expected interpolation and padding modes in [0, 2], found " +
+                     std::to_string(interpolation) + " and " + std::to_string(padding));
+  }
+  GridShape s;
+  s.batch = input.sizes()[0];
+  s.channels = input.sizes()[1];
+  s.in_h = input.sizes()[2];
+  s.in_w = input.sizes()[3];
+  s.out_h = out.sizes()[2];
+  s.out_w = out.sizes()[3];
+  for (int k = 0; k < 4; ++k) {
+    s.in_strides[k] = input.strides()[k];
+    s.grid_strides[k] = grid.strides()[k];
+    s.out_strides[k] = out.strides()[k];
+  }
+  s.interpolation = interpolation;
+  s.padding = padding;
+  s.align_corners = align_corners;
+  return s;
+}
+
+Tensor grid_sampler_2d_out(const DispatchContext& ctx, const Tensor& input, const Tensor& grid,
+                           int64_t interpolation_mode, int64_t padding_mode, bool align_corners,
+                           const Tensor& out) {
+  const char* op = "grid_sampler_2d";
+  prepare(op, out, {&input, &grid});
+  if (out.numel() == 0) return out;
+  check_launch(launch_grid_sample(out.dtype(),
+                                  grid_shape(op, input, grid, out, interpolation_mode, padding_mode,
+                                             align_corners),
+                                  input.data(), grid.data(), out.data(), stream_of(ctx)),
+               op);
+  return out;
+}
+
+std::tuple<Tensor, Tensor> grid_sampler_2d_backward_out(
+    const DispatchContext& ctx, const Tensor& grad_output, const Tensor& input, const Tensor& grid,
+    int64_t interpolation_mode, int64_t padding_mode, bool align_corners, const Tensor& grad_input,
+    const Tensor& grad_grid) {
+  const char* op = "grid_sampler_2d_backward";
+  prepare(op, grad_input, {&grad_output, &input, &grid, &grad_grid});
+  const Tensor* operands[1] = {&grad_input};
+  check_launch(launch_fill(grad_input.dtype(), false, 0.0, 0, space_of(op, grad_input, operands),
+                           grad_input.data(), stream_of(ctx)),
+               op);
+  if (grad_grid.numel() == 0) return {grad_input, grad_grid};
+  GridBackwardStrides strides;
+  for (int k = 0; k < 4; ++k) {
+    strides.grad_input[k] = grad_input.strides()[k];
+    strides.grad_grid[k] = grad_grid.strides()[k];
+  }
+  check_launch(
+      launch_grid_sample_backward(
+          input.dtype(),
+          grid_shape(op, input, grid, grad_output, interpolation_mode, padding_mode, align_corners),
+          strides, grad_output.data(), input.data(), grid.data(), grad_input.data(),
+          grad_grid.data(), stream_of(ctx)),
+      op);
+  return {grad_input, grad_grid};
+}
+
 }  // namespace
 
 void register_pool_ops(sdk::Registrar& r, uint32_t key) {
@@ -127,6 +200,8 @@ void register_pool_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&adaptive_max_pool2d_out>("loom::adaptive_max_pool2d.out", key, floating);
   r.impl<&avg_pool2d_out>("loom::avg_pool2d.out", key, floating);
   r.impl<&adaptive_avg_pool2d_out>("loom::adaptive_avg_pool2d.out", key, floating);
+  r.impl<&grid_sampler_2d_out>("loom::grid_sampler_2d.out", key, floating);
+  r.impl<&grid_sampler_2d_backward_out>("loom::grid_sampler_2d_backward.out", key, floating);
 }
 
 }  // namespace loom::gpu

@@ -1,11 +1,13 @@
 // Device math overloaded for float and double (the float forms call the single-precision
 // functions, never a silent promotion to double), shared by the GPU kernel files; and the
-// flagging of bad input found by a kernel.
+// flagging of bad input found by a kernel, and atomic adds of every floating type.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "../runtime/gpu_runtime.h"
+#include "device_types.h"
 
 namespace loom::gpu::dev {
 
@@ -64,6 +66,44 @@ __device__ __forceinline__ void flag_input(int64_t* slot, int64_t value) {
   words[0] = value;
   __threadfence_system();
   words[1] = 1;
+}
+
+// float16 / bfloat16: a compare-and-swap loop on the aligned 32-bit word holding the
+// element (the sum in float, rounded once), on every GPU both platforms support.
+template <typename T>
+__device__ __forceinline__ void atomic_add_16bit(T* target, float value) {
+  const auto address = reinterpret_cast<uintptr_t>(target);
+  auto* word = reinterpret_cast<unsigned int*>(address & ~uintptr_t{3});
+  const unsigned int shift = (address & 2) != 0 ? 16 : 0;
+  unsigned int old = *word, assumed = 0;
+  do {
+    assumed = old;
+    T current;
+    current.x = static_cast<uint16_t>(assumed >> shift);
+    const T sum(static_cast<float>(current) + value);
+    const unsigned int updated =
+        (assumed & ~(0xffffu << shift)) | (static_cast<unsigned int>(sum.x) << shift);
+    old = atomicCAS(word, assumed, updated);
+  } while (old != assumed);
+}
+
+// The element types atomic_add takes.
+template <typename T>
+inline constexpr bool has_atomic_add_v =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
+    std::is_same_v<T, int64_t> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+// *target += value, atomically (the order of concurrent adds is the hardware's).
+template <typename T>
+__device__ __forceinline__ void atomic_add(T* target, T value) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(target),
+              static_cast<unsigned long long>(value));
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    atomic_add_16bit(target, static_cast<float>(value));
+  } else {
+    atomicAdd(target, value);
+  }
 }
 
 template <typename T>

@@ -32,42 +32,6 @@ __global__ void gather_kernel(int64_t n, StridedSpace<3> space, int64_t dim_size
   }
 }
 
-// float16 / bfloat16: a compare-and-swap loop on the aligned 32-bit word holding the
-// element (the sum in float, rounded once), on every GPU both platforms support.
-template <typename T>
-__device__ __forceinline__ void atomic_add_16bit(T* target, float value) {
-  const auto address = reinterpret_cast<uintptr_t>(target);
-  auto* word = reinterpret_cast<unsigned int*>(address & ~uintptr_t{3});
-  const unsigned int shift = (address & 2) != 0 ? 16 : 0;
-  unsigned int old = *word, assumed = 0;
-  do {
-    assumed = old;
-    T current;
-    current.x = static_cast<uint16_t>(assumed >> shift);
-    const T sum(static_cast<float>(current) + value);
-    const unsigned int updated =
-        (assumed & ~(0xffffu << shift)) | (static_cast<unsigned int>(sum.x) << shift);
-    old = atomicCAS(word, assumed, updated);
-  } while (old != assumed);
-}
-
-template <typename T>
-inline constexpr bool has_atomic_add_v =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
-    std::is_same_v<T, int64_t> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-
-template <typename T>
-__device__ __forceinline__ void atomic_add(T* target, T value) {
-  if constexpr (std::is_same_v<T, int64_t>) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(target),
-              static_cast<unsigned long long>(value));
-  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    atomic_add_16bit(target, static_cast<float>(value));
-  } else {
-    atomicAdd(target, value);
-  }
-}
-
 template <typename T>
 __global__ void scatter_kernel(int64_t n, ScatterMode mode, StridedSpace<3> space, int64_t dim_size,
                                int64_t dim_stride, T* out, const int64_t* index, const T* src,
@@ -83,8 +47,8 @@ __global__ void scatter_kernel(int64_t n, ScatterMode mode, StridedSpace<3> spac
       *target = value;
     } else if (mode == ScatterMode::Source) {
       *target = src[o[2]];
-    } else if constexpr (has_atomic_add_v<T>) {
-      atomic_add(target, src[o[2]]);
+    } else if constexpr (dev::has_atomic_add_v<T>) {
+      dev::atomic_add(target, src[o[2]]);
     }
   }
 }
@@ -247,7 +211,7 @@ const char* launch_scatter(ScatterMode mode, int32_t dtype, const StridedSpace<3
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (mode == ScatterMode::Add && !has_atomic_add_v<T>) return;
+    if (mode == ScatterMode::Add && !dev::has_atomic_add_v<T>) return;
     const T v = value.is_floating ? convert<T>(value.d) : convert<T>(value.i);
     result =
         launch_grid_stride(scatter_kernel<T>, space.numel(), stream, mode, space, dim_size,

@@ -261,6 +261,27 @@ const char* launch_avg_pool(bool adaptive, int32_t dtype, const PoolShape& shape
                             bool count_include_pad, int64_t divisor, void* out, const void* in,
                             gpuStream_t stream);
 
+// grid_sampler_2d (pool.cu, Note [Grid sampling] in loom/sdk/grid_sample.hpp): input
+// [batch, channels, in_h, in_w], grid [batch, out_h, out_w, 2], out [batch, channels,
+// out_h, out_w], each with its four strides.
+struct GridShape {
+  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t in_strides[4] = {}, grid_strides[4] = {}, out_strides[4] = {};
+  int64_t interpolation = 0, padding = 0;
+  bool align_corners = false;
+};
+const char* launch_grid_sample(int32_t dtype, const GridShape& shape, const void* in,
+                               const void* grid, void* out, gpuStream_t stream);
+// The backward (shape.out_strides: grad_output's): grad_input (zeroed by the caller)
+// gathers the output gradients at the taps by atomic adds; grad_grid gets the slopes.
+struct GridBackwardStrides {
+  int64_t grad_input[4] = {}, grad_grid[4] = {};
+};
+const char* launch_grid_sample_backward(int32_t dtype, const GridShape& shape,
+                                        const GridBackwardStrides& strides, const void* grad_output,
+                                        const void* in, const void* grid, void* grad_input,
+                                        void* grad_grid, gpuStream_t stream);
+
 // --- losses (loss.cu) ---
 // nll_loss's positions (the target's shape): operand 0 out's offset (reduction none), 1
 // self's offset of class 0, 2 the target's offset.

@@ -1,13 +1,16 @@
 // 2-D pooling kernels, one thread per output element (kernels/pool_math.h has the window
 // arithmetic): max pooling with the flat in-plane index of each maximum, average pooling,
-// and adaptive average and max pooling. Floating dtypes, computed in OpMath. As in
+// and adaptive average and max pooling; grid sampling and its backward. Floating dtypes,
+// computed in OpMath. As in
 // PyTorch and the CPU plugin, the first of equal maxima wins and a NaN takes the place of
 // anything before it (the first NaN stays).
 #include <cstdint>
 
+#include "device_math.cuh"
 #include "device_types.h"
 #include "elementwise_launcher.cuh"
 #include "launch.h"
+#include "loom/sdk/grid_sample.hpp"
 #include "pool_math.h"
 
 namespace loom::gpu {
@@ -121,6 +124,73 @@ __global__ void adaptive_avg_pool_kernel(int64_t n, PoolShape s, T* out, const T
   });
 }
 
+// grid_sampler_2d: one thread an output element (n, c, y, x), Note [Grid sampling]'s
+// arithmetic from the SDK.
+template <typename T>
+__global__ void grid_sample_kernel(int64_t n, GridShape s, const T* in, const T* grid, T* out) {
+  using A = OpMath<T>;
+  const sdk::GridAxis<A> along_x{s.in_w, s.padding, s.align_corners};
+  const sdk::GridAxis<A> along_y{s.in_h, s.padding, s.align_corners};
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const int64_t x = i % s.out_w, y = (i / s.out_w) % s.out_h;
+    const int64_t c = (i / (s.out_w * s.out_h)) % s.channels;
+    const int64_t b = i / (s.out_w * s.out_h * s.channels);
+    const T* point = grid + b * s.grid_strides[0] + y * s.grid_strides[1] + x * s.grid_strides[2];
+    const A gx = along_x.unnormalize(static_cast<A>(point[0]));
+    const A gy = along_y.unnormalize(static_cast<A>(point[s.grid_strides[3]]));
+    const T* plane = in + b * s.in_strides[0] + c * s.in_strides[1];
+    auto tap = [&](A row, A col) -> A {
+      if (!(row >= 0 && row < static_cast<A>(s.in_h) && col >= 0 && col < static_cast<A>(s.in_w))) {
+        return A(0);
+      }
+      return static_cast<A>(plane[static_cast<int64_t>(row) * s.in_strides[2] +
+                                  static_cast<int64_t>(col) * s.in_strides[3]]);
+    };
+    out[b * s.out_strides[0] + c * s.out_strides[1] + y * s.out_strides[2] + x * s.out_strides[3]] =
+        static_cast<T>(sdk::grid_sample_value(along_x, along_y, gx, gy, s.interpolation, tap));
+  }
+}
+
+// Its backward: one thread a grid point (n, y, x), whose taps take each channel's output
+// gradient into grad_input (atomic adds: neighbouring points share pixels) and whose
+// slopes make grad_grid. out_strides are grad_output's; grad_input arrives zeroed.
+template <typename T>
+__global__ void grid_sample_backward_kernel(int64_t n, GridShape s, GridBackwardStrides g,
+                                            const T* grad_output, const T* in, const T* grid,
+                                            T* grad_input, T* grad_grid) {
+  using A = OpMath<T>;
+  const sdk::GridAxis<A> along_x{s.in_w, s.padding, s.align_corners};
+  const sdk::GridAxis<A> along_y{s.in_h, s.padding, s.align_corners};
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    const int64_t x = i % s.out_w, y = (i / s.out_w) % s.out_h, b = i / (s.out_w * s.out_h);
+    const T* point = grid + b * s.grid_strides[0] + y * s.grid_strides[1] + x * s.grid_strides[2];
+    const A gx = along_x.unnormalize(static_cast<A>(point[0]));
+    const A gy = along_y.unnormalize(static_cast<A>(point[s.grid_strides[3]]));
+    const sdk::GridTaps<A> taps =
+        sdk::grid_sample_taps(along_x, along_y, gx, gy, s.interpolation, s.in_h, s.in_w);
+    A grad_x = 0, grad_y = 0;  // d loss / d unnormalised coordinate
+    for (int64_t c = 0; c < s.channels; ++c) {
+      const A go = static_cast<A>(grad_output[b * s.out_strides[0] + c * s.out_strides[1] +
+                                              y * s.out_strides[2] + x * s.out_strides[3]]);
+      const T* plane = in + b * s.in_strides[0] + c * s.in_strides[1];
+      T* plane_grad = grad_input + b * g.grad_input[0] + c * g.grad_input[1];
+      for (int k = 0; k < taps.count; ++k) {
+        const sdk::GridTap<A>& t = taps.taps[k];
+        const A v = static_cast<A>(plane[t.row * s.in_strides[2] + t.col * s.in_strides[3]]);
+        dev::atomic_add(plane_grad + t.row * g.grad_input[2] + t.col * g.grad_input[3],
+                        static_cast<T>(t.weight * go));
+        grad_x += t.weight_dx * v * go;
+        grad_y += t.weight_dy * v * go;
+      }
+    }
+    T* slot = grad_grid + b * g.grad_grid[0] + y * g.grad_grid[1] + x * g.grad_grid[2];
+    slot[0] = static_cast<T>(grad_x * taps.slope_x);
+    slot[g.grad_grid[3]] = static_cast<T>(grad_y * taps.slope_y);
+  }
+}
+
 }  // namespace
 
 const char* launch_max_pool(bool adaptive, int32_t dtype, const PoolShape& shape, void* values,
@@ -148,6 +218,37 @@ const char* launch_avg_pool(bool adaptive, int32_t dtype, const PoolShape& shape
       result =
           launch_grid_stride(avg_pool_kernel<T>, shape.outputs(), stream, shape, count_include_pad,
                              divisor, static_cast<T*>(out), static_cast<const T*>(in));
+    }
+  });
+  return result;
+}
+
+const char* launch_grid_sample(int32_t dtype, const GridShape& shape, const void* in,
+                               const void* grid, void* out, gpuStream_t stream) {
+  const char* result = kUnsupportedDtype;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating_v<T>) {
+      result = launch_grid_stride(
+          grid_sample_kernel<T>, shape.batch * shape.channels * shape.out_h * shape.out_w, stream,
+          shape, static_cast<const T*>(in), static_cast<const T*>(grid), static_cast<T*>(out));
+    }
+  });
+  return result;
+}
+
+const char* launch_grid_sample_backward(int32_t dtype, const GridShape& shape,
+                                        const GridBackwardStrides& strides, const void* grad_output,
+                                        const void* in, const void* grid, void* grad_input,
+                                        void* grad_grid, gpuStream_t stream) {
+  const char* result = kUnsupportedDtype;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_floating_v<T>) {
+      result = launch_grid_stride(
+          grid_sample_backward_kernel<T>, shape.batch * shape.out_h * shape.out_w, stream, shape,
+          strides, static_cast<const T*>(grad_output), static_cast<const T*>(in),
+          static_cast<const T*>(grid), static_cast<T*>(grad_input), static_cast<T*>(grad_grid));
     }
   });
   return result;
