@@ -13,7 +13,7 @@ Tensor nonzero_meta(const Tensor&) {
   data_dependent("loom::nonzero", "the number of nonzero elements");
 }
 
-// Note [Advanced indexing] (plugins/cpu/kernels/indexing.cc) with integer indices only:
+// Note [Advanced indexing] (loom/sdk/advanced_index.hpp) with integer indices only:
 // the broadcast index shape replaces the indexed dims, in place when they are adjacent,
 // else first.
 Tensor index_meta(const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {

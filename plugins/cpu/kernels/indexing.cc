@@ -12,6 +12,7 @@
 #include "../parallel.h"
 #include "../scalar_types.h"
 #include "../strided_loop.h"
+#include "loom/sdk/advanced_index.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -264,13 +265,7 @@ sdk::Tensor nonzero(const sdk::Tensor& self) {
   return out;
 }
 
-// Note [Advanced indexing]
-// ~~~~~~~~~~~~~~~~~~~~~~~~
-// index.Tensor(self, indices) follows PyTorch: entry i of `indices` indexes dim i of self
-// (None keeps the dim whole). A bool index of k dims stands for the k int64 indices of its
-// nonzero elements and covers k dims of self (its shape must match theirs). The int64
-// indices broadcast together to a shape B. The result's shape is self's with the indexed
-// dims replaced by B: in their place when the indexed dims are adjacent, else B first.
+// index.Tensor: Note [Advanced indexing] in loom/sdk/advanced_index.hpp.
 sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>& raw) {
   constexpr const char* op = "index.Tensor";
   // Expand bool masks into int64 index lists; keep per-dim entries (undefined = None).
@@ -288,18 +283,7 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
     }
     if (t.dtype() == LOOM_DTYPE_BOOL || t.dtype() == LOOM_DTYPE_UINT8) {
       const int64_t first = static_cast<int64_t>(entries.size());
-      if (t.dim() == 0) {
-        throw sdk::Error(std::string("[") + op + "] expected a mask with at least one dim, " +
-                         "found a 0-dim mask for index " + std::to_string(i));
-      }
-      for (int64_t d = 0; d < t.dim(); ++d) {
-        if (first + d >= self.dim() || t.sizes()[d] != self.sizes()[first + d]) {
-          throw sdk::Error(std::string("[") + op + "] the mask of shape " +
-                           shape_string(t.sizes()) + " (index " + std::to_string(i) +
-                           ") does not match self's shape " + shape_string(self.sizes()) +
-                           " from dim " + std::to_string(first));
-        }
-      }
+      sdk::check_index_mask(op, i, first, t.sizes(), self.sizes());
       std::vector<std::vector<int64_t>> found = nonzero_indices(t, op);
       for (int64_t d = 0; d < t.dim(); ++d) {
         Entry e{true, {static_cast<int64_t>(found.size())}, {}};
@@ -315,44 +299,20 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
     entries.push_back(
         Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), read_indices(t, op)});
   }
-  if (static_cast<int64_t>(entries.size()) > self.dim()) {
-    throw sdk::Error(std::string("[") + op + "] too many indices for a tensor of " +
-                     std::to_string(self.dim()) + " dims: found " + std::to_string(entries.size()));
-  }
-  entries.resize(static_cast<size_t>(self.dim()));
-  // The broadcast shape of the indices, and where the indexed dims go.
-  std::vector<std::span<const int64_t>> shapes;
-  std::vector<int64_t> indexed;
-  for (size_t d = 0; d < entries.size(); ++d) {
-    if (!entries[d].defined) continue;
-    shapes.push_back(entries[d].shape);
-    indexed.push_back(static_cast<int64_t>(d));
-  }
+  std::vector<const std::vector<int64_t>*> index_shapes;
+  for (const Entry& e : entries) index_shapes.push_back(e.defined ? &e.shape : nullptr);
+  const sdk::AdvancedIndexLayout layout =
+      sdk::advanced_index_layout(self.sizes(), index_shapes, op);
+  const std::vector<int64_t>& indexed = layout.indexed;
   if (indexed.empty()) {  // only None entries: a copy of self
     sdk::Tensor out = sdk::empty(self.sizes(), self.dtype(), self.device());
     copy_self(self, out);
     return out;
   }
-  std::vector<int64_t> bshape = broadcast_shape(shapes, op);
-  const bool adjacent =
-      indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
-  const int64_t insert_at = adjacent ? indexed.front() : 0;
-  // Output dims: the source dim, or -1 for a dim of the broadcast shape (which may have
-  // no dims at all, for 0-dim indices).
-  std::vector<int64_t> out_shape, source_dim;
-  auto add_broadcast_dims = [&] {
-    for (int64_t s : bshape) {
-      out_shape.push_back(s);
-      source_dim.push_back(-1);
-    }
-  };
-  if (!adjacent) add_broadcast_dims();
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (adjacent && d == indexed.front()) add_broadcast_dims();
-    if (entries[d].defined) continue;
-    out_shape.push_back(self.sizes()[d]);
-    source_dim.push_back(d);
-  }
+  const std::vector<int64_t>& bshape = layout.broadcast_shape;
+  const std::vector<int64_t>& out_shape = layout.out_shape;
+  const std::vector<int64_t>& source_dim = layout.source_dim;
+  const int64_t insert_at = layout.broadcast_at;
   // Range check every index once, wrapping negatives.
   for (int64_t d : indexed) {
     for (int64_t& v : entries[d].values) v = checked_index(v, self.sizes()[d], d, op, true);

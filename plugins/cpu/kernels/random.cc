@@ -168,21 +168,6 @@ void for_each_random_position(const sdk::Tensor& t, const sdk::PhiloxStream& str
 
 // --- per-dtype facts ---
 
-// The integers T holds exactly, as [lowest, highest] (floats: +-2^digits, like PyTorch).
-template <typename T>
-std::pair<int64_t, int64_t> exact_integer_range() {
-  if constexpr (std::is_same_v<T, bool>) {
-    return {0, 1};
-  } else if constexpr (std::is_integral_v<T>) {
-    return {std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()};
-  } else {
-    int digits = std::is_same_v<T, Half>       ? 11
-                 : std::is_same_v<T, BFloat16> ? 8
-                                               : std::numeric_limits<T>::digits;
-    return {-(int64_t{1} << digits), int64_t{1} << digits};
-  }
-}
-
 // True for the dtypes computed with uniform_float / normal_float.
 template <typename T>
 inline constexpr bool uses_float_words_v = !std::is_same_v<T, double>;
@@ -294,26 +279,11 @@ sdk::Tensor bernoulli(const sdk::Tensor& self) {
 
 sdk::Tensor random_from_(const sdk::Tensor& self, int64_t from, std::optional<int64_t> to) {
   dispatch_all_types(self.dtype(), "random_", [&]<typename T>(T) {
-    const auto [lowest, highest] = exact_integer_range<T>();
-    const std::string range_text = std::string(dtype_name(self.dtype())) + " (expected [" +
-                                   std::to_string(lowest) + ", " + std::to_string(highest) + "])";
-    if (to && from >= *to) {
-      fail("random_",
-           "expected from < to, found from=" + std::to_string(from) + " to=" + std::to_string(*to));
-    }
-    if (from < lowest || from > highest) {
-      fail("random_", "from=" + std::to_string(from) + " is out of range for " + range_text);
-    }
-    if (to && *to - 1 > highest) {
-      fail("random_", "to - 1 = " + std::to_string(*to - 1) + " is out of range for " + range_text);
-    }
-    // Values from .. last inclusive; 2^64 of them wraps the count to 0 (all values).
-    const int64_t last = to ? *to - 1 : highest;
-    const uint64_t count = static_cast<uint64_t>(last) - static_cast<uint64_t>(from) + 1;
+    const auto [first, count] = sdk::random_integer_range(self.dtype(), from, to);
     const sdk::PhiloxStream stream =
         sdk::reserve_random(self.device(), static_cast<uint64_t>(self.numel()));
     for_each_random_position<T>(self, stream, [&](T& x, const sdk::PhiloxBlock& b, uint64_t) {
-      const uint64_t v = static_cast<uint64_t>(from) + sdk::uniform_below(b, count);
+      const uint64_t v = static_cast<uint64_t>(first) + sdk::uniform_below(b, count);
       x = static_cast<T>(static_cast<int64_t>(v));
     });
   });
@@ -321,17 +291,8 @@ sdk::Tensor random_from_(const sdk::Tensor& self, int64_t from, std::optional<in
 }
 
 sdk::Tensor randperm_out(int64_t n, const sdk::Tensor& out) {
-  if (n < 0) fail("randperm", "expected n >= 0, found n=" + std::to_string(n));
-  if (out.dim() != 1 || out.sizes()[0] != n) {
-    fail("randperm",
-         "expected out of shape [" + std::to_string(n) + "], found " + shape_string(out.sizes()));
-  }
+  sdk::check_randperm(n, out.dtype(), out.sizes());
   dispatch_numeric_types(out.dtype(), "randperm", [&]<typename T>(T) {
-    const int64_t highest = exact_integer_range<T>().second;
-    if (n > 0 && n - 1 > highest) {
-      fail("randperm", "n=" + std::to_string(n) + " is too large for " + dtype_name(out.dtype()) +
-                           " (largest value " + std::to_string(highest) + ")");
-    }
     const sdk::PhiloxStream stream = sdk::reserve_random(out.device(), static_cast<uint64_t>(n));
     struct Keyed {
       uint64_t key;

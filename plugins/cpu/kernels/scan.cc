@@ -8,6 +8,7 @@
 #include "../kernels.h"
 #include "../parallel.h"
 #include "../reduction_loop.h"
+#include "loom/sdk/scan.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -65,12 +66,7 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
   return out;
 }
 
-// Note [cummax and cummin]
-// ~~~~~~~~~~~~~~~~~~~~~~~~
-// Element i of a line takes the line's running extreme over [0, i] and its position. As
-// in PyTorch, a value equal to the running extreme takes its place (the position is the
-// last of equal extremes), a NaN takes the place of anything and is kept (later NaNs move
-// the position to themselves).
+// cummax and cummin: Note [cummax and cummin] in loom/sdk/scan.hpp.
 template <bool IsMax>
 std::tuple<sdk::Tensor, sdk::Tensor> running_extreme_out(const sdk::Tensor& self, int64_t dim,
                                                          const sdk::Tensor& values,
@@ -101,14 +97,7 @@ std::tuple<sdk::Tensor, sdk::Tensor> running_extreme_out(const sdk::Tensor& self
           T v;
           std::memcpy(&v, line + i * stride, sizeof(T));
           const Key key = static_cast<Key>(v);
-          bool take = i == 0;
-          if constexpr (std::is_floating_point_v<Key>) {
-            take = take || std::isnan(key) ||
-                   (!std::isnan(best_key) && (IsMax ? key >= best_key : key <= best_key));
-          } else {
-            take = take || (IsMax ? key >= best_key : key <= best_key);
-          }
-          if (take) {
+          if (sdk::takes_running_extreme<IsMax>(i == 0, key, best_key)) {
             best = v;
             best_key = key;
             best_at = i;

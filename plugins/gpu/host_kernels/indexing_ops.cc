@@ -4,12 +4,12 @@
 // which flags an index out of range in the launch's check slot: the op's error, as on
 // the CPU, at the next wait for the device (Note [Input errors found by kernels]). Also
 // nonzero (two passes over chunks) and index.Tensor (advanced indexing: one gather).
-#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../kernels/launch.h"
+#include "loom/sdk/advanced_index.hpp"
 #include "loom/sdk/shape.hpp"
 #include "op_support.h"
 
@@ -192,10 +192,9 @@ Tensor nonzero(const DispatchContext& ctx, const Tensor& self) {
   return nonzero_of(ctx, "nonzero", self);
 }
 
-// index.Tensor as the CPU plugin takes it (its Note [Advanced indexing]): bool masks
-// become their nonzero coordinates, the int64 indices broadcast to one shape B, and the
-// result is self's shape with the indexed dims replaced by B (in their place when they
-// are adjacent, else first). Each index is copied out to B's shape, then one gather.
+// index.Tensor (Note [Advanced indexing] in loom/sdk/advanced_index.hpp, the layout the
+// CPU plugin computes too): bool masks become their nonzero coordinates, each index is
+// copied out to the broadcast shape B, then one gather.
 Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
                     const std::vector<Tensor>& raw) {
   const char* op = "index.Tensor";
@@ -219,18 +218,7 @@ Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
     }
     if (t.dtype() == LOOM_DTYPE_BOOL || t.dtype() == LOOM_DTYPE_UINT8) {
       const int64_t first = static_cast<int64_t>(entries.size());
-      if (t.dim() == 0) {
-        throw sdk::Error(std::string("[") + op + "] expected a mask with at least one dim, " +
-                         "found a 0-dim mask for index " + std::to_string(i));
-      }
-      for (int64_t d = 0; d < t.dim(); ++d) {
-        if (first + d >= self.dim() || t.sizes()[d] != self.sizes()[first + d]) {
-          throw sdk::Error(std::string("[") + op + "] the mask of shape " +
-                           sdk::shape_string(t.sizes()) + " (index " + std::to_string(i) +
-                           ") does not match self's shape " + sdk::shape_string(self.sizes()) +
-                           " from dim " + std::to_string(first));
-        }
-      }
+      sdk::check_index_mask(op, i, first, t.sizes(), self.sizes());
       keep.push_back(nonzero_of(ctx, op, t));
       const Tensor& found = keep.back();
       for (int64_t d = 0; d < t.dim(); ++d) {
@@ -247,37 +235,15 @@ Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
                             std::vector<int64_t>(t.strides().begin(), t.strides().end()),
                             static_cast<const int64_t*>(t.data())});
   }
-  if (static_cast<int64_t>(entries.size()) > self.dim()) {
-    throw sdk::Error(std::string("[") + op + "] too many indices for a tensor of " +
-                     std::to_string(self.dim()) + " dims: found " + std::to_string(entries.size()));
-  }
-  entries.resize(static_cast<size_t>(self.dim()));
-  std::vector<std::span<const int64_t>> shapes;
-  std::vector<int64_t> indexed;
-  for (size_t d = 0; d < entries.size(); ++d) {
-    if (!entries[d].defined) continue;
-    shapes.push_back(entries[d].shape);
-    indexed.push_back(static_cast<int64_t>(d));
-  }
-  if (indexed.empty()) return contiguous(ctx, op, self);  // only None entries: a copy
-  const std::vector<int64_t> bshape = sdk::broadcast_shape(shapes, op);
-  const bool adjacent =
-      indexed.back() - indexed.front() + 1 == static_cast<int64_t>(indexed.size());
-  // Output dims: the source dim of self, or -1 for a dim of B.
-  std::vector<int64_t> out_shape, source_dim;
-  auto add_broadcast_dims = [&] {
-    for (int64_t s : bshape) {
-      out_shape.push_back(s);
-      source_dim.push_back(-1);
-    }
-  };
-  if (!adjacent) add_broadcast_dims();
-  for (int64_t d = 0; d < self.dim(); ++d) {
-    if (adjacent && d == indexed.front()) add_broadcast_dims();
-    if (entries[d].defined) continue;
-    out_shape.push_back(self.sizes()[d]);
-    source_dim.push_back(d);
-  }
+  std::vector<const std::vector<int64_t>*> index_shapes;
+  for (const Entry& e : entries) index_shapes.push_back(e.defined ? &e.shape : nullptr);
+  const sdk::AdvancedIndexLayout layout =
+      sdk::advanced_index_layout(self.sizes(), index_shapes, op);
+  if (layout.indexed.empty()) return contiguous(ctx, op, self);  // only None entries: a copy
+  const std::vector<int64_t>& indexed = layout.indexed;
+  const std::vector<int64_t>& bshape = layout.broadcast_shape;
+  const std::vector<int64_t>& out_shape = layout.out_shape;
+  const std::vector<int64_t>& source_dim = layout.source_dim;
   // B's row-major strides; each index copied out to B's shape (broadcast dims stride 0).
   std::vector<int64_t> b_strides(bshape.size(), 0);
   for (int64_t k = static_cast<int64_t>(bshape.size()) - 1, s = 1; k >= 0; --k) {

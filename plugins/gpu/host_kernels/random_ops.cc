@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "../kernels/launch.h"
 #include "loom/sdk/random.hpp"
@@ -95,55 +94,15 @@ Tensor dropout(const DispatchContext& ctx, const Tensor& input, double p, bool t
                    nullptr);
 }
 
-// The integers a dtype holds exactly, as the CPU plugin's random_ takes them.
-std::pair<int64_t, int64_t> exact_integer_range(int32_t dtype) {
-  switch (dtype) {
-    case LOOM_DTYPE_BOOL:
-      return {0, 1};
-    case LOOM_DTYPE_UINT8:
-      return {0, 255};
-    case LOOM_DTYPE_INT8:
-      return {-128, 127};
-    case LOOM_DTYPE_INT16:
-      return {-32768, 32767};
-    case LOOM_DTYPE_INT32:
-      return {INT32_MIN, INT32_MAX};
-    case LOOM_DTYPE_INT64:
-      return {INT64_MIN, INT64_MAX};
-    default: {
-      const int digits = dtype == LOOM_DTYPE_FLOAT16    ? 11
-                         : dtype == LOOM_DTYPE_BFLOAT16 ? 8
-                         : dtype == LOOM_DTYPE_FLOAT32  ? 24
-                                                        : 53;
-      return {-(int64_t{1} << digits), int64_t{1} << digits};
-    }
-  }
-}
-
 Tensor random_from_(const DispatchContext& ctx, const Tensor& self, int64_t from,
                     std::optional<int64_t> to) {
-  const auto [lowest, highest] = exact_integer_range(self.dtype());
-  const std::string range_text = std::string(sdk::dtype_name(self.dtype())) + " (expected [" +
-                                 std::to_string(lowest) + ", " + std::to_string(highest) + "])";
-  if (to && from >= *to) {
-    fail("random_",
-         "expected from < to, found from=" + std::to_string(from) + " to=" + std::to_string(*to));
-  }
-  if (from < lowest || from > highest) {
-    fail("random_", "from=" + std::to_string(from) + " is out of range for " + range_text);
-  }
-  if (to && *to - 1 > highest) {
-    fail("random_", "to - 1 = " + std::to_string(*to - 1) + " is out of range for " + range_text);
-  }
+  const auto [first, count] = sdk::random_integer_range(self.dtype(), from, to);
   prepare("random_", self, {});
-  // from .. last inclusive; 2^64 values wrap the count to 0 (all values)
-  const int64_t last = to ? *to - 1 : highest;
-  const uint64_t count = static_cast<uint64_t>(last) - static_cast<uint64_t>(from) + 1;
   const sdk::PhiloxStream stream =
       sdk::reserve_random(self.device(), static_cast<uint64_t>(self.numel()));
   const Tensor* operands[1] = {&self};
   check_launch(
-      launch_random_integers(false, self.dtype(), stream.seed, stream.offset, from, count,
+      launch_random_integers(false, self.dtype(), stream.seed, stream.offset, first, count,
                              space_of("random_", self, operands), self.data(), stream_of(ctx)),
       "random_");
   return self;
@@ -152,17 +111,7 @@ Tensor random_from_(const DispatchContext& ctx, const Tensor& self, int64_t from
 // The CPU plugin's permutation: positions sorted by their Philox block's 64 bits (ties by
 // position), here the sort kernel over int64 keys whose order is the bits' order.
 Tensor randperm_out(const DispatchContext& ctx, int64_t n, const Tensor& out) {
-  if (n < 0) fail("randperm", "expected n >= 0, found n=" + std::to_string(n));
-  if (out.dim() != 1 || out.sizes()[0] != n) {
-    fail("randperm", "expected out of shape [" + std::to_string(n) + "], found " +
-                         std::to_string(out.dim()) + " dims");
-  }
-  const int64_t highest = exact_integer_range(out.dtype()).second;
-  if (n > 0 && n - 1 > highest) {
-    fail("randperm", "n=" + std::to_string(n) + " is too large for " +
-                         sdk::dtype_name(out.dtype()) + " (largest value " +
-                         std::to_string(highest) + ")");
-  }
+  sdk::check_randperm(n, out.dtype(), out.sizes());
   prepare("randperm", out, {});
   const sdk::PhiloxStream stream = sdk::reserve_random(out.device(), static_cast<uint64_t>(n));
   if (n == 0) return out;

@@ -1,7 +1,7 @@
 // Scans along one dim: cumsum and cumprod (floating types accumulate in double, integers
 // in wrapping 64-bit, as on the CPU), cummax and cummin (the running extreme and its
-// position, Note [cummax and cummin] of the CPU plugin: an equal value moves the position
-// to itself, a NaN takes over and stays). One thread walks one line in order, so results
+// position, Note [cummax and cummin] in loom/sdk/scan.hpp: an equal value moves the
+// position to itself, a NaN takes over and stays). One thread walks one line in order, so results
 // are deterministic; lines are the parallel dimension.
 #include <cstdint>
 #include <type_traits>
@@ -9,6 +9,7 @@
 #include "device_types.h"
 #include "elementwise_launcher.cuh"
 #include "launch.h"
+#include "loom/sdk/scan.hpp"
 
 namespace loom::gpu {
 namespace {
@@ -63,14 +64,7 @@ __global__ void running_extreme_kernel(int64_t lines, StridedSpace<3> space, int
     for (int64_t i = 0; i < length; ++i) {
       const T v = in[o[2] + i * strides.in];
       const Key key = static_cast<Key>(v);
-      bool take = i == 0;
-      if constexpr (is_floating_v<T>) {
-        take = take || key != key ||
-               (best_key == best_key && (IsMax ? key >= best_key : key <= best_key));
-      } else {
-        take = take || (IsMax ? key >= best_key : key <= best_key);
-      }
-      if (take) {
+      if (sdk::takes_running_extreme<IsMax>(i == 0, key, best_key)) {
         best = v;
         best_key = key;
         best_at = i;
@@ -90,8 +84,8 @@ const char* launch_scan(bool is_prod, int32_t dtype, const StridedSpace<2>& line
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     auto kernel = is_prod ? scan_kernel<T, true> : scan_kernel<T, false>;
-    result = launch_grid_stride(kernel, lines.numel(), stream, lines, length, out_stride,
-                                in_stride, static_cast<T*>(out), static_cast<const T*>(in));
+    result = launch_grid_stride(kernel, lines.numel(), stream, lines, length, out_stride, in_stride,
+                                static_cast<T*>(out), static_cast<const T*>(in));
   });
   return result;
 }

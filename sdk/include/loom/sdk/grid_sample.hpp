@@ -20,11 +20,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define LOOM_SDK_HD __host__ __device__ inline
-#else
-#define LOOM_SDK_HD inline
-#endif
+#include "loom/sdk/hd.hpp"
 
 namespace loom::sdk {
 
