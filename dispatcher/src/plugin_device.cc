@@ -95,7 +95,7 @@ void PluginDeviceAllocator::synchronize(int16_t index) const {
               device_->device_synchronize != nullptr,
           "device_synchronize");
   check_wait(device_->device_synchronize(device_->ctx, index),
-        str_cat("synchronize ", device_type_name_, ":", index));
+             str_cat("synchronize ", device_type_name_, ":", index));
 }
 
 void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const void* src,
@@ -144,7 +144,7 @@ void PluginDeviceAllocator::stream_synchronize(int16_t index, void* stream) cons
               device_->stream_synchronize != nullptr,
           "stream_synchronize");
   check_wait(device_->stream_synchronize(device_->ctx, index, stream),
-        str_cat("synchronize a stream of ", device_type_name_, ":", index));
+             str_cat("synchronize a stream of ", device_type_name_, ":", index));
 }
 
 void* PluginDeviceAllocator::event_create(int16_t index) const {
@@ -178,7 +178,7 @@ void PluginDeviceAllocator::event_wait(int16_t index, void* event, void* stream)
 
 void PluginDeviceAllocator::event_synchronize(int16_t index, void* event) const {
   check_wait(device_->event_synchronize(device_->ctx, index, event),
-        str_cat("synchronize an event on ", device_type_name_, ":", index));
+             str_cat("synchronize an event on ", device_type_name_, ":", index));
 }
 
 void PluginDeviceAllocator::on_storage_created() {

@@ -21,9 +21,9 @@ void* stream(int k) {
 
 struct Ring {
   explicit Ring(size_t slots)
-      : words(2 * slots, -7),
-        checks(words.data(), slots,
-               [this](int device, void* s) { waits.emplace_back(device, s); }) {}
+      : words(2 * slots, -7), checks(words.data(), slots, [this](int device, void* s) {
+          waits.emplace_back(device, s);
+        }) {}
 
   // What a kernel does on bad input: the value, then the flag.
   void flag(size_t slot, int64_t value) {
@@ -31,7 +31,8 @@ struct Ring {
     words[2 * slot + 1] = 1;
   }
   size_t arm(int device, void* s, const std::string& op) {
-    return checks.arm(device, s, [op](int64_t v) { return "[" + op + "] bad " + std::to_string(v); });
+    return checks.arm(device, s,
+                      [op](int64_t v) { return "[" + op + "] bad " + std::to_string(v); });
   }
   std::string wait_error(int device, void* s, bool all, bool retire = true) {
     try {
@@ -73,7 +74,7 @@ TEST(DeferredChecks, AFlaggedSlotIsItsOpsErrorOnceAtTheNextWaitOfItsDevice) {
   const std::string message = ring.wait_error(0, nullptr, false, /*retire=*/false);
   EXPECT_EQ(message.rfind("[nll_loss] bad 12 (found by its kernel", 0), 0u) << message;
   EXPECT_NE(message.find("1 later launch(es) also found bad input"), std::string::npos);
-  EXPECT_EQ(ring.checks.pending(), 1u);  // scatter_add's, unflagged
+  EXPECT_EQ(ring.checks.pending(), 1u);                 // scatter_add's, unflagged
   EXPECT_EQ(ring.wait_error(0, stream(1), false), "");  // reported once
   EXPECT_EQ(ring.checks.pending(), 0u);
 }

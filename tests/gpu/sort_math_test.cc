@@ -79,8 +79,10 @@ TEST(SortMath, FloatLinesSortStablyWithNaNLastAndSignedZerosTied) {
     std::vector<float> line(static_cast<size_t>(n));
     for (float& v : line) {
       const int pick = static_cast<int>(rng() % 10);
-      v = pick == 0 ? std::nanf("") : pick == 1 ? -0.0f : pick == 2 ? 0.0f
-                                                       : static_cast<float>(rng() % 17) - 8.0f;
+      v = pick == 0   ? std::nanf("")
+          : pick == 1 ? -0.0f
+          : pick == 2 ? 0.0f
+                      : static_cast<float>(rng() % 17) - 8.0f;
     }
     for (bool descending : {false, true}) {
       EXPECT_EQ(network_order(line, descending), reference_order(line, descending))

@@ -176,8 +176,8 @@ TEST(PluginLoading, AWaitRaisesTheFindingOfAnEarlierKernelAsItsOpsError) {
     auto fill = [&](double value) {
       LoomValue args[] = {dispatch::box(t), dispatch::box(value)};
       LoomValue ret[1];
-      Dispatcher::instance().call(Dispatcher::instance().find_defined("loom::fill_.Scalar"),
-                                  args, 2, ret, 1);
+      Dispatcher::instance().call(Dispatcher::instance().find_defined("loom::fill_.Scalar"), args,
+                                  2, ret, 1);
       (void)dispatch::unbox_tensor(ret[0], "test");
     };
     fill(13.0);  // returns: the "kernel" flags its input for later

@@ -73,8 +73,8 @@ StridedSpace<N> lines_along(const char* op, const std::vector<int64_t>& sizes, i
   for (int k = 0; k < N; ++k) stride_ptrs[k] = strides[k].data();
   StridedSpace<N> space;
   if (!make_strided_space<N>(shape.data(), static_cast<int>(shape.size()), stride_ptrs, &space)) {
-    throw sdk::Error("[" + std::string(op) + "] too many dims for the " LOOM_GPU_PLATFORM_NAME
-                     " kernel");
+    throw sdk::Error("[" + std::string(op) +
+                     "] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernel");
   }
   return space;
 }
@@ -89,8 +89,8 @@ inline int64_t stride_along(const sdk::Tensor& t, int64_t d) {
 
 // Sorts the lines of self along dim d (sort_ops.cc, Note [Bitonic sort]) into the first
 // `count` values and their int64 positions.
-void sort_along(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& self,
-                int64_t d, int64_t count, bool descending, const sdk::Tensor& values,
+void sort_along(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& self, int64_t d,
+                int64_t count, bool descending, const sdk::Tensor& values,
                 const sdk::Tensor& indices);
 
 // out = the reduction of self over `dims` (all when empty; out's dims decide keepdim),

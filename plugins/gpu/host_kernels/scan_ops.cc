@@ -25,10 +25,10 @@ Tensor scan_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
   const Tensor in = self.dtype() == out.dtype() ? self : contiguous(ctx, op, self, out.dtype());
   const Tensor* operands[2] = {&out, &in};
   const std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
-  check_launch(launch_scan(IsProd, out.dtype(), lines_along<2>(op, sizes, d, operands),
-                           size_along(self, d), stride_along(out, d), stride_along(in, d),
-                           out.data(), in.data(), stream_of(ctx)),
-               op);
+  check_launch(
+      launch_scan(IsProd, out.dtype(), lines_along<2>(op, sizes, d, operands), size_along(self, d),
+                  stride_along(out, d), stride_along(in, d), out.data(), in.data(), stream_of(ctx)),
+      op);
   return out;
 }
 
@@ -49,11 +49,11 @@ std::tuple<Tensor, Tensor> running_extreme_out(const DispatchContext& ctx, const
   const std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end());
   const LineStrides strides{stride_along(values, d), stride_along(indices, d),
                             stride_along(self, d)};
-  check_launch(launch_running_extreme(IsMax, self.dtype(), lines_along<3>(op, sizes, d, operands),
-                                      size_along(self, d), strides, values.data(),
-                                      static_cast<int64_t*>(indices.data()), self.data(),
-                                      stream_of(ctx)),
-               op);
+  check_launch(
+      launch_running_extreme(IsMax, self.dtype(), lines_along<3>(op, sizes, d, operands),
+                             size_along(self, d), strides, values.data(),
+                             static_cast<int64_t*>(indices.data()), self.data(), stream_of(ctx)),
+      op);
   return {values, indices};
 }
 

@@ -32,8 +32,8 @@ void sort_along(const DispatchContext& ctx, const char* op, const Tensor& self, 
   const int64_t width = sort_width(length);
   if (lines.numel() > (int64_t{1} << 40) / width ||
       lines.numel() * (width / sort_chunk(width)) > int64_t{0x7FFFFFFF}) {
-    throw sdk::Error("[" + std::string(op) + "] " + std::to_string(lines.numel()) +
-                     " lines of " + std::to_string(length) +
+    throw sdk::Error("[" + std::string(op) + "] " + std::to_string(lines.numel()) + " lines of " +
+                     std::to_string(length) +
                      " elements are more than the " LOOM_GPU_PLATFORM_NAME " sort takes at once");
   }
   Tensor scratch =

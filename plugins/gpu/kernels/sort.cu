@@ -43,7 +43,7 @@ __global__ void sort_chunk_kernel(int64_t width, int64_t chunk, SortPass pass, b
   extern __shared__ unsigned char shared_bytes[];
   auto* s = reinterpret_cast<SortItem<Key>*>(shared_bytes);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * chunk;  // of all lines' items
-  const int64_t base = first % width;                               // its line position
+  const int64_t base = first % width;                              // its line position
   for (int64_t t = threadIdx.x; t < chunk; t += blockDim.x) s[t] = items[first + t];
   __syncthreads();
   for (int64_t k = pass.k_first; k <= pass.k_last; k <<= 1) {
@@ -108,9 +108,9 @@ const char* run_network(int64_t line_count, int64_t width, bool descending, Sort
 
 }  // namespace
 
-const char* launch_sort(int32_t dtype, const StridedSpace<3>& lines, int64_t length,
-                        int64_t count, bool descending, const LineStrides& strides, void* values,
-                        int64_t* indices, const void* in, void* scratch, gpuStream_t stream) {
+const char* launch_sort(int32_t dtype, const StridedSpace<3>& lines, int64_t length, int64_t count,
+                        bool descending, const LineStrides& strides, void* values, int64_t* indices,
+                        const void* in, void* scratch, gpuStream_t stream) {
   const int64_t line_count = lines.numel();
   if (line_count == 0 || count == 0) return nullptr;
   const int64_t width = sort_width(length);

@@ -41,8 +41,7 @@ struct SortItem {
 
 // Whether a comes before b in the sorted line (Note [Bitonic sort]).
 template <typename Key>
-LOOM_GPU_HD bool sorts_before(const SortItem<Key>& a, const SortItem<Key>& b,
-                                     bool descending) {
+LOOM_GPU_HD bool sorts_before(const SortItem<Key>& a, const SortItem<Key>& b, bool descending) {
   if ((a.position < 0) != (b.position < 0)) return b.position < 0;
   const bool a_nan = a.key != a.key, b_nan = b.key != b.key;  // false for integers
   if (a_nan != b_nan) return descending ? a_nan : b_nan;
@@ -53,9 +52,10 @@ LOOM_GPU_HD bool sorts_before(const SortItem<Key>& a, const SortItem<Key>& b,
 // Stage (k, j) on the pair (i, i ^ j), i the lower: whether the two must swap.
 template <typename Key>
 LOOM_GPU_HD bool bitonic_swaps(int64_t i, int64_t k, const SortItem<Key>& low,
-                                      const SortItem<Key>& high, bool descending) {
+                               const SortItem<Key>& high, bool descending) {
   const bool ascending_block = (i & k) == 0;
-  return ascending_block ? sorts_before(high, low, descending) : sorts_before(low, high, descending);
+  return ascending_block ? sorts_before(high, low, descending)
+                         : sorts_before(low, high, descending);
 }
 
 // The lower element of the t-th pair of stage j: pairs are (i, i + j) with i & j == 0.
@@ -65,8 +65,8 @@ LOOM_GPU_HD int64_t bitonic_pair_low(int64_t t, int64_t j) {
 
 // Stage (k, j) on the t-th pair of `items`, whose first item is at line position `base`.
 template <typename Key>
-LOOM_GPU_HD void bitonic_step(SortItem<Key>* items, int64_t base, int64_t t, int64_t k,
-                                     int64_t j, bool descending) {
+LOOM_GPU_HD void bitonic_step(SortItem<Key>* items, int64_t base, int64_t t, int64_t k, int64_t j,
+                              bool descending) {
   const int64_t i = bitonic_pair_low(t, j);
   if (bitonic_swaps(base + i, k, items[i], items[i + j], descending)) {
     const SortItem<Key> low = items[i];

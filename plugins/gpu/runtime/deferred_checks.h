@@ -18,9 +18,9 @@
 // every `item()` ends with. There a flagged slot becomes the op's error ("[loom::nll_loss]
 // target 12 is out of bounds for 10 classes", noting the wait that raised it: the device
 // interface's contract for waits in loom/plugin.h), like PyTorch's device-side asserts,
-// which also surface at the next synchronising call. Unlike an assert, the device stays usable and the process goes on.
-// A slot found unflagged after its stream was waited for is free again. When every slot
-// is pending, the oldest one's stream is waited for first.
+// which also surface at the next synchronising call. Unlike an assert, the device stays usable and
+// the process goes on. A slot found unflagged after its stream was waited for is free again. When
+// every slot is pending, the oldest one's stream is waited for first.
 #pragma once
 
 #include <cstddef>

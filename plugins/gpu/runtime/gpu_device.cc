@@ -98,8 +98,7 @@ DeferredChecks& checks() {
 }
 
 // After a wait for the device: the kernels' findings as the wait's error.
-LoomError* after_wait(LoomError* waited, int device, void* stream, bool all_streams,
-                      bool retire) {
+LoomError* after_wait(LoomError* waited, int device, void* stream, bool all_streams, bool retire) {
   if (waited != nullptr || g_checks == nullptr) return waited;
   try {
     g_checks->after_wait(device, stream, all_streams, retire);
@@ -163,9 +162,10 @@ LoomError* stream_destroy(void*, int32_t index, void* stream) {
                    [&] { return gpuStreamDestroy(static_cast<gpuStream_t>(stream)); });
 }
 LoomError* stream_synchronize(void*, int32_t index, void* stream) {
-  return after_wait(on_device(index, "stream_synchronize",
-                              [&] { return gpuStreamSynchronize(static_cast<gpuStream_t>(stream)); }),
-                    index, stream, false, true);
+  return after_wait(
+      on_device(index, "stream_synchronize",
+                [&] { return gpuStreamSynchronize(static_cast<gpuStream_t>(stream)); }),
+      index, stream, false, true);
 }
 LoomError* event_create(void*, int32_t index, void** out) {
   return on_device(index, "event_create", [&] {
