@@ -78,6 +78,17 @@ std::once_flag g_checks_once;
 DeferredChecks* g_checks = nullptr;
 int64_t* g_check_words_on_device = nullptr;
 
+// A full ring's wait, from inside an op that has selected its own device: that device is
+// current again afterwards.
+void wait_on_device(int device, void* stream) {
+  int current = 0;
+  check(gpuGetDevice(&current), "find the current device");
+  use_device(device);
+  const gpuError_t err = gpuStreamSynchronize(static_cast<gpuStream_t>(stream));
+  use_device(current);
+  check(err, "wait for a stream's kernel checks");
+}
+
 DeferredChecks& checks() {
   std::call_once(g_checks_once, [] {
     void* host = nullptr;
@@ -87,12 +98,8 @@ DeferredChecks& checks() {
           "allocate the pinned words kernels report bad input in");
     check(gpuHostGetDevicePointer(&on_device, host, 0), "map the kernels' report words");
     g_check_words_on_device = static_cast<int64_t*>(on_device);
-    g_checks = new DeferredChecks(static_cast<volatile int64_t*>(host), kCheckSlots,
-                                  [](int device, void* stream) {
-                                    use_device(device);
-                                    check(gpuStreamSynchronize(static_cast<gpuStream_t>(stream)),
-                                          "wait for a stream's kernel checks");
-                                  });
+    g_checks =
+        new DeferredChecks(static_cast<volatile int64_t*>(host), kCheckSlots, &wait_on_device);
   });
   return *g_checks;
 }
