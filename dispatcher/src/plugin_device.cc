@@ -68,8 +68,9 @@ void PluginDeviceAllocator::check_wait(LoomError* err, const std::string& what) 
   if (err == nullptr) return;
   TakenError taken = take_error(err);
   const size_t close = taken.message.find("] ");
-  if (taken.code != ErrorCode::InvalidArgument || taken.message.rfind('[', 0) != 0 ||
-      close == std::string::npos) {
+  // the contract since ABI 1.7; an older plugin's wait errors are its own
+  if (plugin_->abi_minor < 7 || taken.code != ErrorCode::InvalidArgument ||
+      taken.message.rfind('[', 0) != 0 || close == std::string::npos) {
     fail_with(taken.code, "device", "plugin '", plugin_->registrant.name, "' failed to ", what,
               ": ", taken.message);
   }

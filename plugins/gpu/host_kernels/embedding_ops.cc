@@ -46,13 +46,14 @@ Tensor embedding_out(const DispatchContext& ctx, const Tensor& weight, const Ten
     throw sdk::Error(std::string("[") + op +
                      "] too many dims for the " LOOM_GPU_PLATFORM_NAME " gather kernel");
   }
-  int64_t* check = input_check(ctx, out, [op, rows](int64_t index) {
+  const InputCheck check = input_check(ctx, out, [op, rows](int64_t index) {
     return std::string("[") + op + "] index " + std::to_string(index) +
            " is out of range for a weight of " + std::to_string(rows) + " rows";
   });
-  check_launch(launch_gather(out.dtype(), indices.dtype(), space, rows, weight.strides()[0],
-                             out.data(), indices.data(), weight.data(), check, stream_of(ctx)),
-               op);
+  check_launch(
+      launch_gather(out.dtype(), indices.dtype(), space, rows, weight.strides()[0], out.data(),
+                    indices.data(), weight.data(), check.slot(), stream_of(ctx)),
+      op);
   return out;
 }
 
@@ -108,13 +109,13 @@ Tensor one_hot(const DispatchContext& ctx, const Tensor& self, int64_t num_class
     throw sdk::Error(std::string("[") + op +
                      "] too many dims for the " LOOM_GPU_PLATFORM_NAME " scatter kernel");
   }
-  int64_t* check_slot = input_check(ctx, out, [num_classes](int64_t c) {
+  const InputCheck check = input_check(ctx, out, [num_classes](int64_t c) {
     return "[loom::one_hot] class " + std::to_string(c) + " is out of range for " +
            std::to_string(num_classes) + " classes";
   });
   check_launch(launch_scatter(ScatterMode::Value, LOOM_DTYPE_INT64, space, num_classes,
                               out.strides()[out.dim() - 1], out.data(), self.data(), nullptr,
-                              ScalarArg{false, 1.0, 1}, check_slot, stream_of(ctx)),
+                              ScalarArg{false, 1.0, 1}, check.slot(), stream_of(ctx)),
                op);
   return out;
 }

@@ -43,8 +43,8 @@ StridedSpace<3> space3(const char* op, const std::vector<int64_t>& sizes,
 }
 
 // The launch's input check: an index outside [0, size) of dim `dim` is the op's error.
-int64_t* index_check(const DispatchContext& ctx, const char* op, const Tensor& out, int64_t dim,
-                     int64_t size) {
+InputCheck index_check(const DispatchContext& ctx, const char* op, const Tensor& out, int64_t dim,
+                       int64_t size) {
   return input_check(ctx, out, [op = std::string(op), dim, size](int64_t index) {
     return "[loom::" + op + "] index " + std::to_string(index) + " is out of range for dim " +
            std::to_string(dim) + " of size " + std::to_string(size);
@@ -67,10 +67,11 @@ Tensor index_select_out(const DispatchContext& ctx, const Tensor& self, int64_t 
   std::vector<int64_t> index_strides(sizes.size(), 0), self_strides = s.strides;
   index_strides[d] = index.dim() == 0 ? 0 : index.strides()[0];
   self_strides[d] = 0;
+  const InputCheck check = index_check(ctx, op, out, d, s.sizes[d]);
   check_launch(launch_gather(out.dtype(), index.dtype(),
                              space3(op, sizes, o.strides, index_strides, self_strides), s.sizes[d],
-                             s.strides[d], out.data(), index.data(), self.data(),
-                             index_check(ctx, op, out, d, s.sizes[d]), stream_of(ctx)),
+                             s.strides[d], out.data(), index.data(), self.data(), check.slot(),
+                             stream_of(ctx)),
                op);
   return out;
 }
@@ -88,10 +89,11 @@ Tensor gather_out(const DispatchContext& ctx, const Tensor& self, int64_t dim, c
   }
   std::vector<int64_t> self_strides = s.strides;
   self_strides[d] = 0;
+  const InputCheck check = index_check(ctx, op, out, d, s.sizes[d]);
   check_launch(launch_gather(out.dtype(), index.dtype(),
                              space3(op, i.sizes, o.strides, i.strides, self_strides), s.sizes[d],
-                             s.strides[d], out.data(), index.data(), self.data(),
-                             index_check(ctx, op, out, d, s.sizes[d]), stream_of(ctx)),
+                             s.strides[d], out.data(), index.data(), self.data(), check.slot(),
+                             stream_of(ctx)),
                op);
   return out;
 }
@@ -122,11 +124,12 @@ Tensor scatter(const DispatchContext& ctx, const char* op, ScatterMode mode, con
   std::vector<int64_t> out_strides = o.strides;
   out_strides[d] = 0;
   const std::vector<int64_t> src_strides = src ? layout_of(*src).strides : i.strides;
+  const InputCheck check = index_check(ctx, op, out, d, o.sizes[d]);
   check_launch(launch_scatter(mode, out.dtype(),
                               space3(op, i.sizes, out_strides, i.strides, src_strides), o.sizes[d],
                               o.strides[d], out.data(), index.data(), src ? src->data() : nullptr,
                               {value.is_floating_point(), value.to_double(), value.to_int()},
-                              index_check(ctx, op, out, d, o.sizes[d]), stream_of(ctx)),
+                              check.slot(), stream_of(ctx)),
                op);
   return out;
 }
@@ -250,8 +253,15 @@ Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
     b_strides[k] = s;
     s *= bshape[k];
   }
+  if (indexed.size() > static_cast<size_t>(kMaxDims)) {
+    throw sdk::Error(
+        std::string("[") + op + "] the " LOOM_GPU_PLATFORM_NAME " kernel takes at most " +
+        std::to_string(kMaxDims) + " index tensors, found " + std::to_string(indexed.size()));
+  }
   AdvancedIndices a;
   a.count = static_cast<int32_t>(indexed.size());
+  std::vector<InputCheck> checks;  // marked launched when they go, after the launch
+  checks.reserve(indexed.size());
   for (size_t k = 0; k < indexed.size(); ++k) {
     const int64_t d = indexed[k];
     const Entry& e = entries[d];
@@ -273,10 +283,11 @@ Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
     a.index[k] = static_cast<const int64_t*>(keep.back().data());
     a.size[k] = self.sizes()[d];
     a.stride[k] = self.strides()[d];
-    a.check[k] = input_check(ctx, self, [d, size = self.sizes()[d]](int64_t v) {
+    checks.push_back(input_check(ctx, self, [d, size = self.sizes()[d]](int64_t v) {
       return "[loom::index.Tensor] index " + std::to_string(v) + " is out of range for dim " +
              std::to_string(d) + " of size " + std::to_string(size);
-    });
+    }));
+    a.check[k] = checks.back().slot();
   }
   Tensor out = sdk::empty(out_shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;

@@ -58,13 +58,13 @@ Tensor nll_loss_out(const DispatchContext& ctx, const Tensor& self, const Tensor
     throw sdk::Error("[nll_loss] too many dims for the " LOOM_GPU_PLATFORM_NAME " loss kernel");
   }
   if (!reduce && out.numel() == 0) return out;
-  int64_t* check = input_check(ctx, out, [classes = shape.classes](int64_t bad) {
+  const InputCheck check = input_check(ctx, out, [classes = shape.classes](int64_t bad) {
     return "[loom::nll_loss] target " + std::to_string(bad) + " is out of bounds for " +
            std::to_string(classes) + " classes";
   });
   check_launch(launch_nll_loss(self.dtype(), target.dtype(), shape, reduce,
                                reduction == kReductionMean, out.data(), self.data(), target.data(),
-                               weight ? weight->data() : nullptr, check, stream_of(ctx)),
+                               weight ? weight->data() : nullptr, check.slot(), stream_of(ctx)),
                op);
   return out;
 }

@@ -124,10 +124,11 @@ sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sd
 
 // The slot a launch's kernels flag bad input in (Note [Input errors found by kernels]):
 // `describe` makes the op's error from the flagged value, raised at the host's next wait
-// for out's device, so the launch does not wait for the stream.
-inline int64_t* input_check(const sdk::DispatchContext& ctx, const sdk::Tensor& out,
-                            DeferredChecks::Describe describe) {
-  return deferred_check(out.device().index, stream_of(ctx), std::move(describe));
+// for out's device, so the launch does not wait for the stream. Keep it until the launch
+// is queued.
+inline InputCheck input_check(const sdk::DispatchContext& ctx, const sdk::Tensor& out,
+                              DeferredChecks::Describe describe) {
+  return InputCheck(out.device().index, stream_of(ctx), std::move(describe));
 }
 
 // Registration of each op family (host_kernels/<family>_ops.cc).

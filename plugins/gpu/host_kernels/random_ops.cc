@@ -79,11 +79,11 @@ Tensor random_of(const DispatchContext& ctx, const char* op, RandomOfOp kind, co
 }
 
 Tensor bernoulli(const DispatchContext& ctx, const Tensor& self) {
-  int64_t* check = input_check(ctx, self, [](int64_t element) {
+  const InputCheck check = input_check(ctx, self, [](int64_t element) {
     return "[loom::bernoulli] expected probabilities in [0, 1], found one outside at element " +
            std::to_string(element);
   });
-  return random_of(ctx, "bernoulli", RandomOfOp::BernoulliOf, self, 0, 0, check);
+  return random_of(ctx, "bernoulli", RandomOfOp::BernoulliOf, self, 0, 0, check.slot());
 }
 
 Tensor dropout(const DispatchContext& ctx, const Tensor& input, double p, bool train) {

@@ -93,7 +93,8 @@ inline constexpr bool has_atomic_add_v =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t> ||
     std::is_same_v<T, int64_t> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
-// *target += value, atomically (the order of concurrent adds is the hardware's).
+// *target += value, atomically (the order of concurrent adds is the hardware's); the
+// 16-bit types also take their value in float (rounded once, with the sum).
 template <typename T>
 __device__ __forceinline__ void atomic_add(T* target, T value) {
   if constexpr (std::is_same_v<T, int64_t>) {

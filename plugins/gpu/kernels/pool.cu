@@ -5,6 +5,7 @@
 // PyTorch and the CPU plugin, the first of equal maxima wins and a NaN takes the place of
 // anything before it (the first NaN stays).
 #include <cstdint>
+#include <type_traits>
 
 #include "device_math.cuh"
 #include "device_types.h"
@@ -179,8 +180,12 @@ __global__ void grid_sample_backward_kernel(int64_t n, GridShape s, GridBackward
       for (int k = 0; k < taps.count; ++k) {
         const sdk::GridTap<A>& t = taps.taps[k];
         const A v = static_cast<A>(plane[t.row * s.in_strides[2] + t.col * s.in_strides[3]]);
-        dev::atomic_add(plane_grad + t.row * g.grad_input[2] + t.col * g.grad_input[3],
-                        static_cast<T>(t.weight * go));
+        T* target = plane_grad + t.row * g.grad_input[2] + t.col * g.grad_input[3];
+        if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+          dev::atomic_add_16bit(target, static_cast<float>(t.weight * go));  // rounded once
+        } else {
+          dev::atomic_add(target, static_cast<T>(t.weight * go));
+        }
         grad_x += t.weight_dx * v * go;
         grad_y += t.weight_dy * v * go;
       }

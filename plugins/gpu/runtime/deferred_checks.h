@@ -18,9 +18,16 @@
 // every `item()` ends with. There a flagged slot becomes the op's error ("[loom::nll_loss]
 // target 12 is out of bounds for 10 classes", noting the wait that raised it: the device
 // interface's contract for waits in loom/plugin.h), like PyTorch's device-side asserts,
-// which also surface at the next synchronising call. Unlike an assert, the device stays usable and
-// the process goes on. A slot found unflagged after its stream was waited for is free again. When
-// every slot is pending, the oldest one's stream is waited for first.
+// which also surface at the next synchronising call. Unlike an assert, the device stays
+// usable and the process goes on.
+//
+// A slot is free again only once its kernel cannot write it any more: after a wait for
+// its own stream (or the whole device), and only when the kernel had been queued before
+// that wait (a slot is armed before its launch and marked launched after it, so another
+// thread's wait cannot free a slot whose kernel is still to come). A flagged slot seen
+// by any other wait is reported there, once, and stays taken until then. A destroyed
+// stream's slots are finished: the stream was waited for first. When every slot is
+// taken, the oldest launched slot's stream is waited for.
 #pragma once
 
 #include <cstddef>
@@ -44,31 +51,44 @@ class DeferredChecks {
   DeferredChecks(volatile int64_t* words, size_t slots, WaitForStream wait);
 
   // A cleared slot for one launch on `stream` of `device`: the index of its two words
-  // (value at 2 * slot, flag at 2 * slot + 1), which the launch's kernels may flag.
+  // (value at 2 * slot, flag at 2 * slot + 1), which the launch's kernels may flag. Call
+  // launched(slot) once the launch was queued (or failed).
   size_t arm(int device, void* stream, Describe describe);
+  void launched(size_t slot);
 
   // After the host waited for `stream` of `device` (every stream of it when
-  // `all_streams`): throws sdk::Error with the earliest flagged check's message for the
-  // device (any stream), and frees the waited streams' unflagged slots. After an event
-  // wait, which says nothing about whole streams, call it with `retire` false.
+  // `all_streams`): throws sdk::Error with the earliest flagged, unreported check's
+  // message for the device (any stream), and frees the waited streams' launched slots.
+  // After an event wait, which says nothing about whole streams, call it with `retire`
+  // false.
   void after_wait(int device, const void* stream, bool all_streams, bool retire = true);
 
+  // `stream` of `device` was waited for and is about to be destroyed: its launched slots
+  // are finished (freed by the next wait of the device, reported if flagged).
+  void stream_finished(int device, const void* stream);
+
   size_t pending() const;
+  // Whether `stream` of `device` holds launched slots.
+  bool pending_on(int device, const void* stream) const;
 
  private:
   struct Pending {
     size_t slot;
     int device;
-    void* stream;
+    const void* stream;
     Describe describe;
+    bool launched = false;
+    bool reported = false;
+    bool finished = false;  // its stream was waited for, then destroyed
   };
 
   bool flagged(size_t slot) const { return words_[2 * slot + 1] != 0; }
-  // The earliest flagged check of `device` as an error message, its slot and every other
-  // flagged slot of the device freed; empty when none is flagged. Caller holds mutex_.
+  // The earliest flagged, unreported check of `device` as an error message (the others
+  // counted in it), all of them marked reported; empty when none. Caller holds mutex_.
   std::string take_flagged(int device);
-  void release(size_t index);  // caller holds mutex_
-
+  // Frees the finished slots of `device` and, when `stream_waited`, its launched slots on
+  // `stream` (every stream when `all_streams`). Caller holds mutex_.
+  void retire(int device, const void* stream, bool all_streams, bool stream_waited = true);
   volatile int64_t* words_;
   WaitForStream wait_;
   mutable std::mutex mutex_;

@@ -5,6 +5,7 @@
 #include "gpu_device.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -75,7 +76,7 @@ class RuntimeMemory final : public RawDeviceMemory {
 // first checked launch and kept for the process (as the allocator is).
 constexpr size_t kCheckSlots = 256;
 std::once_flag g_checks_once;
-DeferredChecks* g_checks = nullptr;
+std::atomic<DeferredChecks*> g_checks{nullptr};
 int64_t* g_check_words_on_device = nullptr;
 
 // A full ring's wait, from inside an op that has selected its own device: that device is
@@ -98,17 +99,19 @@ DeferredChecks& checks() {
           "allocate the pinned words kernels report bad input in");
     check(gpuHostGetDevicePointer(&on_device, host, 0), "map the kernels' report words");
     g_check_words_on_device = static_cast<int64_t*>(on_device);
-    g_checks =
-        new DeferredChecks(static_cast<volatile int64_t*>(host), kCheckSlots, &wait_on_device);
+    g_checks.store(
+        new DeferredChecks(static_cast<volatile int64_t*>(host), kCheckSlots, &wait_on_device),
+        std::memory_order_release);
   });
-  return *g_checks;
+  return *g_checks.load(std::memory_order_acquire);
 }
 
 // After a wait for the device: the kernels' findings as the wait's error.
 LoomError* after_wait(LoomError* waited, int device, void* stream, bool all_streams, bool retire) {
-  if (waited != nullptr || g_checks == nullptr) return waited;
+  DeferredChecks* pending = g_checks.load(std::memory_order_acquire);
+  if (waited != nullptr || pending == nullptr) return waited;
   try {
-    g_checks->after_wait(device, stream, all_streams, retire);
+    pending->after_wait(device, stream, all_streams, retire);
   } catch (const std::exception& e) {
     return sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT, e.what());
   }
@@ -164,9 +167,19 @@ LoomError* stream_create(void*, int32_t index, void** out) {
     return gpuStreamCreateWithFlags(reinterpret_cast<gpuStream_t*>(out), gpuStreamNonBlocking);
   });
 }
+// A stream with launched checks is waited for first: its handle may be reused, and its
+// slots must not wait for the new stream (Note [Input errors found by kernels]).
 LoomError* stream_destroy(void*, int32_t index, void* stream) {
-  return on_device(index, "stream_destroy",
-                   [&] { return gpuStreamDestroy(static_cast<gpuStream_t>(stream)); });
+  return on_device(index, "stream_destroy", [&] {
+    const auto s = static_cast<gpuStream_t>(stream);
+    DeferredChecks* pending = g_checks.load(std::memory_order_acquire);
+    if (pending != nullptr && pending->pending_on(index, stream)) {
+      const gpuError_t err = gpuStreamSynchronize(s);
+      if (err != gpuSuccess) return err;
+      pending->stream_finished(index, stream);
+    }
+    return gpuStreamDestroy(s);
+  });
 }
 LoomError* stream_synchronize(void*, int32_t index, void* stream) {
   return after_wait(
@@ -347,9 +360,15 @@ int16_t device_type() {
   return g_device_type;
 }
 
-int64_t* deferred_check(int device, gpuStream_t stream, DeferredChecks::Describe describe) {
-  const size_t slot = checks().arm(device, stream, std::move(describe));
-  return g_check_words_on_device + 2 * slot;
+InputCheck::InputCheck(int device, gpuStream_t stream, DeferredChecks::Describe describe)
+    : slot_(checks().arm(device, stream, std::move(describe))) {}
+
+InputCheck::~InputCheck() {
+  if (armed_) checks().launched(slot_);
+}
+
+int64_t* InputCheck::slot() const {
+  return g_check_words_on_device + 2 * slot_;
 }
 
 void use_device(int index) {

@@ -38,10 +38,26 @@ const LoomDeviceMemoryApi* memory_api();
 void set_device_type(int16_t type);
 int16_t device_type();
 
-// The kernels' input checks (Note [Input errors found by kernels]): a cleared slot for one
-// launch on `stream` of `device`, as the device address its kernels flag. `describe`
-// makes the op's error message from the flagged value.
-int64_t* deferred_check(int device, gpuStream_t stream, DeferredChecks::Describe describe);
+// One launch's input check (Note [Input errors found by kernels]): a cleared slot on
+// `stream` of `device`, whose device address (slot()) the launch's kernels flag;
+// `describe` makes the op's error from the flagged value. Marked launched when it goes out
+// of scope: keep it alive until the launch is queued.
+class InputCheck {
+ public:
+  InputCheck(int device, gpuStream_t stream, DeferredChecks::Describe describe);
+  InputCheck(InputCheck&& other) noexcept : slot_(other.slot_), armed_(other.armed_) {
+    other.armed_ = false;
+  }
+  InputCheck(const InputCheck&) = delete;
+  InputCheck& operator=(const InputCheck&) = delete;
+  InputCheck& operator=(InputCheck&&) = delete;
+  ~InputCheck();
+  int64_t* slot() const;
+
+ private:
+  size_t slot_;
+  bool armed_ = true;
+};
 
 // Makes `index` the calling thread's current device for the runtime (cached per thread).
 void use_device(int index);

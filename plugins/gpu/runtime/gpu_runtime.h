@@ -49,7 +49,11 @@ using gpuDeviceProp_t = hipDeviceProp_t;
 #define gpuPointerAttributes_t hipPointerAttribute_t
 #define gpuPointerGetAttributes hipPointerGetAttributes
 #define gpuMemoryTypeHost hipMemoryTypeHost
+#if HIP_VERSION >= 50500000  // ROCm 5.5 added `type`; 6.0 removed `memoryType`
+#define gpuPointerMemoryType(attributes) ((attributes).type)
+#else
 #define gpuPointerMemoryType(attributes) ((attributes).memoryType)
+#endif
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemsetAsync hipMemsetAsync
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
