@@ -63,6 +63,13 @@ TEST(CudaPlugin, AnUnknownGemmOptionIsRefused) {
             "options { key: \"gemm\" value: \"fastest\" }");
       },
       "plugin-host", "option gemm: expected \"vendor\" or \"loom\", found \"fastest\"");
+  test::expect_error(
+      [] {
+        load_cuda(
+            "options { key: \"allow_no_device\" value: \"true\" } "
+            "options { key: \"conv\" value: \"winograd\" }");
+      },
+      "plugin-host", "option conv: expected \"vendor\" or \"loom\", found \"winograd\"");
 }
 
 TEST(CudaPlugin, AllowNoDeviceRegistersTheDeviceTypeAndKernels) {
@@ -87,6 +94,61 @@ TEST(CudaPlugin, AllowNoDeviceRegistersTheDeviceTypeAndKernels) {
 
 // --- with a GPU ---
 
+// A GPU tensor's values against the CPU's, within tol relative (NaN where the CPU has NaN).
+void expect_close(const Tensor& gpu, const Tensor& cpu, double tol) {
+  std::vector<double> g = test::values(gpu.to(parse_device("cpu")).to(ScalarType::Float64));
+  std::vector<double> c = test::values(cpu.to(ScalarType::Float64));
+  ASSERT_EQ(g.size(), c.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(c[i])) {
+      EXPECT_TRUE(std::isnan(g[i])) << i;
+    } else {
+      EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << "element " << i;
+    }
+  }
+}
+
+// conv2d and its gradients on `gpu` against the CPU: groups, stride, padding, dilation,
+// float32 and float64, a transposed and an unbatched input, float16 and bfloat16.
+void expect_convolution_matches_the_cpu(Device gpu) {
+  struct Case {
+    std::vector<int64_t> stride, padding, dilation;  // owned: IntList only borrows
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {{{1, 1}, {1, 1}, {1, 1}, 1}, {{2, 1}, {0, 2}, {1, 2}, 2}};
+  for (const Case& c : cases) {
+    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
+      Tensor x = randn({3, 4, 11, 9}).to(dtype), w = randn({6, 4 / c.groups, 3, 3}).to(dtype);
+      Tensor b = randn({6}).to(dtype);
+      Tensor gx = x.to(gpu).requires_grad_(), gw = w.to(gpu).requires_grad_();
+      Tensor gb = b.to(gpu).requires_grad_();
+      Tensor cx = x.clone().requires_grad_(), cw = w.clone().requires_grad_();
+      Tensor cb = b.clone().requires_grad_();
+      Tensor gy = conv2d(gx, gw, gb, c.stride, c.padding, c.dilation, c.groups);
+      Tensor cy = conv2d(cx, cw, cb, c.stride, c.padding, c.dilation, c.groups);
+      const double tol = dtype == ScalarType::Float32 ? 1e-4 : 1e-10;
+      expect_close(gy, cy, tol);
+      Tensor g = randn(cy.sizes()).to(dtype);
+      (gy * g.to(gpu)).sum().backward();
+      (cy * g).sum().backward();
+      expect_close(gx.grad(), cx.grad(), tol);
+      expect_close(gw.grad(), cw.grad(), tol);
+      expect_close(gb.grad(), cb.grad(), tol);
+    }
+  }
+  // A transposed (non-contiguous) input and an unbatched one.
+  Tensor x = randn({2, 3, 8, 8}), w = randn({5, 3, 3, 3});
+  expect_close(conv2d(x.transpose(2, 3).to(gpu), w.to(gpu)), conv2d(x.transpose(2, 3), w), 1e-4);
+  expect_close(conv2d(x.select(0, 0).to(gpu), w.to(gpu)), conv2d(x.select(0, 0), w), 1e-4);
+  // float16 and bfloat16 (tensor cores on cuDNN), against the CPU in float32.
+  for (ScalarType dtype : {ScalarType::Float16, ScalarType::BFloat16}) {
+    Tensor y = conv2d(x.to(dtype).to(gpu), w.to(dtype).to(gpu));
+    expect_close(y.to(ScalarType::Float32),
+                 conv2d(x.to(dtype).to(ScalarType::Float32), w.to(dtype).to(ScalarType::Float32)),
+                 dtype == ScalarType::Float16 ? 5e-3 : 3e-2);
+  }
+}
+
 class CudaOps : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -94,18 +156,6 @@ class CudaOps : public ::testing::Test {
     runtime_.emplace(load_cuda(""));
   }
   Device cuda() const { return parse_device("cuda:0"); }
-  static void expect_close(const Tensor& gpu, const Tensor& cpu, double tol) {
-    std::vector<double> g = test::values(gpu.to(parse_device("cpu")).to(ScalarType::Float64));
-    std::vector<double> c = test::values(cpu.to(ScalarType::Float64));
-    ASSERT_EQ(g.size(), c.size());
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (std::isnan(c[i])) {
-        EXPECT_TRUE(std::isnan(g[i])) << i;
-      } else {
-        EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << "element " << i;
-      }
-    }
-  }
   std::optional<Runtime> runtime_;
 };
 
@@ -464,25 +514,18 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
   Runtime runtime = load_cuda("options { key: \"gemm\" value: \"loom\" }");
   const Device cuda = parse_device("cuda:0");
-  auto close = [](const Tensor& gpu, const Tensor& cpu, double tol) {
-    std::vector<double> g = test::values(gpu.to(parse_device("cpu")).to(ScalarType::Float64));
-    std::vector<double> c = test::values(cpu.to(ScalarType::Float64));
-    ASSERT_EQ(g.size(), c.size());
-    for (size_t i = 0; i < g.size(); ++i) {
-      EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << i;
-    }
-  };
   Tensor a = randn({67, 130}), b = randn({130, 71}), c = randn({71});
-  close(a.to(cuda).matmul(b.to(cuda)), a.matmul(b), 1e-4);
-  close(a.t().to(cuda).t().matmul(b.t().to(cuda).t()), a.matmul(b), 1e-4);  // transposed views
-  close(c.to(cuda).addmm(a.to(cuda), b.to(cuda), 0.5, 2.0), c.addmm(a, b, 0.5, 2.0), 1e-4);
+  expect_close(a.to(cuda).matmul(b.to(cuda)), a.matmul(b), 1e-4);
+  expect_close(a.t().to(cuda).t().matmul(b.t().to(cuda).t()), a.matmul(b),
+               1e-4);  // transposed views
+  expect_close(c.to(cuda).addmm(a.to(cuda), b.to(cuda), 0.5, 2.0), c.addmm(a, b, 0.5, 2.0), 1e-4);
   Tensor x = randn({3, 33, 20}), y = randn({1, 20, 9});
-  close(x.to(cuda).matmul(y.to(cuda)), x.matmul(y), 1e-4);
-  close(a.to(ScalarType::Float64).to(cuda).matmul(b.to(ScalarType::Float64).to(cuda)),
-        a.to(ScalarType::Float64).matmul(b.to(ScalarType::Float64)), 1e-12);
+  expect_close(x.to(cuda).matmul(y.to(cuda)), x.matmul(y), 1e-4);
+  expect_close(a.to(ScalarType::Float64).to(cuda).matmul(b.to(ScalarType::Float64).to(cuda)),
+               a.to(ScalarType::Float64).matmul(b.to(ScalarType::Float64)), 1e-12);
   Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
-  close(ha.to(cuda).matmul(hb.to(cuda)),
-        ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
+  expect_close(ha.to(cuda).matmul(hb.to(cuda)),
+               ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
 }
 
 TEST_F(CudaOps, RandomTensorsEqualTheCpusForTheSameSeed) {
@@ -541,43 +584,23 @@ TEST_F(CudaOps, AutogradRunsOnGpuTensors) {
 }
 
 TEST_F(CudaOps, ConvolutionAndItsGradientsMatchTheCpu) {
-  struct Case {
-    std::vector<int64_t> stride, padding, dilation;  // owned: IntList only borrows
-    int64_t groups;
-  };
-  const std::vector<Case> cases = {{{1, 1}, {1, 1}, {1, 1}, 1}, {{2, 1}, {0, 2}, {1, 2}, 2}};
-  for (const Case& c : cases) {
-    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
-      Tensor x = randn({3, 4, 11, 9}).to(dtype), w = randn({6, 4 / c.groups, 3, 3}).to(dtype);
-      Tensor b = randn({6}).to(dtype);
-      Tensor gx = x.to(cuda()).requires_grad_(), gw = w.to(cuda()).requires_grad_();
-      Tensor gb = b.to(cuda()).requires_grad_();
-      Tensor cx = x.clone().requires_grad_(), cw = w.clone().requires_grad_();
-      Tensor cb = b.clone().requires_grad_();
-      Tensor gy = conv2d(gx, gw, gb, c.stride, c.padding, c.dilation, c.groups);
-      Tensor cy = conv2d(cx, cw, cb, c.stride, c.padding, c.dilation, c.groups);
-      const double tol = dtype == ScalarType::Float32 ? 1e-4 : 1e-10;
-      expect_close(gy, cy, tol);
-      Tensor g = randn(cy.sizes()).to(dtype);
-      (gy * g.to(cuda())).sum().backward();
-      (cy * g).sum().backward();
-      expect_close(gx.grad(), cx.grad(), tol);
-      expect_close(gw.grad(), cw.grad(), tol);
-      expect_close(gb.grad(), cb.grad(), tol);
-    }
+  expect_convolution_matches_the_cpu(cuda());
+}
+
+// loom's implicit-GEMM convolution (the ROCm plugin's), chosen by the manifest's "conv"
+// option, against the CPU and against cuDNN on a larger problem.
+TEST(CudaLoomConv, MatchesTheCpuAndCudnn) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+  const Device gpu = parse_device("cuda:0");
+  Tensor x = randn({4, 16, 30, 30}), w = randn({32, 16, 3, 3}), b = randn({32});
+  Tensor vendor;
+  {
+    Runtime runtime = load_cuda("");
+    vendor = conv2d(x.to(gpu), w.to(gpu), b.to(gpu), 2, 1).to(parse_device("cpu"));
   }
-  // A transposed (non-contiguous) input and an unbatched one.
-  Tensor x = randn({2, 3, 8, 8}), w = randn({5, 3, 3, 3});
-  expect_close(conv2d(x.transpose(2, 3).to(cuda()), w.to(cuda())), conv2d(x.transpose(2, 3), w),
-               1e-4);
-  expect_close(conv2d(x.select(0, 0).to(cuda()), w.to(cuda())), conv2d(x.select(0, 0), w), 1e-4);
-  // float16 and bfloat16 through tensor cores, against the CPU in float32.
-  for (ScalarType dtype : {ScalarType::Float16, ScalarType::BFloat16}) {
-    Tensor y = conv2d(x.to(dtype).to(cuda()), w.to(dtype).to(cuda()));
-    expect_close(y.to(ScalarType::Float32),
-                 conv2d(x.to(dtype).to(ScalarType::Float32), w.to(dtype).to(ScalarType::Float32)),
-                 dtype == ScalarType::Float16 ? 5e-3 : 3e-2);
-  }
+  Runtime runtime = load_cuda("options { key: \"conv\" value: \"loom\" }");
+  expect_convolution_matches_the_cpu(gpu);
+  expect_close(conv2d(x.to(gpu), w.to(gpu), b.to(gpu), 2, 1), vendor, 1e-4);
 }
 
 TEST_F(CudaOps, PoolingMatchesTheCpu) {

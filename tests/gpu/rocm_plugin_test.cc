@@ -61,6 +61,9 @@ TEST(RocmPlugin, AllowNoDeviceRegistersTheHipDeviceTypeAndKernels) {
   EXPECT_GT(rocm->kernels, 70);
   EXPECT_EQ(rocm->capabilities.count("loom::add.out"), 1u);
   EXPECT_EQ(rocm->capabilities.count("loom::max_pool2d_with_indices.out"), 1u);
+  // loom's implicit-GEMM convolution: Debian has no MIOpen.
+  EXPECT_EQ(rocm->capabilities.count("loom::conv2d.out"), 1u);
+  EXPECT_EQ(rocm->capabilities.count("loom::conv2d_backward_weight.out"), 1u);
   if (rocm->device_counts[0] == 0) {
     EXPECT_FALSE(rocm->attributes.at("unavailable_reason").empty());
     test::expect_error([] { (void)zeros({4}, TensorOptions().device(parse_device("hip:0"))); },

@@ -2,10 +2,12 @@
 # The GPU checks in one run, on a machine with an NVIDIA GPU and PyTorch but none of
 # loom's Debian libraries (the device tool's): unpacks .gpu-pack/loom-gpu.tar.xz (made
 # here by tools/bench/gpu-device-pack.sh) where the build's paths expect it, then runs the
-# CUDA plugin's tests, `loom conform --backend cuda`, a short `loom train --device cuda`
-# and gpu_bench beside PyTorch. Each step has its own time limit and its log goes to
+# CUDA plugin's tests, `loom conform --backend cuda`, conform of the products and
+# convolutions on loom's own kernels (the ROCm plugin's, through the options gemm and conv:
+# "loom"), a short `loom train --device cuda` and gpu_bench beside PyTorch. Each step has its own time limit and its log goes to
 # $OUT (or /tmp/loom-gpu-out); a failing step does not stop the next.
-#   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform train profile bench;
+#   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform loom-kernels train
+#                                                 profile bench;
 #                                                 default: all; GTEST_FILTER is honoured)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -13,7 +15,7 @@ root=$PWD
 out=${OUT:-/tmp/loom-gpu-out}
 mkdir -p "$out"
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform train profile bench)
+[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform loom-kernels train profile bench)
 
 # The build's absolute paths (plugin directories compiled into the tests) must resolve.
 built_at=/work/main
@@ -40,6 +42,9 @@ plugins { name: "autograd" }
 plugins { name: "profiler" }
 plugins { name: "cuda" }
 EOF
+loom_manifest=$out/manifest-loom-kernels.textproto
+sed 's/plugins { name: "cuda" }/plugins { name: "cuda" options { key: "gemm" value: "loom" } options { key: "conv" value: "loom" } }/' \
+  "$manifest" > "$loom_manifest"
 
 run_step() {  # name, seconds, command...
   local name=$1 seconds=$2
@@ -58,6 +63,10 @@ for step in "${steps[@]}"; do
       run_step conform 100 build/bin/loom --manifest "$manifest" conform --backend cuda \
         --jobs 8 --timeout 60 --report /tmp/conform
       cp /tmp/conform/coverage.md "$out/conform-coverage.md" 2>/dev/null ;;
+    loom-kernels)
+      run_step loom-kernels 100 build/bin/loom --manifest "$loom_manifest" conform --backend cuda \
+        --ops '(loom::)?(conv.*|mm|bmm|addmm|baddbmm|matmul|linear)' --jobs 8 --timeout 60 \
+        --report /tmp/conform-loom-kernels ;;
     train)
       run_step train 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 2 \
         --data "$root/fashion-mnist" ;;
@@ -65,6 +74,6 @@ for step in "${steps[@]}"; do
       run_step profile 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 1 \
         --limit 2560 --data "$root/fashion-mnist" --profile "$out/cnn-step-trace.json" ;;
     bench) run_step bench 150 python3 tools/bench/run-gpu-bench.py --bench build/bin/gpu_bench --rounds 3 ;;
-    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, train, profile or bench" ;;
+    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, loom-kernels, train, profile or bench" ;;
   esac
 done

@@ -28,6 +28,11 @@ inline constexpr int kGemmThreadsPerDim = kGemmTile / kGemmPerThread;         //
 inline constexpr int kGemmThreads = kGemmThreadsPerDim * kGemmThreadsPerDim;  // 256
 inline constexpr uint32_t kMaxGridYZ = 65535;
 
+// The sizes of a batch of GEMMs: batch products of [m, k] @ [k, n].
+struct GemmDims {
+  int64_t m = 0, n = 0, k = 0, batch = 0;
+};
+
 struct GemmLaunch {
   uint32_t grid_x = 0, grid_y = 0, grid_z = 0;
   int64_t row_tiles = 0;  // what grid y loops over

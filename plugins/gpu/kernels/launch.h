@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "../runtime/gpu_runtime.h"
+#include "conv_math.h"
 #include "creation_math.h"
 #include "index_math.h"
 #include "pool_math.h"
@@ -308,6 +309,18 @@ struct GemmShape {
 // Floating dtypes; beta 0 never reads c.
 const char* launch_gemm(int32_t dtype, const GemmShape& shape, double alpha, double beta, void* c,
                         const void* a, const void* b, gpuStream_t stream);
+
+// --- convolution (conv.cu; Note [Implicit-GEMM convolution] in conv_math.h) ---
+// Packed NCHW operands of one floating dtype, shaped as g describes. conv2d's bias: null
+// or g.out_channels values.
+const char* launch_conv2d(int32_t dtype, const ConvGeometry& g, void* out, const void* input,
+                          const void* weight, const void* bias, gpuStream_t stream);
+const char* launch_conv2d_backward_input(int32_t dtype, const ConvGeometry& g, void* grad_input,
+                                         const void* grad_output, const void* weight,
+                                         gpuStream_t stream);
+const char* launch_conv2d_backward_weight(int32_t dtype, const ConvGeometry& g, void* grad_weight,
+                                          const void* grad_output, const void* input,
+                                          gpuStream_t stream);
 
 // --- softmax (softmax.cu): `outer` rows of `length` elements at stride `inner` ---
 const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t length, int64_t inner,

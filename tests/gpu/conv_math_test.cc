@@ -1,0 +1,188 @@
+// The implicit matrices of loom's GPU convolution on the host (kernels/conv_math.h, Note
+// [Implicit-GEMM convolution]): a plain GEMM over each pass's addressed operands equals
+// the convolution, its input gradient and its weight gradient computed by direct loops,
+// for strides, padding, dilation and groups; every output element is written once; and
+// inconsistent geometries are named.
+#include "../../plugins/gpu/kernels/conv_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace loom::gpu {
+namespace {
+
+ConvGeometry make_geometry(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh,
+                           int64_t kw, int64_t stride_h, int64_t stride_w, int64_t pad_h,
+                           int64_t pad_w, int64_t dil_h, int64_t dil_w, int64_t groups) {
+  ConvGeometry g;
+  g.batch = n;
+  g.channels = c;
+  g.height = h;
+  g.width = w;
+  g.out_channels = o;
+  g.kernel_h = kh;
+  g.kernel_w = kw;
+  g.stride_h = stride_h;
+  g.stride_w = stride_w;
+  g.pad_h = pad_h;
+  g.pad_w = pad_w;
+  g.dilation_h = dil_h;
+  g.dilation_w = dil_w;
+  g.groups = groups;
+  g.out_h = (h + 2 * pad_h - dil_h * (kh - 1) - 1) / stride_h + 1;
+  g.out_w = (w + 2 * pad_w - dil_w * (kw - 1) - 1) / stride_w + 1;
+  return g;
+}
+
+std::vector<double> random_values(int64_t count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(-1, 1);
+  std::vector<double> v(count);
+  for (double& x : v) x = dist(gen);
+  return v;
+}
+
+// c = a @ b over the matrices' addressed operands, as the tiled kernel sums (a -1 offset
+// reads zero); counts the writes to each element of c.
+template <typename Matrices>
+void implicit_gemm(const Matrices& mat, const std::vector<double>& a, const std::vector<double>& b,
+                   std::vector<double>& c, std::vector<int>& writes) {
+  const GemmDims d = mat.dims();
+  for (int64_t z = 0; z < d.batch; ++z) {
+    for (int64_t r = 0; r < d.m; ++r) {
+      for (int64_t col = 0; col < d.n; ++col) {
+        double acc = 0;
+        for (int64_t k = 0; k < d.k; ++k) {
+          const int64_t ia = mat.a(z, r, k), ib = mat.b(z, k, col);
+          if (ia >= 0 && ib >= 0) acc += a.at(ia) * b.at(ib);
+        }
+        const int64_t at = mat.c(z, r, col);
+        c.at(at) = acc;
+        ++writes.at(at);
+      }
+    }
+  }
+}
+
+// The three passes by direct loops over every (n, o, oh, ow, c, kh, kw) term.
+struct DirectConv {
+  std::vector<double> y, dx, dw;
+};
+
+DirectConv direct(const ConvGeometry& g, const std::vector<double>& x, const std::vector<double>& w,
+                  const std::vector<double>& dy) {
+  DirectConv r{std::vector<double>(g.batch * g.out_channels * g.out_plane()),
+               std::vector<double>(x.size()), std::vector<double>(w.size())};
+  const int64_t og = g.group_out_channels(), cg = g.group_channels();
+  for (int64_t n = 0; n < g.batch; ++n) {
+    for (int64_t o = 0; o < g.out_channels; ++o) {
+      const int64_t grp = o / og;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        for (int64_t ow = 0; ow < g.out_w; ++ow) {
+          const int64_t yi = ((n * g.out_channels + o) * g.out_h + oh) * g.out_w + ow;
+          for (int64_t c = 0; c < cg; ++c) {
+            for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+              for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
+                const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilation_h;
+                const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilation_w;
+                if (ih < 0 || ih >= g.height || iw < 0 || iw >= g.width) continue;
+                const int64_t xi = ((n * g.channels + grp * cg + c) * g.height + ih) * g.width + iw;
+                const int64_t wi = ((o * cg + c) * g.kernel_h + kh) * g.kernel_w + kw;
+                r.y[yi] += w[wi] * x[xi];
+                r.dx[xi] += w[wi] * dy[yi];
+                r.dw[wi] += dy[yi] * x[xi];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return r;
+}
+
+void expect_near(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << "element " << i;
+}
+
+void expect_each_written_once(const std::vector<int>& writes) {
+  for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], 1) << "element " << i;
+}
+
+TEST(GpuConvMath, EachPassIsAGemmOverItsImplicitMatrices) {
+  const std::vector<ConvGeometry> cases = {
+      make_geometry(2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1),   // same padding
+      make_geometry(2, 4, 11, 9, 6, 3, 2, 2, 1, 0, 2, 1, 2, 2),  // stride, dilation, groups 2
+      make_geometry(1, 6, 8, 8, 6, 3, 3, 3, 2, 2, 1, 2, 1, 3),   // stride 3 skips inputs
+      make_geometry(3, 2, 5, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1, 2),   // 1x1, depthwise-like
+      make_geometry(1, 1, 4, 5, 2, 4, 5, 1, 1, 0, 0, 1, 1, 1),   // kernel covers the input
+  };
+  unsigned seed = 1;
+  for (const ConvGeometry& g : cases) {
+    SCOPED_TRACE(testing::Message() << "case with " << g.channels << " channels, stride "
+                                    << g.stride_h << "x" << g.stride_w << ", groups " << g.groups);
+    ASSERT_EQ(conv_geometry_error(g), nullptr);
+    const std::vector<double> x = random_values(g.batch * g.channels * g.in_plane(), seed++);
+    const std::vector<double> w = random_values(g.out_channels * g.patch(), seed++);
+    const std::vector<double> dy = random_values(g.batch * g.out_channels * g.out_plane(), seed++);
+    const DirectConv want = direct(g, x, w, dy);
+
+    std::vector<double> y(want.y.size(), std::nan(""));
+    std::vector<int> writes(y.size());
+    implicit_gemm(ConvForwardMatrices{g}, w, x, y, writes);
+    expect_near(y, want.y);
+    expect_each_written_once(writes);
+
+    std::vector<double> dx(x.size(), std::nan(""));
+    writes.assign(dx.size(), 0);
+    implicit_gemm(ConvInputGradMatrices{g}, w, dy, dx, writes);
+    expect_near(dx, want.dx);
+    expect_each_written_once(writes);
+
+    std::vector<double> dw(w.size(), std::nan(""));
+    writes.assign(dw.size(), 0);
+    implicit_gemm(ConvWeightGradMatrices{g}, dy, x, dw, writes);
+    expect_near(dw, want.dw);
+    expect_each_written_once(writes);
+  }
+}
+
+TEST(GpuConvMath, TheForwardRowsNameTheirBiasChannel) {
+  const ConvGeometry g = make_geometry(2, 4, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2);
+  const ConvForwardMatrices m{g};
+  EXPECT_EQ(m.channel(0, 0), 0);
+  EXPECT_EQ(m.channel(1, 0), 3);  // z = (n 0, group 1): group 1 owns channels 3..5
+  EXPECT_EQ(m.channel(3, 2), 5);  // z = (n 1, group 1)
+}
+
+TEST(GpuConvMath, InconsistentGeometriesAreNamed) {
+  ConvGeometry g = make_geometry(1, 4, 8, 8, 6, 3, 3, 1, 1, 0, 0, 1, 1, 2);
+  EXPECT_EQ(conv_geometry_error(g), nullptr);
+  ConvGeometry bad = g;
+  bad.groups = 3;  // 4 channels
+  EXPECT_STREQ(conv_geometry_error(bad),
+               "expected channels and output channels divisible by groups");
+  bad = g;
+  bad.out_h += 1;
+  EXPECT_STREQ(conv_geometry_error(bad),
+               "the output size does not follow from the input, kernel, stride, padding and "
+               "dilation");
+  bad = g;
+  bad.kernel_w = 0;
+  EXPECT_STREQ(conv_geometry_error(bad), "expected positive channels, kernel sizes and groups");
+  bad = g;
+  bad.stride_h = 0;
+  EXPECT_STREQ(conv_geometry_error(bad),
+               "expected positive stride and dilation and non-negative padding");
+  bad = g;
+  bad.kernel_h = 10;  // larger than the input
+  EXPECT_NE(conv_geometry_error(bad), nullptr);
+}
+
+}  // namespace
+}  // namespace loom::gpu
