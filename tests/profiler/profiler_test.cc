@@ -1,5 +1,6 @@
 // The profiler plugin through loom::profiler: nesting, shapes, memory accounting, the
-// Chrome trace, threads, restarts, schedules, ranges and autograd's links.
+// Chrome trace, threads, restarts, schedules, ranges, autograd's links and the device
+// caching allocators' figures.
 #include "loom/profiler.h"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 
 #include "../frontend/frontend_test_util.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
+#include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 
 namespace loom {
@@ -125,6 +127,62 @@ TEST_F(ProfilerTest, MemoryAccountingEqualsTheAllocationsMade) {
   EXPECT_NE(summary.find("cpu"), std::string::npos) << summary;
   EXPECT_NE(summary.find("in use at stop 0 B"), std::string::npos) << summary;
   EXPECT_NE(summary.find("loom::mul"), std::string::npos) << summary;
+}
+
+// A device plugin's allocator figures (its "loom.device_memory.<type>" table; the test
+// device counts every allocation) sampled when recording starts, at each step and at
+// the stop, summarised and drawn as a counter in the trace.
+TEST_F(ProfilerTest, SamplesTheDeviceAllocatorsAtTheStartEachStepAndTheStop) {
+  dispatch::PluginHost& host = dispatch::PluginHost::instance();
+  if (!host.is_loaded("test_device")) {
+    host.load(std::string(LOOM_TEST_PLUGIN_DIR) + "/libloom_plugin_test_device.so");
+  }
+  const Device dev = parse_device("testdev:0");
+  EXPECT_EQ(devices_with_memory_stats(), std::vector<Device>{dev});  // cpu has no table
+  const MemoryStats before = memory_stats(dev);
+  {
+    Profiler p({.profile_memory = true});
+    Tensor kept = empty(std::vector<int64_t>{1000}, ScalarType::Float32, dev);
+    p.step();
+    { Tensor t = empty(std::vector<int64_t>{250}, ScalarType::Float32, dev); }
+    p.stop();
+    const std::vector<profiler::AllocatorSample>& samples = p.allocator_samples();
+    ASSERT_EQ(samples.size(), 3u);  // start, the step, the stop
+    for (const auto& s : samples) EXPECT_EQ(s.device, dev);
+    EXPECT_LE(samples[0].time_ns, samples[1].time_ns);
+    EXPECT_LE(samples[1].time_ns, samples[2].time_ns);
+    EXPECT_EQ(samples[0].stats.allocated_bytes, before.allocated_bytes);
+    EXPECT_EQ(samples[1].stats.allocated_bytes, before.allocated_bytes + 4000);
+    EXPECT_EQ(samples[2].stats.allocated_bytes, before.allocated_bytes + 4000);
+    EXPECT_EQ(samples[2].stats.allocations, before.allocations + 2);
+    const std::string summary = p.allocator_summary();
+    EXPECT_NE(summary.find("testdev:0: allocated "), std::string::npos) << summary;
+    EXPECT_NE(summary.find("2 requests, 0 from the cache (0.0%), 2 driver allocations, 1 driver "
+                           "frees"),
+              std::string::npos)
+        << summary;
+    EXPECT_NE(p.memory_summary().find(summary), std::string::npos);
+
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / "loom_allocator_trace.json";
+    p.export_chrome_trace(path.string());
+    nlohmann::json trace = nlohmann::json::parse(std::ifstream(path));
+    std::vector<int64_t> reserved;
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "C" && e["name"] == "Allocator testdev:0") {
+        reserved.push_back(e["args"]["Total Reserved"].get<int64_t>());
+        EXPECT_GE(e["ts"].get<double>(), 0.0);
+      }
+    }
+    EXPECT_EQ(reserved, (std::vector<int64_t>{before.reserved_bytes, before.reserved_bytes + 4000,
+                                              before.reserved_bytes + 4000}));
+    std::filesystem::remove(path);
+  }
+  Profiler without_memory;  // samples only with profile_memory
+  without_memory.stop();
+  EXPECT_TRUE(without_memory.allocator_samples().empty());
+  EXPECT_EQ(without_memory.allocator_summary(), "");
+  host.unload("test_device");
 }
 
 TEST_F(ProfilerTest, UserRangesNestOpsAndNestInEachOther) {

@@ -114,7 +114,8 @@ namespace {
 // ~~~~~~~~~~~~~~~~~~~~~~
 // --profile FILE records steps kProfileFirstStep .. +kProfileSteps of the run (after
 // warm-up steps, like torch.profiler's schedule), with shapes and memory, writes their
-// Chrome trace to FILE and prints the ops that took the most self time. Each step's
+// Chrome trace to FILE and prints the ops that took the most self time and, on a device
+// with a caching allocator, the allocator's figures over those steps. Each step's
 // forward, backward and optimizer step are user ranges, so the trace groups its ops.
 constexpr int64_t kProfileWait = 2, kProfileWarmup = 2, kProfileSteps = 4;
 
@@ -133,9 +134,10 @@ std::unique_ptr<profiler::Profiler> make_profiler(const std::string& path) {
     p.export_chrome_trace(path);
     std::printf(
         "\nprofile: %zu events of steps %lld-%lld written to %s (Perfetto, "
-        "chrome://tracing)\n%s",
+        "chrome://tracing)\n%s%s",
         p.events().size(), static_cast<long long>(kProfileWait + kProfileWarmup),
-        static_cast<long long>(p.step_num()), path.c_str(), p.table("self_time", 12).c_str());
+        static_cast<long long>(p.step_num()), path.c_str(), p.table("self_time", 12).c_str(),
+        p.allocator_summary().c_str());
     std::fflush(stdout);
   };
   return std::make_unique<profiler::Profiler>(std::move(options));

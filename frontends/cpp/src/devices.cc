@@ -65,6 +65,25 @@ MemoryStats memory_stats(Device device) {
           s.allocations,     s.cache_hits,     s.driver_allocations,   s.driver_frees};
 }
 
+std::vector<Device> devices_with_memory_stats() {
+  ReadSection section;  // no plugin loads or unloads meanwhile
+  const DeviceTypeRegistry& registry = DeviceTypeRegistry::instance();
+  std::vector<Device> devices;
+  for (DeviceType type = kMeta + 1; type < kMaxDeviceTypes; ++type) {
+    if (!registry.is_registered(type)) continue;
+    const auto* api = static_cast<const LoomDeviceMemoryApi*>(
+        dispatch::find_extension(LOOM_DEVICE_MEMORY_EXTENSION_PREFIX + registry.name(type)));
+    const DeviceRuntime* runtime = find_device_runtime(type);
+    if (api == nullptr || !LOOM_HAS_FIELD(api, LoomDeviceMemoryApi, reset_peak) ||
+        runtime == nullptr) {
+      continue;
+    }
+    const int32_t count = runtime->device_count();
+    for (int32_t i = 0; i < count; ++i) devices.push_back({type, static_cast<int16_t>(i)});
+  }
+  return devices;
+}
+
 void empty_cache(Device device) {
   ReadSection section;
   const bool every_device = device.index < 0;  // "cuda": all of them, as PyTorch's does

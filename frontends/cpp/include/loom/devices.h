@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
@@ -51,6 +52,9 @@ struct MemoryStats {
   int64_t driver_frees = 0;
 };
 MemoryStats memory_stats(Device device);
+// Every device whose plugin publishes memory statistics, by type then index: the devices
+// memory_stats reports on (the profiler samples them; none for cpu and meta).
+std::vector<Device> devices_with_memory_stats();
 // Returns the device's cached memory to the driver (live tensors keep theirs); a device
 // without an index ("cuda") means every device of the type.
 void empty_cache(Device device);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "loom/core/device.h"
+#include "loom/devices.h"
 
 namespace loom::profiler {
 
@@ -75,6 +76,15 @@ struct Event {
   std::string device_name() const;
 };
 
+// profile_memory: a device's caching-allocator figures (loom::memory_stats) at one
+// moment of the recording: when it starts, at each step and when it stops, for every
+// device whose plugin publishes them (loom::devices_with_memory_stats).
+struct AllocatorSample {
+  int64_t time_ns = 0;  // steady clock, as the events
+  Device device;
+  MemoryStats stats;
+};
+
 class Profiler {
  public:
   // Starts recording, or with a schedule starts at step 0 of it. Throws
@@ -96,6 +106,8 @@ class Profiler {
   // The events of the last active span (without a schedule: of the whole recording),
   // each thread's in start order. Empty until stopped (or until on_trace_ready).
   const std::vector<Event>& events() const { return events_; }
+  // profile_memory: the allocators' figures over the same span, in time order.
+  const std::vector<AllocatorSample>& allocator_samples() const { return allocator_samples_; }
 
   // Chrome Trace Event JSON (Note [Chrome trace layout]); throws loom::Error("[profiler]")
   // when the file cannot be written.
@@ -107,8 +119,13 @@ class Profiler {
   std::string table(std::string_view sort_by = "self_time", int64_t limit = 20,
                     bool group_by_input_shape = false) const;
   // Per device: peak bytes in use since recording began, bytes and blocks allocated and
-  // freed; then the ops that allocated most. Needs profile_memory.
+  // freed; the caching allocators' figures (allocator_summary); then the ops that
+  // allocated most. Needs profile_memory.
   std::string memory_summary() const;
+  // Per device with a caching allocator: allocated and reserved bytes at the first and
+  // last sample and the most reserved at a sample, and the requests served, cache hits and
+  // driver allocations and frees in between ("" without samples).
+  std::string allocator_summary() const;
 
   // Whether the profiler plugin is loaded.
   static bool is_available();
@@ -121,6 +138,7 @@ class Profiler {
   void end_recording(bool keep);
   void open_step_range();
   void close_step_range();
+  void sample_allocators();
 
   ProfilerOptions options_;
   int64_t step_ = 0;
@@ -128,6 +146,8 @@ class Profiler {
   Phase phase_ = Phase::Off;
   uint64_t step_range_ = 0;
   std::vector<Event> events_;
+  std::vector<AllocatorSample> pending_samples_;  // of the span being recorded
+  std::vector<AllocatorSample> allocator_samples_;
 };
 
 // A named range on this thread while alive: ops called inside it nest under it in the

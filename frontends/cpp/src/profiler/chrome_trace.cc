@@ -15,7 +15,9 @@
 // from a forward op to its backward. Device activities are complete events on a process
 // per device ("device <name>"), a track per stream, with a flow ("ac2g") from the op
 // that launched them. Memory is a counter ("ph": "C") per device: bytes allocated since
-// recording began.
+// recording began; a device with a caching allocator has a second counter, "Allocator
+// <device>", with its "Total Allocated" and "Total Reserved" bytes at each sample (the
+// start, each step, the stop).
 #include <unistd.h>
 #include <fstream>
 #include <map>
@@ -103,6 +105,10 @@ void Profiler::export_chrome_trace(const std::string& path) const {
     if (first || e.start_ns < t0) t0 = e.start_ns;
     first = false;
   }
+  for (const AllocatorSample& a : allocator_samples_) {
+    if (first || a.time_ns < t0) t0 = a.time_ns;
+    first = false;
+  }
   auto ts = [&](int64_t ns) { return micros(ns - t0); };
 
   json trace = json::array();
@@ -143,6 +149,17 @@ void Profiler::export_chrome_trace(const std::string& path) const {
     return id;
   };
 
+  for (const AllocatorSample& a : allocator_samples_) {
+    Event probe;  // names a device whose plugin has unloaded since
+    probe.device = a.device;
+    trace.push_back({{"ph", "C"},
+                     {"name", "Allocator " + probe.device_name()},
+                     {"pid", pid},
+                     {"ts", ts(a.time_ns)},
+                     {"args",
+                      {{"Total Allocated", a.stats.allocated_bytes},
+                       {"Total Reserved", a.stats.reserved_bytes}}}});
+  }
   std::map<std::pair<int16_t, int16_t>, int64_t> in_use;
   for (const Event& e : events_) {
     const int64_t tid = static_cast<int64_t>(e.thread_id);

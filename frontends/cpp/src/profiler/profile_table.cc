@@ -245,6 +245,7 @@ std::string Profiler::memory_summary() const {
         << format_bytes(double(d.freed)) << " in " << d.frees << " frees, in use at stop "
         << format_bytes(double(d.in_use)) << "\n";
   }
+  out << allocator_summary();
   std::vector<Row> rows = aggregate(events_, false);
   rows.erase(
       std::remove_if(rows.begin(), rows.end(),
@@ -261,6 +262,46 @@ std::string Profiler::memory_summary() const {
   out << "Ops by bytes allocated (self):\n";
   out << render({"Name", "Calls", "Self alloc", "Self freed", "Alloc"}, std::move(body),
                 {true, false, false, false, false});
+  return out.str();
+}
+
+std::string Profiler::allocator_summary() const {
+  // Each device's first and last sample and the most reserved at any sample.
+  struct Span {
+    const AllocatorSample* first = nullptr;
+    const AllocatorSample* last = nullptr;
+    int64_t most_reserved = 0;
+  };
+  std::map<std::pair<int16_t, int16_t>, Span> devices;
+  for (const AllocatorSample& a : allocator_samples_) {
+    Span& span = devices[{a.device.type, a.device.index}];
+    if (span.first == nullptr) span.first = &a;
+    span.last = &a;
+    span.most_reserved = std::max(span.most_reserved, a.stats.reserved_bytes);
+  }
+  if (devices.empty()) return "";
+  std::ostringstream out;
+  out << "Caching allocators, first to last sample (start, steps, stop):\n";
+  for (const auto& [key, span] : devices) {
+    Event probe;
+    probe.device = span.first->device;
+    const MemoryStats& a = span.first->stats;
+    const MemoryStats& b = span.last->stats;
+    const int64_t served = b.allocations - a.allocations, hits = b.cache_hits - a.cache_hits;
+    out << "  " << probe.device_name() << ": allocated " << format_bytes(double(a.allocated_bytes))
+        << " -> " << format_bytes(double(b.allocated_bytes)) << ", reserved "
+        << format_bytes(double(a.reserved_bytes)) << " -> "
+        << format_bytes(double(b.reserved_bytes)) << " (most "
+        << format_bytes(double(span.most_reserved)) << "); " << served << " requests, " << hits
+        << " from the cache";
+    if (served > 0) {
+      char rate[32];
+      std::snprintf(rate, sizeof(rate), " (%.1f%%)", 100.0 * double(hits) / double(served));
+      out << rate;
+    }
+    out << ", " << (b.driver_allocations - a.driver_allocations) << " driver allocations, "
+        << (b.driver_frees - a.driver_frees) << " driver frees\n";
+  }
   return out.str();
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <tuple>
 
 #include "loom/core/error.h"
@@ -190,7 +191,23 @@ void Profiler::begin_recording() {
     throw;
   }
   recording_ = true;
+  pending_samples_.clear();
+  sample_allocators();
   open_step_range();
+}
+
+void Profiler::sample_allocators() {
+  if (!options_.profile_memory) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  for (const Device& device : devices_with_memory_stats()) {
+    try {
+      pending_samples_.push_back({now, device, memory_stats(device)});
+    } catch (const Error&) {
+      // Its plugin unloaded since the list was made: nothing to sample.
+    }
+  }
 }
 
 void Profiler::end_recording(bool keep) {
@@ -204,7 +221,10 @@ void Profiler::end_recording(bool keep) {
     } release;
     const LoomProfilerApi& table = api();
     check(table.stop(), "stop");
+    sample_allocators();
     if (!keep) return;
+    allocator_samples_ = std::move(pending_samples_);
+    pending_samples_.clear();
     events_.clear();
     check(table.visit_events(&events_, &collect_into), "reading the events");
     check(table.clear(), "clear");  // the events live here now; the plugin frees its records
@@ -234,8 +254,11 @@ void Profiler::step() {
   } else if (phase_ == Phase::Warmup && next == Phase::Active) {
     close_step_range();
     check(api().clear(), "clear");
+    pending_samples_.clear();  // as the warm-up's records
+    sample_allocators();
   } else if (recording_) {
     close_step_range();
+    sample_allocators();
   }
   ++step_;
   phase_ = next;
