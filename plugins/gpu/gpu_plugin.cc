@@ -66,6 +66,7 @@ void init(sdk::Registrar& r) {
 
 void shutdown() {
   allocator().empty_cache();
+  staging().empty_cache();
 }
 
 }  // namespace

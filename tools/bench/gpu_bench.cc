@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loom/dispatcher/manifest.h"
@@ -120,8 +121,11 @@ int main(int argc, char** argv) {
       }
     }
     // One training step of `loom train`'s CNN (zero_grad, forward, cross entropy,
-    // backward, Adam step) on a fixed batch, as tools/bench/train_bench.cc on the CPU.
-    for (int64_t batch : {64, 256}) {
+    // backward, Adam step) on a fixed batch, as tools/bench/train_bench.cc on the CPU;
+    // "host_batch": the batch is copied from host memory at each step, as a data loader's
+    // (Note [Pinned staging]).
+    for (const auto& [batch, host_batch] :
+         {std::pair<int64_t, bool>{64, false}, {256, false}, {64, true}, {256, true}}) {
       namespace nn = loom::nn;
       loom::manual_seed(0);
       nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
@@ -130,12 +134,14 @@ int main(int argc, char** argv) {
                          nn::ReLU(), nn::Linear(128, 10));
       net->to("cuda:0");
       loom::Tensor x = randn_on_gpu({batch, 1, 28, 28}, ScalarType::Float32);
+      loom::Tensor host_x = x.to(loom::parse_device("cpu"));
       loom::Tensor target = loom::randint(10, {batch}).to(cuda());
       loom::optim::Adam adam(net->parameters(), loom::optim::AdamOptions(1e-3));
       nn::CrossEntropyLoss criterion;
-      run_case(options, "cnn_train_step_b" + std::to_string(batch), [&] {
+      const std::string name = host_batch ? "cnn_train_step_host_batch_b" : "cnn_train_step_b";
+      run_case(options, name + std::to_string(batch), [&] {
         adam.zero_grad();
-        loom::Tensor loss = criterion(net(x), target);
+        loom::Tensor loss = criterion(net(host_batch ? host_x.to(cuda()) : x), target);
         loss.backward();
         adam.step();
         return loss;

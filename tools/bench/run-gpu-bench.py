@@ -94,11 +94,15 @@ def torch_cases():
             cases.append((f"mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None, 2.0 * m ** 3))
     for batch in (64, 256):
         cases.append((f"cnn_train_step_b{batch}", cnn_train_step(dev, batch), None, None))
+    for batch in (64, 256):
+        cases.append((f"cnn_train_step_host_batch_b{batch}",
+                      cnn_train_step(dev, batch, host_batch=True), None, None))
     return cases
 
 
-def cnn_train_step(dev, batch):
-    """One training step of `loom train`'s CNN with Adam, as gpu_bench.cc's."""
+def cnn_train_step(dev, batch, host_batch=False):
+    """One training step of `loom train`'s CNN with Adam, as gpu_bench.cc's; host_batch:
+    the batch is copied from (pageable) host memory at each step."""
     nn = torch.nn
     torch.manual_seed(0)
     net = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -106,13 +110,14 @@ def cnn_train_step(dev, batch):
                         nn.Flatten(), nn.Linear(3136, 128), nn.ReLU(),
                         nn.Linear(128, 10)).to(dev)
     x = torch.randn(batch, 1, 28, 28, device=dev)
+    host_x = x.cpu()
     target = torch.randint(0, 10, (batch,), device=dev)
     adam = torch.optim.Adam(net.parameters(), lr=1e-3)
     criterion = nn.CrossEntropyLoss()
 
     def step():
         adam.zero_grad()
-        loss = criterion(net(x), target)
+        loss = criterion(net(host_x.to(dev) if host_batch else x), target)
         loss.backward()
         adam.step()
         return loss

@@ -72,6 +72,45 @@ class RuntimeMemory final : public RawDeviceMemory {
   }
 };
 
+// The pinned staging pool's runtime calls (Note [Pinned staging]).
+class RuntimeStaging final : public StagingRuntime {
+ public:
+  void* allocate_pinned(size_t nbytes) override {
+    void* ptr = nullptr;
+    if (gpuHostAlloc(&ptr, nbytes, gpuHostAllocPortable) != gpuSuccess) {
+      (void)gpuGetLastError();
+      return nullptr;
+    }
+    return ptr;
+  }
+  void release_pinned(void* ptr) override { (void)gpuFreeHost(ptr); }
+  void* create_event(int device) override {
+    gpuEvent_t event = nullptr;
+    if (gpuSetDevice(device) != gpuSuccess) return nullptr;
+    tls_current_device = device;
+    if (gpuEventCreateWithFlags(&event, gpuEventDisableTiming) != gpuSuccess) {
+      (void)gpuGetLastError();
+      return nullptr;
+    }
+    return event;
+  }
+  void destroy_event(int, void* event) override {
+    (void)gpuEventDestroy(static_cast<gpuEvent_t>(event));
+  }
+  bool record_event(int, void* event, void* stream) override {
+    return gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream)) ==
+           gpuSuccess;
+  }
+  bool event_done(int, void* event) override {
+    const gpuError_t err = gpuEventQuery(static_cast<gpuEvent_t>(event));
+    if (err == gpuErrorNotReady) {
+      (void)gpuGetLastError();  // HIP records "not ready" as the last error
+      return false;
+    }
+    return true;  // done, or an event of a failed device: nothing will read the block
+  }
+};
+
 // Note [Input errors found by kernels]: 256 slots of mapped pinned memory, made at the
 // first checked launch and kept for the process (as the allocator is).
 constexpr size_t kCheckSlots = 256;
@@ -226,9 +265,26 @@ bool is_pinned(const void* ptr) {
   return gpuPointerMemoryType(attributes) == gpuMemoryTypeHost;
 }
 
+// A copy to the device from a pinned staging block (Note [Pinned staging]): the source
+// is copied into the block and the DMA queued from it, without waiting for the stream.
+// False when no block is free (the caller copies the runtime's way).
+bool staged_copy_to_device(void* dst, const void* src, size_t nbytes, gpuStream_t stream,
+                           int device, gpuError_t* err) {
+  void* block = staging().acquire(device, nbytes);
+  if (block == nullptr) return false;
+  std::memcpy(block, src, nbytes);
+  *err = gpuMemcpyAsync(dst, block, nbytes, gpuMemcpyHostToDevice, stream);
+  if (!staging().release_after(block, stream, *err == gpuSuccess)) {
+    *err = gpuStreamSynchronize(stream);  // no event to hold the block by: wait instead
+    staging().release_after(block, stream, false);
+  }
+  return true;
+}
+
 // A copy to the device releases its source on return (the interface's
-// LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE): the runtime stages pageable memory before
-// returning; from pinned memory the DMA reads the source later, so that copy waits.
+// LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE): through a pinned staging block, or when
+// none is free the runtime stages pageable memory before returning; from pinned memory
+// the DMA reads the source later, so that copy waits.
 LoomError* copy(void*, int32_t index, LoomCopyKind kind, void* dst, const void* src, size_t nbytes,
                 void* stream) {
   return on_device(index, "copy", [&] {
@@ -236,7 +292,12 @@ LoomError* copy(void*, int32_t index, LoomCopyKind kind, void* dst, const void* 
                            : kind == LOOM_COPY_DEVICE_TO_HOST ? gpuMemcpyDeviceToHost
                                                               : gpuMemcpyDeviceToDevice;
     const auto on = static_cast<gpuStream_t>(stream);
-    gpuError_t err = gpuMemcpyAsync(dst, src, nbytes, direction, on);
+    gpuError_t err = gpuSuccess;
+    if (kind == LOOM_COPY_HOST_TO_DEVICE &&
+        staged_copy_to_device(dst, src, nbytes, on, index, &err)) {
+      return err;
+    }
+    err = gpuMemcpyAsync(dst, src, nbytes, direction, on);
     if (err == gpuSuccess && kind == LOOM_COPY_HOST_TO_DEVICE && is_pinned(src)) {
       err = gpuStreamSynchronize(on);
     }
@@ -350,6 +411,13 @@ CachingAllocator& allocator() {
   // run. The plugin's shutdown empties the cache instead.
   static RuntimeMemory* memory = new RuntimeMemory;
   static CachingAllocator* instance = new CachingAllocator(*memory);
+  return *instance;
+}
+
+PinnedStaging& staging() {
+  // Never destroyed, as the allocator; the plugin's shutdown empties it.
+  static RuntimeStaging* runtime = new RuntimeStaging;
+  static PinnedStaging* instance = new PinnedStaging(*runtime);
   return *instance;
 }
 

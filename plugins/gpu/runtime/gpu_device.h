@@ -12,6 +12,7 @@
 #include "deferred_checks.h"
 #include "loom/device_memory_api.h"
 #include "loom/plugin.h"
+#include "pinned_staging.h"
 
 namespace loom::gpu {
 
@@ -30,6 +31,8 @@ const DriverState& driver_state();
 // The device interface registered for the platform's device type.
 const LoomDeviceInterface* device_interface();
 CachingAllocator& allocator();
+// The process's pinned staging blocks for copies to the device (Note [Pinned staging]).
+PinnedStaging& staging();
 // The allocator's figures and cache control, published as
 // "loom.device_memory.<device type>" (loom/device_memory_api.h).
 const LoomDeviceMemoryApi* memory_api();

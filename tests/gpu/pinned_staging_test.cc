@@ -1,0 +1,143 @@
+// The pinned staging pool's bookkeeping on a fake runtime (runtime/pinned_staging.h, Note
+// [Pinned staging]): a block is handed out again only after the event of its last copy
+// has completed, the smallest free block serves, the pool stays within its cap, copies
+// too large or without a free block take the runtime's path, and a failed event keeps
+// the block until the caller has waited.
+#include "../../plugins/gpu/runtime/pinned_staging.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <vector>
+
+namespace loom::gpu {
+namespace {
+
+class FakeRuntime final : public StagingRuntime {
+ public:
+  std::set<void*> pinned;
+  std::map<void*, bool> events;  // event -> done
+  bool refuse_record = false;
+  int next_event = 1;
+
+  void* allocate_pinned(size_t nbytes) override {
+    void* p = std::malloc(nbytes);
+    pinned.insert(p);
+    return p;
+  }
+  void release_pinned(void* ptr) override {
+    EXPECT_EQ(pinned.erase(ptr), 1u) << "released twice or never allocated";
+    std::free(ptr);
+  }
+  void* create_event(int) override {
+    void* e = reinterpret_cast<void*>(static_cast<uintptr_t>(next_event++));
+    events[e] = true;
+    return e;
+  }
+  void destroy_event(int, void* event) override { EXPECT_EQ(events.erase(event), 1u); }
+  bool record_event(int, void* event, void*) override {
+    if (refuse_record) return false;
+    events.at(event) = false;  // pending until the test completes it
+    return true;
+  }
+  bool event_done(int, void* event) override { return events.at(event); }
+  void complete_all() {
+    for (auto& [event, done] : events) done = true;
+  }
+};
+
+void* const kStream = reinterpret_cast<void*>(0x10);
+
+TEST(GpuPinnedStaging, BlockSizesArePowersOfTwoFrom64KiB) {
+  EXPECT_EQ(PinnedStaging::block_size(1), size_t{64} << 10);
+  EXPECT_EQ(PinnedStaging::block_size(size_t{64} << 10), size_t{64} << 10);
+  EXPECT_EQ(PinnedStaging::block_size((size_t{64} << 10) + 1), size_t{128} << 10);
+  EXPECT_EQ(PinnedStaging::block_size(size_t{3} << 20), size_t{4} << 20);
+}
+
+TEST(GpuPinnedStaging, ABlockIsReusedOnlyAfterItsCopyHasRun) {
+  FakeRuntime runtime;
+  {
+    PinnedStaging pool(runtime);
+    void* a = pool.acquire(0, 1000);
+    ASSERT_NE(a, nullptr);
+    EXPECT_TRUE(pool.release_after(a, kStream, true));
+    void* b = pool.acquire(0, 1000);  // a's copy is still pending: a new block
+    ASSERT_NE(b, nullptr);
+    EXPECT_NE(b, a);
+    EXPECT_TRUE(pool.release_after(b, kStream, true));
+    runtime.complete_all();
+    EXPECT_EQ(pool.acquire(0, 1000), a);  // both done: the first fitting block
+    EXPECT_EQ(pool.block_count(), 2u);
+  }
+  EXPECT_TRUE(runtime.pinned.empty());  // the pool's destructor returned every block
+  EXPECT_TRUE(runtime.events.empty());
+}
+
+TEST(GpuPinnedStaging, TheSmallestFreeBlockOfTheDeviceServes) {
+  FakeRuntime runtime;
+  PinnedStaging pool(runtime);
+  void* big = pool.acquire(0, size_t{1} << 20);
+  void* small = pool.acquire(0, 100);
+  pool.release_after(big, kStream, false);
+  pool.release_after(small, kStream, false);
+  EXPECT_EQ(pool.acquire(0, 200), small);
+  EXPECT_EQ(pool.acquire(0, 300), big);  // the small one is leased
+  void* other = pool.acquire(1, 100);    // another device's copy gets its own block
+  EXPECT_NE(other, nullptr);
+  EXPECT_NE(other, small);
+  EXPECT_EQ(pool.pooled_bytes(), (size_t{1} << 20) + 2 * PinnedStaging::kMinBlock);
+}
+
+TEST(GpuPinnedStaging, TooLargeOrAFullPoolTakesTheRuntimesPath) {
+  FakeRuntime runtime;
+  PinnedStaging pool(runtime);
+  EXPECT_EQ(pool.acquire(0, PinnedStaging::kMaxCopy + 1), nullptr);
+  std::vector<void*> leased;
+  for (size_t used = 0; used < PinnedStaging::kMaxPooled; used += PinnedStaging::kMaxCopy) {
+    leased.push_back(pool.acquire(0, PinnedStaging::kMaxCopy));
+    ASSERT_NE(leased.back(), nullptr);
+  }
+  EXPECT_EQ(pool.pooled_bytes(), PinnedStaging::kMaxPooled);
+  EXPECT_EQ(pool.acquire(0, 10), nullptr);  // every block busy, no room for another
+  pool.release_after(leased[0], kStream, true);
+  EXPECT_EQ(pool.acquire(0, 10), nullptr);  // its copy has not run yet
+  runtime.complete_all();
+  EXPECT_EQ(pool.acquire(0, 10), leased[0]);
+}
+
+TEST(GpuPinnedStaging, AFailedEventKeepsTheBlockUntilTheCallerWaited) {
+  FakeRuntime runtime;
+  PinnedStaging pool(runtime);
+  void* a = pool.acquire(0, 10);
+  runtime.refuse_record = true;
+  EXPECT_FALSE(pool.release_after(a, kStream, true));
+  EXPECT_NE(pool.acquire(0, 10), a);                   // still leased
+  EXPECT_TRUE(pool.release_after(a, kStream, false));  // the caller waited
+  EXPECT_EQ(pool.acquire(0, 10), a);
+  EXPECT_TRUE(pool.release_after(reinterpret_cast<void*>(0x1234), kStream, true));  // not ours
+}
+
+TEST(GpuPinnedStaging, EmptyCacheReturnsOnlyBlocksNoCopyReads) {
+  FakeRuntime runtime;
+  PinnedStaging pool(runtime);
+  void* idle = pool.acquire(0, 10);
+  void* pending = pool.acquire(0, 10);
+  void* leased = pool.acquire(0, 10);
+  pool.release_after(idle, kStream, false);
+  pool.release_after(pending, kStream, true);
+  pool.empty_cache();
+  EXPECT_EQ(pool.block_count(), 2u);
+  EXPECT_EQ(runtime.pinned.count(idle), 0u);
+  runtime.complete_all();
+  pool.release_after(leased, kStream, false);
+  pool.empty_cache();
+  EXPECT_EQ(pool.block_count(), 0u);
+  EXPECT_EQ(pool.pooled_bytes(), 0u);
+  EXPECT_TRUE(runtime.pinned.empty());
+}
+
+}  // namespace
+}  // namespace loom::gpu
