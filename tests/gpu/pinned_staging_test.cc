@@ -1,7 +1,7 @@
 // The pinned staging pool's bookkeeping on a fake runtime (runtime/pinned_staging.h, Note
 // [Pinned staging]): a block is handed out again only after the event of its last copy
 // has completed, the smallest free block serves, the pool stays within its cap, copies
-// too large or without a free block take the runtime's path, and a failed event keeps
+// too small, too large or without a free block take the runtime's path, and a failed event keeps
 // the block until the caller has waited.
 #include "../../plugins/gpu/runtime/pinned_staging.h"
 
@@ -49,6 +49,7 @@ class FakeRuntime final : public StagingRuntime {
 };
 
 void* const kStream = reinterpret_cast<void*>(0x10);
+constexpr size_t kSmall = PinnedStaging::kMinCopy;  // the smallest staged copy
 
 TEST(GpuPinnedStaging, BlockSizesArePowersOfTwoFrom64KiB) {
   EXPECT_EQ(PinnedStaging::block_size(1), size_t{64} << 10);
@@ -61,15 +62,15 @@ TEST(GpuPinnedStaging, ABlockIsReusedOnlyAfterItsCopyHasRun) {
   FakeRuntime runtime;
   {
     PinnedStaging pool(runtime);
-    void* a = pool.acquire(0, 1000);
+    void* a = pool.acquire(0, kSmall + 1000);
     ASSERT_NE(a, nullptr);
     EXPECT_TRUE(pool.release_after(a, kStream, true));
-    void* b = pool.acquire(0, 1000);  // a's copy is still pending: a new block
+    void* b = pool.acquire(0, kSmall + 1000);  // a's copy is still pending: a new block
     ASSERT_NE(b, nullptr);
     EXPECT_NE(b, a);
     EXPECT_TRUE(pool.release_after(b, kStream, true));
     runtime.complete_all();
-    EXPECT_EQ(pool.acquire(0, 1000), a);  // both done: the first fitting block
+    EXPECT_EQ(pool.acquire(0, kSmall + 1000), a);  // both done: the first fitting block
     EXPECT_EQ(pool.block_count(), 2u);
   }
   EXPECT_TRUE(runtime.pinned.empty());  // the pool's destructor returned every block
@@ -80,52 +81,53 @@ TEST(GpuPinnedStaging, TheSmallestFreeBlockOfTheDeviceServes) {
   FakeRuntime runtime;
   PinnedStaging pool(runtime);
   void* big = pool.acquire(0, size_t{1} << 20);
-  void* small = pool.acquire(0, 100);
+  void* small = pool.acquire(0, kSmall);
   pool.release_after(big, kStream, false);
   pool.release_after(small, kStream, false);
-  EXPECT_EQ(pool.acquire(0, 200), small);
-  EXPECT_EQ(pool.acquire(0, 300), big);  // the small one is leased
-  void* other = pool.acquire(1, 100);    // another device's copy gets its own block
+  EXPECT_EQ(pool.acquire(0, kSmall), small);
+  EXPECT_EQ(pool.acquire(0, kSmall + 1), big);  // the small one is leased
+  void* other = pool.acquire(1, kSmall);        // another device's copy gets its own block
   EXPECT_NE(other, nullptr);
   EXPECT_NE(other, small);
   EXPECT_EQ(pool.pooled_bytes(), (size_t{1} << 20) + 2 * PinnedStaging::kMinBlock);
 }
 
-TEST(GpuPinnedStaging, TooLargeOrAFullPoolTakesTheRuntimesPath) {
+TEST(GpuPinnedStaging, TooSmallTooLargeOrAFullPoolTakesTheRuntimesPath) {
   FakeRuntime runtime;
   PinnedStaging pool(runtime);
   EXPECT_EQ(pool.acquire(0, PinnedStaging::kMaxCopy + 1), nullptr);
+  EXPECT_EQ(pool.acquire(0, kSmall - 1), nullptr);  // the runtime's path returns at once
   std::vector<void*> leased;
   for (size_t used = 0; used < PinnedStaging::kMaxPooled; used += PinnedStaging::kMaxCopy) {
     leased.push_back(pool.acquire(0, PinnedStaging::kMaxCopy));
     ASSERT_NE(leased.back(), nullptr);
   }
   EXPECT_EQ(pool.pooled_bytes(), PinnedStaging::kMaxPooled);
-  EXPECT_EQ(pool.acquire(0, 10), nullptr);  // every block busy, no room for another
+  EXPECT_EQ(pool.acquire(0, kSmall), nullptr);  // every block busy, no room for another
   pool.release_after(leased[0], kStream, true);
-  EXPECT_EQ(pool.acquire(0, 10), nullptr);  // its copy has not run yet
+  EXPECT_EQ(pool.acquire(0, kSmall), nullptr);  // its copy has not run yet
   runtime.complete_all();
-  EXPECT_EQ(pool.acquire(0, 10), leased[0]);
+  EXPECT_EQ(pool.acquire(0, kSmall), leased[0]);
 }
 
 TEST(GpuPinnedStaging, AFailedEventKeepsTheBlockUntilTheCallerWaited) {
   FakeRuntime runtime;
   PinnedStaging pool(runtime);
-  void* a = pool.acquire(0, 10);
+  void* a = pool.acquire(0, kSmall);
   runtime.refuse_record = true;
   EXPECT_FALSE(pool.release_after(a, kStream, true));
-  EXPECT_NE(pool.acquire(0, 10), a);                   // still leased
+  EXPECT_NE(pool.acquire(0, kSmall), a);               // still leased
   EXPECT_TRUE(pool.release_after(a, kStream, false));  // the caller waited
-  EXPECT_EQ(pool.acquire(0, 10), a);
+  EXPECT_EQ(pool.acquire(0, kSmall), a);
   EXPECT_TRUE(pool.release_after(reinterpret_cast<void*>(0x1234), kStream, true));  // not ours
 }
 
 TEST(GpuPinnedStaging, EmptyCacheReturnsOnlyBlocksNoCopyReads) {
   FakeRuntime runtime;
   PinnedStaging pool(runtime);
-  void* idle = pool.acquire(0, 10);
-  void* pending = pool.acquire(0, 10);
-  void* leased = pool.acquire(0, 10);
+  void* idle = pool.acquire(0, kSmall);
+  void* pending = pool.acquire(0, kSmall);
+  void* leased = pool.acquire(0, kSmall);
   pool.release_after(idle, kStream, false);
   pool.release_after(pending, kStream, true);
   pool.empty_cache();

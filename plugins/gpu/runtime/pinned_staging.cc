@@ -25,7 +25,7 @@ bool PinnedStaging::reusable(Block& b) {
 }
 
 void* PinnedStaging::acquire(int device, size_t nbytes) {
-  if (nbytes > kMaxCopy) return nullptr;
+  if (nbytes < kMinCopy || nbytes > kMaxCopy) return nullptr;
   const size_t size = block_size(nbytes);
   std::lock_guard<std::mutex> lock(mutex_);
   Block* best = nullptr;

@@ -14,9 +14,11 @@
 // both: copy() takes a block, copies the source into it with memcpy, queues the DMA from
 // the block and records an event after it; the block goes back to the pool and is handed
 // out again only once its event has completed, so its bytes are never overwritten under
-// a pending DMA. Blocks are powers of two from 64 KiB, one pool per process, at most
-// 256 MiB of them; a copy above 16 MiB, or one that finds every block busy and the pool
-// full, takes the runtime's path as before. empty_cache returns idle blocks.
+// a pending DMA. Only copies from 64 KiB to 16 MiB are staged: below, the runtime's path
+// already returns at once (a training step's scalars cost no pool traffic), above, the
+// memcpy would cost more than the wait it saves. Blocks are powers of two from 64 KiB,
+// one pool per process, at most 256 MiB of them; a copy that finds every block busy and
+// the pool full takes the runtime's path as before. empty_cache returns idle blocks.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +43,7 @@ class StagingRuntime {
 class PinnedStaging {
  public:
   static constexpr size_t kMinBlock = size_t{64} << 10;
+  static constexpr size_t kMinCopy = kMinBlock;
   static constexpr size_t kMaxCopy = size_t{16} << 20;
   static constexpr size_t kMaxPooled = size_t{256} << 20;
 
@@ -50,8 +53,8 @@ class PinnedStaging {
   PinnedStaging& operator=(const PinnedStaging&) = delete;
 
   // A block of at least nbytes for a copy on `device`, no longer read by any earlier
-  // copy; nullptr when the copy is too large, or every block is busy and the pool is full
-  // (the caller then copies without staging).
+  // copy; nullptr when the copy is too small or too large to stage, or every block is
+  // busy and the pool is full (the caller then copies without staging).
   void* acquire(int device, size_t nbytes);
   // Gives back a block from acquire() after its copy was queued on `stream`: it is reused
   // once that copy has run. `queued` false (the copy failed, or the caller waited for
