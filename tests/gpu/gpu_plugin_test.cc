@@ -159,6 +159,20 @@ class CudaOps : public ::testing::Test {
   std::optional<Runtime> runtime_;
 };
 
+// Note [Pinned staging]: an 800 KB batch copied from pageable host memory is staged, so
+// the copy returns while a long product queued before it still runs (the runtime's own
+// path would wait for it), and the batch arrives intact.
+TEST_F(CudaOps, ACopyToTheDeviceDoesNotWaitForKernelsQueuedBeforeIt) {
+  Tensor a = randn({8192, 8192}, TensorOptions().device(cuda()));
+  Tensor batch = randn({256, 1, 28, 28});
+  synchronize(cuda());
+  Tensor product = a.mm(a);  // about 20 ms on an H100
+  Tensor on_device = batch.to(cuda());
+  const bool product_still_running = cudaStreamQuery(nullptr) == cudaErrorNotReady;
+  EXPECT_TRUE(product_still_running) << "the copy waited for the product queued before it";
+  expect_close(on_device, batch, 0);
+}
+
 TEST_F(CudaOps, PointwiseOpsMatchTheCpu) {
   Tensor a = randn({33, 65}), b = randn({65});
   Tensor ga = a.to(cuda()), gb = b.to(cuda());

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,12 +88,25 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
-                           "\"\nplugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n"
-                           "plugins { name: \"cuda\" }\n";
-    loom::Runtime runtime =
-        loom::Runtime::load(loom::dispatch::parse_manifest(manifest, "<bench>"));
+    auto manifest = [](const std::string& cuda_options) {
+      return loom::dispatch::parse_manifest(
+          std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
+              "\"\nplugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n"
+              "plugins { name: \"cuda\" " +
+              cuda_options + " }\n",
+          "<bench>");
+    };
+    std::optional<loom::Runtime> runtime = loom::Runtime::load(manifest(""));
     using loom::ScalarType;
+    // A 3x3 convolution 64 -> 64 on [8, 64, 56, 56] (linalg_bench's on the CPU): cuDNN,
+    // then ("loom_kernels_") loom's implicit-GEMM kernels, the ROCm plugin's (conv: "loom").
+    auto conv_case = [&](const std::string& prefix) {
+      loom::Tensor x = randn_on_gpu({8, 64, 56, 56}, ScalarType::Float32);
+      loom::Tensor w = randn_on_gpu({64, 64, 3, 3}, ScalarType::Float32);
+      run_case(options, prefix + "conv2d_3x3_f32_8x64x56x56",
+               [&] { return loom::conv2d(x, w, std::nullopt, 1, 1); });
+    };
+    conv_case("");
     for (int64_t n : {int64_t{1} << 20, int64_t{1} << 24, int64_t{1} << 26}) {
       const std::string size = std::to_string(n);
       loom::Tensor a = randn_on_gpu({n}, ScalarType::Float32);
@@ -147,6 +161,9 @@ int main(int argc, char** argv) {
         return loss;
       });
     }
+    runtime.reset();  // every tensor of the loop above is gone
+    runtime = loom::Runtime::load(manifest("options { key: \"conv\" value: \"loom\" }"));
+    conv_case("loom_kernels_");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;
