@@ -94,14 +94,13 @@ def torch_cases():
             cases.append((f"mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None, 2.0 * m ** 3))
     for batch in (64, 256):
         cases.append((f"cnn_train_step_b{batch}", cnn_train_step(dev, batch), None, None))
-    x = torch.randn(8, 64, 56, 56, device=dev)
-    w = torch.randn(64, 64, 3, 3, device=dev)
+    image = torch.randn(8, 64, 56, 56, device=dev)
+    kernel = torch.randn(64, 64, 3, 3, device=dev)
     flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9
-    cases.append(("conv2d_3x3_f32_8x64x56x56",
-                  lambda: torch.nn.functional.conv2d(x, w, padding=1), None, flops))
+    conv = lambda: torch.nn.functional.conv2d(image, kernel, padding=1)  # noqa: E731
+    cases.append(("conv2d_3x3_f32_8x64x56x56", conv, None, flops))
     # loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's cuDNN call
-    cases.append(("loom_kernels_conv2d_3x3_f32_8x64x56x56",
-                  lambda: torch.nn.functional.conv2d(x, w, padding=1), None, flops))
+    cases.append(("loom_kernels_conv2d_3x3_f32_8x64x56x56", conv, None, flops))
     for batch in (64, 256):
         cases.append((f"cnn_train_step_host_batch_b{batch}",
                       cnn_train_step(dev, batch, host_batch=True), None, None))
