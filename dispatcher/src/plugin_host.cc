@@ -41,6 +41,15 @@ std::string take_error_message(LoomError* err) {
   return take_error(err).message;
 }
 
+// "{gemm: loom, conv: loom}", or "{}".
+std::string describe_options(const std::vector<std::pair<std::string, std::string>>& options) {
+  std::string out = "{";
+  for (const auto& [key, value] : options) {
+    out += (out.size() > 1 ? ", " : "") + key + ": " + value;
+  }
+  return out + "}";
+}
+
 bool valid_plugin_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -122,6 +131,7 @@ struct PluginHost::Impl {
     info.file = p.registrant.file;
     info.abi_major = p.abi_major;
     info.abi_minor = p.abi_minor;
+    info.options = p.options;
     Dispatcher::Counts counts = Dispatcher::instance().counts_for(&p.registrant);
     info.ops_defined = counts.ops_defined;
     info.kernels = counts.kernels;
@@ -161,11 +171,19 @@ PluginInfo PluginHost::load(const std::string& file,
   path = std::filesystem::canonical(path, ec);
   shown = path.string();
 
+  std::vector<std::pair<std::string, std::string>> sorted_options = options;
+  std::sort(sorted_options.begin(), sorted_options.end());
   std::lock_guard<std::mutex> operation(impl_->operation_mutex);
   {
     std::lock_guard<std::mutex> lock(impl_->mutex);
     for (const auto& p : impl_->plugins) {
-      if (p->registrant.file == shown) return Impl::info(*p);
+      if (p->registrant.file != shown) continue;
+      // Its options were read at initialisation: other ones would be silently ignored.
+      LOOM_CHECK(p->options == sorted_options, "plugin-host", "plugin '", p->registrant.name, "' (",
+                 shown, ") is already loaded with options ", describe_options(p->options), ", not ",
+                 describe_options(sorted_options),
+                 ": unload it before loading it with other options");
+      return Impl::info(*p);
     }
   }
 
@@ -242,6 +260,7 @@ PluginInfo PluginHost::load(const std::string& file,
   record->version = api->version != nullptr ? api->version : "";
   record->abi_major = api->abi_major;
   record->abi_minor = api->abi_minor;
+  record->options = sorted_options;
 
   // 4. Initialise; on failure undo whatever it registered. Only operation_mutex is
   // held: kernels of other plugins may list plugins meanwhile.

@@ -76,6 +76,7 @@ struct PluginRecord {
   const LoomPluginApi* api = nullptr;
   uint32_t abi_major = 0;
   uint32_t abi_minor = 0;
+  std::vector<std::pair<std::string, std::string>> options;  // as initialised, sorted
   std::atomic<int64_t> live_objects{0};
 
   std::mutex mutex;      // guards the fields below (plugins may register from any thread)

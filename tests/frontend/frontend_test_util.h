@@ -24,6 +24,18 @@ inline Runtime load_plugins(const std::vector<std::string>& names,
   return Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
 }
 
+// Unloads plugin `name` when it is loaded with options other than those of the manifest
+// entry `entry` ("path: \"...\" options { ... }"): the host refuses to change a loaded
+// plugin's options, so a test that needs others starts it again.
+inline void unload_if_other_options(const std::string& name, const std::string& entry) {
+  const dispatch::DeploymentManifest parsed =
+      dispatch::parse_manifest("plugins { " + entry + " }\n", "<test>");
+  dispatch::PluginHost& host = dispatch::PluginHost::instance();
+  for (const dispatch::PluginInfo& p : host.plugins()) {
+    if (p.name == name && p.options != parsed.plugins[0].options) host.unload(name);
+  }
+}
+
 class LoadedRuntimeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -25,7 +25,9 @@ namespace {
 
 const std::string kPlugin = std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cuda.so";
 
+// Loads the CUDA plugin with `entry_options` (unloaded first when loaded with others).
 Runtime load_cuda(const std::string& entry_options) {
+  test::unload_if_other_options("cuda", "path: \"" + kPlugin + "\" " + entry_options);
   std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\n" +
                          "plugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n" +
                          "plugins { path: \"" + kPlugin + "\" " + entry_options + " }\n";

@@ -21,7 +21,9 @@ namespace {
 
 const std::string kPlugin = std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_rocm.so";
 
+// Loads the ROCm plugin with `entry_options` (unloaded first when loaded with others).
 Runtime load_rocm(const std::string& entry_options) {
+  test::unload_if_other_options("rocm", "path: \"" + kPlugin + "\" " + entry_options);
   std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\n" +
                          "plugins { name: \"cpu\" }\n" + "plugins { path: \"" + kPlugin + "\" " +
                          entry_options + " }\n";

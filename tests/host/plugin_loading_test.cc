@@ -93,6 +93,15 @@ TEST(PluginLoading, PluginInfoReportsWhatThePluginRegistered) {
   // Loading the same file again is a no-op returning the same plugin.
   EXPECT_EQ(PluginHost::instance().load(plugin_file("test_ops")).name, "test_ops");
   EXPECT_EQ(PluginHost::instance().plugins().size(), 1u);
+  // With other options it is refused: the plugin read its options when it initialised.
+  expect_error(
+      [] {
+        PluginHost::instance().load(plugin_file("test_ops"), {{"mode", "fast"}});
+      },
+      "plugin-host",
+      {"plugin 'test_ops'", "is already loaded with options {}, not {mode: fast}",
+       "unload it before loading it with other options"});
+  EXPECT_EQ(PluginHost::instance().plugins().size(), 1u);
 }
 
 TEST(PluginLoading, KernelExceptionsAndErrorsBecomeLoomErrorsNamingTheOp) {

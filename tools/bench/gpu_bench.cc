@@ -161,7 +161,8 @@ int main(int argc, char** argv) {
         return loss;
       });
     }
-    runtime.reset();  // every tensor of the loop above is gone
+    runtime.reset();  // every tensor of the cases above is gone
+    loom::dispatch::PluginHost::instance().unload("cuda");  // to load it with other options
     runtime = loom::Runtime::load(manifest("options { key: \"conv\" value: \"loom\" }"));
     conv_case("loom_kernels_");
   } catch (const std::exception& e) {

@@ -26,6 +26,7 @@ struct PluginInfo {
   int kernels = 0;
   int fallbacks = 0;
   int64_t live_objects = 0;  // storages from its allocators still alive
+  std::vector<std::pair<std::string, std::string>> options;  // it was initialised with, sorted
   std::map<std::string, std::string> attributes;
   // op name -> (dispatch key name -> dtype mask) it declared
   std::map<std::string, std::map<std::string, uint64_t>> capabilities;
@@ -42,7 +43,8 @@ class PluginHost {
   static PluginHost& instance();
 
   // Loads, handshakes and initialises the plugin in `file`. Loading the same file
-  // twice returns the already loaded plugin. Throws loom::Error("plugin-host", ...)
+  // twice with the same options returns the already loaded plugin (with other options it
+  // throws: unload it first). Throws loom::Error("plugin-host", ...)
   // naming the file and what was expected versus found; on any failure nothing of the
   // plugin stays registered.
   PluginInfo load(const std::string& file,
