@@ -193,15 +193,11 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
 }  // namespace
 
 void register_conv_ops(sdk::Registrar& r, uint32_t key) {
-  const std::string conv_option(r.option("conv", "vendor"));
-  if (conv_option != "vendor" && conv_option != "loom") {
-    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME
-                     "] option conv: expected \"vendor\" or \"loom\", found \"" +
-                         conv_option + "\"",
-                     LOOM_STATUS_INVALID_ARGUMENT);
-  }
+  const bool loom_conv = loom_kernels_option(r, "conv");  // ROCm: loom's either way
 #if !defined(LOOM_GPU_HIP)
-  g_loom_conv = conv_option == "loom";
+  g_loom_conv = loom_conv;
+#else
+  (void)loom_conv;
 #endif
   r.impl<&conv2d_out>("loom::conv2d.out", key, sdk::dtypes::floating);
   r.impl<&conv2d_backward_input_out>("loom::conv2d_backward_input.out", key, sdk::dtypes::floating);

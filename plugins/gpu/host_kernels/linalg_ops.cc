@@ -259,14 +259,7 @@ Tensor dot_out(const DispatchContext& ctx, const Tensor& self, const Tensor& oth
 
 void register_linalg_ops(sdk::Registrar& r, uint32_t key) {
   g_allow_tf32 = r.option("allow_tf32", "false") == "true";
-  const std::string gemm_option(r.option("gemm", "vendor"));
-  if (gemm_option != "vendor" && gemm_option != "loom") {
-    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME
-                     "] option gemm: expected \"vendor\" or \"loom\", found \"" +
-                         gemm_option + "\"",
-                     LOOM_STATUS_INVALID_ARGUMENT);
-  }
-  g_loom_gemm = gemm_option == "loom";
+  g_loom_gemm = loom_kernels_option(r, "gemm");
   r.impl<&mm_out>("loom::mm.out", key, sdk::dtypes::floating);
   r.impl<&bmm_out>("loom::bmm.out", key, sdk::dtypes::floating);
   r.impl<&addmm_out>("loom::addmm.out", key, sdk::dtypes::floating);

@@ -90,4 +90,14 @@ sdk::Tensor scalar_tensor(const sdk::DispatchContext& ctx, const char* op, doubl
   return t;
 }
 
+bool loom_kernels_option(sdk::Registrar& r, const char* name) {
+  const std::string value(r.option(name, "vendor"));
+  if (value != "vendor" && value != "loom") {
+    throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] option " + std::string(name) +
+                         ": expected \"vendor\" or \"loom\", found \"" + value + "\"",
+                     LOOM_STATUS_INVALID_ARGUMENT);
+  }
+  return value == "loom";
+}
+
 }  // namespace loom::gpu

@@ -118,6 +118,10 @@ int64_t wrapped_dim(const char* op, int64_t dim, int64_t ndim);
 // The manifest's "allow_tf32" option: float32 matmuls and convolutions may use TF32.
 extern bool g_allow_tf32;
 
+// The manifest option `name` ("gemm", "conv"): true for "loom" (loom's own kernels), false
+// for "vendor" (the default: cuBLAS, cuDNN), else the plugin's initialisation error.
+bool loom_kernels_option(sdk::Registrar& r, const char* name);
+
 // A contiguous copy of t on its device (t's dtype, or `dtype` when given).
 sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& t,
                        int32_t dtype = -1);
