@@ -179,10 +179,12 @@ PluginInfo PluginHost::load(const std::string& file,
     for (const auto& p : impl_->plugins) {
       if (p->registrant.file != shown) continue;
       // Its options were read at initialisation: other ones would be silently ignored.
-      LOOM_CHECK(p->options == sorted_options, "plugin-host", "plugin '", p->registrant.name, "' (",
-                 shown, ") is already loaded with options ", describe_options(p->options), ", not ",
-                 describe_options(sorted_options),
-                 ": unload it before loading it with other options");
+      if (p->options != sorted_options) {
+        fail_with(ErrorCode::AlreadyExists, "plugin-host", "plugin '", p->registrant.name, "' (",
+                  shown, ") is already loaded with options ", describe_options(p->options),
+                  ", not ", describe_options(sorted_options),
+                  ": unload it before loading it with other options");
+      }
       return Impl::info(*p);
     }
   }
@@ -294,9 +296,11 @@ LoadReport PluginHost::load_manifest(const DeploymentManifest& manifest) {
       PluginInfo info = load(file, request.options);
       report.loaded.push_back(info.name);
     } catch (const Error& e) {
-      if (request.required) {
-        fail("plugin-host", "required plugin '", label, "' from manifest ", manifest.source,
-             " failed: ", e.what());
+      // A conflict with what is loaded (a name, other options) is the manifest's mistake,
+      // not a missing library or device: it stops the load even for an optional entry.
+      if (request.required || e.code() == ErrorCode::AlreadyExists) {
+        fail("plugin-host", request.required ? "required plugin '" : "optional plugin '", label,
+             "' from manifest ", manifest.source, " failed: ", e.what());
       }
       report.skipped.emplace_back(label, e.what());
     }

@@ -66,6 +66,15 @@ void init(sdk::Registrar& r) {
 
 void shutdown() {
   allocator().empty_cache();
+  // Every staged copy has run once its device is idle, so every block goes.
+  for (int index = 0; index < driver_state().device_count; ++index) {
+    try {
+      use_device(index);
+      (void)gpuDeviceSynchronize();
+    } catch (const sdk::Error&) {
+      // A device that cannot be selected runs nothing of ours.
+    }
+  }
   staging().empty_cache();
 }
 

@@ -110,6 +110,21 @@ TEST(GpuPinnedStaging, TooSmallTooLargeOrAFullPoolTakesTheRuntimesPath) {
   EXPECT_EQ(pool.acquire(0, kSmall), leased[0]);
 }
 
+TEST(GpuPinnedStaging, AFullPoolReturnsIdleBlocksToMakeRoom) {
+  FakeRuntime runtime;
+  PinnedStaging pool(runtime);
+  std::vector<void*> blocks;
+  for (size_t used = 0; used < PinnedStaging::kMaxPooled; used += PinnedStaging::kMaxCopy) {
+    blocks.push_back(pool.acquire(0, PinnedStaging::kMaxCopy));
+  }
+  for (void* b : blocks) pool.release_after(b, kStream, false);  // all idle, on device 0
+  void* other = pool.acquire(1, kSmall);  // device 1: an idle block of device 0 makes room
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(pool.block_count(), blocks.size());  // one returned, one made
+  EXPECT_LE(pool.pooled_bytes(), PinnedStaging::kMaxPooled);
+  EXPECT_EQ(runtime.pinned.size(), blocks.size());
+}
+
 TEST(GpuPinnedStaging, AFailedEventKeepsTheBlockUntilTheCallerWaited) {
   FakeRuntime runtime;
   PinnedStaging pool(runtime);

@@ -102,6 +102,15 @@ TEST(PluginLoading, PluginInfoReportsWhatThePluginRegistered) {
       {"plugin 'test_ops'", "is already loaded with options {}, not {mode: fast}",
        "unload it before loading it with other options"});
   EXPECT_EQ(PluginHost::instance().plugins().size(), 1u);
+  // An optional manifest entry is not skipped over it either: the manifest is wrong.
+  expect_error(
+      [] {
+        PluginHost::instance().load_manifest(dispatch::parse_manifest(
+            "plugins { path: \"" + plugin_file("test_ops") +
+                "\" optional: true options { key: \"mode\" value: \"fast\" } }\n",
+            "<test>"));
+      },
+      "plugin-host", {"optional plugin", "is already loaded with options {}, not {mode: fast}"});
 }
 
 TEST(PluginLoading, KernelExceptionsAndErrorsBecomeLoomErrorsNamingTheOp) {

@@ -28,9 +28,11 @@ namespace loom::gpu {
 //   so there are no atomics and the order is fixed.
 // - weight gradient, batch z = g: dw[g, o, k] = sum over r = (n, p) of dy[n, g, o, p] *
 //   x[n, g, c, ...] (the forward's patch element, transposed): [Og, N * P] @ [N * P, K].
-// Every sum runs in the GEMM's fixed order: deterministic, like the cuDNN algorithms
-// the CUDA plugin picks. Conv2d's bias is added to the accumulator before the one
-// rounding to the output's dtype.
+// Every sum runs in the GEMM's fixed order: deterministic (the CUDA plugin's cuDNN path
+// prefers deterministic algorithms but falls back to others). Conv2d's bias is added to
+// the accumulator before the one rounding to the output's dtype. Not tuned yet: no
+// tensor cores, no vectorised loads, and the weight gradient sums its N * P terms in one
+// block per output tile (a split over blocks would spread a small layer's long sum).
 struct ConvGeometry {
   int64_t batch = 0, channels = 0, height = 0, width = 0;  // input [N, C, H, W]
   int64_t out_channels = 0, kernel_h = 0, kernel_w = 0;    // weight [O, C / G, KH, KW]

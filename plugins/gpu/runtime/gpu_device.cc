@@ -98,8 +98,14 @@ class RuntimeStaging final : public StagingRuntime {
     (void)gpuEventDestroy(static_cast<gpuEvent_t>(event));
   }
   bool record_event(int, void* event, void* stream) override {
-    return gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream)) ==
-           gpuSuccess;
+    if (gpuEventRecord(static_cast<gpuEvent_t>(event), static_cast<gpuStream_t>(stream)) ==
+        gpuSuccess) {
+      return true;
+    }
+    // A stream of another device (the current stream is per device type): the caller
+    // waits instead. Cleared so the next kernel launch is not blamed for it.
+    (void)gpuGetLastError();
+    return false;
   }
   bool event_done(int, void* event) override {
     const gpuError_t err = gpuEventQuery(static_cast<gpuEvent_t>(event));
@@ -274,8 +280,11 @@ bool staged_copy_to_device(void* dst, const void* src, size_t nbytes, gpuStream_
   if (block == nullptr) return false;
   std::memcpy(block, src, nbytes);
   *err = gpuMemcpyAsync(dst, block, nbytes, gpuMemcpyHostToDevice, stream);
-  if (!staging().release_after(block, stream, *err == gpuSuccess)) {
-    *err = gpuStreamSynchronize(stream);  // no event to hold the block by: wait instead
+  // Without an event to hold the block by (or after an error, which may be an earlier
+  // copy's), wait for the stream before the block is reused.
+  if (*err != gpuSuccess || !staging().release_after(block, stream, true)) {
+    const gpuError_t waited = gpuStreamSynchronize(stream);
+    if (*err == gpuSuccess) *err = waited;
     staging().release_after(block, stream, false);
   }
   return true;

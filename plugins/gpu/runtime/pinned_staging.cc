@@ -34,6 +34,7 @@ void* PinnedStaging::acquire(int device, size_t nbytes) {
     if (reusable(b)) best = &b;
   }
   if (best == nullptr) {
+    if (pooled_ + size > kMaxPooled) release_idle(size);
     if (pooled_ + size > kMaxPooled) return nullptr;
     void* event = runtime_.create_event(device);
     if (event == nullptr) return nullptr;
@@ -64,15 +65,19 @@ bool PinnedStaging::release_after(void* block, void* stream, bool queued) {
   return true;  // not a block of this pool: nothing to keep
 }
 
-void PinnedStaging::empty_cache() {
-  std::lock_guard<std::mutex> lock(mutex_);
+void PinnedStaging::release_idle(size_t needed) {
   std::erase_if(blocks_, [&](Block& b) {
-    if (!reusable(b)) return false;
+    if (pooled_ + needed <= kMaxPooled || !reusable(b)) return false;
     runtime_.destroy_event(b.device, b.event);
     runtime_.release_pinned(b.ptr);
     pooled_ -= b.size;
     return true;
   });
+}
+
+void PinnedStaging::empty_cache() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  release_idle(kMaxPooled + 1);  // never fits: every idle block goes
 }
 
 size_t PinnedStaging::pooled_bytes() const {

@@ -15,10 +15,13 @@
 // the block and records an event after it; the block goes back to the pool and is handed
 // out again only once its event has completed, so its bytes are never overwritten under
 // a pending DMA. Only copies from 64 KiB to 16 MiB are staged: below, the runtime's path
-// already returns at once (a training step's scalars cost no pool traffic), above, the
-// memcpy would cost more than the wait it saves. Blocks are powers of two from 64 KiB,
-// one pool per process, at most 256 MiB of them; a copy that finds every block busy and
-// the pool full takes the runtime's path as before. empty_cache returns idle blocks.
+// from pageable memory already returns at once (a training step's scalars cost no pool
+// traffic; a small pinned source still waits), above, the memcpy would cost more than the
+// wait it saves. Blocks are powers of two from 64 KiB, one pool per process, at most
+// 256 MiB of them (idle blocks are returned to make room); a copy that finds every block
+// busy and no room takes the runtime's path as before, and one whose event cannot be
+// recorded waits for its stream. empty_cache returns idle blocks; the plugin's shutdown
+// waits for its devices first, so every block goes.
 #pragma once
 
 #include <cstddef>
@@ -79,6 +82,9 @@ class PinnedStaging {
     bool pending;  // its event was recorded and may not have completed
   };
   bool reusable(Block& b);  // mutex_ held
+  // Returns idle blocks (any device, any size) until `needed` more bytes fit under
+  // kMaxPooled; mutex_ held.
+  void release_idle(size_t needed);
 
   StagingRuntime& runtime_;
   mutable std::mutex mutex_;
