@@ -152,6 +152,50 @@ TEST(GpuConvMath, EachPassIsAGemmOverItsImplicitMatrices) {
   }
 }
 
+// Note [Split weight gradient]: the sum cut into chunks, each into its own slice, the
+// slices added in order, equals the direct weight gradient (a last chunk that runs past
+// the end reads zeros); the plan splits a small layer's long sum and not a large layer's.
+TEST(GpuConvMath, ASplitWeightGradientAddsUpToTheWhole) {
+  const std::vector<ConvGeometry> cases = {
+      make_geometry(2, 4, 11, 9, 6, 3, 2, 2, 1, 0, 2, 1, 2, 2),
+      make_geometry(3, 2, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+  };
+  unsigned seed = 100;
+  for (const ConvGeometry& g : cases) {
+    const std::vector<double> x = random_values(g.batch * g.channels * g.in_plane(), seed++);
+    const std::vector<double> w = random_values(g.out_channels * g.patch(), seed++);
+    const std::vector<double> dy = random_values(g.batch * g.out_channels * g.out_plane(), seed++);
+    const DirectConv want = direct(g, x, w, dy);
+    ConvWeightGradMatrices m{g};
+    m.chunk = 13;  // does not divide N * P: the last chunk is short
+    m.splits = (m.terms() + m.chunk - 1) / m.chunk;
+    ASSERT_NE(m.terms() % m.chunk, 0);
+    const int64_t slice = g.out_channels * g.patch();
+    std::vector<double> slices(m.splits * slice, std::nan(""));
+    std::vector<int> writes(slices.size());
+    implicit_gemm(m, dy, x, slices, writes);
+    expect_each_written_once(writes);
+    std::vector<double> dw(slice, 0.0);
+    for (int64_t s = 0; s < m.splits; ++s) {
+      for (int64_t i = 0; i < slice; ++i) dw[i] += slices[s * slice + i];
+    }
+    expect_near(dw, want.dw);
+  }
+  // loom train's first layer: 32 x 9 outputs (one tile), 64 * 784 terms.
+  const ConvWeightGradMatrices first =
+      plan_weight_grad(make_geometry(64, 1, 28, 28, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1));
+  EXPECT_EQ(first.splits, 25);   // ceil(50176 / kWeightGradMinChunk): fewer than 512 blocks
+  EXPECT_EQ(first.chunk, 2008);  // the terms shared evenly
+  EXPECT_GE(first.splits * first.chunk, first.terms());
+  EXPECT_LT((first.splits - 1) * first.chunk, first.terms());
+  EXPECT_EQ(first.dims().batch, 25);
+  // Few terms: one split writing grad_weight itself.
+  const ConvWeightGradMatrices small =
+      plan_weight_grad(make_geometry(1, 4, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1));
+  EXPECT_EQ(small.splits, 1);
+  EXPECT_EQ(small.dims().k, small.terms());
+}
+
 TEST(GpuConvMath, TheForwardRowsNameTheirBiasChannel) {
   const ConvGeometry g = make_geometry(2, 4, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2);
   const ConvForwardMatrices m{g};

@@ -66,7 +66,9 @@ for step in "${steps[@]}"; do
     loom-kernels)
       run_step loom-kernels 100 build/bin/loom --manifest "$loom_manifest" conform --backend cuda \
         --ops '(loom::)?(conv.*|mm|bmm|addmm|baddbmm|matmul|linear)' --jobs 8 --timeout 60 \
-        --report /tmp/conform-loom-kernels ;;
+        --report /tmp/conform-loom-kernels
+      run_step loom-kernels-train 60 build/bin/loom --manifest "$loom_manifest" train \
+        --device cuda --epochs 1 --data "$root/fashion-mnist" ;;
     train)
       run_step train 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 2 \
         --data "$root/fashion-mnist" ;;

@@ -138,8 +138,7 @@ int main(int argc, char** argv) {
     // backward, Adam step) on a fixed batch, as tools/bench/train_bench.cc on the CPU;
     // "host_batch": the batch is copied from host memory at each step, as a data loader's
     // (Note [Pinned staging]).
-    for (const auto& [batch, host_batch] :
-         {std::pair<int64_t, bool>{64, false}, {256, false}, {64, true}, {256, true}}) {
+    auto cnn_step_case = [&](const std::string& prefix, int64_t batch, bool host_batch) {
       namespace nn = loom::nn;
       loom::manual_seed(0);
       nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
@@ -153,18 +152,23 @@ int main(int argc, char** argv) {
       loom::optim::Adam adam(net->parameters(), loom::optim::AdamOptions(1e-3));
       nn::CrossEntropyLoss criterion;
       const std::string name = host_batch ? "cnn_train_step_host_batch_b" : "cnn_train_step_b";
-      run_case(options, name + std::to_string(batch), [&] {
+      run_case(options, prefix + name + std::to_string(batch), [&] {
         adam.zero_grad();
         loom::Tensor loss = criterion(net(host_batch ? host_x.to(cuda()) : x), target);
         loss.backward();
         adam.step();
         return loss;
       });
+    };
+    for (const auto& [batch, host_batch] :
+         {std::pair<int64_t, bool>{64, false}, {256, false}, {64, true}, {256, true}}) {
+      cnn_step_case("", batch, host_batch);
     }
     runtime.reset();  // every tensor of the cases above is gone
     loom::dispatch::PluginHost::instance().unload("cuda");  // to load it with other options
     runtime = loom::Runtime::load(manifest("options { key: \"conv\" value: \"loom\" }"));
     conv_case("loom_kernels_");
+    cnn_step_case("loom_kernels_", 64, false);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

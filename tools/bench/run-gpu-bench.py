@@ -101,6 +101,8 @@ def torch_cases():
     cases.append(("conv2d_3x3_f32_8x64x56x56", conv, None, flops))
     # loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's cuDNN call
     cases.append(("loom_kernels_conv2d_3x3_f32_8x64x56x56", conv, None, flops))
+    # the step on loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's
+    cases.append(("loom_kernels_cnn_train_step_b64", cnn_train_step(dev, 64), None, None))
     for batch in (64, 256):
         cases.append((f"cnn_train_step_host_batch_b{batch}",
                       cnn_train_step(dev, batch, host_batch=True), None, None))

@@ -178,8 +178,13 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
   const Tensor dy = packed(ctx, op, grad_output, dtype), x = packed(ctx, op, input, dtype);
   into(ctx, op, out, [&](const Tensor& dw) {
     if (g_loom_conv) {
+      std::optional<Tensor> workspace;
+      if (const size_t bytes = conv2d_backward_weight_workspace(dtype, g)) {
+        workspace = sdk::empty({static_cast<int64_t>(bytes)}, LOOM_DTYPE_UINT8, dw.device());
+      }
       check_launch(
-          launch_conv2d_backward_weight(dtype, g, dw.data(), dy.data(), x.data(), stream_of(ctx)),
+          launch_conv2d_backward_weight(dtype, g, dw.data(), dy.data(), x.data(),
+                                        workspace ? workspace->data() : nullptr, stream_of(ctx)),
           op);
       return;
     }

@@ -3,6 +3,7 @@
 // operands through the pass's implicit matrices, accumulating in OpMath. The ROCm
 // plugin's convolution, and the CUDA plugin's when the manifest's "conv" option is
 // "loom" (how it is checked against cuDNN).
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -14,14 +15,15 @@ namespace loom::gpu {
 namespace {
 
 // A pass's matrices over the packed tensors it reads (a_data, b_data) and writes
-// (c_data); a -1 offset reads as zero. The forward pass adds conv2d's bias, when given.
-template <typename T, typename Matrices>
+// (c_data, of Out: T, or the accumulation type for a split weight gradient's slices); a
+// -1 offset reads as zero. The forward pass adds conv2d's bias, when given.
+template <typename T, typename Matrices, typename Out = T>
 struct ConvOperands {
   using A = OpMath<T>;
   Matrices m;
   const T* a_data;
   const T* b_data;
-  T* c_data;
+  Out* c_data;
   const T* bias;
 
   __device__ A a(int64_t z, int64_t r, int64_t kk) const {
@@ -36,9 +38,21 @@ struct ConvOperands {
     if constexpr (std::is_same_v<Matrices, ConvForwardMatrices>) {
       if (bias != nullptr) acc += convert<A>(bias[m.channel(z, r)]);
     }
-    c_data[m.c(z, r, col)] = convert<T>(acc);
+    c_data[m.c(z, r, col)] = convert<Out>(acc);
   }
 };
+
+// out[i] = the sum of the `splits` slices' element i, in slice order (Note [Split weight
+// gradient]).
+template <typename T>
+__global__ void sum_slices_kernel(int64_t n, const OpMath<T>* slices, int64_t splits, T* out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    OpMath<T> sum = 0;
+    for (int64_t s = 0; s < splits; ++s) sum += slices[s * n + i];
+    out[i] = convert<T>(sum);
+  }
+}
 
 template <typename Matrices>
 const char* launch_pass(int32_t dtype, const Matrices& matrices, void* c, const void* a,
@@ -68,11 +82,34 @@ const char* launch_conv2d_backward_input(int32_t dtype, const ConvGeometry& g, v
                      stream);
 }
 
+size_t conv2d_backward_weight_workspace(int32_t dtype, const ConvGeometry& g) {
+  const ConvWeightGradMatrices m = plan_weight_grad(g);
+  if (m.splits <= 1) return 0;
+  const size_t accumulator = dtype == LOOM_DTYPE_FLOAT64 ? sizeof(double) : sizeof(float);
+  return static_cast<size_t>(m.splits * g.out_channels * g.patch()) * accumulator;
+}
+
 const char* launch_conv2d_backward_weight(int32_t dtype, const ConvGeometry& g, void* grad_weight,
                                           const void* grad_output, const void* input,
-                                          gpuStream_t stream) {
-  return launch_pass(dtype, ConvWeightGradMatrices{g}, grad_weight, grad_output, input, nullptr,
-                     stream);
+                                          void* workspace, gpuStream_t stream) {
+  const ConvWeightGradMatrices m = plan_weight_grad(g);
+  if (m.splits <= 1) {
+    return launch_pass(dtype, m, grad_weight, grad_output, input, nullptr, stream);
+  }
+  const char* result = kUnsupportedDtype;
+  visit_floating_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using A = OpMath<T>;
+    const ConvOperands<T, ConvWeightGradMatrices, A> ops{m, static_cast<const T*>(grad_output),
+                                                         static_cast<const T*>(input),
+                                                         static_cast<A*>(workspace), nullptr};
+    result = launch_tiled_gemm<T>(ops, m.dims(), stream);
+    if (result != nullptr) return;
+    result = launch_grid_stride(sum_slices_kernel<T>, g.out_channels * g.patch(), stream,
+                                static_cast<const A*>(workspace), m.splits,
+                                static_cast<T*>(grad_weight));
+  });
+  return result;
 }
 
 }  // namespace loom::gpu

@@ -142,24 +142,66 @@ struct ConvInputGradMatrices {
 };
 
 // Weight gradient: grad_output [Og, N * P] @ input patches transposed [N * P, K] into
-// grad_weight [Og, K], z = grp.
+// grad_weight [Og, K], its N * P terms split into `splits` chunks of `chunk` (Note
+// [Split weight gradient]): z = split * G + grp; split s sums terms [s * chunk, (s + 1) *
+// chunk) into slice s of [splits, O, K] (grad_weight itself when there is one split).
 struct ConvWeightGradMatrices {
   ConvGeometry g;
+  int64_t splits = 1, chunk = 0;  // chunk 0: the whole sum in one split
 
+  int64_t terms() const { return g.batch * g.out_plane(); }
   GemmDims dims() const {
-    return {g.group_out_channels(), g.patch(), g.batch * g.out_plane(), g.groups};
+    return {g.group_out_channels(), g.patch(), chunk > 0 ? chunk : terms(), splits * g.groups};
+  }
+  // Term r of split z / G as a position of the whole sum, or -1 past its end.
+  LOOM_GPU_HD int64_t term(int64_t z, int64_t r) const {
+    const int64_t at = (z / g.groups) * chunk + r;
+    return at < g.batch * g.out_plane() ? at : -1;
   }
   LOOM_GPU_HD int64_t a(int64_t z, int64_t o, int64_t r) const {
-    const int64_t n = r / g.out_plane(), p = r % g.out_plane();
-    return (n * g.out_channels + z * g.group_out_channels() + o) * g.out_plane() + p;
+    const int64_t t = term(z, r);
+    if (t < 0) return -1;
+    const int64_t n = t / g.out_plane(), p = t % g.out_plane();
+    const int64_t grp = z % g.groups;
+    return (n * g.out_channels + grp * g.group_out_channels() + o) * g.out_plane() + p;
   }
   LOOM_GPU_HD int64_t b(int64_t z, int64_t r, int64_t k) const {
-    const int64_t c = z * g.group_channels() + k / g.taps();
-    return patch_offset(g, r / g.out_plane(), c, k % g.taps(), r % g.out_plane());
+    const int64_t t = term(z, r);
+    if (t < 0) return -1;
+    const int64_t c = (z % g.groups) * g.group_channels() + k / g.taps();
+    return patch_offset(g, t / g.out_plane(), c, k % g.taps(), t % g.out_plane());
   }
   LOOM_GPU_HD int64_t c(int64_t z, int64_t o, int64_t k) const {
-    return (z * g.group_out_channels() + o) * g.patch() + k;
+    const int64_t slice = (z / g.groups) * g.out_channels * g.patch();
+    return slice + ((z % g.groups) * g.group_out_channels() + o) * g.patch() + k;
   }
 };
+
+// Note [Split weight gradient]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The weight gradient has few outputs (O * K) and a long sum (N * OH * OW terms): a
+// first layer's 32 x 9 outputs are one GEMM tile, so one block would walk 200,000 terms
+// while the rest of the GPU idles. Its sum is cut into equal chunks, enough of them to
+// give about kWeightGradTargetBlocks blocks but no more than one per kWeightGradMinChunk
+// terms; each chunk's partial sums go to their slice of a workspace (in the
+// accumulation type) and a second kernel adds the slices in order, so the result does
+// not depend on the launch: deterministic.
+inline constexpr int64_t kWeightGradMinChunk = 2048;
+inline constexpr int64_t kWeightGradTargetBlocks = 512;
+
+inline ConvWeightGradMatrices plan_weight_grad(const ConvGeometry& g) {
+  ConvWeightGradMatrices m{g};
+  const int64_t terms = m.terms();
+  const int64_t tile = kGemmTile;
+  const int64_t blocks =
+      ((g.group_out_channels() + tile - 1) / tile) * ((g.patch() + tile - 1) / tile) * g.groups;
+  int64_t splits = (kWeightGradTargetBlocks + blocks - 1) / blocks;
+  const int64_t most = (terms + kWeightGradMinChunk - 1) / kWeightGradMinChunk;
+  splits = splits < most ? splits : most;
+  if (splits <= 1) return m;
+  m.chunk = (terms + splits - 1) / splits;
+  m.splits = (terms + m.chunk - 1) / m.chunk;
+  return m;
+}
 
 }  // namespace loom::gpu

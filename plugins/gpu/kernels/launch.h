@@ -318,9 +318,11 @@ const char* launch_conv2d(int32_t dtype, const ConvGeometry& g, void* out, const
 const char* launch_conv2d_backward_input(int32_t dtype, const ConvGeometry& g, void* grad_input,
                                          const void* grad_output, const void* weight,
                                          gpuStream_t stream);
+// The weight gradient's workspace in bytes (0: none; Note [Split weight gradient]).
+size_t conv2d_backward_weight_workspace(int32_t dtype, const ConvGeometry& g);
 const char* launch_conv2d_backward_weight(int32_t dtype, const ConvGeometry& g, void* grad_weight,
                                           const void* grad_output, const void* input,
-                                          gpuStream_t stream);
+                                          void* workspace, gpuStream_t stream);
 
 // --- softmax (softmax.cu): `outer` rows of `length` elements at stride `inner` ---
 const char* launch_softmax(bool log, int32_t dtype, int64_t outer, int64_t length, int64_t inner,
