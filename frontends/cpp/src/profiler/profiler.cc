@@ -221,8 +221,8 @@ void Profiler::end_recording(bool keep) {
     } release;
     const LoomProfilerApi& table = api();
     check(table.stop(), "stop");
-    sample_allocators();
     if (!keep) return;
+    sample_allocators();
     allocator_samples_ = std::move(pending_samples_);
     pending_samples_.clear();
     events_.clear();
