@@ -1,11 +1,13 @@
 // The current device per thread and type, device index resolution, and the lookup of a
-// device type's runtime through its allocator (Note [Current device]).
+// device type's runtime through its allocator (Note [Current device]) and of the pinned
+// host memory a device type lends (Note [Pinned host memory]).
 #include "loom/core/device_runtime.h"
 
 #include <array>
 
 #include "loom/core/allocator.h"
 #include "loom/core/error.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 namespace {
@@ -64,6 +66,35 @@ Device resolve_device(Device device) {
     }
   }
   return device;
+}
+
+Allocator& pinned_host_allocator(DeviceType type, std::string_view op) {
+  const DeviceTypeRegistry& registry = DeviceTypeRegistry::instance();
+  if (type >= 0) {
+    const DeviceRuntime* runtime = find_device_runtime(type);
+    Allocator* pinned = runtime == nullptr ? nullptr : runtime->pinned_host_allocator();
+    LOOM_CHECK(pinned != nullptr, std::string(op),
+               "expected a device type whose plugin lends pinned host ",
+               "memory (host_allocate in its device interface), found ",
+               registry.is_registered(type) ? registry.name(type) : str_cat("type ", type),
+               ", which lends none");
+    return *pinned;
+  }
+  std::string seen;
+  for (DeviceType t = kMeta + 1; t < kMaxDeviceTypes; ++t) {
+    if (!registry.is_registered(t)) continue;
+    const DeviceRuntime* runtime = find_device_runtime(t);
+    if (runtime == nullptr) continue;
+    Allocator* pinned = runtime->pinned_host_allocator();
+    const int32_t count = runtime->device_count();
+    if (pinned != nullptr && count != 0) return *pinned;
+    seen += str_cat(seen.empty() ? "" : ", ", registry.name(t),
+                    pinned == nullptr ? " (lends none)" : " (0 devices)");
+  }
+  fail(std::string(op),
+       "expected a loaded device plugin with a device that lends pinned host memory ",
+       "(host_allocate in its device interface), found ",
+       seen.empty() ? std::string("no plugin device type") : seen);
 }
 
 }  // namespace loom

@@ -19,10 +19,13 @@ void Storage::operator delete(void* object, size_t size) {
 }
 
 Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
-  Ref<Storage> s = Ref<Storage>::adopt(new Storage());
   ReadSection section;  // the registered allocator may be replaced concurrently
+  return allocate(nbytes, device, AllocatorRegistry::instance().get(device.type));
+}
+
+Ref<Storage> Storage::allocate(size_t nbytes, Device device, Allocator& allocator) {
+  Ref<Storage> s = Ref<Storage>::adopt(new Storage());
   AllocatorRegistry& registry = AllocatorRegistry::instance();
-  Allocator& allocator = registry.get(device.type);
   if (device.type != kCPU && device.type != kMeta) device = resolve_device(device);
   s->data_ = allocator.allocate(nbytes, device);
   s->nbytes_ = nbytes;

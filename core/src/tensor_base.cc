@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "loom/core/error.h"
+#include "loom/core/read_section.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/type_promotion.h"
 
@@ -111,6 +112,13 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, std::string_view op) {
 }
 
 TensorBase empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device) {
+  ReadSection section;  // the registered allocator may be replaced concurrently
+  return empty_strided(sizes, strides, dtype, device,
+                       AllocatorRegistry::instance().get(device.type));
+}
+
+TensorBase empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device,
+                         Allocator& allocator) {
   LOOM_CHECK(sizes.size() == strides.size(), "empty_strided", "sizes ", shape_to_string(sizes),
              " and strides ", shape_to_string(strides), " differ in length");
   int64_t numel = checked_numel(sizes, "empty_strided");
@@ -118,7 +126,7 @@ TensorBase empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtyp
   size_t nbytes = numel == 0 ? 0
                              : bytes_through(last_element_index(sizes, strides, 0, "empty_strided"),
                                              dtype, "empty_strided");
-  Ref<Storage> storage = Storage::allocate(nbytes, device);
+  Ref<Storage> storage = Storage::allocate(nbytes, device, allocator);
   return TensorBase(Ref<TensorImpl>::adopt(
       new TensorImpl(std::move(storage), DimVector(sizes.begin(), sizes.end()),
                      DimVector(strides.begin(), strides.end()), 0, dtype)));
@@ -175,6 +183,11 @@ int64_t TensorBase::size(int64_t d) const {
 int64_t TensorBase::stride(int64_t d) const {
   LOOM_CHECK(dim() > 0, "stride", "dim ", d, " was given but the tensor has no dims");
   return strides()[wrap_dim(d, dim(), "stride")];
+}
+
+bool TensorBase::is_pinned() const {
+  const Allocator* allocator = impl_->storage()->allocator();
+  return device().type == kCPU && allocator != nullptr && allocator->pins_host_memory();
 }
 
 std::string TensorBase::describe() const {

@@ -199,6 +199,12 @@ LoomError* register_device_type(LoomPluginContext* ctx, const char* name, uint32
                "host", "register_device_type('", name,
                "'): the device interface must provide allocate and deallocate (struct_size ",
                device->struct_size, ")");
+    LOOM_CHECK(!LOOM_HAS_FIELD(device, LoomDeviceInterface, host_deallocate) ||
+                   (device->host_allocate == nullptr) == (device->host_deallocate == nullptr),
+               "host", "register_device_type('", name,
+               "'): the device interface must provide host_allocate and host_deallocate "
+               "together, found only ",
+               device->host_allocate != nullptr ? "host_allocate" : "host_deallocate");
     DispatchKey backend = key_from_abi(backend_key);
     std::lock_guard<std::mutex> lock(plugin.mutex);  // unload cannot start meanwhile
     if (plugin.closing) {

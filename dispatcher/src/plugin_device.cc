@@ -99,12 +99,16 @@ void PluginDeviceAllocator::synchronize(int16_t index) const {
              str_cat("synchronize ", device_type_name_, ":", index));
 }
 
+LoomCopyKind PluginDeviceAllocator::abi_copy_kind(CopyKind kind) {
+  return kind == CopyKind::HostToDevice   ? LOOM_COPY_HOST_TO_DEVICE
+         : kind == CopyKind::DeviceToHost ? LOOM_COPY_DEVICE_TO_HOST
+                                          : LOOM_COPY_DEVICE_TO_DEVICE;
+}
+
 void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const void* src,
                                  size_t nbytes) const {
   require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, copy) && device_->copy != nullptr, "copy");
-  const LoomCopyKind abi_kind = kind == CopyKind::HostToDevice   ? LOOM_COPY_HOST_TO_DEVICE
-                                : kind == CopyKind::DeviceToHost ? LOOM_COPY_DEVICE_TO_HOST
-                                                                 : LOOM_COPY_DEVICE_TO_DEVICE;
+  const LoomCopyKind abi_kind = abi_copy_kind(kind);
   // Queued on the thread's current stream (Note [Current stream]), after the kernels
   // queued there, then waited for, so the caller may read or free the memory at once;
   // not a copy to the device whose plugin says its source is released on return
@@ -119,6 +123,56 @@ void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const 
       device_->stream_synchronize != nullptr) {
     stream_synchronize(index, stream);
   }
+}
+
+// --- pinned host memory (Note [Pinned host memory]) ---
+
+Allocator* PluginDeviceAllocator::pinned_host_allocator() const {
+  const bool lends = LOOM_HAS_FIELD(device_, LoomDeviceInterface, host_deallocate) &&
+                     device_->host_allocate != nullptr && device_->host_deallocate != nullptr;
+  return lends ? &pinned_ : nullptr;
+}
+
+void PluginDeviceAllocator::copy_async(CopyKind kind, int16_t index, void* dst, const void* src,
+                                       size_t nbytes) const {
+  if (!LOOM_HAS_FIELD(device_, LoomDeviceInterface, copy_async) || device_->copy_async == nullptr) {
+    copy(kind, index, dst, src, nbytes);  // a blocking copy is a correct one
+    return;
+  }
+  void* stream = current_stream(DeviceTypeRegistry::instance().find(device_type_name_));
+  check(device_->copy_async(device_->ctx, index, abi_copy_kind(kind), dst, src, nbytes, stream),
+        str_cat("queue a copy of ", nbytes, " bytes on ", device_type_name_, ":", index));
+}
+
+void* PluginPinnedHostAllocator::allocate(size_t nbytes, Device) {
+  void* ptr = nullptr;
+  LoomError* err = device_->host_allocate(device_->ctx, nbytes, &ptr);
+  if (err != nullptr) {
+    std::string message = take_error(err).message;
+    fail_with(ErrorCode::ResourceExhausted, "pin_memory", "plugin '", plugin_->registrant.name,
+              "' failed to allocate ", nbytes, " bytes of pinned host memory for ",
+              *device_type_name_, ": ", message);
+  }
+  LOOM_CHECK(ptr != nullptr || nbytes == 0, "pin_memory", "plugin '", plugin_->registrant.name,
+             "' returned a null pointer and no error for ", nbytes, " bytes of pinned host memory");
+  return ptr;
+}
+
+void PluginPinnedHostAllocator::deallocate(void* ptr, size_t nbytes, Device) {
+  device_->host_deallocate(device_->ctx, ptr, nbytes);
+}
+
+std::string PluginPinnedHostAllocator::owner() const {
+  return str_cat("plugin '", plugin_->registrant.name, "' (pinned host memory of ",
+                 *device_type_name_, ")");
+}
+
+void PluginPinnedHostAllocator::on_storage_created() {
+  plugin_->live_objects.fetch_add(1, std::memory_order_relaxed);
+}
+
+void PluginPinnedHostAllocator::on_storage_destroyed() {
+  plugin_->live_objects.fetch_sub(1, std::memory_order_release);
 }
 
 // --- streams and events: each live handle counts as an object of the plugin ---

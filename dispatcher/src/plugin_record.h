@@ -29,11 +29,34 @@ struct PluginRecord;
 // (Note [Lock-free dispatch and safe unload]), so no call can be inside the plugin
 // when the library is closed. Errors a plugin returns are destroyed by the host as
 // soon as it has copied their message.
+// The pinned host memory a device type's plugin lends (Note [Pinned host memory]): cpu
+// storages made through host_allocate, each counted as an object of the plugin.
+class PluginPinnedHostAllocator final : public Allocator {
+ public:
+  PluginPinnedHostAllocator(PluginRecord* plugin, const LoomDeviceInterface* device,
+                            const std::string* device_type_name)
+      : plugin_(plugin), device_(device), device_type_name_(device_type_name) {}
+  void* allocate(size_t nbytes, Device device) override;
+  void deallocate(void* ptr, size_t nbytes, Device device) override;
+  std::string owner() const override;
+  void on_storage_created() override;
+  void on_storage_destroyed() override;
+  bool pins_host_memory() const override { return true; }
+
+ private:
+  PluginRecord* plugin_;
+  const LoomDeviceInterface* device_;
+  const std::string* device_type_name_;
+};
+
 class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
  public:
   PluginDeviceAllocator(PluginRecord* plugin, const LoomDeviceInterface* device,
                         std::string device_type_name)
-      : plugin_(plugin), device_(device), device_type_name_(std::move(device_type_name)) {}
+      : plugin_(plugin),
+        device_(device),
+        device_type_name_(std::move(device_type_name)),
+        pinned_(plugin, device, &device_type_name_) {}
   void* allocate(size_t nbytes, Device device) override;
   void deallocate(void* ptr, size_t nbytes, Device device) override;
   std::string owner() const override;
@@ -53,8 +76,14 @@ class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
   void event_record(int16_t index, void* event, void* stream) const override;
   void event_wait(int16_t index, void* event, void* stream) const override;
   void event_synchronize(int16_t index, void* event) const override;
+  // Pinned host memory and copies that return once queued (ABI 1.8).
+  Allocator* pinned_host_allocator() const override;
+  void copy_async(CopyKind kind, int16_t index, void* dst, const void* src,
+                  size_t nbytes) const override;
 
  private:
+  // LOOM_COPY_HOST_TO_DEVICE and the others.
+  static LoomCopyKind abi_copy_kind(CopyKind kind);
   // Throws unless the interface has `present` (a non-null function it claims to have).
   void require(bool present, const char* function) const;
   // Throws the plugin's error, if any, as "[device] plugin 'x' failed to <what>: ...".
@@ -67,6 +96,7 @@ class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
   const LoomDeviceInterface* device_;
   std::string device_type_name_;
   mutable std::atomic<int32_t> device_count_{-2};  // -2: not asked yet
+  mutable PluginPinnedHostAllocator pinned_;
 };
 
 struct PluginRecord {

@@ -27,12 +27,12 @@ Tensor contiguous(const Tensor& self) {
 }
 
 // A copy on `device` in `dtype`, or self when nothing changes and no copy is asked for.
-Tensor to_device(const Tensor& self, Device device, std::optional<ScalarType> dtype, bool,
-                 bool copy) {
+Tensor to_device(const Tensor& self, Device device, std::optional<ScalarType> dtype,
+                 bool non_blocking, bool copy) {
   ScalarType target = dtype.value_or(self.dtype());
   if (!copy && target == self.dtype() && device == self.device()) return self;
   Tensor out = empty_in_layout_of(self, target, device);
-  loom::copy_(out, self);
+  loom::copy_(out, self, non_blocking);
   return out;
 }
 

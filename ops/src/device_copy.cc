@@ -15,7 +15,10 @@
 // Between two devices that are not the host the block goes through a host buffer (device
 // to host, then host to device; a direct path between indices is left to a later
 // interface function). Every other copy_
-// goes on to the backends unchanged.
+// goes on to the backends unchanged. A copy_ with non_blocking set between a tensor in
+// pinned host memory of the device's type and a device tensor, with no temporary on
+// either side, is queued and not waited for (Note [Pinned host memory]); with a temporary,
+// or from or to pageable memory, it waits as any copy does, as PyTorch's does.
 #include <cstring>
 #include <vector>
 
@@ -43,17 +46,37 @@ const DeviceRuntime& runtime_of(Device device) {
   return *runtime;
 }
 
-// nbytes from src's memory to dst's memory; either side may be the host.
-void move_bytes(Device dst_device, void* dst, Device src_device, const void* src, size_t nbytes) {
+// True when `host`, a cpu tensor, is pinned host memory of `runtime`'s device type.
+bool pinned_for(const Tensor& host, const DeviceRuntime& runtime) {
+  const Allocator* pinned = runtime.pinned_host_allocator();
+  return pinned != nullptr && host.impl()->storage()->allocator() == pinned;
+}
+
+// All of dst from all of src, dense in the same layout; either side may be the host. A
+// copy between the host and a device is queued without a wait when `may_queue` and the
+// host side is that device type's pinned memory.
+void move_bytes(const Tensor& dst, const Tensor& src, bool may_queue) {
+  const size_t nbytes = static_cast<size_t>(dst.numel()) * element_size(dst.dtype());
   if (nbytes == 0) return;
-  if (src_device.type == kCPU) {
-    runtime_of(dst_device).copy(CopyKind::HostToDevice, dst_device.index, dst, src, nbytes);
-  } else if (dst_device.type == kCPU) {
-    runtime_of(src_device).copy(CopyKind::DeviceToHost, src_device.index, dst, src, nbytes);
+  const Device dst_device = dst.device(), src_device = src.device();
+  if (src_device.type == kCPU || dst_device.type == kCPU) {
+    const bool to_device = src_device.type == kCPU;
+    const Device device = to_device ? dst_device : src_device;
+    const DeviceRuntime& runtime = runtime_of(device);
+    const CopyKind kind = to_device ? CopyKind::HostToDevice : CopyKind::DeviceToHost;
+    if (may_queue && pinned_for(to_device ? src : dst, runtime)) {
+      runtime.copy_async(kind, device.index, dst.data_ptr(), src.data_ptr(), nbytes);
+    } else {
+      runtime.copy(kind, device.index, dst.data_ptr(), src.data_ptr(), nbytes);
+    }
   } else {
+    const void* src_bytes = src.data_ptr();
+    void* dst_bytes = dst.data_ptr();
     std::vector<unsigned char> host(nbytes);
-    runtime_of(src_device).copy(CopyKind::DeviceToHost, src_device.index, host.data(), src, nbytes);
-    runtime_of(dst_device).copy(CopyKind::HostToDevice, dst_device.index, dst, host.data(), nbytes);
+    runtime_of(src_device)
+        .copy(CopyKind::DeviceToHost, src_device.index, host.data(), src_bytes, nbytes);
+    runtime_of(dst_device)
+        .copy(CopyKind::HostToDevice, dst_device.index, dst_bytes, host.data(), nbytes);
   }
 }
 
@@ -61,7 +84,7 @@ bool is_dense(const Tensor& t) {
   return t.is_contiguous() || is_non_overlapping_and_dense(*t.impl());
 }
 
-void copy_between_devices(const Tensor& dst, const Tensor& src) {
+void copy_between_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
   const bool dense_dst = is_dense(dst);
   const bool reorder_on_source =
       src.device().type != kCPU && dense_dst && !same_shape(src.strides(), dst.strides());
@@ -76,8 +99,10 @@ void copy_between_devices(const Tensor& dst, const Tensor& src) {
       same_shape(block.strides(), dst.strides())
           ? dst
           : Tensor(empty_strided(dst.sizes(), block.strides(), dst.dtype(), dst.device()));
-  move_bytes(dst.device(), landing.data_ptr(), src.device(), block.data_ptr(),
-             static_cast<size_t>(dst.numel()) * element_size(dst.dtype()));
+  // Queued only between the caller's own tensors: a temporary would be freed, or read on
+  // the host, before the copy has run.
+  const bool no_temporary = block.impl() == src.impl() && landing.impl() == dst.impl();
+  move_bytes(landing, block, non_blocking && no_temporary);
   if (landing.impl() != dst.impl()) loom::copy_(dst, landing);
 }
 
@@ -94,8 +119,9 @@ LoomError* copy_kernel(void*, const LoomKernelCall* call) {
       redispatch_below(call);
       return;
     }
+    const bool non_blocking = call->num_args > 2 && call->args[2].u.i != 0;
     Tensor d = Tensor::borrow(const_cast<TensorImpl*>(dst));
-    copy_between_devices(d, Tensor::borrow(const_cast<TensorImpl*>(src)));
+    copy_between_devices(d, Tensor::borrow(const_cast<TensorImpl*>(src)), non_blocking);
     d.impl()->retain();
     call->returns[0] = call->args[0];
   });
@@ -114,8 +140,8 @@ void register_device_copy(const dispatch::Registrant* owner) {
 
 namespace loom {
 
-Tensor Tensor::to(std::string_view device) const {
-  return to(parse_device(device));
+Tensor Tensor::to(std::string_view device, bool non_blocking) const {
+  return to(parse_device(device), std::nullopt, non_blocking);
 }
 
 }  // namespace loom

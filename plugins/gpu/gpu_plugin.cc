@@ -76,6 +76,7 @@ void shutdown() {
     }
   }
   staging().empty_cache();
+  pinned_host().empty_cache();  // unload waited for every pinned tensor to go
 }
 
 }  // namespace

@@ -91,6 +91,10 @@ TEST(CudaPlugin, AllowNoDeviceRegistersTheDeviceTypeAndKernels) {
     // Memory on a device that is not there: a clear error, no crash.
     test::expect_error([] { (void)zeros({4}, TensorOptions().device(parse_device("cuda:0"))); },
                        "device", {"cuda:0 does not exist", "0 devices"});
+    // Pinned memory: the plugin lends it only with a device, and the error says so.
+    test::expect_error([] { (void)zeros({4}).pin_memory("cuda"); }, "pin_memory",
+                       {"failed to allocate", "pinned host memory", "without a device"});
+    test::expect_error([] { (void)zeros({4}).pin_memory(); }, "pin_memory", {"cuda (0 devices)"});
   }
 }
 
@@ -173,6 +177,32 @@ TEST_F(CudaOps, ACopyToTheDeviceDoesNotWaitForKernelsQueuedBeforeIt) {
   const bool product_still_running = cudaStreamQuery(nullptr) == cudaErrorNotReady;
   EXPECT_TRUE(product_still_running) << "the copy waited for the product queued before it";
   expect_close(on_device, batch, 0);
+}
+
+// Note [Pinned host memory]: pinned tensors come from the plugin's cache; a non-blocking
+// copy either way returns while a product queued before it still runs, and the host
+// reads the copy back after synchronising. The pinned source is dropped at once: its
+// block is held until the copy has run (Note [Caching pinned host blocks]).
+TEST_F(CudaOps, NonBlockingCopiesOfPinnedMemoryDoNotWait) {
+  Tensor batch = randn({256, 1, 28, 28});
+  Tensor pinned = batch.pin_memory();
+  EXPECT_TRUE(pinned.is_pinned());
+  EXPECT_FALSE(batch.is_pinned());
+  expect_close(pinned, batch, 0);
+  Tensor a = randn({8192, 8192}, TensorOptions().device(cuda()));
+  synchronize(cuda());
+  Tensor product = a.mm(a);  // about 20 ms on an H100
+  Tensor on_device = batch.pin_memory().to(cuda(), std::nullopt, /*non_blocking=*/true);
+  Tensor back = empty({256, 1, 28, 28}, TensorOptions().pinned_memory(true));
+  back.copy_(on_device * 2.0, /*non_blocking=*/true);
+  const bool product_still_running = cudaStreamQuery(nullptr) == cudaErrorNotReady;
+  EXPECT_TRUE(product_still_running) << "a non-blocking copy waited for the product";
+  synchronize(cuda());
+  expect_close(back, batch * 2.0, 0);
+  // a blocking copy into pinned memory waits
+  Tensor again = empty({256, 1, 28, 28}, TensorOptions().pinned_memory(true));
+  again.copy_(on_device);
+  expect_close(again, batch, 0);
 }
 
 TEST_F(CudaOps, PointwiseOpsMatchTheCpu) {

@@ -12,41 +12,12 @@
 #include <set>
 #include <vector>
 
+#include "fake_pinned_runtime.h"
+
 namespace loom::gpu {
 namespace {
 
-class FakeRuntime final : public StagingRuntime {
- public:
-  std::set<void*> pinned;
-  std::map<void*, bool> events;  // event -> done
-  bool refuse_record = false;
-  int next_event = 1;
-
-  void* allocate_pinned(size_t nbytes) override {
-    void* p = std::malloc(nbytes);
-    pinned.insert(p);
-    return p;
-  }
-  void release_pinned(void* ptr) override {
-    EXPECT_EQ(pinned.erase(ptr), 1u) << "released twice or never allocated";
-    std::free(ptr);
-  }
-  void* create_event(int) override {
-    void* e = reinterpret_cast<void*>(static_cast<uintptr_t>(next_event++));
-    events[e] = true;
-    return e;
-  }
-  void destroy_event(int, void* event) override { EXPECT_EQ(events.erase(event), 1u); }
-  bool record_event(int, void* event, void*) override {
-    if (refuse_record) return false;
-    events.at(event) = false;  // pending until the test completes it
-    return true;
-  }
-  bool event_done(int, void* event) override { return events.at(event); }
-  void complete_all() {
-    for (auto& [event, done] : events) done = true;
-  }
-};
+using test::FakeRuntime;
 
 void* const kStream = reinterpret_cast<void*>(0x10);
 constexpr size_t kSmall = PinnedStaging::kMinCopy;  // the smallest staged copy

@@ -189,5 +189,46 @@ TEST(ExamplePlugin, StreamsQueueKernelsAndEventsOrderStreams) {
   expect_error([] { Stream::create(parse_device("cpu")); }, "device", {"cpu has no streams"});
 }
 
+// Pinned memory lent by npu_sim (the SDK's host_memory_device): a copy_ asked to be
+// non-blocking is queued on the current stream behind the kernels there and the host reads
+// its result after synchronising. Each side is dropped as soon as its copy is queued: the
+// SDK holds the blocks until the copy has run (Note [Held blocks]; the sanitizer build
+// would see a use after free).
+TEST(ExamplePlugin, NonBlockingCopiesThroughPinnedMemoryFollowTheStream) {
+  std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
+                         "\"\nplugins { name: \"cpu\" }\nplugins { path: \"" +
+                         LOOM_EXAMPLE_PLUGIN_DIR + "/libloom_plugin_npu_sim.so\" }\n";
+  loom::Runtime runtime = loom::Runtime::load(dispatch::parse_manifest(manifest, "<test>"));
+  const Device npu = parse_device("npu_sim:0");
+  const int64_t n = int64_t{1} << 20;
+  Tensor host = host_iota({n});
+  Tensor pinned = host.pin_memory();
+  EXPECT_TRUE(pinned.is_pinned());
+  EXPECT_FALSE(host.is_pinned());
+  EXPECT_TRUE(pinned.pin_memory().is_alias_of(pinned));           // already pinned: itself
+  EXPECT_TRUE(pinned.pin_memory("npu_sim").is_alias_of(pinned));  // by npu_sim's plugin
+  EXPECT_EQ(pinned.data<float>()[n - 1], static_cast<float>(n - 1));
+  Tensor transposed = host.view({1024, 1024}).t().pin_memory();  // keeps the layout
+  EXPECT_TRUE(transposed.is_pinned());
+  EXPECT_EQ(transposed.stride(0), 1);
+  Tensor one = empty({n}, TensorOptions().device(npu));
+  one.fill_(1.0);
+  Stream s = Stream::create(npu);
+  for (int round = 0; round < 3; ++round) {
+    Tensor back = empty({n}, TensorOptions().pinned_memory(true));
+    {
+      StreamGuard guard(s);
+      Tensor y = host.pin_memory().to("npu_sim:0", /*non_blocking=*/true) + one;
+      for (int i = 0; i < 4; ++i) y = y + one;
+      back.copy_(y, /*non_blocking=*/true);
+    }
+    s.synchronize();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < n; ++i) wrong += back.data<float>()[i] != static_cast<float>(i + 5);
+    EXPECT_EQ(wrong, 0) << "round " << round;
+  }
+  synchronize(npu);
+}
+
 }  // namespace
 }  // namespace loom::testing

@@ -3,7 +3,11 @@
 // allocations and publishes them as "loom.device_memory.testdev"
 // (loom/device_memory_api.h) for loom::memory_stats. Its copies are memcpy and release
 // their source at once (ABI 1.7's LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE); fill_ with
-// 13 plays a kernel that finds bad input, which the next wait reports as fill_'s error.
+// 13 plays a kernel that finds bad input, which the next wait reports as fill_'s error. It
+// lends "pinned" host memory and has copy_async (ABI 1.8), and publishes how often each
+// copy function and stream_synchronize ran as "test_device.counters", so tests see which
+// copies the host waited for. With the option half_pinned: "1" it also registers a
+// device type with host_allocate but no host_deallocate, which the host must refuse.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -17,6 +21,7 @@
 namespace {
 
 std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_allocations{0}, g_frees{0};
+std::atomic<int64_t> g_copies{0}, g_async_copies{0}, g_stream_waits{0}, g_pinned_live{0};
 
 LoomError* device_count(void*, int32_t* out) {
   *out = 1;
@@ -93,6 +98,7 @@ LoomError* wait() {
 }
 LoomError* stream_synchronize(void*, int32_t index, void*) {
   if (LoomError* err = check_index(index)) return err;
+  ++g_stream_waits;
   return wait();
 }
 LoomError* device_synchronize(void*, int32_t index) {
@@ -102,9 +108,51 @@ LoomError* device_synchronize(void*, int32_t index) {
 LoomError* copy(void*, int32_t index, LoomCopyKind, void* dst, const void* src, size_t nbytes,
                 void*) {
   if (LoomError* err = check_index(index)) return err;
+  ++g_copies;
   std::memcpy(dst, src, nbytes);
   return nullptr;
 }
+
+// Done at once: the default stream runs work as it is queued, so no block is ever held.
+LoomError* copy_async(void*, int32_t index, LoomCopyKind, void* dst, const void* src, size_t nbytes,
+                      void*) {
+  if (LoomError* err = check_index(index)) return err;
+  ++g_async_copies;
+  std::memcpy(dst, src, nbytes);
+  return nullptr;
+}
+
+LoomError* host_allocate(void*, size_t nbytes, void** out) {
+  *out = std::malloc(nbytes == 0 ? 1 : nbytes);
+  if (*out == nullptr) {
+    return loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "testdev: out of host memory");
+  }
+  ++g_pinned_live;
+  return nullptr;
+}
+
+void host_deallocate(void*, void* ptr, size_t) {
+  std::free(ptr);
+  --g_pinned_live;
+}
+
+// "test_device.counters": count("copy" | "copy_async" | "stream_synchronize" |
+// "pinned_live"), -1 for another name.
+struct Counters {
+  size_t struct_size;
+  int64_t (*count)(const char* name);
+};
+
+int64_t count(const char* name) {
+  const std::string n = name == nullptr ? "" : name;
+  if (n == "copy") return g_copies.load();
+  if (n == "copy_async") return g_async_copies.load();
+  if (n == "stream_synchronize") return g_stream_waits.load();
+  if (n == "pinned_live") return g_pinned_live.load();
+  return -1;
+}
+
+const Counters kCounters = {sizeof(Counters), &count};
 
 const LoomDeviceInterface kDevice = [] {
   LoomDeviceInterface d{};
@@ -116,6 +164,15 @@ const LoomDeviceInterface kDevice = [] {
   d.device_synchronize = &device_synchronize;
   d.copy = &copy;
   d.flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE;
+  d.host_allocate = &host_allocate;
+  d.host_deallocate = &host_deallocate;
+  d.copy_async = &copy_async;
+  return d;
+}();
+
+const LoomDeviceInterface kHalfPinnedDevice = [] {
+  LoomDeviceInterface d = kDevice;
+  d.host_deallocate = nullptr;
   return d;
 }();
 
@@ -141,6 +198,13 @@ void init(loom::sdk::Registrar& r) {
   a.name = LOOM_DEVICE_MEMORY_EXTENSION_PREFIX "testdev";
   a.table = &kMemory;
   loom::sdk::check(loom::sdk::host().extension_publish(&a));
+  LoomExtensionArgs c{};
+  c.struct_size = sizeof(c);
+  c.plugin = loom::sdk::plugin_state().context;
+  c.name = "test_device.counters";
+  c.table = &kCounters;
+  loom::sdk::check(loom::sdk::host().extension_publish(&c));
+  if (r.option("half_pinned") == "1") r.device_type("testdev_bad", key, &kHalfPinnedDevice);
 }
 
 }  // namespace

@@ -119,6 +119,15 @@ int main(int argc, char** argv) {
       run_case(options, "add_bf16_" + size, [&] { return ha + hb; });
     }
     {
+      // 64 MiB between the device and pinned host memory, non-blocking (Note [Pinned host
+      // memory]): bound by the host link, not the device's memory.
+      const int64_t n = int64_t{1} << 24;
+      loom::Tensor on_gpu = randn_on_gpu({n}, ScalarType::Float32);
+      loom::Tensor pinned = loom::empty({n}, loom::TensorOptions().pinned_memory(true));
+      run_case(options, "h2d_pinned_f32_16777216", [&] { return on_gpu.copy_(pinned, true); });
+      run_case(options, "d2h_pinned_f32_16777216", [&] { return pinned.copy_(on_gpu, true); });
+    }
+    {
       loom::Tensor x = randn_on_gpu({8192, 8192}, ScalarType::Float32);
       run_case(options, "sum_f32_8192x8192", [&] { return x.sum(); });
       run_case(options, "sum_rows_f32_8192x8192", [&] { return x.sum({1}); });
@@ -137,8 +146,10 @@ int main(int argc, char** argv) {
     // One training step of `loom train`'s CNN (zero_grad, forward, cross entropy,
     // backward, Adam step) on a fixed batch, as tools/bench/train_bench.cc on the CPU;
     // "host_batch": the batch is copied from host memory at each step, as a data loader's
-    // (Note [Pinned staging]).
-    auto cnn_step_case = [&](const std::string& prefix, int64_t batch, bool host_batch) {
+    // (Note [Pinned staging]); "pinned_batch": from pinned memory, non-blocking, as a
+    // data loader's with pin_memory (Note [Pinned host memory]).
+    enum class Batch { OnDevice, Host, Pinned };
+    auto cnn_step_case = [&](const std::string& prefix, int64_t batch, Batch source) {
       namespace nn = loom::nn;
       loom::manual_seed(0);
       nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
@@ -148,27 +159,31 @@ int main(int argc, char** argv) {
       net->to("cuda:0");
       loom::Tensor x = randn_on_gpu({batch, 1, 28, 28}, ScalarType::Float32);
       loom::Tensor host_x = x.to(loom::parse_device("cpu"));
+      if (source == Batch::Pinned) host_x = host_x.pin_memory();
       loom::Tensor target = loom::randint(10, {batch}).to(cuda());
       loom::optim::Adam adam(net->parameters(), loom::optim::AdamOptions(1e-3));
       nn::CrossEntropyLoss criterion;
-      const std::string name = host_batch ? "cnn_train_step_host_batch_b" : "cnn_train_step_b";
+      const std::string name = source == Batch::Host     ? "cnn_train_step_host_batch_b"
+                               : source == Batch::Pinned ? "cnn_train_step_pinned_batch_b"
+                                                         : "cnn_train_step_b";
       run_case(options, prefix + name + std::to_string(batch), [&] {
         adam.zero_grad();
-        loom::Tensor loss = criterion(net(host_batch ? host_x.to(cuda()) : x), target);
+        loom::Tensor input =
+            source == Batch::OnDevice ? x : host_x.to(cuda(), std::nullopt, /*non_blocking=*/true);
+        loom::Tensor loss = criterion(net(input), target);
         loss.backward();
         adam.step();
         return loss;
       });
     };
-    for (const auto& [batch, host_batch] :
-         {std::pair<int64_t, bool>{64, false}, {256, false}, {64, true}, {256, true}}) {
-      cnn_step_case("", batch, host_batch);
+    for (Batch source : {Batch::OnDevice, Batch::Host, Batch::Pinned}) {
+      for (int64_t batch : {64, 256}) cnn_step_case("", batch, source);
     }
     runtime.reset();  // every tensor of the cases above is gone
     loom::dispatch::PluginHost::instance().unload("cuda");  // to load it with other options
     runtime = loom::Runtime::load(manifest("options { key: \"conv\" value: \"loom\" }"));
     conv_case("loom_kernels_");
-    cnn_step_case("loom_kernels_", 64, false);
+    cnn_step_case("loom_kernels_", 64, Batch::OnDevice);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

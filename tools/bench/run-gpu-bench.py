@@ -78,6 +78,16 @@ def torch_cases():
             (f"copy_f32_{n}", lambda a=a, out=out: out.copy_(a), 8 * n, None),
             (f"add_bf16_{n}", lambda ha=ha, hb=hb: ha + hb, 6 * n, None),
         ]
+    # 64 MiB between the device and pinned host memory, non-blocking
+    n = 1 << 24
+    on_gpu = torch.randn(n, device=dev)
+    pinned = torch.empty(n, pin_memory=True)
+    cases += [
+        (f"h2d_pinned_f32_{n}", lambda g=on_gpu, p=pinned: g.copy_(p, non_blocking=True), None,
+         None),
+        (f"d2h_pinned_f32_{n}", lambda g=on_gpu, p=pinned: p.copy_(g, non_blocking=True), None,
+         None),
+    ]
     x = torch.randn(8192, 8192, device=dev)
     bcast = torch.randn(8192, device=dev)
     elems = 8192 * 8192
@@ -103,15 +113,17 @@ def torch_cases():
     cases.append(("loom_kernels_conv2d_3x3_f32_8x64x56x56", conv, None, flops))
     # the step on loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's
     cases.append(("loom_kernels_cnn_train_step_b64", cnn_train_step(dev, 64), None, None))
-    for batch in (64, 256):
-        cases.append((f"cnn_train_step_host_batch_b{batch}",
-                      cnn_train_step(dev, batch, host_batch=True), None, None))
+    for source in ("host", "pinned"):
+        for batch in (64, 256):
+            cases.append((f"cnn_train_step_{source}_batch_b{batch}",
+                          cnn_train_step(dev, batch, source), None, None))
     return cases
 
 
-def cnn_train_step(dev, batch, host_batch=False):
-    """One training step of `loom train`'s CNN with Adam, as gpu_bench.cc's; host_batch:
-    the batch is copied from (pageable) host memory at each step."""
+def cnn_train_step(dev, batch, source="device"):
+    """One training step of `loom train`'s CNN with Adam, as gpu_bench.cc's; source
+    "host": the batch is copied from (pageable) host memory at each step; "pinned": from
+    pinned memory, non-blocking."""
     nn = torch.nn
     torch.manual_seed(0)
     net = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
@@ -120,13 +132,16 @@ def cnn_train_step(dev, batch, host_batch=False):
                         nn.Linear(128, 10)).to(dev)
     x = torch.randn(batch, 1, 28, 28, device=dev)
     host_x = x.cpu()
+    if source == "pinned":
+        host_x = host_x.pin_memory()
     target = torch.randint(0, 10, (batch,), device=dev)
     adam = torch.optim.Adam(net.parameters(), lr=1e-3)
     criterion = nn.CrossEntropyLoss()
 
     def step():
         adam.zero_grad()
-        loss = criterion(net(host_x.to(dev) if host_batch else x), target)
+        batch_x = x if source == "device" else host_x.to(dev, non_blocking=source == "pinned")
+        loss = criterion(net(batch_x), target)
         loss.backward()
         adam.step()
         return loss

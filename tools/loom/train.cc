@@ -11,6 +11,8 @@
 #include <string>
 
 #include "loom/checkpoint.h"
+#include "loom/core/device_runtime.h"
+#include "loom/core/read_section.h"
 #include "loom/data.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
@@ -90,6 +92,16 @@ class Progress {
   int64_t epoch_, epochs_, batches_;
   bool tty_;
 };
+
+// Whether the plugin of `device`'s type lends pinned host memory: the training batches
+// for it are then assembled there, as PyTorch's DataLoader(pin_memory=True) does.
+bool lends_pinned_memory(const std::string& device) {
+  const Device d = parse_device(device);
+  if (d.type == kCPU) return false;
+  ReadSection section;
+  const DeviceRuntime* runtime = find_device_runtime(d.type);
+  return runtime != nullptr && runtime->pinned_host_allocator() != nullptr;
+}
 
 double test_accuracy(nn::Sequential& net, data::DataLoader& loader, const std::string& device) {
   NoGradGuard no_grad;
@@ -182,6 +194,7 @@ int run_train(const TrainOptions& o) {
   train_options.batch_size = o.batch_size;
   train_options.shuffle = true;
   train_options.seed = o.seed;
+  train_options.pin_memory = lends_pinned_memory(o.device);
   data::DataLoader train_loader(train_set, train_options);
   data::DataLoaderOptions test_options;
   test_options.batch_size = 1000;
@@ -216,7 +229,9 @@ int run_train(const TrainOptions& o) {
     double loss_sum = 0;
     int64_t correct = 0, seen = 0, batch_index = 0;
     for (const data::Example& batch : train_loader) {
-      Tensor x = batch.data.to(o.device), y = batch.target.to(o.device);
+      // queued without a wait from pinned batches (Note [Pinned host memory])
+      Tensor x = batch.data.to(o.device, /*non_blocking=*/true);
+      Tensor y = batch.target.to(o.device, /*non_blocking=*/true);
       optimizer->zero_grad();
       Tensor logits, loss;
       {

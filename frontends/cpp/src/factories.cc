@@ -2,13 +2,21 @@
 // device's plugin fills its own memory).
 #include "loom/factories.h"
 
+#include "loom/core/device_runtime.h"
+#include "loom/core/error.h"
+#include "loom/core/read_section.h"
 #include "loom/ops/creation.h"
 #include "loom/ops/generated/ops.h"
 
 namespace loom {
 
 Tensor empty(IntList sizes, TensorOptions options) {
-  return empty(sizes.span(), options.dtype_, options.device_);
+  if (!options.pinned_memory_) return empty(sizes.span(), options.dtype_, options.device_);
+  LOOM_CHECK(options.device_.type == kCPU, "empty", "expected the cpu device for pinned memory, ",
+             "found ", options.device_.to_string(), " (only cpu tensors can be pinned)");
+  ReadSection section;  // the plugin stays loaded until the storage holds it
+  return empty_strided(sizes.span(), contiguous_strides(sizes.span()), options.dtype_,
+                       options.device_, pinned_host_allocator(-1, "empty"));
 }
 
 Tensor full(IntList sizes, const Scalar& value, TensorOptions options) {

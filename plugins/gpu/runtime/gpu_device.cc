@@ -290,6 +290,48 @@ bool staged_copy_to_device(void* dst, const void* src, size_t nbytes, gpuStream_
   return true;
 }
 
+// Pinned host memory (ABI 1.8, Note [Caching pinned host blocks]): it needs a device, as
+// the runtime pins memory for its devices' DMA.
+LoomError* host_allocate(void*, size_t nbytes, void** out) {
+  return sdk::catch_all([&] {
+    if (driver_state().device_count == 0) {
+      throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] no pinned host memory without a device: " +
+                       driver_state().unavailable_reason);
+    }
+    *out = pinned_host().allocate(nbytes);
+    if (*out == nullptr) {
+      throw sdk::Error("[" LOOM_GPU_PLATFORM_NAME "] the runtime refused to pin " +
+                       std::to_string(PinnedHostAllocator::block_size(nbytes)) +
+                       " bytes of host memory");
+    }
+  });
+}
+
+void host_deallocate(void*, void* ptr, size_t) {
+  pinned_host().deallocate(ptr);
+}
+
+// A copy between pinned host memory and the device that returns once queued: the host
+// block is held until the copy has run (or, when no event can say so, the copy is waited
+// for). From memory that is not pinned it is as safe as any copy: the runtime stages
+// pageable memory before returning, and a copy into it returns when done.
+LoomError* copy_async(void*, int32_t index, LoomCopyKind kind, void* dst, const void* src,
+                      size_t nbytes, void* stream) {
+  return on_device(index, "copy", [&] {
+    const auto direction = kind == LOOM_COPY_HOST_TO_DEVICE   ? gpuMemcpyHostToDevice
+                           : kind == LOOM_COPY_DEVICE_TO_HOST ? gpuMemcpyDeviceToHost
+                                                              : gpuMemcpyDeviceToDevice;
+    const auto on = static_cast<gpuStream_t>(stream);
+    gpuError_t err = gpuMemcpyAsync(dst, src, nbytes, direction, on);
+    if (err != gpuSuccess || kind == LOOM_COPY_DEVICE_TO_DEVICE) return err;
+    const void* host = kind == LOOM_COPY_HOST_TO_DEVICE ? src : dst;
+    if (pinned_host().record_use(host, index, on) == PinnedHostAllocator::Use::Failed) {
+      err = gpuStreamSynchronize(on);
+    }
+    return err;
+  });
+}
+
 // A copy to the device releases its source on return (the interface's
 // LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE): through a pinned staging block, or when
 // none is free the runtime stages pageable memory before returning; from pinned memory
@@ -411,6 +453,9 @@ const LoomDeviceInterface* device_interface() {
       .device_synchronize = &device_synchronize,
       .copy = &copy,
       .flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE,
+      .host_allocate = &host_allocate,
+      .host_deallocate = &host_deallocate,
+      .copy_async = &copy_async,
   };
   return &device;
 }
@@ -423,10 +468,22 @@ CachingAllocator& allocator() {
   return *instance;
 }
 
+namespace {
+RuntimeStaging& pinned_runtime() {
+  static RuntimeStaging* runtime = new RuntimeStaging;
+  return *runtime;
+}
+}  // namespace
+
 PinnedStaging& staging() {
   // Never destroyed, as the allocator; the plugin's shutdown empties it.
-  static RuntimeStaging* runtime = new RuntimeStaging;
-  static PinnedStaging* instance = new PinnedStaging(*runtime);
+  static PinnedStaging* instance = new PinnedStaging(pinned_runtime());
+  return *instance;
+}
+
+PinnedHostAllocator& pinned_host() {
+  // Never destroyed, as the allocator; the plugin's shutdown empties it.
+  static PinnedHostAllocator* instance = new PinnedHostAllocator(pinned_runtime());
   return *instance;
 }
 

@@ -12,6 +12,7 @@
 #include "deferred_checks.h"
 #include "loom/device_memory_api.h"
 #include "loom/plugin.h"
+#include "pinned_host_allocator.h"
 #include "pinned_staging.h"
 
 namespace loom::gpu {
@@ -33,6 +34,8 @@ const LoomDeviceInterface* device_interface();
 CachingAllocator& allocator();
 // The process's pinned staging blocks for copies to the device (Note [Pinned staging]).
 PinnedStaging& staging();
+// The pinned memory of pinned cpu tensors (Note [Caching pinned host blocks]).
+PinnedHostAllocator& pinned_host();
 // The allocator's figures and cache control, published as
 // "loom.device_memory.<device type>" (loom/device_memory_api.h).
 const LoomDeviceMemoryApi* memory_api();

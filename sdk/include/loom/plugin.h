@@ -62,8 +62,10 @@ extern "C" {
  *   1.6  LoomHostApi::redispatch_with_keys (redispatch under a key guard in one call);
  *        LoomTensorSlotArgs::key (a slot value and a key bit set together)
  *   1.7  LoomDeviceInterface::flags (copies to the device that need no wait); a wait's
- *        LOOM_STATUS_INVALID_ARGUMENT raised as the error of an op found by its kernel */
-#define LOOM_ABI_VERSION_MINOR 7
+ *        LOOM_STATUS_INVALID_ARGUMENT raised as the error of an op found by its kernel
+ *   1.8  LoomDeviceInterface::host_allocate, host_deallocate and copy_async (pinned host
+ *        memory and copies that return once queued: Note [Pinned host memory]) */
+#define LOOM_ABI_VERSION_MINOR 8
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -303,6 +305,18 @@ typedef struct LoomDeviceInterface {
                      size_t nbytes, void* stream);
   /* LOOM_DEVICE_* bits (ABI 1.7; an older plugin's shorter struct has none) */
   uint64_t flags;
+  /* Page-locked host memory, for copies that need not wait (ABI 1.8; optional, both or
+   * neither): a host block of nbytes the device's DMA can read and write. The host makes
+   * pinned CPU tensors of it (Tensor::pin_memory). */
+  LoomError* (*host_allocate)(void* ctx, size_t nbytes, void** out_ptr);
+  void (*host_deallocate)(void* ctx, void* ptr, size_t nbytes);
+  /* As copy, but returns once the copy is queued on stream, without waiting for it (ABI
+   * 1.8; optional). The host calls it only for a copy asked to be non-blocking whose host
+   * side lies in a block of host_allocate, and then does not wait. A block given to
+   * host_deallocate while such a copy of it is queued must not be handed out again before
+   * that copy has run. */
+  LoomError* (*copy_async)(void* ctx, int32_t index, LoomCopyKind kind, void* dst, const void* src,
+                           size_t nbytes, void* stream);
 } LoomDeviceInterface;
 
 /* copy(LOOM_COPY_HOST_TO_DEVICE) returns only once its source may be freed or changed

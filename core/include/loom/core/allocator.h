@@ -28,6 +28,9 @@ class Allocator {
   virtual void on_storage_destroyed() {}
   // The device type's runtime (count, properties, copies), for plugin device types.
   virtual const DeviceRuntime* runtime() const { return nullptr; }
+  // True for a device type's allocator of pinned host memory (Note [Pinned host memory]):
+  // its cpu storages are what Tensor::is_pinned() reports.
+  virtual bool pins_host_memory() const { return false; }
 };
 
 struct AllocationEvent {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "loom/core/device.h"
 
@@ -19,6 +20,8 @@ struct DeviceProperties {
 };
 
 enum class CopyKind { HostToDevice, DeviceToHost, DeviceToDevice };
+
+class Allocator;
 
 class DeviceRuntime {
  public:
@@ -33,6 +36,28 @@ class DeviceRuntime {
   // the source on return is not waited for: LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE).
   virtual void copy(CopyKind kind, int16_t index, void* dst, const void* src,
                     size_t nbytes) const = 0;
+  // Note [Pinned host memory]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // A device type whose plugin has host_allocate (ABI 1.8) lends page-locked host memory:
+  // pinned_host_allocator() makes cpu storages of it, which Tensor::is_pinned() reports
+  // and Tensor::pin_memory() or TensorOptions::pinned_memory(true) create. A copy_ asked
+  // to be non-blocking between such a tensor and that type's device goes through
+  // copy_async: queued on the current stream and not waited for, so the host goes on
+  // while the DMA runs (the caller synchronises before reading a copy to the host, as in
+  // PyTorch). The plugin keeps a freed block from being handed out again until the
+  // copies queued on it have run, so dropping the tensor early is safe. Every other copy
+  // (pageable host memory, another type's pinned memory, a copy through a temporary)
+  // waits as copy() does.
+  //
+  // Null when the plugin lends no pinned memory.
+  virtual Allocator* pinned_host_allocator() const { return nullptr; }
+  // As copy(), but returns once the copy is queued (the plugin's copy_async), or copies
+  // and waits when the plugin has none. The host side must be memory of
+  // pinned_host_allocator().
+  virtual void copy_async(CopyKind kind, int16_t index, void* dst, const void* src,
+                          size_t nbytes) const {
+    copy(kind, index, dst, src, nbytes);
+  }
   // Streams and events: opaque handles of the plugin; a stream or event alive keeps its
   // plugin loaded. A null stream is the device's default stream.
   virtual void* stream_create(int16_t index) const = 0;
@@ -45,6 +70,12 @@ class DeviceRuntime {
   virtual void event_wait(int16_t index, void* event, void* stream) const = 0;
   virtual void event_synchronize(int16_t index, void* event) const = 0;
 };
+
+// The pinned host allocator of device type `type` (Note [Pinned host memory]), or with
+// `type` -1 that of the first plugin device type, by id, that lends pinned memory and has
+// a device (PyTorch pins for its one accelerator). Throws "[<op>] ..." when there is none.
+// Valid inside a ReadSection.
+Allocator& pinned_host_allocator(DeviceType type, std::string_view op);
 
 // The device runtime of `type`, or nullptr (cpu, meta, unknown types). Valid inside a
 // ReadSection or while a storage of that type is alive (the plugin cannot unload then).

@@ -15,6 +15,10 @@ class Storage final : public RefCounted {
  public:
   // Allocates nbytes on `device` through the device type's registered allocator.
   static Ref<Storage> allocate(size_t nbytes, Device device);
+  // Allocates through `allocator` (a pinned host allocator, Note [Pinned host memory]);
+  // the caller keeps the allocator alive until the storage has been created (a
+  // ReadSection), after which the storage keeps its owner loaded.
+  static Ref<Storage> allocate(size_t nbytes, Device device, Allocator& allocator);
   // Wraps memory owned elsewhere; `deleter(ctx, data)` runs when the storage dies
   // (DLPack import). deleter may be null for memory that outlives every tensor.
   static Ref<Storage> wrap(void* data, size_t nbytes, Device device,
@@ -28,6 +32,8 @@ class Storage final : public RefCounted {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // The allocator the memory came from; null for wrapped memory.
+  Allocator* allocator() const { return allocator_; }
 
   // Note [Version counter]
   // ~~~~~~~~~~~~~~~~~~~~~~

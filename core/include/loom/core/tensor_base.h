@@ -49,6 +49,9 @@ class TensorBase {
   T* data() const {
     return static_cast<T*>(impl_->data());
   }
+  // True for a cpu tensor in pinned host memory (Note [Pinned host memory]):
+  // Tensor::pin_memory() or TensorOptions::pinned_memory(true) made its storage.
+  bool is_pinned() const;
   // True when both share one storage.
   bool is_alias_of(const TensorBase& other) const {
     return impl_->storage().get() == other.impl_->storage().get();
@@ -86,6 +89,10 @@ class TensorBase {
 TensorBase empty(IntArrayRef sizes, ScalarType dtype, Device device = Device{});
 TensorBase empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                          Device device = Device{});
+// Through `allocator` instead (a device type's pinned host allocator, with a cpu device);
+// see Storage::allocate for its lifetime.
+TensorBase empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype, Device device,
+                         Allocator& allocator);
 // Wraps memory owned elsewhere (see Storage::wrap).
 TensorBase from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                      Device device, void (*deleter)(void* ctx, void* data), void* ctx);

@@ -16,6 +16,10 @@ namespace loom {
 struct TensorOptions {
   ScalarType dtype_ = ScalarType::Float32;
   Device device_ = Device{};
+  // A cpu tensor in pinned host memory (Note [Pinned host memory]), as Tensor::pin_memory
+  // makes: `empty({64, 784}, TensorOptions().pinned_memory(true))`. empty, zeros, ones
+  // and full honour it; on another device it is refused.
+  bool pinned_memory_ = false;
   TensorOptions dtype(ScalarType t) const {
     TensorOptions o = *this;
     o.dtype_ = t;
@@ -24,6 +28,11 @@ struct TensorOptions {
   TensorOptions device(Device d) const {
     TensorOptions o = *this;
     o.device_ = d;
+    return o;
+  }
+  TensorOptions pinned_memory(bool pinned = true) const {
+    TensorOptions o = *this;
+    o.pinned_memory_ = pinned;
     return o;
   }
 };

@@ -8,7 +8,9 @@
 #include <random>
 
 #include "loom/autograd.h"
+#include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
+#include "loom/core/read_section.h"
 #include "loom/core/type_promotion.h"
 #include "loom/data/idx.h"
 #include "loom/factories.h"
@@ -133,7 +135,8 @@ class DataLoader::Epoch {
   Tensor gather(const Tensor& source, int64_t begin, int64_t end) const {
     std::vector<int64_t> sizes(source.sizes().begin(), source.sizes().end());
     sizes[0] = end - begin;
-    Tensor out = loom::empty(sizes, TensorOptions().dtype(source.dtype()));
+    Tensor out = loom::empty(
+        sizes, TensorOptions().dtype(source.dtype()).pinned_memory(options_.pin_memory));
     const size_t row = static_cast<size_t>(source.numel() / std::max<int64_t>(source.size(0), 1)) *
                        element_size(source.dtype());
     const auto* src = static_cast<const uint8_t*>(source.data_ptr());
@@ -186,6 +189,10 @@ DataLoader::DataLoader(TensorDataset dataset, DataLoaderOptions options)
              options.batch_size);
   LOOM_CHECK(options.prefetch >= 0, "data::DataLoader", "expected prefetch >= 0, found ",
              options.prefetch);
+  if (options.pin_memory) {
+    ReadSection section;
+    (void)pinned_host_allocator(-1, "data::DataLoader");  // throws when nothing lends it
+  }
 }
 
 int64_t DataLoader::num_batches() const {

@@ -42,7 +42,16 @@ class Tensor : public TensorBase {
 
   // tensor.to("npu_sim:1"): the device named by a string (loom::parse_device), then the
   // to.device op (a copy through the devices' runtimes, Note [Copies between devices]).
-  Tensor to(std::string_view device) const;
+  // non_blocking: a copy from or to pinned host memory returns once queued (Note [Pinned
+  // host memory]); synchronise before reading a copy to the host.
+  Tensor to(std::string_view device, bool non_blocking = false) const;
+
+  // This cpu tensor in pinned host memory (Note [Pinned host memory]), for copies that
+  // need not wait: itself when it already is, else a copy in its layout. The memory comes
+  // from `device_type`'s plugin ("cuda"), or when empty from the first loaded device type
+  // that lends pinned memory and has a device. Throws "[pin_memory] ..." for a tensor not
+  // on the cpu and when no loaded plugin lends pinned memory. is_pinned() tells.
+  Tensor pin_memory(std::string_view device_type = {}) const;
 
   // This tensor dense in `format` (Note [Memory formats]): itself when it already is,
   // else a copy, made through the view and copy ops so every backend and autograd see it.

@@ -10,7 +10,9 @@
 // loom/plugin.h marks which LoomDeviceInterface slots a device must provide (allocate,
 // deallocate, and copy for tensors to move on and off it) and which may be NULL. The
 // defaults here: malloc/free memory; memcpy copies; device count and properties from the
-// arguments; and streams as a real accelerator has them, simulated (Note [Worker streams]).
+// arguments; streams as a real accelerator has them, simulated (Note [Worker streams]);
+// and "pinned" host memory (malloc) with copies that return once queued (Note [Held
+// blocks]).
 //
 // Note [Worker streams]
 // ~~~~~~~~~~~~~~~~~~~~~
@@ -25,12 +27,14 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -129,6 +133,71 @@ class WorkerEvent {
   uint64_t recorded_ = 0, reached_ = 0;
 };
 
+// Note [Held blocks]
+// ~~~~~~~~~~~~~~~~~~
+// A copy_async (ABI 1.8) returns once queued, and the host may free either side at once:
+// a device tensor it dropped, or a pinned tensor (the ABI's rule: a freed host block is
+// not handed out again before its queued copies have run). So every block of a
+// host_memory_device, device and host, is entered here; a queued copy holds the blocks
+// its two pointers fall in, and a block freed while held is freed by the last release.
+class HeldBlocks {
+ public:
+  void add(void* block, size_t nbytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    blocks_[reinterpret_cast<uintptr_t>(block)] = Block{nbytes == 0 ? 1 : nbytes, 0, false};
+  }
+  // Frees the block now, or when its last hold is released.
+  void free(void* block) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = blocks_.find(reinterpret_cast<uintptr_t>(block));
+      if (it != blocks_.end()) {
+        if (it->second.holds > 0) {
+          it->second.freed = true;
+          return;
+        }
+        blocks_.erase(it);
+      }
+    }
+    std::free(block);
+  }
+  // Holds the block `ptr` points into and returns its start; nullptr for memory that is
+  // not a block here.
+  void* hold(const void* ptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto address = reinterpret_cast<uintptr_t>(ptr);
+    auto it = blocks_.upper_bound(address);
+    if (it == blocks_.begin()) return nullptr;
+    --it;
+    if (address >= it->first + it->second.size) return nullptr;
+    ++it->second.holds;
+    return reinterpret_cast<void*>(it->first);
+  }
+  void release(void* block) {
+    if (block == nullptr) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = blocks_.find(reinterpret_cast<uintptr_t>(block));
+      if (it == blocks_.end() || --it->second.holds > 0 || !it->second.freed) return;
+      blocks_.erase(it);
+    }
+    std::free(block);
+  }
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return blocks_.size();
+  }
+
+ private:
+  struct Block {
+    size_t size;
+    int holds;
+    bool freed;
+  };
+  std::mutex mutex_;
+  std::map<uintptr_t, Block> blocks_;
+};
+
 // Runs `work` on a stream of host_memory_device (queued), or now for the default stream.
 template <typename F>
 void on_stream(void* stream, F&& work) {
@@ -167,13 +236,25 @@ LoomDeviceInterface host_memory_device(const char* name) {
     }
     static LoomError* allocate(void* ctx, int32_t index, size_t nbytes, void** out) {
       if (LoomError* e = detail::check_index<Count>(static_cast<const char*>(ctx), index)) return e;
-      *out = std::malloc(nbytes == 0 ? 1 : nbytes);
-      if (*out != nullptr) return nullptr;
-      return make_error(LOOM_STATUS_RESOURCE_EXHAUSTED,
-                        std::string("[") + static_cast<const char*>(ctx) +
-                            "] out of memory allocating " + std::to_string(nbytes) + " bytes");
+      return host_allocate(ctx, nbytes, out);
     }
-    static void deallocate(void*, int32_t, void* ptr, size_t) { std::free(ptr); }
+    static void deallocate(void*, int32_t, void* ptr, size_t) { blocks().free(ptr); }
+    // Every block, device and host (Note [Held blocks]).
+    static HeldBlocks& blocks() {
+      static HeldBlocks b;
+      return b;
+    }
+    static LoomError* host_allocate(void* ctx, size_t nbytes, void** out) {
+      *out = std::malloc(nbytes == 0 ? 1 : nbytes);
+      if (*out == nullptr) {
+        return make_error(LOOM_STATUS_RESOURCE_EXHAUSTED,
+                          std::string("[") + static_cast<const char*>(ctx) +
+                              "] out of memory allocating " + std::to_string(nbytes) + " bytes");
+      }
+      blocks().add(*out, nbytes);
+      return nullptr;
+    }
+    static void host_deallocate(void*, void* ptr, size_t) { blocks().free(ptr); }
     // The live streams and their device index, for device_synchronize.
     struct Streams {
       std::mutex mutex;
@@ -250,6 +331,20 @@ LoomDeviceInterface host_memory_device(const char* name) {
       if (n != 0) on_stream(stream, [dst, src, n] { std::memcpy(dst, src, n); });
       return nullptr;
     }
+    // Queued, holding both sides' blocks until it has run (Note [Held blocks]).
+    static LoomError* copy_async(void* ctx, int32_t index, LoomCopyKind, void* dst, const void* src,
+                                 size_t n, void* stream) {
+      if (LoomError* e = detail::check_index<Count>(static_cast<const char*>(ctx), index)) return e;
+      if (n == 0) return nullptr;
+      void* dst_block = blocks().hold(dst);
+      void* src_block = blocks().hold(src);
+      on_stream(stream, [dst, src, n, dst_block, src_block] {
+        std::memcpy(dst, src, n);
+        blocks().release(dst_block);
+        blocks().release(src_block);
+      });
+      return nullptr;
+    }
   };
   LoomDeviceInterface d{};
   d.struct_size = sizeof(LoomDeviceInterface);
@@ -268,6 +363,9 @@ LoomDeviceInterface host_memory_device(const char* name) {
   d.event_synchronize = &Impl::event_synchronize;
   d.device_synchronize = &Impl::device_synchronize;
   d.copy = &Impl::copy;
+  d.host_allocate = &Impl::host_allocate;
+  d.host_deallocate = &Impl::host_deallocate;
+  d.copy_async = &Impl::copy_async;
   return d;
 }
 

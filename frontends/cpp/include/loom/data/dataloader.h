@@ -51,6 +51,10 @@ struct DataLoaderOptions {
   bool drop_last = false;
   uint64_t seed = 0;     // the shuffle order of epoch e comes from (seed, e)
   int64_t prefetch = 2;  // batches assembled ahead on a background thread; 0: none
+  // Batches assembled in pinned host memory (Note [Pinned host memory]), so that
+  // `batch.data.to(device, /*non_blocking=*/true)` is queued without a wait; needs a loaded
+  // device plugin that lends it (refused at construction otherwise).
+  bool pin_memory = false;
 };
 
 // for (const Example& batch : loader) { ... } runs one epoch; each loop is the next
