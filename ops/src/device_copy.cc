@@ -144,4 +144,8 @@ Tensor Tensor::to(std::string_view device, bool non_blocking) const {
   return to(parse_device(device), std::nullopt, non_blocking);
 }
 
+Tensor Tensor::to(Device device, bool non_blocking, bool copy) const {
+  return to(device, std::nullopt, non_blocking, copy);
+}
+
 }  // namespace loom

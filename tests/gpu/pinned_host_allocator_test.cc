@@ -40,11 +40,13 @@ TEST(GpuPinnedHostAllocator, AFreedBlockIsReusedOnlyAfterItsCopiesHaveRun) {
   runtime.complete_all();
   void* c = pinned.allocate(16384);
   EXPECT_EQ(c, a);  // cached and idle now
-  const PinnedHostAllocator::Stats s = pinned.stats();
+  const MemoryStats s = pinned.stats();
   EXPECT_EQ(s.allocations, 3);
   EXPECT_EQ(s.cache_hits, 1);
-  EXPECT_EQ(s.allocated_bytes, 2 * (size_t{16} << 10));
-  EXPECT_EQ(s.reserved_bytes, 2 * (size_t{16} << 10));
+  EXPECT_EQ(s.allocated_bytes, 2 * (int64_t{16} << 10));
+  EXPECT_EQ(s.reserved_bytes, 2 * (int64_t{16} << 10));
+  EXPECT_EQ(s.peak_allocated_bytes, 2 * (int64_t{16} << 10));
+  EXPECT_EQ(s.driver_allocations, 2);
   // another size class never takes a cached block of this one
   pinned.deallocate(c);
   void* d = pinned.allocate(40000);
@@ -93,7 +95,9 @@ TEST(GpuPinnedHostAllocator, EmptyCacheKeepsLiveAndBusyBlocks) {
     pinned.empty_cache();
     EXPECT_EQ(runtime.pinned.size(), 2u);
     EXPECT_EQ(runtime.pinned.count(idle), 0u);
-    EXPECT_EQ(pinned.stats().reserved_bytes, 2 * size_t{4096});
+    EXPECT_EQ(pinned.stats().reserved_bytes, 2 * int64_t{4096});
+    EXPECT_EQ(pinned.stats().peak_reserved_bytes, 3 * int64_t{4096});
+    EXPECT_EQ(pinned.stats().driver_frees, 1);
     runtime.complete_all();
     pinned.empty_cache();
     EXPECT_EQ(runtime.pinned.size(), 1u);

@@ -64,17 +64,22 @@ class PinnedMemory : public ::testing::Test {
 
 TEST_F(PinnedMemory, PinnedTensorsComeFromTheDevicePluginAndKeepItLoaded) {
   const int64_t live = counter("pinned_live");
+  const MemoryStats before = pinned_memory_stats("testdev");
   {
     Tensor pinned = empty({4}, TensorOptions().pinned_memory(true));
     EXPECT_TRUE(pinned.is_pinned());
     EXPECT_EQ(pinned.device(), parse_device("cpu"));
     EXPECT_EQ(counter("pinned_live"), live + 1);
+    const MemoryStats during = pinned_memory_stats("testdev");
+    EXPECT_EQ(during.allocated_bytes, before.allocated_bytes + 16);
+    EXPECT_EQ(during.allocations, before.allocations + 1);
     EXPECT_FALSE(empty({4}).is_pinned());
     EXPECT_FALSE(pinned.to(dev_).is_pinned());
     expect_error([] { PluginHost::instance().unload("test_device"); }, "plugin-host",
                  {"cannot unload plugin 'test_device'", "still alive"});
   }
   EXPECT_EQ(counter("pinned_live"), live);
+  EXPECT_EQ(pinned_memory_stats("testdev").allocated_bytes, before.allocated_bytes);
 }
 
 TEST_F(PinnedMemory, NonBlockingCopiesOfPinnedMemoryAreQueuedAndOthersWait) {
@@ -88,6 +93,8 @@ TEST_F(PinnedMemory, NonBlockingCopiesOfPinnedMemoryAreQueuedAndOthersWait) {
   EXPECT_EQ(calls_of([&] { on_device.copy_(pinned); }), (CopyCalls{1, 0, 0}));
   EXPECT_EQ(calls_of([&] { (void)pinned.to("testdev:0", /*non_blocking=*/true); }),
             (CopyCalls{0, 1, 0}));
+  EXPECT_EQ(calls_of([&] { (void)pinned.to(dev_, /*non_blocking=*/true); }), (CopyCalls{0, 1, 0}));
+  EXPECT_EQ(calls_of([&] { (void)pinned.to(dev_); }), (CopyCalls{1, 0, 0}));
   // to the host: queued into pinned memory, waited for into pageable memory or when blocking
   Tensor back = empty({4}, TensorOptions().pinned_memory(true));
   EXPECT_EQ(calls_of([&] { back.copy_(on_device, true); }), (CopyCalls{0, 1, 0}));
@@ -108,6 +115,9 @@ TEST_F(PinnedMemory, BadRequestsAreRefused) {
                {"expected a loaded plugin device type, found 'nope'"});
   expect_error([] { empty({2}).pin_memory("cpu"); }, "pin_memory",
                {"expected a loaded plugin device type, found 'cpu'"});
+  expect_error([] { pinned_memory_stats("cpu"); }, "device",
+               {"device type 'cpu' reports no pinned host memory"});
+  expect_error([] { pinned_memory_stats("nope"); }, "device", {"unknown device type 'nope'"});
 }
 
 // DataLoaderOptions::pin_memory, as PyTorch's DataLoader(pin_memory=True): every batch in

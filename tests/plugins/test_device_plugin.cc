@@ -21,7 +21,8 @@
 namespace {
 
 std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_allocations{0}, g_frees{0};
-std::atomic<int64_t> g_copies{0}, g_async_copies{0}, g_stream_waits{0}, g_pinned_live{0};
+std::atomic<int64_t> g_copies{0}, g_async_copies{0}, g_stream_waits{0}, g_pinned_live{0},
+    g_pinned_bytes{0}, g_pinned_allocations{0};
 
 LoomError* device_count(void*, int32_t* out) {
   *out = 1;
@@ -55,21 +56,34 @@ LoomError* check_index(int32_t index) {
       "[testdev] device index " + std::to_string(index) + " is out of range (1 device)");
 }
 
-LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
-  if (LoomError* err = check_index(index)) return err;
+// Copies `s` into the caller's struct (an older caller's shorter struct gets its part).
+LoomError* fill(LoomDeviceMemoryStats s, LoomDeviceMemoryStats* out) {
   if (out == nullptr || out->struct_size < sizeof(size_t)) {
     return loom::sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT, "[testdev] no stats struct");
   }
-  LoomDeviceMemoryStats s{};
   s.struct_size = sizeof(s);
-  s.allocated_bytes = s.reserved_bytes = g_allocated.load();
-  s.peak_allocated_bytes = s.peak_reserved_bytes = g_peak.load();
-  s.allocations = s.driver_allocations = g_allocations.load();
-  s.driver_frees = g_frees.load();
   std::copy_n(reinterpret_cast<const char*>(&s) + sizeof(size_t),
               std::min(out->struct_size, sizeof(s)) - sizeof(size_t),
               reinterpret_cast<char*>(out) + sizeof(size_t));
   return nullptr;
+}
+
+LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
+  if (LoomError* err = check_index(index)) return err;
+  LoomDeviceMemoryStats s{};
+  s.allocated_bytes = s.reserved_bytes = g_allocated.load();
+  s.peak_allocated_bytes = s.peak_reserved_bytes = g_peak.load();
+  s.allocations = s.driver_allocations = g_allocations.load();
+  s.driver_frees = g_frees.load();
+  return fill(s, out);
+}
+
+// The "pinned" host memory: every request goes to malloc.
+LoomError* host_stats(LoomDeviceMemoryStats* out) {
+  LoomDeviceMemoryStats s{};
+  s.allocated_bytes = s.reserved_bytes = g_pinned_bytes.load();
+  s.allocations = s.driver_allocations = g_pinned_allocations.load();
+  return fill(s, out);
 }
 
 LoomError* empty_cache(int32_t index) {
@@ -83,7 +97,7 @@ LoomError* reset_peak(int32_t index) {
 }
 
 const LoomDeviceMemoryApi kMemory = {sizeof(LoomDeviceMemoryApi), &memory_stats, &empty_cache,
-                                     &reset_peak};
+                                     &reset_peak, &host_stats};
 
 // A finding of a "kernel" not yet reported (fill_ with 13), raised by the next wait.
 std::mutex g_finding_mutex;
@@ -128,12 +142,15 @@ LoomError* host_allocate(void*, size_t nbytes, void** out) {
     return loom::sdk::make_error(LOOM_STATUS_RESOURCE_EXHAUSTED, "testdev: out of host memory");
   }
   ++g_pinned_live;
+  ++g_pinned_allocations;
+  g_pinned_bytes += static_cast<int64_t>(nbytes);
   return nullptr;
 }
 
-void host_deallocate(void*, void* ptr, size_t) {
+void host_deallocate(void*, void* ptr, size_t nbytes) {
   std::free(ptr);
   --g_pinned_live;
+  g_pinned_bytes -= static_cast<int64_t>(nbytes);
 }
 
 // "test_device.counters": count("copy" | "copy_async" | "stream_synchronize" |

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
       run_case(options, prefix + name + std::to_string(batch), [&] {
         adam.zero_grad();
         loom::Tensor input =
-            source == Batch::OnDevice ? x : host_x.to(cuda(), std::nullopt, /*non_blocking=*/true);
+            source == Batch::OnDevice ? x : host_x.to(cuda(), /*non_blocking=*/true);
         loom::Tensor loss = criterion(net(input), target);
         loss.backward();
         adam.step();

@@ -65,6 +65,24 @@ MemoryStats memory_stats(Device device) {
           s.allocations,     s.cache_hits,     s.driver_allocations,   s.driver_frees};
 }
 
+MemoryStats pinned_memory_stats(std::string_view device_type) {
+  ReadSection section;
+  const DeviceType type = known_type(device_type);
+  const std::string type_name(device_type);
+  const auto* api = static_cast<const LoomDeviceMemoryApi*>(
+      dispatch::find_extension(LOOM_DEVICE_MEMORY_EXTENSION_PREFIX + type_name));
+  LOOM_CHECK(type > kMeta && api != nullptr &&
+                 LOOM_HAS_FIELD(api, LoomDeviceMemoryApi, host_stats) && api->host_stats != nullptr,
+             "device", "device type '", type_name,
+             "' reports no pinned host memory (expected host_stats in the table '",
+             LOOM_DEVICE_MEMORY_EXTENSION_PREFIX, type_name, "' of its plugin)");
+  LoomDeviceMemoryStats s{};
+  s.struct_size = sizeof(s);
+  check_memory_call(api->host_stats(&s), Device{type, -1}, "pinned_memory_stats");
+  return {s.allocated_bytes, s.reserved_bytes, s.peak_allocated_bytes, s.peak_reserved_bytes,
+          s.allocations,     s.cache_hits,     s.driver_allocations,   s.driver_frees};
+}
+
 std::vector<Device> devices_with_memory_stats() {
   ReadSection section;  // no plugin loads or unloads meanwhile
   const DeviceTypeRegistry& registry = DeviceTypeRegistry::instance();

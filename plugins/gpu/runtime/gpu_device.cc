@@ -391,13 +391,7 @@ const DriverState& driver_state() {
 namespace {
 
 // The memory table (loom/device_memory_api.h): the caching allocator's figures.
-LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
-  if (index < 0 || index >= driver_state().device_count) return bad_index(index);
-  if (out == nullptr || out->struct_size < sizeof(size_t)) {
-    return sdk::make_error(LOOM_STATUS_INVALID_ARGUMENT,
-                           "[" LOOM_GPU_PLATFORM_NAME "] memory_stats: no stats struct to fill");
-  }
-  const MemoryStats m = allocator().stats(index);
+LoomDeviceMemoryStats to_abi(const MemoryStats& m) {
   LoomDeviceMemoryStats s{};
   s.struct_size = sizeof(s);
   s.allocated_bytes = m.allocated_bytes;
@@ -408,11 +402,26 @@ LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
   s.cache_hits = m.cache_hits;
   s.driver_allocations = m.driver_allocations;
   s.driver_frees = m.driver_frees;
-  // an older caller's shorter struct gets its part
+  return s;
+}
+
+// Copies `s` into the caller's struct: an older caller's shorter struct gets its part.
+LoomError* fill_stats(const LoomDeviceMemoryStats& s, LoomDeviceMemoryStats* out,
+                      const char* what) {
+  if (out == nullptr || out->struct_size < sizeof(size_t)) {
+    return sdk::make_error(
+        LOOM_STATUS_INVALID_ARGUMENT,
+        "[" LOOM_GPU_PLATFORM_NAME "] " + std::string(what) + ": no stats struct to fill");
+  }
   std::memcpy(reinterpret_cast<char*>(out) + sizeof(size_t),
               reinterpret_cast<const char*>(&s) + sizeof(size_t),
               std::min(out->struct_size, sizeof(s)) - sizeof(size_t));
   return nullptr;
+}
+
+LoomError* memory_stats(int32_t index, LoomDeviceMemoryStats* out) {
+  if (index < 0 || index >= driver_state().device_count) return bad_index(index);
+  return fill_stats(to_abi(allocator().stats(index)), out, "memory_stats");
 }
 
 LoomError* memory_empty_cache(int32_t index) {
@@ -425,8 +434,14 @@ LoomError* memory_reset_peak(int32_t index) {
   return sdk::catch_all([&] { allocator().reset_peak(index); });
 }
 
+// The pinned host allocator's figures (Note [Caching pinned host blocks]).
+LoomError* memory_host_stats(LoomDeviceMemoryStats* out) {
+  return fill_stats(to_abi(pinned_host().stats()), out, "host_stats");
+}
+
 const LoomDeviceMemoryApi kMemoryApi = {sizeof(LoomDeviceMemoryApi), &memory_stats,
-                                        &memory_empty_cache, &memory_reset_peak};
+                                        &memory_empty_cache, &memory_reset_peak,
+                                        &memory_host_stats};
 
 }  // namespace
 

@@ -40,12 +40,14 @@ void* PinnedHostAllocator::take_event(int device) {
 
 void* PinnedHostAllocator::allocate(size_t nbytes) {
   const size_t size = block_size(nbytes);
+  const auto bytes = static_cast<int64_t>(size);
   std::lock_guard<std::mutex> lock(mutex_);
   ++stats_.allocations;
   for (auto& [address, block] : blocks_) {
     if (block.allocated || block.size != size || !idle(block)) continue;
     block.allocated = true;
-    stats_.allocated_bytes += size;
+    stats_.allocated_bytes += bytes;
+    stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
     ++stats_.cache_hits;
     return reinterpret_cast<void*>(address);
   }
@@ -55,8 +57,11 @@ void* PinnedHostAllocator::allocate(size_t nbytes) {
     return nullptr;
   }
   blocks_.emplace(reinterpret_cast<uintptr_t>(ptr), Block{size, true, {}});
-  stats_.allocated_bytes += size;
-  stats_.reserved_bytes += size;
+  ++stats_.driver_allocations;
+  stats_.allocated_bytes += bytes;
+  stats_.reserved_bytes += bytes;
+  stats_.peak_allocated_bytes = std::max(stats_.peak_allocated_bytes, stats_.allocated_bytes);
+  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, stats_.reserved_bytes);
   return ptr;
 }
 
@@ -65,7 +70,7 @@ void PinnedHostAllocator::deallocate(void* ptr) {
   auto it = blocks_.find(reinterpret_cast<uintptr_t>(ptr));
   if (it == blocks_.end() || !it->second.allocated) return;  // not a live block of ours
   it->second.allocated = false;
-  stats_.allocated_bytes -= it->second.size;
+  stats_.allocated_bytes -= static_cast<int64_t>(it->second.size);
 }
 
 PinnedHostAllocator::Use PinnedHostAllocator::record_use(const void* ptr, int device,
@@ -95,14 +100,15 @@ void PinnedHostAllocator::empty_cache() {
       continue;
     }
     runtime_.release_pinned(reinterpret_cast<void*>(it->first));
-    stats_.reserved_bytes -= block.size;
+    stats_.reserved_bytes -= static_cast<int64_t>(block.size);
+    ++stats_.driver_frees;
     it = blocks_.erase(it);
   }
   for (const Event& e : free_events_) runtime_.destroy_event(e.device, e.event);
   free_events_.clear();
 }
 
-PinnedHostAllocator::Stats PinnedHostAllocator::stats() const {
+MemoryStats PinnedHostAllocator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return stats_;
 }

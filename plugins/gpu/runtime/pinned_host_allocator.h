@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "caching_allocator.h"
 #include "pinned_staging.h"
 
 namespace loom::gpu {
@@ -55,13 +56,9 @@ class PinnedHostAllocator {
   // Returns the cached blocks whose copies have run to the runtime.
   void empty_cache();
 
-  struct Stats {
-    size_t allocated_bytes = 0;  // blocks held by tensors
-    size_t reserved_bytes = 0;   // all blocks, cached ones included
-    int64_t allocations = 0;     // requests served
-    int64_t cache_hits = 0;      // of them, by a cached block
-  };
-  Stats stats() const;
+  // The caching allocator's figures for pinned memory: held by tensors, reserved (cached
+  // included), peaks, requests, cache hits, driver calls.
+  MemoryStats stats() const;
 
   // The block size for nbytes (Note [Caching pinned host blocks]).
   static size_t block_size(size_t nbytes);
@@ -84,7 +81,7 @@ class PinnedHostAllocator {
   mutable std::mutex mutex_;
   std::map<uintptr_t, Block> blocks_;  // by start address
   std::vector<Event> free_events_;
-  Stats stats_;
+  MemoryStats stats_;
 };
 
 }  // namespace loom::gpu

@@ -1,8 +1,9 @@
 /* loom/device_memory_api.h — a device plugin's memory statistics and cache control,
  * published as the extension table "loom.device_memory.<device type>" (for example
  * "loom.device_memory.cuda"; LoomHostApi::extension_publish). Apps read it through
- * loom::memory_stats, loom::empty_cache and loom::reset_peak_memory_stats (loom/devices.h),
- * as PyTorch's torch.cuda.memory_stats does; a device type without the table has no
+ * loom::memory_stats, loom::empty_cache, loom::reset_peak_memory_stats and
+ * loom::pinned_memory_stats (loom/devices.h), as PyTorch's torch.cuda.memory_stats and
+ * host_memory_stats do; a device type without the table has no
  * caching allocator to report on.
  *
  * Follows Note [ABI evolution rules]: structs start with struct_size, fields are only
@@ -41,6 +42,10 @@ typedef struct LoomDeviceMemoryApi {
   LoomError* (*empty_cache)(int32_t index);
   /* Starts the peaks again from the current figures. */
   LoomError* (*reset_peak)(int32_t index);
+  /* The pinned host memory the plugin lends (LoomDeviceInterface::host_allocate, ABI
+   * 1.8), for the whole device type; optional (NULL or absent: none to report). Read by
+   * loom::pinned_memory_stats. */
+  LoomError* (*host_stats)(LoomDeviceMemoryStats* out);
 } LoomDeviceMemoryApi;
 
 #ifdef __cplusplus

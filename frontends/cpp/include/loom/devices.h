@@ -52,6 +52,11 @@ struct MemoryStats {
   int64_t driver_frees = 0;
 };
 MemoryStats memory_stats(Device device);
+// The pinned host memory a device type's plugin lends (Note [Pinned host memory]), as
+// torch.cuda.host_memory_stats: bytes held by pinned tensors, reserved (cached included),
+// peaks, requests, cache hits and driver calls. Throws "[device] ..." for a type whose
+// plugin reports none. (loom::host_memory_stats() is the core's pageable host pool.)
+MemoryStats pinned_memory_stats(std::string_view device_type);
 // Every device whose plugin publishes memory statistics, by type then index: the devices
 // memory_stats reports on (the profiler samples them; none for cpu and meta).
 std::vector<Device> devices_with_memory_stats();

@@ -45,6 +45,8 @@ class Tensor : public TensorBase {
   // non_blocking: a copy from or to pinned host memory returns once queued (Note [Pinned
   // host memory]); synchronise before reading a copy to the host.
   Tensor to(std::string_view device, bool non_blocking = false) const;
+  // tensor.to(device, /*non_blocking=*/true), as libtorch's to(TensorOptions, non_blocking).
+  Tensor to(Device device, bool non_blocking, bool copy = false) const;
 
   // This cpu tensor in pinned host memory (Note [Pinned host memory]), for copies that
   // need not wait: itself when it already is, else a copy in its layout. The memory comes
