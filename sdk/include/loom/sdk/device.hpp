@@ -183,10 +183,6 @@ class HeldBlocks {
     }
     std::free(block);
   }
-  size_t size() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return blocks_.size();
-  }
 
  private:
   struct Block {
