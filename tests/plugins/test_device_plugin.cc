@@ -119,19 +119,13 @@ LoomError* device_synchronize(void*, int32_t index) {
   if (LoomError* err = check_index(index)) return err;
   return wait();
 }
-LoomError* copy(void*, int32_t index, LoomCopyKind, void* dst, const void* src, size_t nbytes,
-                void*) {
+// A memcpy counted in `calls`: both copy functions are done at once (the default stream
+// runs work as it is queued, so copy_async never has a block to hold).
+template <std::atomic<int64_t>& calls>
+LoomError* counted_copy(void*, int32_t index, LoomCopyKind, void* dst, const void* src,
+                        size_t nbytes, void*) {
   if (LoomError* err = check_index(index)) return err;
-  ++g_copies;
-  std::memcpy(dst, src, nbytes);
-  return nullptr;
-}
-
-// Done at once: the default stream runs work as it is queued, so no block is ever held.
-LoomError* copy_async(void*, int32_t index, LoomCopyKind, void* dst, const void* src, size_t nbytes,
-                      void*) {
-  if (LoomError* err = check_index(index)) return err;
-  ++g_async_copies;
+  ++calls;
   std::memcpy(dst, src, nbytes);
   return nullptr;
 }
@@ -179,11 +173,11 @@ const LoomDeviceInterface kDevice = [] {
   d.deallocate = &deallocate;
   d.stream_synchronize = &stream_synchronize;
   d.device_synchronize = &device_synchronize;
-  d.copy = &copy;
+  d.copy = &counted_copy<g_copies>;
   d.flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE;
   d.host_allocate = &host_allocate;
   d.host_deallocate = &host_deallocate;
-  d.copy_async = &copy_async;
+  d.copy_async = &counted_copy<g_async_copies>;
   return d;
 }();
 
