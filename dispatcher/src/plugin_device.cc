@@ -105,9 +105,13 @@ LoomCopyKind PluginDeviceAllocator::abi_copy_kind(CopyKind kind) {
                                           : LOOM_COPY_DEVICE_TO_DEVICE;
 }
 
+bool PluginDeviceAllocator::has_copy() const {
+  return LOOM_HAS_FIELD(device_, LoomDeviceInterface, copy) && device_->copy != nullptr;
+}
+
 void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const void* src,
                                  size_t nbytes) const {
-  require(LOOM_HAS_FIELD(device_, LoomDeviceInterface, copy) && device_->copy != nullptr, "copy");
+  require(has_copy(), "copy");
   const LoomCopyKind abi_kind = abi_copy_kind(kind);
   // Queued on the thread's current stream (Note [Current stream]), after the kernels
   // queued there, then waited for, so the caller may read or free the memory at once;

@@ -68,6 +68,8 @@ class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
   DeviceProperties properties(int16_t index) const override;
   void synchronize(int16_t index) const override;
   void copy(CopyKind kind, int16_t index, void* dst, const void* src, size_t nbytes) const override;
+  bool has_copy() const override;
+  std::string provider() const override { return owner(); }
   void* stream_create(int16_t index) const override;
   void stream_destroy(int16_t index, void* stream) const override;
   void stream_synchronize(int16_t index, void* stream) const override;

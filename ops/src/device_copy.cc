@@ -19,6 +19,21 @@
 // pinned host memory of the device's type and a device tensor, with no temporary on
 // either side, is queued and not waited for (Note [Pinned host memory]); with a temporary,
 // or from or to pageable memory, it waits as any copy does, as PyTorch's does.
+//
+// Note [Copies through a backend's copy_ kernel]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Before ABI 1.2 the op library had no path of its own between devices: copy_(dst, src)
+// went to the highest backend key of its two tensors, and the plugin guides of ABI 1.0
+// and 1.1 taught a device plugin to move bytes in its own copy_ kernel, with only
+// device_count, allocate and deallocate in its device interface. Such a plugin's binary
+// must keep working (a plugin built for 1.x runs on 1.y), so a device type whose
+// interface has no copy (DeviceRuntime::has_copy) keeps that path: a copy between it and
+// the host, or between two of its devices, is handed to the copy_ kernel of its backend
+// key with the caller's own tensors, non_blocking included, so the kernel sees the dtype
+// casts and strided layouts it saw on a 1.1 host. A copy between such a device and a
+// device of another plugin type goes through a host tensor in the source's dtype (two
+// copies of the kinds above). Only a device type with neither an interface copy nor a
+// copy_ kernel is refused, and the message names both ways to provide a copy.
 #include <cstring>
 #include <vector>
 
@@ -111,6 +126,61 @@ bool crosses_devices(const TensorImpl* dst, const TensorImpl* src) {
   return dst->device().type != kMeta && src->device().type != kMeta;
 }
 
+// True for a plugin device whose interface has no copy: its copy_ kernel moves the bytes
+// (Note [Copies through a backend's copy_ kernel]).
+bool copies_through_kernel(Device device) {
+  if (device.type == kCPU) return false;
+  const DeviceRuntime* runtime = find_device_runtime(device.type);
+  return runtime != nullptr && !runtime->has_copy();
+}
+
+bool has_backend_kernel(OperatorHandle op, DispatchKey backend) {
+  for (const dispatch::TableRow& row : Dispatcher::instance().dump_table(op)) {
+    if (row.key != backend) continue;
+    return row.source == dispatch::EntrySource::Kernel ||
+           row.source == dispatch::EntrySource::Fallback;
+  }
+  return false;
+}
+
+// The call, unchanged, on the copy_ kernel of `device`'s backend key.
+void copy_with_backend_kernel(const LoomKernelCall* call, Device device) {
+  const DispatchKey backend = DeviceTypeRegistry::instance().backend(device.type);
+  const OperatorHandle op = OperatorHandle::from_abi(call->op);
+  try {
+    Dispatcher::instance().redispatch_checked_arguments(op, DispatchKeySet::for_backend(backend),
+                                                        call->args, call->num_args, call->returns,
+                                                        call->num_returns);
+  } catch (const Error& e) {
+    if (e.code() != ErrorCode::Unimplemented || has_backend_kernel(op, backend)) throw;
+    const std::string type = DeviceTypeRegistry::instance().name(device.type);
+    fail_with(ErrorCode::Unimplemented, "loom::copy_", "device type '", type, "' of ",
+              runtime_of(device).provider(),
+              " has no copy in its device interface and no loom::copy_ kernel for its "
+              "dispatch key ",
+              dispatch_key_name(backend),
+              ": to move tensors to and from it the plugin must provide "
+              "LoomDeviceInterface::copy or register a loom::copy_ kernel for backend '",
+              type, "'");
+  }
+}
+
+// src to dst between two devices of which at least one copies through its kernel: one
+// copy_ call per side through the host, or the kernel itself when one device type holds
+// both or the other side is the host.
+void copy_through_kernels(const LoomKernelCall* call, const Tensor& dst, const Tensor& src) {
+  const Device dst_device = dst.device(), src_device = src.device();
+  if (dst_device.type == src_device.type || dst_device.type == kCPU || src_device.type == kCPU) {
+    copy_with_backend_kernel(call, copies_through_kernel(dst_device) ? dst_device : src_device);
+    return;
+  }
+  Tensor host = empty(src.sizes(), src.dtype());
+  loom::copy_(host, src);
+  loom::copy_(dst, host);
+  dst.impl()->retain();
+  call->returns[0] = call->args[0];
+}
+
 LoomError* copy_kernel(void*, const LoomKernelCall* call) {
   return run_structured_kernel([&] {
     const auto* dst = reinterpret_cast<const TensorImpl*>(call->args[0].u.tensor);
@@ -119,9 +189,14 @@ LoomError* copy_kernel(void*, const LoomKernelCall* call) {
       redispatch_below(call);
       return;
     }
-    const bool non_blocking = call->num_args > 2 && call->args[2].u.i != 0;
     Tensor d = Tensor::borrow(const_cast<TensorImpl*>(dst));
-    copy_between_devices(d, Tensor::borrow(const_cast<TensorImpl*>(src)), non_blocking);
+    Tensor s = Tensor::borrow(const_cast<TensorImpl*>(src));
+    if (copies_through_kernel(dst->device()) || copies_through_kernel(src->device())) [[unlikely]] {
+      copy_through_kernels(call, d, s);
+      return;
+    }
+    const bool non_blocking = call->num_args > 2 && call->args[2].u.i != 0;
+    copy_between_devices(d, s, non_blocking);
     d.impl()->retain();
     call->returns[0] = call->args[0];
   });

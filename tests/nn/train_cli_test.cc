@@ -126,6 +126,38 @@ TEST_F(TrainCli, ProfileWritesATraceOfFourStepsAndTheTopOps) {
       << short_run.output;
 }
 
+// Note [Subcommand help]: each command's --help prints its own flags and exits 0.
+TEST_F(TrainCli, EachCommandsHelpListsItsFlagsAndExitsZero) {
+  for (const std::string& args : {"train --help", "train -h", "help train"}) {
+    RunResult r = run(args);
+    EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.rfind("usage: loom [global flags] train [flags]", 0), 0u) << r.output;
+    for (const char* flag : {"--batch-size N", "examples per step (default: 64)", "--resume FILE",
+                             "--manifest FILE", "--threads N"}) {
+      EXPECT_NE(r.output.find(flag), std::string::npos) << args << " lacks " << flag;
+    }
+    EXPECT_EQ(r.output.find("--backend"), std::string::npos) << "conform's flags in train's help";
+  }
+  RunResult conform = run("conform --help");
+  EXPECT_EQ(conform.status, 0);
+  EXPECT_NE(conform.output.find("--baseline FILE"), std::string::npos) << conform.output;
+  RunResult dispatch = run("dispatch --help");
+  EXPECT_EQ(dispatch.status, 0);
+  EXPECT_NE(dispatch.output.find("usage: loom [global flags] dispatch OP"), std::string::npos);
+  RunResult all = run("--help");
+  EXPECT_EQ(all.status, 0);
+  EXPECT_NE(all.output.find("`loom COMMAND --help` lists a command's flags"), std::string::npos);
+  // a flag of another command, and help for a command that does not exist
+  RunResult wrong = run("plugins --epochs 3");
+  EXPECT_EQ(wrong.status, 2);
+  EXPECT_NE(wrong.output.find("[loom plugins] --epochs is not a flag of `plugins`"),
+            std::string::npos)
+      << wrong.output;
+  RunResult unknown = run("help nope");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.output.find("[loom] unknown command 'nope'"), std::string::npos);
+}
+
 TEST_F(TrainCli, BadOptionsAndDataAreClearErrors) {
   const std::string data = " --data " + dir_.string();
   struct Case {

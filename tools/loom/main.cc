@@ -1,6 +1,6 @@
 // `loom`: inspect a deployment from the command line, train, and check a backend.
 //   loom [--manifest FILE] plugins | ops [--namespace NS] | dispatch OP | smoke | train |
-//        conform
+//        conform;  loom COMMAND --help lists a command's flags
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "commands.h"
 #include "conform_command.h"
@@ -44,25 +45,172 @@ ABSL_FLAG(double, timeout, 60, "for `conform`: seconds one op may run before it 
 
 namespace {
 
-constexpr char kUsage[] =
-    "loom [--manifest FILE] COMMAND\n"
-    "commands:\n"
-    "  plugins              loaded plugins: versions, devices, op and kernel counts\n"
-    "  ops [--namespace NS] operator schemas\n"
-    "  dispatch OP          the dispatch table of OP: each key's kernel and its source\n"
-    "  smoke                runs a small computation through the loaded plugins\n"
-    "  train                trains a classifier on Fashion-MNIST: --model cnn|mlp --epochs N\n"
-    "                       --batch-size N --lr X --seed N --threads N --device D\n"
-    "                       --optimizer adam|adamw|sgd|rmsprop|adafactor\n"
-    "                       --data DIR --limit N --save FILE\n"
-    "                       --resume FILE --profile TRACE.json\n"
-    "  conform              checks a backend's ops against the cpu: --backend B --ops REGEX\n"
-    "                       --dtypes LIST --report DIR --baseline FILE --xfail FILE --jobs N\n"
-    "                       --timeout SECONDS";
+// Note [Subcommand help]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// Abseil's own --help lists every flag of the program and exits 1. `loom COMMAND --help`
+// (or -h, or `loom help COMMAND`) prints that command's synopsis and flags instead, each
+// flag's help and default read from its Abseil definition, and exits 0; `loom --help`
+// prints the command list. Every command accepts the global flags; a flag that belongs to
+// another command is refused, naming the command's own flags.
+struct Flag {
+  const char* name;   // as Abseil spells it: batch_size
+  const char* value;  // how help shows its value: N, FILE
+};
+struct Command {
+  const char* name;
+  const char* operands;  // after the name: "OP", ""
+  const char* summary;
+  std::vector<Flag> flags;  // besides the global ones
+};
+
+const std::vector<Flag> kGlobalFlags = {{"manifest", "FILE"}, {"threads", "N"}};
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> list = {
+      {"plugins", "", "loaded plugins: versions, devices, op and kernel counts", {}},
+      {"ops", "", "operator schemas", {{"namespace", "NS"}}},
+      {"dispatch", "OP", "the dispatch table of OP: each key's kernel and its source", {}},
+      {"smoke", "", "runs a small computation through the loaded plugins", {}},
+      {"train",
+       "",
+       "trains a classifier on Fashion-MNIST and reports its test accuracy",
+       {{"model", "cnn|mlp"},
+        {"epochs", "N"},
+        {"batch_size", "N"},
+        {"lr", "X"},
+        {"optimizer", "NAME"},
+        {"seed", "N"},
+        {"device", "DEVICE"},
+        {"data", "DIR"},
+        {"limit", "N"},
+        {"save", "FILE"},
+        {"resume", "FILE"},
+        {"profile", "TRACE.json"}}},
+      {"conform",
+       "",
+       "checks a backend's ops against the cpu and writes a coverage report",
+       {{"backend", "TYPE"},
+        {"ops", "REGEX"},
+        {"dtypes", "LIST"},
+        {"report", "DIR"},
+        {"baseline", "FILE"},
+        {"xfail", "FILE"},
+        {"jobs", "N"},
+        {"timeout", "SECONDS"}}},
+  };
+  return list;
+}
+
+const Command* find_command(std::string_view name) {
+  for (const Command& c : commands()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+std::string usage() {
+  std::string text = "loom [--manifest FILE] [--threads N] COMMAND [flags]\ncommands:\n";
+  for (const Command& c : commands()) {
+    std::string head = std::string(c.name) + (*c.operands ? std::string(" ") + c.operands : "");
+    head.resize(std::max<size_t>(head.size() + 1, 21), ' ');
+    text += "  " + head + c.summary + "\n";
+  }
+  return text + "`loom COMMAND --help` lists a command's flags.";
+}
+
+// "--batch-size N      examples per step (default: 64)", from the flag's definition.
+std::string flag_line(const Flag& f) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(f.name);
+  std::string help = flag == nullptr ? "" : flag->Help();
+  const size_t prefix = help.find("`: ");
+  if (help.rfind("for `", 0) == 0 && prefix != std::string::npos) help = help.substr(prefix + 3);
+  std::string spelled = std::string("--") + f.name;
+  std::replace(spelled.begin(), spelled.end(), '_', '-');
+  spelled += std::string(" ") + f.value;
+  spelled.resize(std::max<size_t>(spelled.size() + 2, 24), ' ');
+  const std::string fallback = flag == nullptr ? "" : flag->DefaultValue();
+  return "  " + spelled + help + (fallback.empty() ? "" : " (default: " + fallback + ")") + "\n";
+}
+
+void print_help(const Command* command) {
+  if (command == nullptr) {
+    std::printf("usage: %s\n", usage().c_str());
+    return;
+  }
+  std::printf("usage: loom [global flags] %s%s%s%s\n%s\n", command->name,
+              *command->operands ? " " : "", command->operands,
+              command->flags.empty() ? "" : " [flags]", command->summary);
+  if (!command->flags.empty()) {
+    std::printf("\nflags:\n");
+    for (const Flag& f : command->flags) std::printf("%s", flag_line(f).c_str());
+  }
+  std::printf("\nglobal flags:\n");
+  for (const Flag& f : kGlobalFlags) std::printf("%s", flag_line(f).c_str());
+}
+
+// Looks at the raw arguments (flags spelled with underscores) before Abseil parses them:
+// returns the exit code of a help request or of a flag given to the wrong command, or -1
+// to go on.
+int check_arguments(const std::vector<char*>& argv) {
+  bool help = false;
+  const Command* command = nullptr;
+  std::string command_word;
+  std::vector<std::string> flags;
+  for (size_t i = 1; i < argv.size(); ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h" || arg == "--helpfull" || arg == "--helpshort") {
+      help = true;
+    } else if (arg == "--") {
+      break;
+    } else if (arg.rfind("--", 0) == 0) {
+      const size_t eq = arg.find('=');
+      flags.push_back(arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
+      if (eq == std::string::npos) ++i;  // every loom flag takes a value: --name VALUE
+    } else if (command_word.empty()) {
+      command_word = arg;
+      if (command_word == "help") {
+        help = true;
+        command_word.clear();
+        if (i + 1 < argv.size()) command_word = argv[++i];
+      }
+      command = find_command(command_word);
+    }
+  }
+  if (help) {
+    if (!command_word.empty() && command == nullptr) {
+      std::fprintf(stderr, "[loom] unknown command '%s'\nusage: %s\n", command_word.c_str(),
+                   usage().c_str());
+      return 2;
+    }
+    print_help(command);
+    return 0;
+  }
+  if (command == nullptr) return -1;  // run() says what is wrong
+  for (const std::string& flag : flags) {
+    auto is = [&](const Flag& f) { return flag == f.name; };
+    if (std::any_of(kGlobalFlags.begin(), kGlobalFlags.end(), is) ||
+        std::any_of(command->flags.begin(), command->flags.end(), is) ||
+        absl::FindCommandLineFlag(flag) == nullptr) {  // Abseil refuses unknown flags itself
+      continue;
+    }
+    std::string own;
+    for (const Flag& f : command->flags)
+      own += std::string(own.empty() ? "" : ", ") + "--" + f.name;
+    std::replace(own.begin(), own.end(), '_', '-');
+    std::string spelled = flag;
+    std::replace(spelled.begin(), spelled.end(), '_', '-');
+    std::fprintf(
+        stderr,
+        "[loom %s] --%s is not a flag of `%s` (its flags: %s; global: --manifest, --threads)\n",
+        command->name, spelled.c_str(), command->name, own.empty() ? "none" : own.c_str());
+    return 2;
+  }
+  return -1;
+}
 
 int run(const std::vector<char*>& args) {
   if (args.size() < 2) {
-    std::fprintf(stderr, "[loom] expected a command\nusage: %s\n", kUsage);
+    std::fprintf(stderr, "[loom] expected a command\nusage: %s\n", usage().c_str());
     return 2;
   }
   std::string command = args[1];
@@ -116,14 +264,14 @@ int run(const std::vector<char*>& args) {
     return loom::cli::run_train(options);
   }
   std::fprintf(stderr, "[loom] unknown command or wrong arguments: '%s'\nusage: %s\n",
-               command.c_str(), kUsage);
+               command.c_str(), usage().c_str());
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(kUsage);
+  absl::SetProgramUsageMessage(usage());
   // Flags are spelled with dashes (--batch-size) as well as Abseil's underscores.
   std::vector<std::string> spelled(argv, argv + argc);
   std::vector<char*> argv_underscored;
@@ -134,6 +282,7 @@ int main(int argc, char** argv) {
     }
     argv_underscored.push_back(arg.data());
   }
+  if (const int code = check_arguments(argv_underscored); code >= 0) return code;
   std::vector<char*> args = absl::ParseCommandLine(argc, argv_underscored.data());
   try {
     return run(args);

@@ -299,8 +299,11 @@ typedef struct LoomDeviceInterface {
    * range): its message starts with that op in brackets, and the host raises it as that
    * op's error. */
   /* copies of nbytes between host and device or within the device, ordered on stream;
-   * optional, but the host moves tensors between devices only through it (it then waits
-   * with stream_synchronize when present) */
+   * optional: the host moves tensors between devices through it (it then waits with
+   * stream_synchronize when present). Without it, every copy_ to, from or within the
+   * device type goes to the loom::copy_ kernel the plugin registers for its backend key
+   * (as the ABI 1.0 and 1.1 guides taught); a device type with neither cannot move
+   * tensors. */
   LoomError* (*copy)(void* ctx, int32_t index, LoomCopyKind kind, void* dst, const void* src,
                      size_t nbytes, void* stream);
   /* LOOM_DEVICE_* bits (ABI 1.7; an older plugin's shorter struct has none) */

@@ -36,6 +36,12 @@ class DeviceRuntime {
   // the source on return is not waited for: LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE).
   virtual void copy(CopyKind kind, int16_t index, void* dst, const void* src,
                     size_t nbytes) const = 0;
+  // Whether copy() can move bytes: false for a plugin whose device interface has no copy,
+  // as the ABI 1.0 and 1.1 guides taught (its copy_ kernel moves them; Note [Copies
+  // through a backend's copy_ kernel] in ops/src/device_copy.cc).
+  virtual bool has_copy() const { return true; }
+  // Who serves the device type, for messages: "plugin 'acme'".
+  virtual std::string provider() const = 0;
   // Note [Pinned host memory]
   // ~~~~~~~~~~~~~~~~~~~~~~~~~~
   // A device type whose plugin has host_allocate (ABI 1.8) lends page-locked host memory:
