@@ -55,9 +55,11 @@ ElfInspection inspect_shared_object(const std::string& path, const std::string& 
     return result;
   }
   result.is_64bit_shared = true;
-  // Note [Sizes read from a plugin file]: every offset and size below comes from the file
-  // and is checked against the file's size before anything is allocated for it, so a
-  // damaged or hostile file gets a message, never a huge allocation.
+  // Note [Sizes read from a plugin file]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // Every offset and size below comes from the file and is checked against the file's
+  // size before anything is allocated for it, so a damaged or hostile file gets a
+  // message, never a huge allocation.
   if (header.e_shentsize != sizeof(Elf64_Shdr)) {
     result.problem = "its section header entries are " + std::to_string(header.e_shentsize) +
                      " bytes, expected " + std::to_string(sizeof(Elf64_Shdr));

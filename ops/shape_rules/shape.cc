@@ -6,6 +6,7 @@ namespace loom::ops {
 namespace {
 
 // Note [Legacy empty tensors in cat]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // As in PyTorch, a 1-D tensor of size 0 is skipped by cat whatever the other tensors'
 // shapes are (it was once the only way to write an empty tensor); it still takes part in
 // the type promotion of the result.

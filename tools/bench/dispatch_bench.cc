@@ -1,6 +1,7 @@
-// Dispatch overhead: a boxed call from C++ to a no-op kernel in a loaded plugin, and a
+// Dispatch overhead: a boxed call from C++ to a no-op kernel in a loaded plugin, a
 // 1-element add in the example vendor plugin and the CPU plugin (which includes
-// allocating the result through the plugin's allocator and releasing it). Bandwidth: a
+// allocating the result through the plugin's allocator and releasing it), and a 1-element
+// copy from the host to the example plugin's device. Bandwidth: a
 // 16M-element float32 add in the CPU plugin, into a new tensor (from the host pool's
 // cache, and freshly mapped with and without huge pages) and into a reused out= (3 x 64
 // MiB moved per op; threads: LOOM_NUM_THREADS).
@@ -90,6 +91,21 @@ void BM_AddOneElementExamplePlugin(benchmark::State& state) {
                   "npu_sim:0");
 }
 BENCHMARK(BM_AddOneElementExamplePlugin);
+
+// copy_ of 1 element from the host into the example plugin's device: the op library's
+// path between devices (Note [Copies between devices]), through the device interface's
+// copy (the plugin's own queue runs it at once on the default stream).
+void BM_CopyOneElementToExamplePlugin(benchmark::State& state) {
+  if (!load(std::string(LOOM_EXAMPLE_PLUGIN_DIR) + "/libloom_plugin_npu_sim.so")) {
+    state.SkipWithError("example plugin not built");
+    return;
+  }
+  loom::Tensor host = loom::empty(std::vector<int64_t>{1}, loom::ScalarType::Float32);
+  loom::Tensor device = loom::empty(std::vector<int64_t>{1}, loom::ScalarType::Float32,
+                                    loom::parse_device("npu_sim:0"));
+  for (auto _ : state) device.copy_(host);
+}
+BENCHMARK(BM_CopyOneElementToExamplePlugin);
 
 void BM_AddOneElementCpuPlugin(benchmark::State& state) {
   add_one_element(state, std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cpu.so", "cpu");

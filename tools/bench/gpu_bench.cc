@@ -18,6 +18,7 @@
 #include "loom/optim.h"
 
 // Note [Timing queued GPU work]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // A kernel launch returns before the kernel ends, so a sample is the wall time of `calls`
 // calls queued back to back between two device synchronisations, divided by `calls`: the
 // throughput the device sustains once launches overlap kernels, as a training loop sees

@@ -277,7 +277,9 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
       max_pool_channels_last<T>(self, rows, columns, k, d, values, indices);
       return;
     }
-    // Note [Max pooling by tap]: when a whole window fits in the plane and its rows are
+    // Note [Max pooling by tap]
+    // ~~~~~~~~~~~~~~~~~~~~~~~~~
+    // When a whole window fits in the plane and its rows are
     // dense (float and double), every output is first computed from its window moved
     // inside the plane (the start clamped to [0, size - extent]), without tap bookkeeping,
     // compared in the element type without branches; the outputs whose windows cross the

@@ -22,6 +22,7 @@ using Kwargs = std::vector<std::pair<std::string, Value>>;
 // Calls the operator `op` and returns its results, one Value per return of the schema.
 //
 // Note [Call by name]
+// ~~~~~~~~~~~~~~~~~~~~
 // `op` is "ns::name.overload", or "ns::name" to pick among the overloads; the namespace
 // defaults to "loom". Without an overload the candidates are the op without overload
 // name first, then the others in name order; the first one the arguments bind to
