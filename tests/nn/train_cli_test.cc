@@ -128,7 +128,7 @@ TEST_F(TrainCli, ProfileWritesATraceOfFourStepsAndTheTopOps) {
 
 // Note [Subcommand help]: each command's --help prints its own flags and exits 0.
 TEST_F(TrainCli, EachCommandsHelpListsItsFlagsAndExitsZero) {
-  for (const std::string& args : {"train --help", "train -h", "help train"}) {
+  for (const char* args : {"train --help", "train -h", "help train"}) {
     RunResult r = run(args);
     EXPECT_EQ(r.status, 0) << args << "\n" << r.output;
     EXPECT_EQ(r.output.rfind("usage: loom [global flags] train [flags]", 0), 0u) << r.output;
