@@ -61,10 +61,10 @@ def main():
     problems = []
     for title, places in sorted(definitions.items()):
         if len(places) > 1:
-            problems.append(f"Note [{title}] is defined {len(places)} times: {', '.join(places)}")
+            problems.append(f"note '{title}' is defined {len(places)} times: {', '.join(places)}")
     for title, place in citations:
         if title not in definitions and title not in EXAMPLES:
-            problems.append(f"{place}: Note [{title}] is cited but defined nowhere")
+            problems.append(f"{place}: note '{title}' is cited but defined nowhere")
     for p in problems:
         print(p)
     print(f"{len(definitions)} notes defined, {len(citations)} citations, {len(problems)} problems")
