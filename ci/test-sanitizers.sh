@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Builds everything with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/
-# (LOOM_SANITIZE=ON) and runs the test suite there. The tests that build the example
-# plugin out of tree (unsanitized), run autograd and the profiler on it, and check plugin
-# isolation are left to ci/test.sh, and so are the conform runs on the frozen plugins
-# (a child process per op: over 4 minutes each here against 3 s; their plugins run
-# sanitized in host_tests' FrozenPlugin.*).
+# (LOOM_SANITIZE=ON) but the CPU plugin, which comes unsanitized from build/ (ci/test.sh
+# builds it; Note [The sanitizer build's CPU plugin]; LOOM_SANITIZE_CPU_KERNELS=1
+# sanitizes it too), and runs the test suite there. Left to ci/test.sh: the tests that
+# build the example plugin out of tree (unsanitized), run autograd and the profiler on it
+# and check plugin isolation; the conform runs (a child process per op: over 4 minutes
+# each here against 3 s; the frozen plugins run sanitized in host_tests' FrozenPlugin.*);
+# and the reruns of the kernel tests under other thread counts, ISA levels and
+# convolution layouts, which check that results do not change.
 #   ci/test-sanitizers.sh
 #
 # Note [LeakSanitizer and dynamic TLS]
@@ -22,13 +25,21 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ci/install-deps.sh
+cpu_plugin=()
+if [[ "${LOOM_SANITIZE_CPU_KERNELS:-0}" != 1 ]]; then
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo > /dev/null
+  cmake --build build --target cpu
+  cpu_plugin=(-DLOOM_CPU_PLUGIN_PREBUILT="$PWD/build/lib/loom/plugins/libloom_plugin_cpu.so")
+else
+  cpu_plugin=(-DLOOM_CPU_PLUGIN_PREBUILT=)
+fi
 # -g1 (line tables only) is all a sanitizer report needs for file:line frames, and
 # compiles the template-heavy files 15-20% faster than -g (binary.cc: 32 s against 37 s).
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1 \
-  -DLOOM_SANITIZE=ON -DLOOM_BUILD_BENCHMARKS=OFF
+  -DLOOM_SANITIZE=ON -DLOOM_BUILD_BENCHMARKS=OFF "${cpu_plugin[@]}"
 cmake --build build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:intercept_tls_get_addr=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --test-dir build-asan --output-on-failure -j2 \
-  -E 'sdk_example_out_of_tree_build|example_plugin_end_to_end|autograd_on_vendor_backend|profiler_on_vendor_backend|conform_npu_sim|conform_frozen_abi_|plugin_isolation|app_out_of_tree_build'
+  -E 'sdk_example_out_of_tree_build|example_plugin_end_to_end|autograd_on_vendor_backend|profiler_on_vendor_backend|conform_cpu|conform_npu_sim|conform_frozen_abi_|plugin_isolation|app_out_of_tree_build|cpu_pointwise_isa_|cpu_parallel_threads_|ops_conv_layout_'

@@ -162,7 +162,7 @@ constexpr DecompositionEntry kDecompositions[] = {
 
 }  // namespace
 
-std::span<const DecompositionEntry> fold_decompositions() {
+std::span<const DecompositionEntry> conv_fold_decompositions() {
   return kDecompositions;
 }
 

@@ -186,25 +186,9 @@ constexpr LoomKernelFn decomposition() {
 
 // The decompositions of each op family (decompositions/<family>.cc; families without
 // decompositions have no file).
-std::span<const DecompositionEntry> copy_decompositions();
-std::span<const DecompositionEntry> creation_decompositions();
-std::span<const DecompositionEntry> unary_decompositions();
-std::span<const DecompositionEntry> binary_decompositions();
-std::span<const DecompositionEntry> embedding_decompositions();
-std::span<const DecompositionEntry> indexing_decompositions();
-std::span<const DecompositionEntry> rnn_decompositions();
-std::span<const DecompositionEntry> einsum_decompositions();
-std::span<const DecompositionEntry> fold_decompositions();
-std::span<const DecompositionEntry> random_decompositions();
-std::span<const DecompositionEntry> reduction_decompositions();
-std::span<const DecompositionEntry> linalg_decompositions();
-std::span<const DecompositionEntry> conv_decompositions();
-std::span<const DecompositionEntry> pool_decompositions();
-std::span<const DecompositionEntry> shape_decompositions();
-std::span<const DecompositionEntry> sort_decompositions();
-std::span<const DecompositionEntry> normalization_decompositions();
-std::span<const DecompositionEntry> loss_decompositions();
-std::span<const DecompositionEntry> foreach_decompositions();
+#define LOOM_FAMILY(family) std::span<const DecompositionEntry> family##_decompositions();
+#include "decomposition_families.inc"
+#undef LOOM_FAMILY
 
 // The decomposition of `op` (qualified name), or nullptr.
 LoomKernelFn find_decomposition(std::string_view op);

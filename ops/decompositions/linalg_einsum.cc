@@ -295,7 +295,7 @@ constexpr DecompositionEntry kDecompositions[] = {
 
 }  // namespace
 
-std::span<const DecompositionEntry> einsum_decompositions() {
+std::span<const DecompositionEntry> linalg_einsum_decompositions() {
   return kDecompositions;
 }
 

@@ -21,30 +21,11 @@ LoomError* decomposition_error(int32_t code, const char* message) {
 LoomKernelFn find_decomposition(std::string_view op) {
   static const auto* table = [] {
     auto* map = new absl::flat_hash_map<std::string_view, LoomKernelFn>();
-    // One family per line.
-    // clang-format off
     for (auto family : {
-             copy_decompositions(),
-             creation_decompositions(),
-             unary_decompositions(),
-             binary_decompositions(),
-             embedding_decompositions(),
-             reduction_decompositions(),
-             linalg_decompositions(),
-             einsum_decompositions(),
-             fold_decompositions(),
-             random_decompositions(),
-             conv_decompositions(),
-             pool_decompositions(),
-             shape_decompositions(),
-             sort_decompositions(),
-             normalization_decompositions(),
-             loss_decompositions(),
-             indexing_decompositions(),
-             rnn_decompositions(),
-             foreach_decompositions(),
+#define LOOM_FAMILY(family) family##_decompositions(),
+#include "decomposition_families.inc"
+#undef LOOM_FAMILY
          }) {
-      // clang-format on
       for (const DecompositionEntry& e : family) map->emplace(e.op, e.kernel);
     }
     return map;

@@ -12,10 +12,9 @@ namespace loom::ops {
 
 // The meta kernels of each op family (meta/<family>.cc; families without such meta
 // kernels have no file).
-std::span<const DecompositionEntry> creation_meta_kernels();
-std::span<const DecompositionEntry> random_meta_kernels();
-std::span<const DecompositionEntry> indexing_meta_kernels();
-std::span<const DecompositionEntry> embedding_meta_kernels();
+#define LOOM_FAMILY(family) std::span<const DecompositionEntry> family##_meta_kernels();
+#include "meta_kernel_families.inc"
+#undef LOOM_FAMILY
 
 // The Meta kernel of an op without a shape rule, or nullptr.
 LoomKernelFn find_meta_kernel(std::string_view op);

@@ -32,10 +32,9 @@ void check_out_length(const char* op, const Tensor& out, int64_t length) {
 
 LoomKernelFn find_meta_kernel(std::string_view op) {
   for (auto family : {
-           creation_meta_kernels(),
-           random_meta_kernels(),
-           indexing_meta_kernels(),
-           embedding_meta_kernels(),
+#define LOOM_FAMILY(family) family##_meta_kernels(),
+#include "meta_kernel_families.inc"
+#undef LOOM_FAMILY
        }) {
     for (const DecompositionEntry& e : family) {
       if (e.op == op) return e.kernel;

@@ -1,8 +1,13 @@
-// The list of sample families and their union, and check names (Note [Op samples] in
+// The sample families the build finds (sample_families.inc, Note [Op families as data])
+// and their union, and check names (Note [Op samples] in
 // loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
+
+#define LOOM_FAMILY(family) std::span<const OpSample> family##_samples();
+#include "sample_families.inc"
+#undef LOOM_FAMILY
 
 std::string_view check_name(Check check) {
   switch (check) {
@@ -18,27 +23,9 @@ std::string_view check_name(Check check) {
 
 std::span<const SampleFamily> sample_families() {
   static const std::vector<SampleFamily> families = {
-      {"copy", copy_samples()},
-      {"creation", creation_samples()},
-      {"unary", unary_samples()},
-      {"binary", binary_samples()},
-      {"ternary", ternary_samples()},
-      {"reduction", reduction_samples()},
-      {"scan", scan_samples()},
-      {"linalg", linalg_samples()},
-      {"conv", conv_samples()},
-      {"pool", pool_samples()},
-      {"random", random_samples()},
-      {"view", view_samples()},
-      {"shape", shape_samples()},
-      {"indexing", indexing_samples()},
-      {"sort", sort_samples()},
-      {"softmax", softmax_samples()},
-      {"normalization", normalization_samples()},
-      {"loss", loss_samples()},
-      {"embedding", embedding_samples()},
-      {"rnn", rnn_samples()},
-      {"foreach", foreach_samples()},
+#define LOOM_FAMILY(family) {#family, family##_samples()},
+#include "sample_families.inc"
+#undef LOOM_FAMILY
   };
   return families;
 }

@@ -126,18 +126,9 @@ ShapeRule find_shape_rule(std::string_view op) {
   static const auto* rules = [] {
     auto* map = new absl::flat_hash_map<std::string_view, ShapeRule>();
     for (auto family : {
-             reduction_shape_rules(),
-             scan_shape_rules(),
-             linalg_shape_rules(),
-             conv_shape_rules(),
-             pool_shape_rules(),
-             shape_shape_rules(),
-             indexing_shape_rules(),
-             sort_shape_rules(),
-             softmax_shape_rules(),
-             normalization_shape_rules(),
-             loss_shape_rules(),
-             embedding_shape_rules(),
+#define LOOM_FAMILY(family) family##_shape_rules(),
+#include "shape_rule_families.inc"
+#undef LOOM_FAMILY
          }) {
       for (const ShapeRuleEntry& e : family) map->emplace(e.op, e.rule);
     }

@@ -99,20 +99,12 @@ struct ShapeRuleEntry {
   ShapeRule rule;
 };
 
-// The rules of each op family (shape_rules/<family>.cc; families without Shaped ops have
-// no file).
-std::span<const ShapeRuleEntry> reduction_shape_rules();
-std::span<const ShapeRuleEntry> scan_shape_rules();
-std::span<const ShapeRuleEntry> linalg_shape_rules();
-std::span<const ShapeRuleEntry> conv_shape_rules();
-std::span<const ShapeRuleEntry> pool_shape_rules();
-std::span<const ShapeRuleEntry> shape_shape_rules();
-std::span<const ShapeRuleEntry> indexing_shape_rules();
-std::span<const ShapeRuleEntry> sort_shape_rules();
-std::span<const ShapeRuleEntry> softmax_shape_rules();
-std::span<const ShapeRuleEntry> normalization_shape_rules();
-std::span<const ShapeRuleEntry> loss_shape_rules();
-std::span<const ShapeRuleEntry> embedding_shape_rules();
+// The rules of each op family, defined in shape_rules/<family>.cc (families without
+// Shaped ops have no file); the build finds the families (shape_rule_families.inc,
+// Note [Op families as data]).
+#define LOOM_FAMILY(family) std::span<const ShapeRuleEntry> family##_shape_rules();
+#include "shape_rule_families.inc"
+#undef LOOM_FAMILY
 
 // The rule of `op`, or nullptr.
 ShapeRule find_shape_rule(std::string_view op);

@@ -5,7 +5,7 @@ namespace loom {
 
 std::span<const OpDefinition> standard_ops() {
   static constexpr OpDefinition kOps[] = {
-#define LOOM_OP(schema, tags, rule) {schema, tags, OutputRule::rule},
+#define LOOM_OP(schema, tags, rule) {schema, tags, OutputRule::rule, LOOM_OP_FAMILY},
 #include "ops.def"
 #undef LOOM_OP
   };

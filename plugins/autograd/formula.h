@@ -72,26 +72,11 @@ class FormulaTable {
   std::vector<Formula> formulas_;
 };
 
-// One per op family (formulas/<family>.cc).
-void register_binary_formulas(FormulaTable& t);
-void register_unary_formulas(FormulaTable& t);
-void register_ternary_formulas(FormulaTable& t);
-void register_reduction_formulas(FormulaTable& t);
-void register_scan_formulas(FormulaTable& t);
-void register_linalg_formulas(FormulaTable& t);
-void register_view_formulas(FormulaTable& t);
-void register_shape_formulas(FormulaTable& t);
-void register_softmax_formulas(FormulaTable& t);
-void register_loss_formulas(FormulaTable& t);
-void register_normalization_formulas(FormulaTable& t);
-void register_conv_formulas(FormulaTable& t);
-void register_pool_formulas(FormulaTable& t);
-void register_indexing_formulas(FormulaTable& t);
-void register_copy_formulas(FormulaTable& t);
-void register_embedding_formulas(FormulaTable& t);
-void register_sort_formulas(FormulaTable& t);
-void register_random_formulas(FormulaTable& t);
-void register_creation_formulas(FormulaTable& t);
+// One per op family, defined in formulas/<family>.cc; the build lists the files it finds
+// (autograd_formula_families.inc, Note [Op families as data]).
+#define LOOM_FAMILY(family) void register_##family##_formulas(FormulaTable& t);
+#include "autograd_formula_families.inc"
+#undef LOOM_FAMILY
 
 struct SavedArgument;
 class FormulaNode;

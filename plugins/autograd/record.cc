@@ -376,25 +376,9 @@ void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& me
 
 void build_formula_table() {
   FormulaTable table;
-  register_binary_formulas(table);
-  register_unary_formulas(table);
-  register_ternary_formulas(table);
-  register_reduction_formulas(table);
-  register_scan_formulas(table);
-  register_linalg_formulas(table);
-  register_view_formulas(table);
-  register_shape_formulas(table);
-  register_softmax_formulas(table);
-  register_loss_formulas(table);
-  register_normalization_formulas(table);
-  register_conv_formulas(table);
-  register_pool_formulas(table);
-  register_indexing_formulas(table);
-  register_copy_formulas(table);
-  register_embedding_formulas(table);
-  register_sort_formulas(table);
-  register_random_formulas(table);
-  register_creation_formulas(table);
+#define LOOM_FAMILY(family) register_##family##_formulas(table);
+#include "autograd_formula_families.inc"
+#undef LOOM_FAMILY
   formula_list() = table.all();
 }
 

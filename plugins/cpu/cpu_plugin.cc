@@ -10,26 +10,9 @@ namespace {
 void init(sdk::Registrar& r) {
   configure_threads(r);  // LOOM_NUM_THREADS (parallel.h)
   configure_isa(r);      // LOOM_CPU_ISA (isa.h)
-  register_unary_kernels(r);
-  register_binary_kernels(r);
-  register_copy_kernels(r);
-  register_reduction_kernels(r);
-  register_scan_kernels(r);
-  register_ternary_kernels(r);
-  register_creation_kernels(r);
-  register_random_kernels(r);
-  register_linalg_kernels(r);
-  register_conv_kernels(r);
-  register_pool_kernels(r);
-  register_pool_sampling_kernels(r);
-  register_shape_kernels(r);
-  register_indexing_kernels(r);
-  register_sort_kernels(r);
-  register_softmax_kernels(r);
-  register_normalization_kernels(r);
-  register_loss_kernels(r);
-  register_embedding_kernels(r);
-  register_foreach_kernels(r);
+#define LOOM_FAMILY(family) register_##family##_kernels(r);
+#include "cpu_kernel_families.inc"
+#undef LOOM_FAMILY
 }
 
 }  // namespace

@@ -36,22 +36,9 @@ void init(sdk::Registrar& r) {
   memory.name = LOOM_DEVICE_MEMORY_EXTENSION_PREFIX LOOM_GPU_DEVICE_TYPE;
   memory.table = memory_api();
   sdk::check(sdk::host().extension_publish(&memory));
-  register_elementwise_ops(r, key);
-  register_reduction_ops(r, key);
-  register_linalg_ops(r, key);
-  register_softmax_ops(r, key);
-  register_random_ops(r, key);
-  register_ternary_ops(r, key);
-  register_indexing_ops(r, key);
-  register_pool_ops(r, key);
-  register_loss_ops(r, key);
-  register_conv_ops(r, key);
-  register_shape_ops(r, key);
-  register_normalization_ops(r, key);
-  register_embedding_ops(r, key);
-  register_scan_ops(r, key);
-  register_sort_ops(r, key);
-  register_creation_ops(r, key);
+#define LOOM_FAMILY(family) register_##family##_ops(r, key);
+#include "gpu_kernel_families.inc"
+#undef LOOM_FAMILY
 
   int runtime_version = 0, driver_version = 0;
   (void)gpuRuntimeGetVersion(&runtime_version);

@@ -5,8 +5,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
 #include "loom/loom.h"
+#include "loom/ops/op_library.h"
+#include "loom/ops/samples.h"
+#include "loom/ops/structured_schemas.h"
 
 namespace loom::cli {
 
@@ -49,6 +53,131 @@ int list_ops(const std::string& namespace_filter) {
     std::fprintf(stderr, "[loom] no operators in namespace '%s'\n", namespace_filter.c_str());
     return 1;
   }
+  return 0;
+}
+
+namespace {
+
+std::string_view rule_name(OutputRule rule) {
+  switch (rule) {
+    case OutputRule::None:
+      return "-";
+    case OutputRule::Promoted:
+      return "promoted";
+    case OutputRule::PromotedFloat:
+      return "promoted, float";
+    case OutputRule::Bool:
+      return "bool";
+    case OutputRule::Shaped:
+      return "shape rule";
+  }
+  return "?";
+}
+
+// A markdown cell: `|` would end the cell.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Note [The op table]
+// ~~~~~~~~~~~~~~~~~~~
+// `loom ops --format markdown` describes each op of the standard library (ops.def) as the
+// running process sees it: the family and rule ops.def gives it, the variants the op
+// library derives, which loaded backend has a kernel of its own for it (for a structured
+// op, for its out= variant, the one backends implement), whether the op library computes
+// it as a decomposition, whether the autograd plugin records it, and how many samples the
+// op sweep and `loom conform` run. docs/ops.md is this table for the in-tree plugins
+// (cpu, cuda and rocm, the GPU plugins loaded without a device), so every column comes
+// from the registrations themselves and the ops_doc_up_to_date test keeps it true.
+int ops_table() {
+  Dispatcher& d = Dispatcher::instance();
+  std::vector<std::pair<std::string, std::string>> backends;  // plugin, dispatch key name
+  for (const dispatch::PluginInfo& p : dispatch::PluginHost::instance().plugins()) {
+    for (const std::string& key : p.backends) backends.emplace_back(p.name, key);
+  }
+  absl::flat_hash_map<std::string, int> samples;
+  for (const ops::OpSample& s : ops::all_samples()) ++samples[s.op];
+
+  std::printf(
+      "# The loom op set\n\n"
+      "One row per op of the standard library (`ops/ops.def`, one file per family under\n"
+      "`ops/schemas/`), as `loom ops --format markdown` prints it for the plugins it loaded;\n"
+      "this page is its output for the in-tree plugins (`cmake --build build --target "
+      "ops_doc`\n"
+      "refreshes it, the `ops_doc_up_to_date` test fails when it is stale).\n\n"
+      "- rule: how the op library computes a structured op's output (Note [Structured ops]);\n"
+      "  backends implement its `out=` variant, listed under variants.\n"
+      "- decomposition: the op library computes it from other ops (Note [Decompositions]).\n"
+      "- one column per backend: `yes` when that plugin registers a kernel of its own.\n"
+      "- backward: `recorded` when the autograd plugin records the op (a backward formula,\n"
+      "  or outputs marked as not differentiable), `decomposes` when autograd records the\n"
+      "  ops of its decomposition.\n"
+      "- samples: the inputs the op sweep and `loom conform` run it on (ops/samples/).\n\n");
+  std::string header = "| op | family | rule | variants | decomposition |";
+  std::string rule_line = "|---|---|---|---|---|";
+  for (const auto& backend : backends) {
+    header += " " + backend.first + " |";
+    rule_line += ":-:|";
+  }
+  std::printf("%s backward | samples |\n%s:-:|--:|\n", header.c_str(), rule_line.c_str());
+  size_t rows = 0;
+  for (const OpDefinition& def : standard_ops()) {
+    const dispatch::FunctionSchema functional = dispatch::parse_schema(def.schema);
+    const std::string name = functional.name.qualified();
+    std::vector<std::string> variants;
+    std::vector<std::string> kernel_ops = {name};  // where a backend's kernel would be
+    if (def.output != OutputRule::None) {
+      if (ops::has_inplace_variant(functional, def.output, def.tags)) {
+        variants.push_back(ops::inplace_schema(functional).name.qualified());
+      }
+      const std::string out = ops::out_schema(functional).name.qualified();
+      variants.push_back(out);
+      kernel_ops = {out};
+    }
+    auto source_of = [&](const std::string& op, std::string_view key,
+                         std::string* provider) -> std::optional<dispatch::EntrySource> {
+      std::optional<OperatorHandle> handle = d.find(op);
+      if (!handle) return std::nullopt;
+      for (const dispatch::TableRow& row : d.dump_table(*handle)) {
+        if (dispatch_key_name(row.key) != key) continue;
+        if (provider != nullptr) *provider = row.provider;
+        return row.source;
+      }
+      return std::nullopt;
+    };
+    const bool decomposition = source_of(name, "CPU", nullptr) ==
+                               dispatch::EntrySource::Decomposition;
+    std::string line = "| `" + cell(def.schema) + "` | " + std::string(def.family) + " | " +
+                       std::string(rule_name(def.output)) + " | " +
+                       (variants.empty() ? "-" : cell(absl::StrJoin(variants, ", "))) + " | " +
+                       (decomposition ? "yes" : "") + " |";
+    for (const auto& [plugin, key] : backends) {
+      bool has = false;
+      for (const std::string& op : kernel_ops) {
+        std::string provider;
+        has = has || (source_of(op, key, &provider) == dispatch::EntrySource::Kernel &&
+                      provider == plugin);
+      }
+      line += has ? " yes |" : " |";
+    }
+    std::string autograd_provider;
+    const std::optional<dispatch::EntrySource> autograd =
+        source_of(name, "Autograd", &autograd_provider);
+    const char* backward = autograd == dispatch::EntrySource::Kernel ? "recorded"
+                           : autograd == dispatch::EntrySource::Decomposition ? "decomposes"
+                                                                               : "";
+    auto it = samples.find(name);
+    std::printf("%s %s | %d |\n", line.c_str(), backward, it == samples.end() ? 0 : it->second);
+    ++rows;
+  }
+  std::printf("\n%zu ops.\n", rows);
   return 0;
 }
 

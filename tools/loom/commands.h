@@ -7,6 +7,8 @@ namespace loom::cli {
 
 int list_plugins();
 int list_ops(const std::string& namespace_filter);
+// The standard ops as a markdown table (Note [The op table]).
+int ops_table();
 int show_dispatch(const std::string& op_name);
 int run_smoke();
 

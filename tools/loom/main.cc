@@ -1,6 +1,6 @@
 // `loom`: inspect a deployment from the command line, train, and check a backend.
-//   loom [--manifest FILE] plugins | ops [--namespace NS] | dispatch OP | smoke | train |
-//        conform;  loom COMMAND --help lists a command's flags
+//   loom [--manifest FILE] plugins | ops [--namespace NS] [--format list|markdown] |
+//        dispatch OP | smoke | train | conform;  loom COMMAND --help lists a command's flags
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -18,6 +18,9 @@
 ABSL_FLAG(std::string, manifest, "",
           "deployment manifest (protobuf text format); default: the embedded manifest");
 ABSL_FLAG(std::string, namespace, "", "for `ops`: only operators in this namespace");
+ABSL_FLAG(std::string, format, "list",
+          "for `ops`: list (every defined operator's schema) or markdown (a table of the "
+          "standard ops: family, rule, variants, each backend's kernels, autograd, samples)");
 ABSL_FLAG(std::string, data, "/usr/share/datasets/fashion-mnist",
           "for `train`: directory of the MNIST-format IDX files");
 ABSL_FLAG(std::string, model, "cnn", "for `train`: cnn or mlp");
@@ -68,7 +71,7 @@ const std::vector<Flag> kGlobalFlags = {{"manifest", "FILE"}, {"threads", "N"}};
 const std::vector<Command>& commands() {
   static const std::vector<Command> list = {
       {"plugins", "", "loaded plugins: versions, devices, op and kernel counts", {}},
-      {"ops", "", "operator schemas", {{"namespace", "NS"}}},
+      {"ops", "", "operator schemas", {{"namespace", "NS"}, {"format", "list|markdown"}}},
       {"dispatch", "OP", "the dispatch table of OP: each key's kernel and its source", {}},
       {"smoke", "", "runs a small computation through the loaded plugins", {}},
       {"train",
@@ -222,6 +225,12 @@ int run(const std::vector<char*>& args) {
     return 2;
   }
   if (threads > 0) setenv("LOOM_NUM_THREADS", std::to_string(threads).c_str(), 1);
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "list" && format != "markdown") {
+    std::fprintf(stderr, "[loom ops] --format: expected list or markdown, found '%s'\n",
+                 format.c_str());
+    return 2;
+  }
   // conform loads plugins only in its children (Note [Conformance isolation]).
   if (command == "conform" && args.size() == 2) {
     loom::conform::ConformOptions options;
@@ -243,6 +252,7 @@ int run(const std::vector<char*>& args) {
   }
   if (command == "plugins" && args.size() == 2) return loom::cli::list_plugins();
   if (command == "ops" && args.size() == 2) {
+    if (format == "markdown") return loom::cli::ops_table();
     return loom::cli::list_ops(absl::GetFlag(FLAGS_namespace));
   }
   if (command == "dispatch" && args.size() == 3) return loom::cli::show_dispatch(args[2]);

@@ -135,22 +135,10 @@ inline InputCheck input_check(const sdk::DispatchContext& ctx, const sdk::Tensor
   return InputCheck(out.device().index, stream_of(ctx), std::move(describe));
 }
 
-// Registration of each op family (host_kernels/<family>_ops.cc).
-void register_elementwise_ops(sdk::Registrar& r, uint32_t key);
-void register_reduction_ops(sdk::Registrar& r, uint32_t key);
-void register_linalg_ops(sdk::Registrar& r, uint32_t key);
-void register_softmax_ops(sdk::Registrar& r, uint32_t key);
-void register_indexing_ops(sdk::Registrar& r, uint32_t key);
-void register_ternary_ops(sdk::Registrar& r, uint32_t key);
-void register_random_ops(sdk::Registrar& r, uint32_t key);
-void register_pool_ops(sdk::Registrar& r, uint32_t key);
-void register_loss_ops(sdk::Registrar& r, uint32_t key);
-void register_conv_ops(sdk::Registrar& r, uint32_t key);
-void register_shape_ops(sdk::Registrar& r, uint32_t key);
-void register_normalization_ops(sdk::Registrar& r, uint32_t key);
-void register_embedding_ops(sdk::Registrar& r, uint32_t key);
-void register_scan_ops(sdk::Registrar& r, uint32_t key);
-void register_sort_ops(sdk::Registrar& r, uint32_t key);
-void register_creation_ops(sdk::Registrar& r, uint32_t key);
+// One per op family, defined in host_kernels/<family>_ops.cc; the build lists the files it
+// finds (gpu_kernel_families.inc, Note [Op families as data]).
+#define LOOM_FAMILY(family) void register_##family##_ops(sdk::Registrar& r, uint32_t key);
+#include "gpu_kernel_families.inc"
+#undef LOOM_FAMILY
 
 }  // namespace loom::gpu

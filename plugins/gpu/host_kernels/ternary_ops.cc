@@ -1,4 +1,4 @@
-// The ternary pointwise ops on GPU tensors (masked_fill, lerp, addcmul, addcdiv) and
+// The ternary pointwise ops on GPU tensors (where, masked_fill, lerp, addcmul, addcdiv) and
 // div with a rounding mode. Operands arrive broadcast to out's shape (the structured-op
 // contract). Integer division reads a status word back from the device, so a zero divisor
 // is refused with an error as on the CPU (a synchronisation, only for integer dtypes).
@@ -126,10 +126,25 @@ Tensor div_mode_out(const DispatchContext& ctx, const Tensor& self, const Tensor
   return out;
 }
 
+Tensor where_out(const DispatchContext& ctx, const Tensor& condition, const Tensor& self,
+                 const Tensor& other, const Tensor& out) {
+  prepare("where", out, {&condition, &self, &other});
+  if (condition.dtype() != LOOM_DTYPE_BOOL) {
+    throw sdk::Error("[where] expected a bool condition, found dtype " +
+                     std::to_string(condition.dtype()));
+  }
+  const Tensor* operands[4] = {&out, &condition, &self, &other};
+  check_launch(launch_where(out.dtype(), space_of("where", out, operands), out.data(),
+                            condition.data(), self.data(), other.data(), stream_of(ctx)),
+               "where");
+  return out;
+}
+
 }  // namespace
 
 void register_ternary_ops(sdk::Registrar& r, uint32_t key) {
   using namespace sdk::dtypes;
+  r.impl<&where_out>("loom::where.self_out", key, all);
   r.impl<&masked_fill_out>("loom::masked_fill.Scalar_out", key, all);
   r.impl<&lerp_scalar_out>("loom::lerp.Scalar_out", key, floating);
   r.impl<&lerp_tensor_out>("loom::lerp.out", key, floating);

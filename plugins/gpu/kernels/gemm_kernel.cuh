@@ -1,6 +1,6 @@
 // loom's tiled GEMM kernel (Note [Tiled GEMM] in gemm_math.h) over any operands: a batch
 // of [m, n] = [m, k] @ [k, n] products whose elements an `Operands` object reads and
-// whose results it stores, so strided matrices (gemm.cu) and the implicit matrices of a
+// whose results it stores, so strided matrices (linalg.cu) and the implicit matrices of a
 // convolution (conv.cu, Note [Implicit-GEMM convolution]) share one kernel. Included by
 // those two translation units only.
 #pragma once

@@ -1,4 +1,4 @@
-// The tiling of loom's own GEMM kernel (kernels/gemm.cu, the matmul family on ROCm, whose
+// The tiling of loom's own GEMM kernel (kernels/linalg.cu, the matmul family on ROCm, whose
 // Debian packages have no rocBLAS, and on CUDA when the manifest asks for it): how a
 // batch of [m, n] outputs is cut into tiles and spread over a grid, and which output
 // elements one thread owns. Plain arithmetic compiled into device code and unit-tested

@@ -17,7 +17,7 @@
 
 namespace loom::gpu {
 
-// --- elementwise (elementwise.cu): out and inputs have one shape, any strides ---
+// --- elementwise (unary.cu, binary.cu, copy.cu, ternary.cu): out and inputs have one shape, any strides ---
 
 enum class UnaryOp : int32_t {
   // numeric
@@ -297,7 +297,7 @@ const char* launch_nll_loss(int32_t dtype, int32_t target_dtype, const NllLossSh
                             bool reduce, bool mean, void* out, const void* self, const void* target,
                             const void* weight, int64_t* status, gpuStream_t stream);
 
-// --- GEMM (gemm.cu; Note [Tiled GEMM] in gemm_math.h) ---
+// --- GEMM (linalg.cu; Note [Tiled GEMM] in gemm_math.h) ---
 // A batch of c [m, n] = alpha * a [m, k] @ b [k, n] + beta * c, each operand's rows,
 // columns and batch entries `*_stride` elements apart (any layout, no copies).
 struct GemmShape {

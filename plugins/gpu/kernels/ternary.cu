@@ -1,5 +1,5 @@
-// The GPU kernels of the ternary pointwise family (lerp with a weight tensor, addcmul,
-// addcdiv), masked_fill, and integer division with a rounding mode, which reports a zero
+// The GPU kernels of the ternary pointwise family (where, lerp with a weight tensor,
+// addcmul, addcdiv), masked_fill, and integer division with a rounding mode, which reports a zero
 // divisor through a device status word the host reads after the launch.
 #include <cstdint>
 #include <limits>
@@ -91,6 +91,19 @@ void visit_integer_dtype(int32_t dtype, F&& f) {
   });
 }
 
+// where's inputs differ in type (bool condition); it gathers through a byte view.
+template <typename T>
+__global__ void where_kernel(int64_t n, StridedSpace<4> space, T* out, const bool* condition,
+                             const T* self, const T* other) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t o[4];
+    space.offsets(i, o);
+    out[o[0]] = condition[o[1]] ? self[o[2]] : other[o[3]];
+  }
+}
+
+
 }  // namespace
 
 const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
@@ -132,6 +145,19 @@ const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<
     result = launch_grid_stride(integer_divide_kernel<T>, space.numel(), stream, space,
                                 static_cast<T*>(out), static_cast<const T*>(self),
                                 static_cast<const T*>(other), floor, status);
+  });
+  return result;
+}
+
+const char* launch_where(int32_t dtype, const StridedSpace<4>& space, void* out,
+                         const void* condition, const void* self, const void* other,
+                         gpuStream_t stream) {
+  const char* result = kUnsupportedDtype;
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    result = launch_grid_stride(where_kernel<T>, space.numel(), stream, space, static_cast<T*>(out),
+                                static_cast<const bool*>(condition), static_cast<const T*>(self),
+                                static_cast<const T*>(other));
   });
   return result;
 }

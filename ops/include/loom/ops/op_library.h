@@ -25,6 +25,7 @@ struct OpDefinition {
   std::string_view tags;    // comma-separated: pointwise, reduction, inplace, core, ...
                             // ("inplace_variant" asks a Shaped op for its `name_` form)
   OutputRule output = OutputRule::None;
+  std::string_view family;  // the name of its ops/schemas/<family>.def
 };
 
 std::span<const OpDefinition> standard_ops();

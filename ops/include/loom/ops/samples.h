@@ -156,29 +156,8 @@ struct OpSample {
   }
 };
 
-// --- the families (ops/samples/<family>.cc) ---
-std::span<const OpSample> copy_samples();
-std::span<const OpSample> creation_samples();
-std::span<const OpSample> unary_samples();
-std::span<const OpSample> binary_samples();
-std::span<const OpSample> ternary_samples();
-std::span<const OpSample> reduction_samples();
-std::span<const OpSample> scan_samples();
-std::span<const OpSample> linalg_samples();
-std::span<const OpSample> conv_samples();
-std::span<const OpSample> pool_samples();
-std::span<const OpSample> random_samples();
-std::span<const OpSample> view_samples();
-std::span<const OpSample> shape_samples();
-std::span<const OpSample> indexing_samples();
-std::span<const OpSample> sort_samples();
-std::span<const OpSample> softmax_samples();
-std::span<const OpSample> normalization_samples();
-std::span<const OpSample> loss_samples();
-std::span<const OpSample> embedding_samples();
-std::span<const OpSample> rnn_samples();
-std::span<const OpSample> foreach_samples();
-
+// --- the families: ops/samples/<family>.cc defines <family>_samples(), and the build
+// lists the files it finds (Note [Op families as data]) ---
 struct SampleFamily {
   std::string_view name;  // "copy", "unary", ...
   std::span<const OpSample> samples;

@@ -1,7 +1,7 @@
-// The pointwise ops on GPU tensors: the out= kernels of the structured unary and binary
-// ops, where, copy_ and fill_. Inputs arrive broadcast to out's shape in the compute
-// dtype (the structured-op contract), so each wrapper checks devices, describes the
-// operands and calls one launcher.
+// The unary family on GPU tensors: the out= kernels of the structured unary ops (math,
+// activations, clamp, nan_to_num and the predicates). Inputs arrive in the compute dtype
+// with out's shape (the structured-op contract), so each wrapper checks devices,
+// describes the operands and calls the unary launcher.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -158,90 +158,9 @@ Tensor hardtanh_out(const DispatchContext& ctx, const Tensor& self, Scalar min, 
   return clamp_between(ctx, "hardtanh", self, min, max, out);
 }
 
-Tensor binary(const DispatchContext& ctx, const char* op, BinaryOp kind, const Tensor& self,
-              const Tensor& other, const Tensor& out, double alpha = 1) {
-  prepare(op, out, {&self, &other});
-  const Tensor* operands[3] = {&out, &self, &other};
-  check_launch(launch_binary(kind, self.dtype(), alpha, space_of(op, out, operands), out.data(),
-                             self.data(), other.data(), stream_of(ctx)),
-               op);
-  return out;
-}
-
-template <BinaryOp Kind>
-Tensor binary_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
-                  const Tensor& out) {
-  return binary(ctx, ctx.op_name(), Kind, self, other, out);
-}
-
-template <BinaryOp Kind>
-Tensor add_sub_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
-                   Scalar alpha, const Tensor& out) {
-  const char* op = Kind == BinaryOp::Add ? "add" : "sub";
-  const bool integral = !is_floating_dtype(out.dtype());
-  if (integral && alpha.is_floating_point()) {
-    throw sdk::Error(std::string("[") + op +
-                     "] alpha must be an integer for integer tensors, found " +
-                     std::to_string(alpha.d));
-  }
-  return binary(ctx, op, Kind, self, other, out, alpha.to_double());
-}
-
-Tensor where_out(const DispatchContext& ctx, const Tensor& condition, const Tensor& self,
-                 const Tensor& other, const Tensor& out) {
-  prepare("where", out, {&condition, &self, &other});
-  if (condition.dtype() != LOOM_DTYPE_BOOL) {
-    throw sdk::Error("[where] expected a bool condition, found dtype " +
-                     std::to_string(condition.dtype()));
-  }
-  const Tensor* operands[4] = {&out, &condition, &self, &other};
-  check_launch(launch_where(out.dtype(), space_of("where", out, operands), out.data(),
-                            condition.data(), self.data(), other.data(), stream_of(ctx)),
-               "where");
-  return out;
-}
-
-Tensor copy_(const DispatchContext& ctx, const Tensor& self, const Tensor& src, bool) {
-  prepare("copy_", self, {&src});
-  // src broadcasts to self's shape: missing leading dims and size-1 dims get stride 0.
-  const int64_t nd = self.dim(), src_nd = src.dim();
-  if (src_nd > nd) {
-    throw sdk::Error("[copy_] source has " + std::to_string(src_nd) +
-                     " dims, more than the destination's " + std::to_string(nd));
-  }
-  std::vector<int64_t> strides(static_cast<size_t>(nd), 0);
-  for (int64_t d = 0; d < src_nd; ++d) {
-    const int64_t size = src.sizes()[d], target = self.sizes()[d + nd - src_nd];
-    if (size != target && size != 1) {
-      throw sdk::Error("[copy_] source dim " + std::to_string(d) + " of size " +
-                       std::to_string(size) + " cannot be broadcast to size " +
-                       std::to_string(target));
-    }
-    strides[d + nd - src_nd] = size == 1 ? 0 : src.strides()[d];
-  }
-  const int64_t* stride_lists[2] = {self.strides().data(), strides.data()};
-  StridedSpace<2> space;
-  if (!make_strided_space<2>(self.sizes().data(), static_cast<int>(nd), stride_lists, &space)) {
-    throw sdk::Error("[copy_] too many dims for the " LOOM_GPU_PLATFORM_NAME " kernel");
-  }
-  check_launch(
-      launch_copy(self.dtype(), src.dtype(), space, self.data(), src.data(), stream_of(ctx)),
-      "copy_");
-  return self;
-}
-
-Tensor fill_(const DispatchContext& ctx, const Tensor& self, Scalar value) {
-  prepare("fill_", self, {});
-  const Tensor* operands[1] = {&self};
-  check_launch(launch_fill(self.dtype(), value.is_floating_point(), value.d, value.i,
-                           space_of("fill_", self, operands), self.data(), stream_of(ctx)),
-               "fill_");
-  return self;
-}
-
 }  // namespace
 
-void register_elementwise_ops(sdk::Registrar& r, uint32_t key) {
+void register_unary_ops(sdk::Registrar& r, uint32_t key) {
   using namespace sdk::dtypes;
   r.impl<&neg_out>("loom::neg.out", key, numeric);
   r.impl<&unary_out<UnaryOp::Abs>>("loom::abs.out", key, all);
@@ -290,32 +209,6 @@ void register_elementwise_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&clamp_min_out>("loom::clamp_min.out", key, numeric);
   r.impl<&clamp_max_out>("loom::clamp_max.out", key, numeric);
   r.impl<&hardtanh_out>("loom::hardtanh.out", key, numeric);
-
-  r.impl<&add_sub_out<BinaryOp::Add>>("loom::add.out", key, all);
-  r.impl<&add_sub_out<BinaryOp::Sub>>("loom::sub.out", key, numeric);
-  r.impl<&binary_out<BinaryOp::Mul>>("loom::mul.out", key, all);
-  r.impl<&binary_out<BinaryOp::Div>>("loom::div.out", key, floating);
-  r.impl<&binary_out<BinaryOp::Maximum>>("loom::maximum.out", key, all);
-  r.impl<&binary_out<BinaryOp::Minimum>>("loom::minimum.out", key, all);
-  r.impl<&binary_out<BinaryOp::Pow>>("loom::pow.Tensor_Tensor_out", key, floating);
-  r.impl<&binary_out<BinaryOp::Atan2>>("loom::atan2.out", key, floating);
-  r.impl<&binary_out<BinaryOp::Fmod>>("loom::fmod.out", key, numeric);
-  r.impl<&binary_out<BinaryOp::Remainder>>("loom::remainder.out", key, numeric);
-  r.impl<&binary_out<BinaryOp::BitAnd>>("loom::bitwise_and.out", key, integral_and_bool);
-  r.impl<&binary_out<BinaryOp::BitOr>>("loom::bitwise_or.out", key, integral_and_bool);
-  r.impl<&binary_out<BinaryOp::BitXor>>("loom::bitwise_xor.out", key, integral_and_bool);
-  r.impl<&binary_out<BinaryOp::Eq>>("loom::eq.out", key, all);
-  r.impl<&binary_out<BinaryOp::Ne>>("loom::ne.out", key, all);
-  r.impl<&binary_out<BinaryOp::Lt>>("loom::lt.out", key, all);
-  r.impl<&binary_out<BinaryOp::Le>>("loom::le.out", key, all);
-  r.impl<&binary_out<BinaryOp::Gt>>("loom::gt.out", key, all);
-  r.impl<&binary_out<BinaryOp::Ge>>("loom::ge.out", key, all);
-  r.impl<&binary_out<BinaryOp::LogicalAnd>>("loom::logical_and.out", key, all);
-  r.impl<&binary_out<BinaryOp::LogicalOr>>("loom::logical_or.out", key, all);
-  r.impl<&binary_out<BinaryOp::LogicalXor>>("loom::logical_xor.out", key, all);
-  r.impl<&where_out>("loom::where.self_out", key, all);
-  r.impl<&copy_>("loom::copy_", key);
-  r.impl<&fill_>("loom::fill_.Scalar", key);
 }
 
 }  // namespace loom::gpu
