@@ -1,5 +1,5 @@
 // ELF inspection of plugin files: headers, then the .dynsym table and its string table.
-#include "elf_inspection.h"
+#include "loom/dispatcher/elf_inspection.h"
 
 #include <elf.h>
 

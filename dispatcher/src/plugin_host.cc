@@ -8,7 +8,7 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "dispatcher_internal.h"
-#include "elf_inspection.h"
+#include "loom/dispatcher/elf_inspection.h"
 #include "loom/core/device.h"
 #include "loom/core/error.h"
 #include "loom/dispatcher/extensions.h"

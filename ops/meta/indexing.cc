@@ -13,7 +13,7 @@ Tensor nonzero_meta(const Tensor&) {
   data_dependent("loom::nonzero", "the number of nonzero elements");
 }
 
-// Note [Advanced indexing] (loom/sdk/advanced_index.hpp) with integer indices only:
+// Note [Advanced indexing] (loom/sdk/reference/advanced_index.hpp) with integer indices only:
 // the broadcast index shape replaces the indexed dims, in place when they are adjacent,
 // else first.
 Tensor index_meta(const Tensor& self, const std::vector<std::optional<Tensor>>& indices) {
@@ -28,11 +28,7 @@ Tensor index_meta(const Tensor& self, const std::vector<std::optional<Tensor>>& 
     const ScalarType dtype = indices[i]->dtype();
     if (dtype == ScalarType::Bool || dtype == ScalarType::UInt8) {
       data_dependent(op, "the number of true elements of a mask");
-    }
-    if (dtype != ScalarType::Int64) {
-      fail(op, "expected int64 or bool index tensors, found ", scalar_type_name(dtype),
-           " for index ", i);
-    }
+    }  // else int64: the op library checked (Note [Argument checks])
     broadcast = indexed.empty() ? DimVector(indices[i]->sizes().begin(), indices[i]->sizes().end())
                                 : broadcast_shapes(broadcast, indices[i]->sizes(), op);
     indexed.push_back(static_cast<int64_t>(i));

@@ -32,6 +32,13 @@ std::vector<OpSample> make() {
       // Error inputs (Note [Op samples]): each must raise.
       OpSample{"loom::embedding", {T({4, 3}), T({8}, kI64, Fill::Ascending)}}.raises(
           "index -2 is out of range"),
+      // embedding_bag's offsets, checked by the op library (Note [Argument checks]).
+      OpSample{"loom::embedding_bag", {T({10, 3}), Idx({4}, 10), T({3}, kI64, Fill::Ascending)}}
+          .raises("offsets[0] has to be 0"),
+      OpSample{"loom::embedding_bag",
+               {T({10, 3}), Idx({4}, 10), T({2}, kI64, Fill::Zeros)},
+               {{"mode", I(1)}, {"per_sample_weights", T({4})}}}
+          .raises("per_sample_weights is only supported for mode='sum'"),
   };
   return s;
 }

@@ -103,6 +103,9 @@ std::vector<OpSample> make() {
           "dim 2 is out of range"),
       OpSample{"loom::gather", {T({3, 4}), I(1), T({3, 6}, kI64, Fill::Ascending)}}.raises(
           "index -2 is out of range"),
+      OpSample{"loom::index.Tensor", {T({4, 5}), TL({T({3}, kF32)})}}.raises(
+          "expected int64 or bool index tensors, found float32 for index 0"),
+
   };
   return s;
 }

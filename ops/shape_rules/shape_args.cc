@@ -38,6 +38,17 @@ std::vector<const TensorImpl*> ShapeArgs::tensors(size_t i) const {
   return out;
 }
 
+std::vector<const TensorImpl*> ShapeArgs::optional_tensors(size_t i) const {
+  const LoomValue& v = at(i);
+  if (v.tag != LOOM_VALUE_TENSOR_LIST) fail("argument ", i, " must be a tensor list");
+  std::vector<const TensorImpl*> out;
+  out.reserve(v.length);
+  for (uint32_t k = 0; k < v.length; ++k) {
+    out.push_back(reinterpret_cast<const TensorImpl*>(v.u.tensors[k]));
+  }
+  return out;
+}
+
 int64_t ShapeArgs::integer(size_t i) const {
   const LoomValue& v = at(i);
   if (v.tag != LOOM_VALUE_INT && v.tag != LOOM_VALUE_BOOL) fail("argument ", i, " must be an int");

@@ -62,6 +62,8 @@ class ShapeArgs {
   const TensorImpl& tensor(size_t i) const;
   const TensorImpl* optional_tensor(size_t i) const;  // nullptr for None
   std::vector<const TensorImpl*> tensors(size_t i) const;
+  // A `Tensor?[]` argument: nullptr for each None element.
+  std::vector<const TensorImpl*> optional_tensors(size_t i) const;
   int64_t integer(size_t i) const;
   std::optional<int64_t> optional_integer(size_t i) const;
   double real(size_t i) const;

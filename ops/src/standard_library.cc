@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "checks/argument_check.h"
 #include "decompositions/decomposition.h"
 #include "device_copy.h"
 #include "factory_outs.h"
@@ -32,17 +33,19 @@ LoomError* meta_returns_self(void*, const LoomKernelCall* call) {
 }
 
 bool writes_only_self(const OpDefinition& def, std::string_view name) {
-  const bool random_fill = has_tag(def.tags, "random") && has_tag(def.tags, "inplace");
+  const bool random_fill = def.family == "random" && has_tag(def.tags, "inplace");
   return name == "loom::fill_.Scalar" || name == "loom::copy_" || random_fill;
 }
 
-// An op the kernels of a backend compute (or decompose): its definition, its Meta kernel
-// and its decomposition; or a view op, with its one kernel for every backend.
+// An op the kernels of a backend compute (or decompose): its definition, its argument
+// check, its Meta kernel and its decomposition; or a view op, with its one kernel for
+// every backend.
 void define_unstructured_op(const OpDefinition& def, const dispatch::Registrant* owner) {
   Dispatcher& d = Dispatcher::instance();
   OperatorHandle op;
   dispatch::OpTraits traits{.idempotent_writes = has_tag(def.tags, "idempotent_write")};
   d.define(def.schema, owner, &op, traits).release();
+  register_argument_check(op, owner);
   if (writes_only_self(def, op.name())) {
     d.register_kernel(op, DispatchKey::Meta, {&meta_returns_self, nullptr}, owner, "meta no-op")
         .release();

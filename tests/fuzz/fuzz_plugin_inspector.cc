@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "elf_inspection.h"
+#include "loom/dispatcher/elf_inspection.h"
 #include "loom/plugin.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "../../dispatcher/src/elf_inspection.h"
+#include "loom/dispatcher/elf_inspection.h"
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/dispatcher/function_schema.h"
 #include "loom/dispatcher/manifest.h"

@@ -69,6 +69,17 @@ TEST(PluginLoading, InitFailureCarriesThePluginMessageAndUndoesRegistrations) {
   EXPECT_TRUE(!op || !op->is_defined());
 }
 
+// A typed kernel whose parameters do not fit its op's schema fails the plugin's
+// initialisation, naming the op, both counts and the schema.
+TEST(PluginLoading, ATypedKernelOfTheWrongArityIsRefusedAtRegistration) {
+  expect_error([] { PluginHost::instance().load(plugin_file("test_wrong_arity")); }, "plugin-host",
+               {"'test_wrong_arity'", "failed to initialise",
+                "[sdk] kernel for 'loom::add.out' takes 3 arguments and 1 returns but the schema "
+                "has 4 and 1",
+                "loom::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)"});
+  EXPECT_FALSE(PluginHost::instance().is_loaded("test_wrong_arity"));
+}
+
 TEST(PluginLoading, DuplicateOpDefinitionFailsInitAndUndoesRegistrations) {
   expect_error([] { PluginHost::instance().load(plugin_file("test_duplicate_op")); }, "plugin-host",
                {"failed to initialise", "'loom::add.Tensor' is already defined by core",

@@ -99,3 +99,32 @@ TEST_F(Random, MultinomialErrors) {
 
 }  // namespace
 }  // namespace loom::testing
+
+namespace loom::testing {
+namespace {
+
+// Note [Argument checks]: the op library refuses bad distribution parameters before any
+// backend runs, so meta tensors (whose kernel does nothing) get the CPU's messages too,
+// and the message has one spelling ("%g"-like numbers) whatever the backend.
+TEST_F(Random, ArgumentChecksRunBeforeTheBackendOnEveryDevice) {
+  for (Device device : {Device{kCPU, -1}, Device{kMeta, -1}}) {
+    const TensorOptions on = TensorOptions().device(device);
+    Tensor f = empty({3}, on);
+    expect_error([&] { uniform_(f, 2.0, 1.0); }, "loom::uniform_",
+                 "expected from <= to, found from=2 to=1");
+    expect_error([&] { uniform_(empty({2}, on.dtype(ScalarType::Float16)), 0.0, 1e6); },
+                 "loom::uniform_", "expected bounds within the finite range of float16");
+    expect_error([&] { normal_(f, 0.0, -0.5); }, "loom::normal_",
+                 "expected std >= 0, found std=-0.5");
+    expect_error([&] { bernoulli_(f, 1.5); }, "loom::bernoulli_.float",
+                 "expected p in [0, 1], found p=1.5");
+    expect_error([&] { dropout(f, -0.25, true); }, "loom::dropout",
+                 "expected p in [0, 1], found p=-0.25");
+  }
+  // Within the checks, the meta device computes nothing and refuses nothing.
+  Tensor m = empty({3}, TensorOptions().device(Device{kMeta, -1}));
+  EXPECT_EQ(uniform_(m, -1.0, 1.0).device().type, kMeta);
+}
+
+}  // namespace
+}  // namespace loom::testing

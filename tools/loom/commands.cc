@@ -152,8 +152,8 @@ int ops_table() {
       }
       return std::nullopt;
     };
-    const bool decomposition = source_of(name, "CPU", nullptr) ==
-                               dispatch::EntrySource::Decomposition;
+    const bool decomposition =
+        source_of(name, "CPU", nullptr) == dispatch::EntrySource::Decomposition;
     std::string line = "| `" + cell(def.schema) + "` | " + std::string(def.family) + " | " +
                        std::string(rule_name(def.output)) + " | " +
                        (variants.empty() ? "-" : cell(absl::StrJoin(variants, ", "))) + " | " +
@@ -170,9 +170,9 @@ int ops_table() {
     std::string autograd_provider;
     const std::optional<dispatch::EntrySource> autograd =
         source_of(name, "Autograd", &autograd_provider);
-    const char* backward = autograd == dispatch::EntrySource::Kernel ? "recorded"
+    const char* backward = autograd == dispatch::EntrySource::Kernel          ? "recorded"
                            : autograd == dispatch::EntrySource::Decomposition ? "decomposes"
-                                                                               : "";
+                                                                              : "";
     auto it = samples.find(name);
     std::printf("%s %s | %d |\n", line.c_str(), backward, it == samples.end() ? 0 : it->second);
     ++rows;

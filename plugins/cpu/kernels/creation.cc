@@ -5,7 +5,7 @@
 #include "../kernels.h"
 #include "../scalar_types.h"
 #include "../strided_loop.h"
-#include "loom/sdk/sequence.hpp"
+#include "loom/sdk/reference/sequence.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -36,7 +36,7 @@ void fill_positions(const Tensor& out, const char* op, F&& f) {
   });
 }
 
-// The values: loom/sdk/sequence.hpp, shared with every backend.
+// The values: loom/sdk/reference/sequence.hpp, shared with every backend.
 void fill_sequence(const Tensor& out, const sdk::Sequence& q, const char* op) {
   require_length(out, q.length, op);
   if (q.integral) {

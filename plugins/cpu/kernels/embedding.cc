@@ -208,43 +208,11 @@ std::tuple<sdk::Tensor, sdk::Tensor, sdk::Tensor, sdk::Tensor> embedding_bag(
   auto fail = [&](const std::string& detail) {
     throw sdk::Error(std::string("[") + op + "] " + detail);
   };
-  if (weight.dim() != 2) fail("expected a 2-D weight, found " + std::to_string(weight.dim()));
+  // The op library checked the arguments and the offsets (Note [Argument checks]).
   const IndexList ids = read_index_list(indices, op, "indices");
   const IndexList starts = read_index_list(offsets, op, "offsets");
-  if (mode < 0 || mode > 2) {
-    fail("expected mode 0 (sum), 1 (mean) or 2 (max), found " + std::to_string(mode));
-  }
   const int64_t num_rows = weight.sizes()[0], width = weight.sizes()[1];
   const int64_t n = ids.size;
-  if (per_sample_weights) {
-    if (mode != 0) {
-      fail(
-          "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
-          "supported for mode='sum' (got mode " +
-          std::to_string(mode) + ")");
-    }
-    if (per_sample_weights->dim() != 1 || per_sample_weights->sizes()[0] != n ||
-        per_sample_weights->dtype() != weight.dtype()) {
-      fail("expected per_sample_weights of shape [" + std::to_string(n) + "] and dtype " +
-           dtype_name(weight.dtype()) + ", found " + shape_string(per_sample_weights->sizes()) +
-           " " + dtype_name(per_sample_weights->dtype()));
-    }
-  }
-  if (include_last_offset && starts.size == 0) {
-    fail("expected at least one offset with include_last_offset=True, found none");
-  }
-  if (starts.size > 0 && starts[0] != 0) {
-    fail(
-        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-        "from position 0. However, got " +
-        std::to_string(starts[0]));
-  }
-  for (int64_t b = 0; b < starts.size; ++b) {
-    if (starts[b] > n || (b > 0 && starts[b] < starts[b - 1])) {
-      fail("expected non-decreasing offsets within the " + std::to_string(n) +
-           " indices, found offsets[" + std::to_string(b) + "] = " + std::to_string(starts[b]));
-    }
-  }
   // Indices are range-checked per bag, before the bag's rows are read; the first one out
   // of range is reported after the parallel loop.
   std::atomic<bool> out_of_range{false};

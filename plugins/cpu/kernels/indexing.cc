@@ -12,7 +12,7 @@
 #include "../parallel.h"
 #include "../scalar_types.h"
 #include "../strided_loop.h"
-#include "loom/sdk/advanced_index.hpp"
+#include "loom/sdk/reference/advanced_index.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -265,7 +265,7 @@ sdk::Tensor nonzero(const sdk::Tensor& self) {
   return out;
 }
 
-// index.Tensor: Note [Advanced indexing] in loom/sdk/advanced_index.hpp.
+// index.Tensor: Note [Advanced indexing] in loom/sdk/reference/advanced_index.hpp.
 sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>& raw) {
   constexpr const char* op = "index.Tensor";
   // Expand bool masks into int64 index lists; keep per-dim entries (undefined = None).
@@ -292,10 +292,7 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
       }
       continue;
     }
-    if (t.dtype() != LOOM_DTYPE_INT64) {
-      throw sdk::Error(std::string("[") + op + "] expected int64 or bool index tensors, found " +
-                       dtype_name(t.dtype()) + " for index " + std::to_string(i));
-    }
+    // An int64 index tensor: the op library checked the dtypes (Note [Argument checks]).
     entries.push_back(
         Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), read_indices(t, op)});
   }

@@ -13,7 +13,7 @@
 #include "../parallel.h"
 #include "../scalar_types.h"
 #include "../strided_loop.h"
-#include "loom/sdk/grid_sample.hpp"
+#include "loom/sdk/reference/grid_sample.hpp"
 #include "loom/sdk/ops.hpp"
 #include "pool_planes.h"
 
@@ -21,7 +21,7 @@ namespace loom::cpu {
 namespace {
 
 // grid_sampler_2d and its backward: the SDK's arithmetic (Note [Grid sampling] in
-// loom/sdk/grid_sample.hpp), which the GPU plugins share.
+// loom/sdk/reference/grid_sample.hpp), which the GPU plugins share.
 using sdk::GridAxis;
 using sdk::GridTap;
 using sdk::GridTaps;

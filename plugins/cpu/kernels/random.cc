@@ -190,29 +190,12 @@ double standard_normal(const sdk::PhiloxBlock& b) {
   }
 }
 
-void check_probability(const char* op, double p) {
-  if (!(p >= 0.0 && p <= 1.0)) fail(op, "expected p in [0, 1], found p=" + number(p));
-}
-
 // --- kernels ---
 
 sdk::Tensor uniform_(const sdk::Tensor& self, double from, double to) {
+  // The op library checked from <= to and the bounds (Note [Argument checks]).
   dispatch_floating_types(self.dtype(), "uniform_", [&]<typename T>(T) {
-    const double lowest = static_cast<double>(lowest_finite<T>());
-    const double highest = static_cast<double>(max_finite<T>());
-    if (!(from <= to)) {
-      fail("uniform_", "expected from <= to, found from=" + number(from) + " to=" + number(to));
-    }
-    if (!(from >= lowest && to <= highest)) {
-      fail("uniform_", "expected bounds within the finite range of " +
-                           std::string(dtype_name(self.dtype())) + ", found from=" + number(from) +
-                           " to=" + number(to));
-    }
     const double range = to - from;
-    if (!std::isfinite(range)) {
-      fail("uniform_", "the range to - from of " + number(from) + " and " + number(to) +
-                           " overflows (expected a finite width)");
-    }
     const sdk::PhiloxStream stream =
         sdk::reserve_random(self.device(), static_cast<uint64_t>(self.numel()));
     const T low = static_cast<T>(from);
@@ -226,12 +209,8 @@ sdk::Tensor uniform_(const sdk::Tensor& self, double from, double to) {
 }
 
 sdk::Tensor normal_(const sdk::Tensor& self, double mean, double std) {
+  // The op library checked std and mean (Note [Argument checks]).
   dispatch_floating_types(self.dtype(), "normal_", [&]<typename T>(T) {
-    if (!(std >= 0.0)) fail("normal_", "expected std >= 0, found std=" + number(std));
-    if (!std::isfinite(mean) || !std::isfinite(std)) {
-      fail("normal_",
-           "expected a finite mean and std, found mean=" + number(mean) + " std=" + number(std));
-    }
     const sdk::PhiloxStream stream =
         sdk::reserve_random(self.device(), static_cast<uint64_t>(self.numel()));
     for_each_random_position<T>(self, stream, [&](T& x, const sdk::PhiloxBlock& b, uint64_t) {
@@ -241,8 +220,7 @@ sdk::Tensor normal_(const sdk::Tensor& self, double mean, double std) {
   return self;
 }
 
-sdk::Tensor bernoulli_float_(const sdk::Tensor& self, double p) {
-  check_probability("bernoulli_", p);
+sdk::Tensor bernoulli_float_(const sdk::Tensor& self, double p) {  // p checked by the op library
   dispatch_all_types(self.dtype(), "bernoulli_", [&]<typename T>(T) {
     const sdk::PhiloxStream stream =
         sdk::reserve_random(self.device(), static_cast<uint64_t>(self.numel()));
@@ -312,8 +290,7 @@ sdk::Tensor randperm_out(int64_t n, const sdk::Tensor& out) {
   return out;
 }
 
-sdk::Tensor dropout(const sdk::Tensor& input, double p, bool train) {
-  check_probability("dropout", p);
+sdk::Tensor dropout(const sdk::Tensor& input, double p, bool train) {  // p checked by the op library
   if (!train) return input;
   sdk::Tensor out = sdk::empty(input.sizes(), input.dtype(), input.device());
   dispatch_floating_types(input.dtype(), "dropout", [&]<typename T>(T) {

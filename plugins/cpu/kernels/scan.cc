@@ -8,7 +8,7 @@
 #include "../kernels.h"
 #include "../parallel.h"
 #include "../reduction_loop.h"
-#include "loom/sdk/scan.hpp"
+#include "loom/sdk/reference/scan.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -66,7 +66,7 @@ sdk::Tensor scan_out(const sdk::Tensor& self, int64_t dim, std::optional<LoomDTy
   return out;
 }
 
-// cummax and cummin: Note [cummax and cummin] in loom/sdk/scan.hpp.
+// cummax and cummin: Note [cummax and cummin] in loom/sdk/reference/scan.hpp.
 template <bool IsMax>
 std::tuple<sdk::Tensor, sdk::Tensor> running_extreme_out(const sdk::Tensor& self, int64_t dim,
                                                          const sdk::Tensor& values,

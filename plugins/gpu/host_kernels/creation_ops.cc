@@ -1,9 +1,9 @@
-// arange and linspace on GPU tensors: the SDK's sequence (loom/sdk/sequence.hpp: the
+// arange and linspace on GPU tensors: the SDK's sequence (loom/sdk/reference/sequence.hpp: the
 // checks, the length and the values every backend shares) written by one kernel.
 #include <string>
 
 #include "../kernels/launch.h"
-#include "loom/sdk/sequence.hpp"
+#include "loom/sdk/reference/sequence.hpp"
 #include "op_support.h"
 #include "sequence_spec.h"
 

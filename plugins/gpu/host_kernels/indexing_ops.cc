@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "../kernels/launch.h"
-#include "loom/sdk/advanced_index.hpp"
+#include "loom/sdk/reference/advanced_index.hpp"
 #include "loom/sdk/shape.hpp"
 #include "op_support.h"
 
@@ -195,7 +195,7 @@ Tensor nonzero(const DispatchContext& ctx, const Tensor& self) {
   return nonzero_of(ctx, "nonzero", self);
 }
 
-// index.Tensor (Note [Advanced indexing] in loom/sdk/advanced_index.hpp, the layout the
+// index.Tensor (Note [Advanced indexing] in loom/sdk/reference/advanced_index.hpp, the layout the
 // CPU plugin computes too): bool masks become their nonzero coordinates, each index is
 // copied out to the broadcast shape B, then one gather.
 Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
@@ -230,10 +230,7 @@ Tensor index_tensor(const DispatchContext& ctx, const Tensor& self,
       }
       continue;
     }
-    if (t.dtype() != LOOM_DTYPE_INT64) {
-      throw sdk::Error(std::string("[") + op + "] expected int64 or bool index tensors, found " +
-                       sdk::dtype_name(t.dtype()) + " for index " + std::to_string(i));
-    }
+    // An int64 index tensor: the op library checked the dtypes (Note [Argument checks]).
     entries.push_back(Entry{true, std::vector<int64_t>(t.sizes().begin(), t.sizes().end()),
                             std::vector<int64_t>(t.strides().begin(), t.strides().end()),
                             static_cast<const int64_t*>(t.data())});

@@ -2,7 +2,7 @@
 // windows): max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d and
 // adaptive_max_pool2d, each one kernel over the outputs (kernels/pool.cu) reading the
 // input and writing the outputs through their strides; grid_sampler_2d and its backward
-// (Note [Grid sampling] in loom/sdk/grid_sample.hpp).
+// (Note [Grid sampling] in loom/sdk/reference/grid_sample.hpp).
 #include <optional>
 #include <span>
 #include <string>

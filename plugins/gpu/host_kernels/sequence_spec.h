@@ -1,9 +1,9 @@
-// The SDK's sequence (loom/sdk/sequence.hpp) as the creation kernel's plain fields
+// The SDK's sequence (loom/sdk/reference/sequence.hpp) as the creation kernel's plain fields
 // (kernels/creation_math.h): no SDK type crosses into device code.
 #pragma once
 
 #include "../kernels/creation_math.h"
-#include "loom/sdk/sequence.hpp"
+#include "loom/sdk/reference/sequence.hpp"
 
 namespace loom::gpu {
 

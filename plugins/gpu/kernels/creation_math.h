@@ -1,4 +1,4 @@
-// The positions of arange and linspace on the device: loom/sdk/sequence.hpp's values
+// The positions of arange and linspace on the device: loom/sdk/reference/sequence.hpp's values
 // (the CPU's) as plain fields and a __host__ __device__ formula, checked against the
 // SDK's on the host (tests/gpu/shape_plan_test.cc).
 #pragma once

@@ -262,7 +262,7 @@ const char* launch_avg_pool(bool adaptive, int32_t dtype, const PoolShape& shape
                             bool count_include_pad, int64_t divisor, void* out, const void* in,
                             gpuStream_t stream);
 
-// grid_sampler_2d (pool.cu, Note [Grid sampling] in loom/sdk/grid_sample.hpp): input
+// grid_sampler_2d (pool.cu, Note [Grid sampling] in loom/sdk/reference/grid_sample.hpp): input
 // [batch, channels, in_h, in_w], grid [batch, out_h, out_w, 2], out [batch, channels,
 // out_h, out_w], each with its four strides.
 struct GridShape {

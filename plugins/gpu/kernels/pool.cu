@@ -11,7 +11,7 @@
 #include "device_types.h"
 #include "elementwise_launcher.cuh"
 #include "launch.h"
-#include "loom/sdk/grid_sample.hpp"
+#include "loom/sdk/reference/grid_sample.hpp"
 #include "pool_math.h"
 
 namespace loom::gpu {

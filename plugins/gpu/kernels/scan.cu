@@ -1,6 +1,6 @@
 // Scans along one dim: cumsum and cumprod (floating types accumulate in double, integers
 // in wrapping 64-bit, as on the CPU), cummax and cummin (the running extreme and its
-// position, Note [cummax and cummin] in loom/sdk/scan.hpp: an equal value moves the
+// position, Note [cummax and cummin] in loom/sdk/reference/scan.hpp: an equal value moves the
 // position to itself, a NaN takes over and stays). One thread walks one line in order, so results
 // are deterministic; lines are the parallel dimension.
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include "device_types.h"
 #include "elementwise_launcher.cuh"
 #include "launch.h"
-#include "loom/sdk/scan.hpp"
+#include "loom/sdk/reference/scan.hpp"
 
 namespace loom::gpu {
 namespace {

@@ -103,7 +103,6 @@ __global__ void where_kernel(int64_t n, StridedSpace<4> space, T* out, const boo
   }
 }
 
-
 }  // namespace
 
 const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,

@@ -22,7 +22,8 @@ enum class OutputRule : uint8_t {
 
 struct OpDefinition {
   std::string_view schema;  // PyTorch grammar
-  std::string_view tags;    // comma-separated: pointwise, reduction, inplace, core, ...
+  std::string_view tags;    // comma-separated: pointwise, inplace, core, decomposition, ...
+                            // (the family is not a tag: it is `family`)
                             // ("inplace_variant" asks a Shaped op for its `name_` form)
   OutputRule output = OutputRule::None;
   std::string_view family;  // the name of its ops/schemas/<family>.def

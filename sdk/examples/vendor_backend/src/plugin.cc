@@ -27,27 +27,13 @@ const LoomDeviceInterface kDevice = loom::sdk::host_memory_device<2>("npu_sim");
 // Queues out[i] = f(inputs[i]...) on the call's stream: a worker thread per stream, or at
 // once on the default stream (Note [Worker streams] in loom/sdk/device.hpp). The copies
 // captured keep the tensors alive until the work has run. When a profiler records, the
-// work reports its run as a kernel on the device's timeline, correlated with the op that
-// queued it (the trace state is read at launch, on the calling thread).
+// work shows as a kernel on the device's timeline, linked to the op that queued it
+// (Note [Timing device work] in loom/sdk/trace.hpp).
 template <typename F, typename... In>
 Tensor queue(const DispatchContext& ctx, const Tensor& out, F f, const In&... inputs) {
-  const loom::sdk::trace::State trace = loom::sdk::trace::state();
-  if (!trace.recording) {
-    loom::sdk::on_stream(ctx.stream(),
-                         [out, f, inputs...] { elementwise<float>(out, f, inputs...); });
-    return out;
-  }
-  void* stream = ctx.stream();
-  loom::sdk::on_stream(stream, [out, f, inputs..., stream, trace, name = ctx.op_name()] {
-    loom::sdk::trace::DeviceEvent event;
-    event.name = name;
-    event.device = out.device();
-    event.stream = reinterpret_cast<uintptr_t>(stream);
-    event.correlation_id = trace.correlation_id;
-    event.start_ns = loom::sdk::trace::now_ns();
-    elementwise<float>(out, f, inputs...);
-    event.end_ns = loom::sdk::trace::now_ns();
-    loom::sdk::trace::device_event(event);
+  const loom::sdk::trace::Activity kernel(ctx.op_name(), out.device(), ctx.stream());
+  loom::sdk::on_stream(ctx.stream(), [out, f, inputs..., kernel] {
+    kernel.run([&] { elementwise<float>(out, f, inputs...); });
   });
   return out;
 }

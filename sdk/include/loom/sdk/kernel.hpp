@@ -6,6 +6,7 @@
 // `const DispatchContext&` as its first parameter.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -335,6 +336,87 @@ struct TypedRedispatch<std::tuple<Ts...>> {
 template <typename R>
 R DispatchContext::redispatch_as() const {
   return detail::TypedRedispatch<R>::run(*call_);
+}
+
+namespace detail {
+
+// The number of arguments and returns of a schema in PyTorch's grammar:
+// "ns::name.overload(Tensor self, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)" has 3
+// and 1. The `*` of keyword-only arguments is not an argument; brackets, parentheses and
+// quoted defaults nest.
+struct SchemaArity {
+  size_t arguments = 0, returns = 0;
+};
+inline size_t count_items(std::string_view list) {
+  size_t items = 0, depth = 0, start = 0;
+  bool quoted = false;
+  auto finish = [&](size_t end) {
+    std::string_view item = list.substr(start, end - start);
+    const size_t first = item.find_first_not_of(' ');
+    if (first == std::string_view::npos) return;
+    const size_t last = item.find_last_not_of(' ');
+    if (item.substr(first, last - first + 1) != "*") ++items;
+  };
+  for (size_t i = 0; i < list.size(); ++i) {
+    const char c = list[i];
+    if (c == '"' || c == '\'') quoted = !quoted;
+    if (quoted) continue;
+    if (c == '(' || c == '[') ++depth;
+    if ((c == ')' || c == ']') && depth > 0) --depth;
+    if (c == ',' && depth == 0) {
+      finish(i);
+      start = i + 1;
+    }
+  }
+  finish(list.size());
+  return items;
+}
+inline SchemaArity schema_arity(std::string_view schema) {
+  SchemaArity arity;
+  const size_t open = schema.find('(');
+  size_t depth = 0, close = std::string_view::npos;
+  for (size_t i = open; open != std::string_view::npos && i < schema.size(); ++i) {
+    if (schema[i] == '(') ++depth;
+    if (schema[i] == ')' && --depth == 0) {
+      close = i;
+      break;
+    }
+  }
+  if (close == std::string_view::npos) return arity;
+  arity.arguments = count_items(schema.substr(open + 1, close - open - 1));
+  std::string_view rest = schema.substr(close + 1);
+  const size_t arrow = rest.find("->");
+  if (arrow == std::string_view::npos) return arity;
+  rest = rest.substr(arrow + 2);
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  if (!rest.empty() && rest.front() == '(') {
+    const size_t end = rest.rfind(')');
+    arity.returns = count_items(rest.substr(1, end == std::string_view::npos ? 0 : end - 1));
+  } else {
+    arity.returns = rest.empty() ? 0 : 1;
+  }
+  return arity;
+}
+
+}  // namespace detail
+
+// Checks that the typed function Fn fits op's schema: as many arguments (after an optional
+// leading DispatchContext) and returns. Registrar::impl<Fn> runs it when registering, so
+// a mismatch fails the plugin's initialisation instead of the op's first call.
+template <auto Fn>
+void check_arity(const LoomOperator* op) {
+  using Traits = detail::FunctionTraits<decltype(Fn)>;
+  constexpr size_t offset = detail::TakesContext<typename Traits::Args>::value ? 1 : 0;
+  constexpr size_t num_args = Traits::arity - offset;
+  constexpr size_t num_returns = detail::ReturnCount<typename Traits::Return>::value;
+  const detail::SchemaArity schema = detail::schema_arity(host().op_schema(op));
+  if (schema.arguments != num_args || schema.returns != num_returns) {
+    throw Error(std::string("[sdk] kernel for '") + host().op_name(op) + "' takes " +
+                    std::to_string(num_args) + " arguments and " + std::to_string(num_returns) +
+                    " returns but the schema has " + std::to_string(schema.arguments) + " and " +
+                    std::to_string(schema.returns) + ": " + host().op_schema(op),
+                LOOM_STATUS_INVALID_ARGUMENT);
+  }
 }
 
 // The boxed kernel for a typed function Fn (a function pointer constant).

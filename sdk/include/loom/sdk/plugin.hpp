@@ -1,12 +1,20 @@
 // Writing a plugin in C++: the Registrar handed to your init function and the
 // LOOM_PLUGIN macro that defines the one exported entry symbol.
 //
-//   static loom::sdk::Tensor my_add(const loom::sdk::Tensor& a, const loom::sdk::Tensor& b,
-//                                   loom::sdk::Scalar alpha) { ... }
+//   // add is structured: the host broadcasts, promotes and allocates, and the backend
+//   // writes out (inputs arrive with out's shape and dtype; Note [Structured ops]).
+//   static loom::sdk::Tensor my_add_out(const loom::sdk::Tensor& a, const loom::sdk::Tensor& b,
+//                                       loom::sdk::Scalar alpha, const loom::sdk::Tensor& out) {
+//     ...  // out[i] = a[i] + alpha * b[i]
+//     return out;
+//   }
 //   static void init(loom::sdk::Registrar& r) {
-//     r.impl<&my_add>("loom::add.Tensor", LOOM_KEY_CPU, loom::sdk::dtypes::floating);
+//     r.impl<&my_add_out>("loom::add.out", LOOM_KEY_CPU, loom::sdk::dtypes::floating);
 //   }
 //   LOOM_PLUGIN("my_backend", "1.0.0", init)
+//
+// impl<&fn> checks at registration that fn takes as many arguments and returns as many
+// values as the op's schema has (besides an optional leading DispatchContext).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +64,7 @@ class Registrar {
   // DispatchContext (ctx.state<T>()).
   template <auto Fn>
   void impl(const char* qualified_name, uint32_t dispatch_key, void* state = nullptr) {
+    check_arity<Fn>(op(qualified_name));
     impl(qualified_name, dispatch_key, &boxed<Fn>, state);
   }
   // Registers a typed kernel with the dtypes it claims: the host refuses calls in other
@@ -64,7 +73,7 @@ class Registrar {
   template <auto Fn>
   void impl(const char* qualified_name, uint32_t dispatch_key, DTypeSet dtypes,
             void* state = nullptr) {
-    impl(qualified_name, dispatch_key, &boxed<Fn>, state);
+    impl<Fn>(qualified_name, dispatch_key, state);
     check(host().declare_capability(context(), op(qualified_name), dispatch_key, dtypes.mask()));
   }
   void fallback(uint32_t dispatch_key, LoomKernelFn fn, void* ctx = nullptr) {

@@ -4,12 +4,14 @@
 // 1.4 and costs one call and an atomic load when nothing records.
 //
 //   { loom::sdk::trace::Range r("my_plugin::prepare"); ... }
-//   if (loom::sdk::trace::recording()) { ...time the kernel...; trace::device_event(...); }
+//   trace::Activity kernel(ctx.op_name(), out.device(), ctx.stream());  // at launch
+//   ... later, where the work runs: kernel.run([&] { ...the work... });
 #pragma once
 
 #include <time.h>
 
 #include <cstdint>
+#include <utility>
 
 #include "loom/plugin.h"
 #include "loom/sdk/error.hpp"
@@ -105,5 +107,52 @@ inline void device_event(const DeviceEvent& e) {
   a.correlation_id = e.correlation_id;
   check(host().trace_device_event(&a));
 }
+
+// Note [Timing device work]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// What every device backend does to show its kernels on a profile's device timeline:
+// on the launching thread, read whether a profiler records and which op or range is open
+// (the correlation that links the work to the op that queued it); where the work runs
+// (a stream's worker thread, a completion callback), time it on the host's clock and
+// report it. An Activity is made at launch and copied into the queued work; its run(work)
+// runs work and, only when a profiler recorded at launch, reports it. When nothing
+// records, the cost is the one state read at launch.
+class Activity {
+ public:
+  // `name` must outlive the work (an op's name, DispatchContext::op_name, is static).
+  Activity(const char* name, LoomDevice device, void* stream,
+           int32_t kind = LOOM_TRACE_DEVICE_KERNEL)
+      : state_(state()), name_(name), device_(device), stream_(stream), kind_(kind) {}
+
+  bool recording() const { return state_.recording; }
+
+  // Runs work(); reports it as a device activity when a profiler recorded at launch.
+  // `bytes`: what a copy moved (0 for kernels).
+  template <typename Work>
+  void run(Work&& work, int64_t bytes = 0) const {
+    if (!state_.recording) {
+      work();
+      return;
+    }
+    DeviceEvent event;
+    event.name = name_;
+    event.kind = kind_;
+    event.device = device_;
+    event.stream = reinterpret_cast<uintptr_t>(stream_);
+    event.bytes = bytes;
+    event.correlation_id = state_.correlation_id;
+    event.start_ns = now_ns();
+    work();
+    event.end_ns = now_ns();
+    device_event(event);
+  }
+
+ private:
+  State state_;
+  const char* name_;
+  LoomDevice device_;
+  void* stream_;
+  int32_t kind_;
+};
 
 }  // namespace loom::sdk::trace

@@ -1,0 +1,86 @@
+// The conv family on the CUDA plugin: cuDNN's and loom's convolutions and their
+// gradients against the CPU.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "cuda_test_util.h"
+
+namespace loom {
+namespace {
+
+using test::CudaOps;
+using test::expect_close;
+using test::gpu_present;
+using test::load_cuda;
+
+// conv2d and its gradients on `gpu` against the CPU: groups, stride, padding, dilation,
+// float32 and float64, a transposed and an unbatched input, float16 and bfloat16.
+void expect_convolution_matches_the_cpu(Device gpu) {
+  struct Case {
+    std::vector<int64_t> stride, padding, dilation;  // owned: IntList only borrows
+    int64_t groups;
+  };
+  const std::vector<Case> cases = {{{1, 1}, {1, 1}, {1, 1}, 1}, {{2, 1}, {0, 2}, {1, 2}, 2}};
+  for (const Case& c : cases) {
+    for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64}) {
+      Tensor x = randn({3, 4, 11, 9}).to(dtype), w = randn({6, 4 / c.groups, 3, 3}).to(dtype);
+      Tensor b = randn({6}).to(dtype);
+      Tensor gx = x.to(gpu).requires_grad_(), gw = w.to(gpu).requires_grad_();
+      Tensor gb = b.to(gpu).requires_grad_();
+      Tensor cx = x.clone().requires_grad_(), cw = w.clone().requires_grad_();
+      Tensor cb = b.clone().requires_grad_();
+      Tensor gy = conv2d(gx, gw, gb, c.stride, c.padding, c.dilation, c.groups);
+      Tensor cy = conv2d(cx, cw, cb, c.stride, c.padding, c.dilation, c.groups);
+      const double tol = dtype == ScalarType::Float32 ? 1e-4 : 1e-10;
+      expect_close(gy, cy, tol);
+      Tensor g = randn(cy.sizes()).to(dtype);
+      (gy * g.to(gpu)).sum().backward();
+      (cy * g).sum().backward();
+      expect_close(gx.grad(), cx.grad(), tol);
+      expect_close(gw.grad(), cw.grad(), tol);
+      expect_close(gb.grad(), cb.grad(), tol);
+    }
+  }
+  // A transposed (non-contiguous) input and an unbatched one.
+  Tensor x = randn({2, 3, 8, 8}), w = randn({5, 3, 3, 3});
+  expect_close(conv2d(x.transpose(2, 3).to(gpu), w.to(gpu)), conv2d(x.transpose(2, 3), w), 1e-4);
+  expect_close(conv2d(x.select(0, 0).to(gpu), w.to(gpu)), conv2d(x.select(0, 0), w), 1e-4);
+  // float16 and bfloat16 (tensor cores on cuDNN), against the CPU in float32.
+  for (ScalarType dtype : {ScalarType::Float16, ScalarType::BFloat16}) {
+    Tensor y = conv2d(x.to(dtype).to(gpu), w.to(dtype).to(gpu));
+    expect_close(y.to(ScalarType::Float32),
+                 conv2d(x.to(dtype).to(ScalarType::Float32), w.to(dtype).to(ScalarType::Float32)),
+                 dtype == ScalarType::Float16 ? 5e-3 : 3e-2);
+  }
+}
+
+TEST_F(CudaOps, ConvolutionAndItsGradientsMatchTheCpu) {
+  expect_convolution_matches_the_cpu(cuda());
+}
+
+// loom's implicit-GEMM convolution (the ROCm plugin's), chosen by the manifest's "conv"
+// option, against the CPU and against cuDNN on a larger problem.
+TEST(CudaLoomConv, MatchesTheCpuAndCudnn) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+  const Device gpu = parse_device("cuda:0");
+  Tensor x = randn({4, 16, 30, 30}), w = randn({32, 16, 3, 3}), b = randn({32});
+  Tensor vendor;
+  {
+    Runtime runtime = load_cuda("");
+    vendor = conv2d(x.to(gpu), w.to(gpu), b.to(gpu), 2, 1).to(parse_device("cpu"));
+  }
+  Runtime runtime = load_cuda("options { key: \"conv\" value: \"loom\" }");
+  expect_convolution_matches_the_cpu(gpu);
+  expect_close(conv2d(x.to(gpu), w.to(gpu), b.to(gpu), 2, 1), vendor, 1e-4);
+  // A first layer's weight gradient: its 50,176-term sum split over blocks (Note [Split
+  // weight gradient]); in float64, so the two summation orders agree closely.
+  Tensor images = randn({64, 1, 28, 28}).to(ScalarType::Float64);
+  Tensor dy = randn({64, 32, 28, 28}).to(ScalarType::Float64);
+  std::vector<int64_t> kernel = {32, 1, 3, 3}, one = {1, 1};
+  expect_close(conv2d_backward_weight(dy.to(gpu), images.to(gpu), kernel, one, one, one, 1),
+               conv2d_backward_weight(dy, images, kernel, one, one, one, 1), 1e-10);
+}
+
+}  // namespace
+}  // namespace loom

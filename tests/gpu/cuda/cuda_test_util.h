@@ -1,0 +1,63 @@
+// What the CUDA plugin's tests share (tests/gpu/cuda/, one file per op family): loading
+// the plugin, whether a GPU is here, comparing a GPU tensor with the CPU's, and the
+// CudaOps fixture, which skips without a device.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "../../frontend/frontend_test_util.h"
+#include "loom/dispatcher/manifest.h"
+#include "loom/loom.h"
+
+namespace loom::test {
+
+inline const std::string kPlugin = std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cuda.so";
+
+// Loads the CUDA plugin with `entry_options` (unloaded first when loaded with others).
+inline Runtime load_cuda(const std::string& entry_options) {
+  unload_if_other_options("cuda", "path: \"" + kPlugin + "\" " + entry_options);
+  std::string manifest = std::string("search_dirs: \"") + LOOM_PLUGIN_DIR + "\"\n" +
+                         "plugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n" +
+                         "plugins { path: \"" + kPlugin + "\" " + entry_options + " }\n";
+  return Runtime::load(dispatch::parse_manifest(manifest, "<gpu test>"));
+}
+
+// Asked of the runtime directly: a loaded plugin stays loaded for the process, so the
+// tests below must not depend on which of them loaded it first.
+inline bool gpu_present() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+// A GPU tensor's values against the CPU's, within tol relative (NaN where the CPU has NaN).
+inline void expect_close(const Tensor& gpu, const Tensor& cpu, double tol) {
+  std::vector<double> g = values(gpu.to(parse_device("cpu")).to(ScalarType::Float64));
+  std::vector<double> c = values(cpu.to(ScalarType::Float64));
+  ASSERT_EQ(g.size(), c.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(c[i])) {
+      EXPECT_TRUE(std::isnan(g[i])) << i;
+    } else {
+      EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << "element " << i;
+    }
+  }
+}
+
+class CudaOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+    runtime_.emplace(load_cuda(""));
+  }
+  Device cuda() const { return parse_device("cuda:0"); }
+  std::optional<Runtime> runtime_;
+};
+
+}  // namespace loom::test

@@ -1,0 +1,54 @@
+// The linalg family on the CUDA plugin: matmul (cuBLAS) and loom's own GEMM against
+// the CPU.
+#include <gtest/gtest.h>
+
+#include "cuda_test_util.h"
+
+namespace loom {
+namespace {
+
+using test::CudaOps;
+using test::expect_close;
+using test::gpu_present;
+using test::load_cuda;
+
+TEST_F(CudaOps, MatmulMatchesTheCpu) {
+  Tensor a = randn({64, 48}), b = randn({48, 80}), c = randn({80});
+  expect_close(a.to(cuda()).matmul(b.to(cuda())), a.matmul(b), 1e-4);
+  expect_close(a.t().to(cuda()).t().matmul(b.to(cuda())), a.matmul(b), 1e-4);
+  expect_close(c.to(cuda()).addmm(a.to(cuda()), b.to(cuda())), c.addmm(a, b), 1e-4);
+  Tensor x = randn({3, 16, 24}), y = randn({3, 24, 8});
+  expect_close(x.to(cuda()).bmm(y.to(cuda())), x.bmm(y), 1e-4);
+  Tensor u = randn({300}), v = randn({600});
+  Tensor v2 = v.reshape({300, 2}).select(1, 0);  // strided
+  expect_close(dot(u.to(cuda()), v2.to(cuda())), dot(u, v2), 1e-5);
+  expect_close(dot(u.to(ScalarType::BFloat16).to(cuda()), u.to(ScalarType::BFloat16).to(cuda())),
+               dot(u.to(ScalarType::BFloat16), u.to(ScalarType::BFloat16)), 1e-2);
+  Tensor n = arange(0, 50).to(ScalarType::Int32);
+  expect_close(dot(n.to(cuda()), n.to(cuda())), dot(n, n), 0);
+  expect_close(a.to(ScalarType::BFloat16).to(cuda()).matmul(b.to(ScalarType::BFloat16).to(cuda())),
+               a.to(ScalarType::BFloat16).matmul(b.to(ScalarType::BFloat16)), 2e-2);
+}
+
+// loom's own tiled GEMM (the ROCm plugin's matmul), chosen by the manifest's "gemm"
+// option, against the CPU (and so against cuBLAS, which MatmulMatchesTheCpu checks).
+TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+  Runtime runtime = load_cuda("options { key: \"gemm\" value: \"loom\" }");
+  const Device cuda = parse_device("cuda:0");
+  Tensor a = randn({67, 130}), b = randn({130, 71}), c = randn({71});
+  expect_close(a.to(cuda).matmul(b.to(cuda)), a.matmul(b), 1e-4);
+  expect_close(a.t().to(cuda).t().matmul(b.t().to(cuda).t()), a.matmul(b),
+               1e-4);  // transposed views
+  expect_close(c.to(cuda).addmm(a.to(cuda), b.to(cuda), 0.5, 2.0), c.addmm(a, b, 0.5, 2.0), 1e-4);
+  Tensor x = randn({3, 33, 20}), y = randn({1, 20, 9});
+  expect_close(x.to(cuda).matmul(y.to(cuda)), x.matmul(y), 1e-4);
+  expect_close(a.to(ScalarType::Float64).to(cuda).matmul(b.to(ScalarType::Float64).to(cuda)),
+               a.to(ScalarType::Float64).matmul(b.to(ScalarType::Float64)), 1e-12);
+  Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
+  expect_close(ha.to(cuda).matmul(hb.to(cuda)),
+               ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
+}
+
+}  // namespace
+}  // namespace loom
