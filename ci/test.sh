@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything in build/ and runs the whole test suite (ctest labels: core,
-# dispatcher, host, cpu, ops, frontend, sdk), including the out-of-tree SDK example build
-# and the plugin isolation check.
+# dispatcher, host, cpu, ops, frontend, sdk, autograd, train, profiler, conform, gpu),
+# including the out-of-tree SDK example build and the plugin isolation check.
 #   ci/test.sh
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
