@@ -1,5 +1,5 @@
 // Samples of the family of pointwise ops with masks, modes or three operands: where,
-// masked_fill, lerp, addcmul, addcdiv, clamp, div with a rounding mode (Note [Masks and
+// masked_fill, lerp, addcmul, addcdiv, div with a rounding mode (Note [Masks and
 // modes] in ops/src/structured_ops.cc; Note [Op samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
@@ -39,20 +39,6 @@ std::vector<OpSample> make() {
       {"loom::addcdiv", {T({2, 3}), T({2, 3}), T({2, 3}, kF32, Fill::Positive)}},
       {"loom::addcdiv", {T({3}), T({2, 3}), T({2, 1}, kF32, Fill::Positive)}, {{"value", D(-2.0)}}},
       {"loom::addcdiv", {T({}, kF64), T({}, kF64), T({}, kF64, Fill::Positive)}},
-      {"loom::clamp", {T({2, 3})}, {{"min", D(-0.5)}, {"max", D(0.5)}}},
-      {"loom::clamp", {T({2, 3}), D(0.0)}},
-      {"loom::clamp", {T({3, 2}, kI64)}, {{"max", I(2)}}},
-      {"loom::clamp", {T({}), D(-1.0), D(1.0)}},
-      {"loom::clamp", {T({4}, kI32), I(-1), I(1)}},
-      OpSample{"loom::clamp", {T({2, 3}, kF16)}, {{"min", D(-0.25)}}}.tol(1e-2),
-      {"loom::clamp", {T({2, 3}, kF32, Fill::Special), D(-1.0), D(1.0)}},
-      OpSample{"loom::clamp", {T({2, 3}, kI64), D(-1.5), D(2.5)}}.with_note(
-          "float bounds promote an integer input to float32"),
-      {"loom::clamp.Tensor", {T({2, 3}), T({2, 3}), T({2, 3})}},
-      OpSample{"loom::clamp.Tensor", {T({2, 3}), T({3}), none()}}.with_note("min only, broadcast"),
-      {"loom::clamp.Tensor", {T({2, 3}, kI64), none(), T({}, kI64)}},
-      {"loom::clamp.Tensor", {T({}, kF64), T({}, kF64), T({}, kF64)}},
-      {"loom::clamp_.Tensor", {T({2, 3}), T({3}), T({2, 1})}},
       {"loom::div.Tensor_mode",
        {T({2, 3}), T({2, 3}, kF32, Fill::Positive)},
        {{"rounding_mode", none()}}},

@@ -1,6 +1,5 @@
-// Samples of the unary pointwise family: neg ... nan_to_num and relu's gradient
-// threshold_backward (clamp, with its two bounds, is in ternary.cc; Note [Op samples] in
-// loom/ops/samples.h).
+// Samples of the unary pointwise family: neg ... nan_to_num, clamp and relu's gradient
+// threshold_backward (Note [Op samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -113,6 +112,24 @@ std::vector<OpSample> make() {
   s.push_back({"loom::nan_to_num", {T({2, 2}, kI64)}});
   s.push_back(
       OpSample{"loom::nan_to_num", {T({2, 3}, kF16, Fill::Special)}}.tol(1e-2).depends_on_dtype());
+  // clamp with Scalar bounds, and clamp.Tensor (the unary family's, in ops/schemas/unary.def).
+  const std::vector<OpSample> clamps = {
+      {"loom::clamp", {T({2, 3})}, {{"min", D(-0.5)}, {"max", D(0.5)}}},
+      {"loom::clamp", {T({2, 3}), D(0.0)}},
+      {"loom::clamp", {T({3, 2}, kI64)}, {{"max", I(2)}}},
+      {"loom::clamp", {T({}), D(-1.0), D(1.0)}},
+      {"loom::clamp", {T({4}, kI32), I(-1), I(1)}},
+      OpSample{"loom::clamp", {T({2, 3}, kF16)}, {{"min", D(-0.25)}}}.tol(1e-2),
+      {"loom::clamp", {T({2, 3}, kF32, Fill::Special), D(-1.0), D(1.0)}},
+      OpSample{"loom::clamp", {T({2, 3}, kI64), D(-1.5), D(2.5)}}.with_note(
+          "float bounds promote an integer input to float32"),
+      {"loom::clamp.Tensor", {T({2, 3}), T({2, 3}), T({2, 3})}},
+      OpSample{"loom::clamp.Tensor", {T({2, 3}), T({3}), none()}}.with_note("min only, broadcast"),
+      {"loom::clamp.Tensor", {T({2, 3}, kI64), none(), T({}, kI64)}},
+      {"loom::clamp.Tensor", {T({}, kF64), T({}, kF64), T({}, kF64)}},
+      {"loom::clamp_.Tensor", {T({2, 3}), T({3}), T({2, 1})}},
+  };
+  s.insert(s.end(), clamps.begin(), clamps.end());
   return s;
 }
 

@@ -14,8 +14,9 @@
 // strided inputs and outputs, in-place, out=, C++ numbers, promotion where its copy_
 // converts dtypes, copies between its devices) and by `loom conform` against the report
 // committed beside it (ctest conform_frozen_abi_<minor>). A new minor adds its own: copy
-// the released sdk/include/loom/plugin.h and the helpers its plugin includes into
-// frozen_abi/<minor>/loom/, write acme_plugin.cc the way that minor's guide teaches, add
+// the released sdk/include/loom/plugin.h and every helper its plugin includes, directly
+// or through another helper, into frozen_abi/<minor>/loom/ (a helper left out is taken
+// from today's SDK, as 1.8's plugin.hpp was until today's needed a newer kernel.hpp), write acme_plugin.cc the way that minor's guide teaches, add
 // the minor to LOOM_FROZEN_MINORS (tests/plugins/CMakeLists.txt) and to kFrozen below,
 // and commit its conform report as frozen_abi/<minor>/conform-baseline.json.
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
@@ -98,9 +99,23 @@ std::string cell(std::string_view text) {
 // from the registrations themselves and the ops_doc_up_to_date test keeps it true.
 int ops_table() {
   Dispatcher& d = Dispatcher::instance();
+  // The backends: each plugin, in load order, with the backend keys it has kernels for.
   std::vector<std::pair<std::string, std::string>> backends;  // plugin, dispatch key name
-  for (const dispatch::PluginInfo& p : dispatch::PluginHost::instance().plugins()) {
-    for (const std::string& key : p.backends) backends.emplace_back(p.name, key);
+  {
+    std::set<std::pair<std::string, std::string>> found;
+    for (const OperatorHandle& op : d.defined_operators()) {
+      for (const dispatch::TableRow& row : d.dump_table(op)) {
+        if (row.source == dispatch::EntrySource::Kernel && is_backend_key(row.key) &&
+            row.provider != "core") {
+          found.emplace(row.provider, dispatch_key_name(row.key));
+        }
+      }
+    }
+    for (const dispatch::PluginInfo& p : dispatch::PluginHost::instance().plugins()) {
+      for (const auto& [plugin, key] : found) {
+        if (plugin == p.name) backends.emplace_back(plugin, key);
+      }
+    }
   }
   absl::flat_hash_map<std::string, int> samples;
   for (const ops::OpSample& s : ops::all_samples()) ++samples[s.op];

@@ -60,4 +60,12 @@ class CudaOps : public ::testing::Test {
   std::optional<Runtime> runtime_;
 };
 
+// A [7, 300, 5] float32 tensor of small integers (many ties along every dim) holding one
+// NaN: what scans and sorts must order as the CPU does.
+inline Tensor ties_with_nan() {
+  Tensor a = (randn({7, 300, 5}) * 3.0).round();
+  a.select(0, 2).select(0, 7).select(0, 1).fill_(std::nan(""));
+  return a;
+}
+
 }  // namespace loom::test
