@@ -8,9 +8,9 @@
 #include <boost/dll/shared_library.hpp>
 
 #include "dispatcher_internal.h"
-#include "loom/dispatcher/elf_inspection.h"
 #include "loom/core/device.h"
 #include "loom/core/error.h"
+#include "loom/dispatcher/elf_inspection.h"
 #include "loom/dispatcher/extensions.h"
 #include "loom/dispatcher/trace.h"
 #include "plugin_record.h"

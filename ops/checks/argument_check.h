@@ -2,6 +2,7 @@
 // would otherwise repeat, run by the op library before the call reaches any backend.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -23,6 +24,11 @@ struct ArgumentCheckEntry {
 #define LOOM_FAMILY(family) std::span<const ArgumentCheckEntry> family##_argument_checks();
 #include "argument_check_families.inc"
 #undef LOOM_FAMILY
+
+// embedding_bag's offsets (`starts`, on the host) over `n` indices: first 0, then
+// non-decreasing and within the indices. The check of embedding_bag and its decomposition
+// (which may run above the Structured key, unchecked) both call it.
+void check_bag_offsets(std::string_view op, std::span<const int64_t> starts, int64_t n);
 
 // Registers the Structured-key kernel of `op` that runs its check, when it has one.
 void register_argument_check(dispatch::OperatorHandle op, const dispatch::Registrant* owner);

@@ -1,5 +1,6 @@
 // The embedding family's argument checks (Note [Argument checks]): embedding_bag's
 // arguments and its offsets, which every backend's kernel reads before anything else.
+#include <string>
 #include <vector>
 
 #include "argument_check.h"
@@ -65,19 +66,7 @@ void embedding_bag_check(const ShapeArgs& args) {
     args.fail("expected at least one offset with include_last_offset=True, found none");
   }
   if (offsets.device().type == kMeta) return;
-  const std::vector<int64_t> starts = host_ints(offsets);
-  if (!starts.empty() && starts[0] != 0) {
-    args.fail(
-        "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-        "from position 0. However, got ",
-        starts[0]);
-  }
-  for (size_t b = 0; b < starts.size(); ++b) {
-    if (starts[b] > n || (b > 0 && starts[b] < starts[b - 1])) {
-      args.fail("expected non-decreasing offsets within the ", n, " indices, found offsets[", b,
-                "] = ", starts[b]);
-    }
-  }
+  check_bag_offsets(args.op(), host_ints(offsets), n);
 }
 
 constexpr ArgumentCheckEntry kChecks[] = {
@@ -85,6 +74,21 @@ constexpr ArgumentCheckEntry kChecks[] = {
 };
 
 }  // namespace
+
+void check_bag_offsets(std::string_view op, std::span<const int64_t> starts, int64_t n) {
+  if (!starts.empty() && starts[0] != 0) {
+    fail(std::string(op),
+         "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+         "from position 0. However, got ",
+         starts[0]);
+  }
+  for (size_t b = 0; b < starts.size(); ++b) {
+    if (starts[b] > n || (b > 0 && starts[b] < starts[b - 1])) {
+      fail(std::string(op), "expected non-decreasing offsets within the ", n,
+           " indices, found offsets[", b, "] = ", starts[b]);
+    }
+  }
+}
 
 std::span<const ArgumentCheckEntry> embedding_argument_checks() {
   return kChecks;

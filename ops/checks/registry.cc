@@ -19,9 +19,10 @@ namespace loom::ops {
 // its backend (meta tensors included, and decompositions run at a backend key): it runs
 // the check, then passes the call on below. An op that decomposes above the Structured
 // key (at Autograd, when autograd has no formula of its own) is checked by the ops it
-// decomposes into instead. So every backend, a vendor's too, refuses the same inputs with the
-// same message, and its kernel may assume what the check guarantees. Checks that need the
-// data of a device tensor stay with the backend that has the data (bernoulli's
+// decomposes into instead, and a decomposition whose own loops rely on a check calls it
+// itself (embedding_bag's offsets, check_bag_offsets). So every backend, a vendor's too, refuses
+// the same inputs with the same message, and its kernel may assume what the check guarantees.
+// Checks that need the data of a device tensor stay with the backend that has the data (bernoulli's
 // probabilities, indices out of range).
 
 namespace {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "checks/argument_check.h"
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -43,7 +44,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
     const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool scale_grad_by_freq,
     int64_t mode, bool sparse, const std::optional<Tensor>& per_sample_weights,
     bool include_last_offset, std::optional<int64_t> padding_idx) {
-  // The op library checked the arguments and the offsets (Note [Argument checks]).
+  // The op library checked the arguments (Note [Argument checks]); the offsets are checked
+  // again below, as a call that decomposes above the Structured key skipped the check.
   const char* op = "loom::embedding_bag";
   const int64_t num_rows = weight.size(0), dim = weight.size(1), n = indices.size(0);
   const int64_t bags = offsets.size(0) - (include_last_offset ? 1 : 0);
@@ -57,6 +59,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   }
   std::vector<int64_t> starts = host_ints(offsets);
   std::vector<int64_t> ids = host_ints(indices);
+  check_bag_offsets(op, starts, n);  // the loops below rely on them
   for (int64_t i : ids) {
     if (i < 0 || i >= num_rows) {
       fail(op, "index ", i, " is out of range for a weight of ", num_rows, " rows");

@@ -68,7 +68,8 @@ std::vector<OpSample> make() {
       OpSample{"loom::uniform_", {T({2}, kF16, Fill::Zeros), D(0.0), D(1e6)}}.raises(
           "expected bounds within the finite range of float16"),
       OpSample{"loom::normal_", {z23, D(0.0), D(-1.0)}}.raises("expected std >= 0, found std=-1"),
-      OpSample{"loom::normal_", {z23, D(INFINITY), D(1.0)}}.raises("expected a finite mean and std"),
+      OpSample{"loom::normal_", {z23, D(INFINITY), D(1.0)}}.raises(
+          "expected a finite mean and std"),
       OpSample{"loom::bernoulli_.float", {z23, D(1.5)}}.raises("expected p in [0, 1], found p=1.5"),
       OpSample{"loom::dropout", {T({2, 3}), D(-0.5), B(true)}}.raises(
           "expected p in [0, 1], found p=-0.5"),

@@ -1,6 +1,6 @@
 // The GPU creation kernel's positions (kernels/creation_math.h) against the SDK's sequence
-// (loom/sdk/reference/sequence.hpp), which the CPU writes: the same value at every position, and the
-// SDK's refusals.
+// (loom/sdk/reference/sequence.hpp), which the CPU writes: the same value at every position, and
+// the SDK's refusals.
 #include "../../plugins/gpu/kernels/creation_math.h"
 #include "../../plugins/gpu/host_kernels/sequence_spec.h"
 

@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "loom/dispatcher/elf_inspection.h"
 #include "../dispatcher/dispatch_test_util.h"
+#include "loom/dispatcher/elf_inspection.h"
 #include "loom/dispatcher/function_schema.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/dispatcher/plugin_host.h"

@@ -16,9 +16,10 @@
 // committed beside it (ctest conform_frozen_abi_<minor>). A new minor adds its own: copy
 // the released sdk/include/loom/plugin.h and every helper its plugin includes, directly
 // or through another helper, into frozen_abi/<minor>/loom/ (a helper left out is taken
-// from today's SDK, as 1.8's plugin.hpp was until today's needed a newer kernel.hpp), write acme_plugin.cc the way that minor's guide teaches, add
-// the minor to LOOM_FROZEN_MINORS (tests/plugins/CMakeLists.txt) and to kFrozen below,
-// and commit its conform report as frozen_abi/<minor>/conform-baseline.json.
+// from today's SDK, as 1.8's plugin.hpp was until today's needed a newer kernel.hpp), write
+// acme_plugin.cc the way that minor's guide teaches, add the minor to LOOM_FROZEN_MINORS
+// (tests/plugins/CMakeLists.txt) and to kFrozen below, and commit its conform report as
+// frozen_abi/<minor>/conform-baseline.json.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -51,9 +51,9 @@ TEST(OpFamilies, EverySampleIsInItsOpsFamily) {
     for (const ops::OpSample& s : f.samples) {
       auto it = family_of.find(s.op);
       if (it == family_of.end()) continue;  // a derived variant (add_.Tensor, add.out)
-      EXPECT_EQ(it->second, f.name) << s.op << " has a sample in ops/samples/" << f.name
-                                    << ".cc but is declared in ops/schemas/" << it->second
-                                    << ".def";
+      EXPECT_EQ(it->second, f.name)
+          << s.op << " has a sample in ops/samples/" << f.name
+          << ".cc but is declared in ops/schemas/" << it->second << ".def";
     }
   }
 }

@@ -13,8 +13,8 @@
 #include "../parallel.h"
 #include "../scalar_types.h"
 #include "../strided_loop.h"
-#include "loom/sdk/reference/grid_sample.hpp"
 #include "loom/sdk/ops.hpp"
+#include "loom/sdk/reference/grid_sample.hpp"
 #include "pool_planes.h"
 
 namespace loom::cpu {

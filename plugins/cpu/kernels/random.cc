@@ -290,7 +290,8 @@ sdk::Tensor randperm_out(int64_t n, const sdk::Tensor& out) {
   return out;
 }
 
-sdk::Tensor dropout(const sdk::Tensor& input, double p, bool train) {  // p checked by the op library
+sdk::Tensor dropout(const sdk::Tensor& input, double p,
+                    bool train) {  // p checked by the op library
   if (!train) return input;
   sdk::Tensor out = sdk::empty(input.sizes(), input.dtype(), input.device());
   dispatch_floating_types(input.dtype(), "dropout", [&]<typename T>(T) {

@@ -17,7 +17,8 @@
 
 namespace loom::gpu {
 
-// --- elementwise (unary.cu, binary.cu, copy.cu, ternary.cu): out and inputs have one shape, any strides ---
+// --- elementwise (unary.cu, binary.cu, copy.cu, ternary.cu): out and inputs have one shape, any
+// strides ---
 
 enum class UnaryOp : int32_t {
   // numeric
