@@ -36,9 +36,13 @@ TEST(OpFamilies, EveryOpHasTheFamilyOfItsDefFileAndEveryFamilyHasSamples) {
   // Spot checks: an op is in the family whose file declares it.
   for (const OpDefinition& def : standard_ops()) {
     const std::string name = op_name_of(def.schema);
-    if (name == "loom::add.Tensor") EXPECT_EQ(def.family, "binary");
-    if (name == "loom::sort") EXPECT_EQ(def.family, "sort");
-    if (name == "loom::uniform_") EXPECT_EQ(def.family, "random");
+    if (name == "loom::add.Tensor") {
+      EXPECT_EQ(def.family, "binary");
+    } else if (name == "loom::sort") {
+      EXPECT_EQ(def.family, "sort");
+    } else if (name == "loom::uniform_") {
+      EXPECT_EQ(def.family, "random");
+    }
   }
 }
 
