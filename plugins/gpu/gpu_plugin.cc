@@ -30,12 +30,7 @@ void init(sdk::Registrar& r) {
   }
   const uint32_t key = LOOM_GPU_DISPATCH_KEY;
   set_device_type(r.device_type(LOOM_GPU_DEVICE_TYPE, key, device_interface()));
-  LoomExtensionArgs memory{};
-  memory.struct_size = sizeof(memory);
-  memory.plugin = sdk::plugin_state().context;
-  memory.name = LOOM_DEVICE_MEMORY_EXTENSION_PREFIX LOOM_GPU_DEVICE_TYPE;
-  memory.table = memory_api();
-  sdk::check(sdk::host().extension_publish(&memory));
+  sdk::publish_extension(LOOM_DEVICE_MEMORY_EXTENSION_PREFIX LOOM_GPU_DEVICE_TYPE, memory_api());
 #define LOOM_FAMILY(family) register_##family##_ops(r, key);
 #include "gpu_kernel_families.inc"
 #undef LOOM_FAMILY

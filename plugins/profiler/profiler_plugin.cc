@@ -200,12 +200,7 @@ void init(sdk::Registrar& r) {
                      LOOM_STATUS_VERSION_MISMATCH);
   }
   r.fallback(LOOM_KEY_PROFILER, &profile_op);
-  LoomExtensionArgs a{};
-  a.struct_size = sizeof(a);
-  a.plugin = sdk::plugin_state().context;
-  a.name = LOOM_PROFILER_EXTENSION_NAME;
-  a.table = &kApi;
-  sdk::check(sdk::host().extension_publish(&a));
+  sdk::publish_extension(LOOM_PROFILER_EXTENSION_NAME, &kApi);
 }
 
 void shutdown() {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
 #include "sample_inputs.h"
@@ -92,15 +93,8 @@ struct FormulaTable {
 const FormulaTable& formula_table() {
   static const FormulaTable table = [] {
     FormulaTable t;
-    std::vector<Value> r = call("autograd::formulas", {});
-    std::istringstream lines(r[0].to_string());
-    const std::string marker = " (not differentiable)";
-    for (std::string line; std::getline(lines, line);) {
-      if (line.size() > marker.size() && line.ends_with(marker)) {
-        t.not_differentiable.insert(line.substr(0, line.size() - marker.size()));
-      } else if (!line.empty()) {
-        t.with_formula.insert(line);
-      }
+    for (const autograd::RecordedOp& op : autograd::recorded_ops()) {
+      (op.differentiable ? t.with_formula : t.not_differentiable).insert(op.op);
     }
     return t;
   }();

@@ -113,8 +113,8 @@ TEST_F(Autograd, RetainGraphAllowsASecondBackwardAndTheFreedGraphRefuses) {
   y.backward(Tensor(), /*retain_graph=*/true);
   y.backward();
   EXPECT_EQ(grad_of(x), (std::vector<double>{8}));
-  expect_error([&] { y.backward(); }, "autograd::backward",
-               {"backward through the graph a second time", "retain_graph=true"});
+  expect_error([&] { y.backward(); }, "autograd",
+               {"backward()", "backward through the graph a second time", "retain_graph=true"});
 }
 
 TEST_F(Autograd, CreateGraphGivesSecondDerivatives) {
@@ -139,8 +139,8 @@ TEST_F(Autograd, GradOfUnusedInputsNeedsAllowUnused) {
   Tensor a = leaf({1});
   Tensor unused = leaf({1});
   Tensor y = a * 2.0;
-  expect_error([&] { autograd::grad({y}, {unused}, {}, true); }, "autograd::grad_of",
-               {"input 0 was not used", "allow_unused"});
+  expect_error([&] { autograd::grad({y}, {unused}, {}, true); }, "autograd",
+               {"autograd::grad()", "input 0 was not used", "allow_unused"});
   std::vector<Tensor> g = autograd::grad({y}, {a, unused}, {}, true, false, true);
   EXPECT_EQ(values(g[0]), (std::vector<double>{2}));
   EXPECT_FALSE(g[1].defined());
@@ -207,8 +207,8 @@ TEST_F(Autograd, InPlaceOnANonLeafRebasesItsHistory) {
   // Writing a tensor the op also reads and saves is refused at backward, as in PyTorch.
   Tensor z = x * 2.0;
   z.mul_(z);
-  expect_error([&] { z.sum().backward(); }, "autograd::backward",
-               {"a tensor saved by mul_ for backward was modified in place"});
+  expect_error([&] { z.sum().backward(); }, "autograd",
+               {"backward()", "a tensor saved by mul_ for backward was modified in place"});
 }
 
 TEST_F(Autograd, InPlaceThroughAViewOfANonLeafReachesTheBase) {
@@ -246,8 +246,8 @@ TEST_F(Autograd, ASavedTensorModifiedInPlaceFailsAtBackward) {
   Tensor a = x * 1.0;
   Tensor y = a * x;  // saves a
   a += 1.0;
-  expect_error([&] { y.sum().backward(); }, "autograd::backward",
-               {"[autograd] a tensor saved by mul for backward was modified in place (version",
+  expect_error([&] { y.sum().backward(); }, "autograd",
+               {"backward()", "a tensor saved by mul for backward was modified in place (version",
                 "saved at version"});
 }
 
@@ -283,8 +283,9 @@ TEST_F(Autograd, OpsWithoutAFormulaFailInBackwardNamingTheOpAndInput) {
   Tensor sampled = r[0].to_tensor();
   std::vector<Tensor> first = autograd::grad({(sampled * sampled).sum()}, {input}, {}, true, true);
   ASSERT_EQ(first.size(), 1u);
-  expect_error([&] { first[0].sum().backward(); }, "autograd::backward",
-               {"[loom::grid_sampler_2d_backward] has no derivative for input 'grad_output'"});
+  expect_error(
+      [&] { first[0].sum().backward(); }, "autograd",
+      {"backward()", "[loom::grid_sampler_2d_backward] has no derivative for input 'grad_output'"});
 }
 
 TEST_F(Autograd, AnomalyModeNamesTheNodeThatMadeNaN) {
@@ -292,23 +293,26 @@ TEST_F(Autograd, AnomalyModeNamesTheNodeThatMadeNaN) {
   autograd::DetectAnomalyGuard anomaly;
   EXPECT_TRUE(autograd::is_anomaly_enabled());
   Tensor y = sqrt(x).sum();
-  expect_error([&] { y.backward(); }, "autograd::backward",
-               {"SqrtBackward0 returned nan or inf values", "the forward op was loom::sqrt"});
+  expect_error(
+      [&] { y.backward(); }, "autograd",
+      {"backward()", "SqrtBackward0 returned nan or inf values", "the forward op was loom::sqrt"});
 }
 
 TEST_F(Autograd, BadRequestsGetClearErrors) {
-  expect_error([] { tensor({int64_t{1}}).requires_grad_(); }, "autograd::set_requires_grad",
-               {"only tensors of a floating-point dtype can require grad, found int64"});
+  expect_error(
+      [] { tensor({int64_t{1}}).requires_grad_(); }, "autograd",
+      {"requires_grad_()", "only tensors of a floating-point dtype can require grad, found int64"});
   Tensor x = leaf({1, 2});
-  expect_error([&] { (x * 2.0).backward(); }, "autograd::backward",
-               {"created implicitly only for outputs of one element", "has 2"});
-  expect_error([&] { tensor({1.0}).backward(); }, "autograd::backward",
-               {"does not require grad and has no grad_fn"});
-  expect_error([&] { (x * 2.0).requires_grad_(false); }, "autograd::set_requires_grad",
-               {"only be changed on leaf tensors"});
-  expect_error([&] { tensor({1.0}).register_hook([](const Tensor& g) { return g; }); },
-               "autograd::register_hook", {"does not require grad"});
-  expect_error([&] { (x * 2.0).backward(ones({3})); }, "autograd::backward", {"different shape"});
+  expect_error([&] { (x * 2.0).backward(); }, "autograd",
+               {"backward()", "created implicitly only for outputs of one element", "has 2"});
+  expect_error([&] { tensor({1.0}).backward(); }, "autograd",
+               {"backward()", "does not require grad and has no grad_fn"});
+  expect_error([&] { (x * 2.0).requires_grad_(false); }, "autograd",
+               {"requires_grad_()", "only be changed on leaf tensors"});
+  expect_error([&] { tensor({1.0}).register_hook([](const Tensor& g) { return g; }); }, "autograd",
+               {"register_hook()", "does not require grad"});
+  expect_error([&] { (x * 2.0).backward(ones({3})); }, "autograd",
+               {"backward()", "different shape"});
 }
 
 TEST_F(Autograd, AGradientTakesItsLeafsLayout) {

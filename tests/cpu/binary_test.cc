@@ -1,6 +1,7 @@
 // The CPU plugin's binary pointwise kernels (arithmetic, comparison, logical, bitwise)
 // against references on every dtype, broadcast and strided, with their errors.
 #include "cpu_test_util.h"
+#include "loom/dispatcher/boxing.h"
 
 namespace loom::testing {
 namespace {

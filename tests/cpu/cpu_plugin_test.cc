@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "../dispatcher/dispatch_test_util.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 namespace loom::testing {
 namespace {

@@ -16,7 +16,10 @@
 #include <string_view>
 
 #include "cpu_test_util.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 extern char** environ;
 

@@ -2,6 +2,8 @@
 // core, result-dtype checks of in-place and out=, zero-size, 0-dim, N-d strided and large
 // inputs, and float16/bfloat16 rounding.
 #include "cpu_test_util.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 
 namespace loom::testing {
 namespace {

@@ -1,6 +1,8 @@
 // The CPU plugin's unary pointwise kernels against float64 references on every dtype they
 // support, through the functional, in-place and out= variants, with their errors.
 #include "cpu_test_util.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 
 namespace loom::testing {
 namespace {

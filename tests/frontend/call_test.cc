@@ -7,6 +7,8 @@
 
 #include "frontend_test_util.h"
 #include "loom/call.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/loom.h"
 
 namespace loom {

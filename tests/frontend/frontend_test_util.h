@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 

@@ -13,6 +13,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "../frontend/frontend_test_util.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 

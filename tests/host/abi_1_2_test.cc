@@ -11,9 +11,11 @@
 
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/call.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 namespace loom::testing {
 namespace {

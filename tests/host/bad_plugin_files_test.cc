@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "../dispatcher/dispatch_test_util.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/elf_inspection.h"
 #include "loom/dispatcher/function_schema.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 namespace loom::testing {
 namespace {

@@ -5,6 +5,8 @@
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/core/device.h"
 #include "loom/devices.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/runtime.h"

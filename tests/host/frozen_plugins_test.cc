@@ -29,6 +29,7 @@
 
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/core/device.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/random.h"

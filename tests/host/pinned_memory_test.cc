@@ -7,9 +7,11 @@
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
 #include "loom/data.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/extensions.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 namespace loom::testing {
 namespace {

@@ -8,9 +8,12 @@
 #include "../dispatcher/dispatch_test_util.h"
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 #include "loom/runtime.h"
 
 namespace loom::testing {

@@ -11,8 +11,10 @@
 #include <vector>
 
 #include "../dispatcher/dispatch_test_util.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 namespace loom::testing {
 namespace {

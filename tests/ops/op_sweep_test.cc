@@ -40,6 +40,7 @@
 
 #include "comparison.h"
 #include "loom/call.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"

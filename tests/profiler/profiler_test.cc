@@ -2,6 +2,7 @@
 // Chrome trace, threads, restarts, schedules, ranges, autograd's links and the device
 // caching allocators' figures.
 #include "loom/profiler.h"
+#include "loom/dispatcher/dispatcher.h"
 
 #include <gtest/gtest.h>
 

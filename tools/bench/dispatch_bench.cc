@@ -10,7 +10,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/loom.h"
+#include "loom/ops/standard_library.h"
 
 namespace {
 

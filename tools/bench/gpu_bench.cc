@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 #include "loom/nn.h"

@@ -15,6 +15,7 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/library.h>
 #include <torch/torch.h>
+#include "loom/dispatcher/dispatcher.h"
 
 namespace {
 

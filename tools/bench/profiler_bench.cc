@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "expectations.h"
 #include "loom/core/device.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"

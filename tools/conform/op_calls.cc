@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "comparison.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/op_library.h"
 
 namespace loom::conform {

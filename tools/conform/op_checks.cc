@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "comparison.h"
 #include "loom/devices.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/samples.h"
 #include "op_calls.h"
 #include "sample_inputs.h"

@@ -8,6 +8,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "loom/dispatcher/boxing.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
@@ -119,6 +121,12 @@ int ops_table() {
   }
   absl::flat_hash_map<std::string, int> samples;
   for (const ops::OpSample& s : ops::all_samples()) ++samples[s.op];
+  absl::flat_hash_map<std::string, bool> recorded;  // op name -> differentiable
+  if (autograd::is_available()) {
+    for (const autograd::RecordedOp& op : autograd::recorded_ops()) {
+      recorded[op.op] = op.differentiable;
+    }
+  }
 
   std::printf(
       "# The loom op set\n\n"
@@ -131,9 +139,10 @@ int ops_table() {
       "  backends implement its `out=` variant, listed under variants.\n"
       "- decomposition: the op library computes it from other ops (Note [Decompositions]).\n"
       "- one column per backend: `yes` when that plugin registers a kernel of its own.\n"
-      "- backward: `recorded` when the autograd plugin records the op (a backward formula,\n"
-      "  or outputs marked as not differentiable), `decomposes` when autograd records the\n"
-      "  ops of its decomposition.\n"
+      "- backward: `formula` when the autograd plugin records the op with a backward\n"
+      "  formula, `not differentiable` when it marks the op's outputs as such (backward\n"
+      "  through them fails naming the op), `decomposes` when autograd records the ops of\n"
+      "  its decomposition.\n"
       "- samples: the inputs the op sweep and `loom conform` run it on (ops/samples/).\n\n");
   std::string header = "| op | family | rule | variants | decomposition |";
   std::string rule_line = "|---|---|---|---|---|";
@@ -182,12 +191,14 @@ int ops_table() {
       }
       line += has ? " yes |" : " |";
     }
-    std::string autograd_provider;
-    const std::optional<dispatch::EntrySource> autograd =
-        source_of(name, "Autograd", &autograd_provider);
-    const char* backward = autograd == dispatch::EntrySource::Kernel          ? "recorded"
-                           : autograd == dispatch::EntrySource::Decomposition ? "decomposes"
-                                                                              : "";
+    const std::optional<dispatch::EntrySource> autograd = source_of(name, "Autograd", nullptr);
+    const auto formula = recorded.find(name);
+    const char* backward = "";
+    if (autograd == dispatch::EntrySource::Kernel && formula != recorded.end()) {
+      backward = formula->second ? "formula" : "not differentiable";
+    } else if (autograd == dispatch::EntrySource::Decomposition) {
+      backward = "decomposes";
+    }
     auto it = samples.find(name);
     std::printf("%s %s | %d |\n", line.c_str(), backward, it == samples.end() ? 0 : it->second);
     ++rows;

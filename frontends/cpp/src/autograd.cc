@@ -1,36 +1,53 @@
-// The app-facing autograd API (loom/autograd.h) over the autograd plugin's ops.
+// The app-facing autograd API (loom/autograd.h) over the autograd plugin's table
+// (autograd_table.h).
 #include "loom/autograd.h"
 
 #include <sstream>
 
+#include "autograd_table.h"
 #include "loom/core/error.h"
-#include "loom/dispatcher/boxing.h"
-#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/extensions.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/factories.h"
 #include "loom/operators.h"
 #include "loom/ops/generated/ops.h"
 #include "loom/tensor_io.h"
 
 namespace loom {
+namespace autograd::detail {
+
+const LoomAutogradApi* find_table() {
+  return static_cast<const LoomAutogradApi*>(
+      dispatch::find_extension(LOOM_AUTOGRAD_EXTENSION_NAME));
+}
+
+void check(LoomError* err) {
+  if (err == nullptr) return;
+  std::string message = err->message != nullptr ? err->message : "(no message)";
+  const auto code = static_cast<ErrorCode>(err->code);
+  err->destroy(err);
+  constexpr std::string_view kPrefix = "[autograd] ";
+  if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
+  throw Error("autograd", message, code);
+}
+
+void throw_not_loaded(const char* what) {
+  fail_with(ErrorCode::FailedPrecondition, "autograd", what,
+            ": the autograd plugin is not loaded (expected `plugins { name: \"autograd\" }` "
+            "in the deployment manifest, found no table named '",
+            LOOM_AUTOGRAD_EXTENSION_NAME, "')");
+}
+
+}  // namespace autograd::detail
+
 namespace {
 
-using dispatch::Dispatcher;
+using autograd::detail::check;
+using autograd::detail::with_table;
 
 constexpr uint64_t kAutogradBit = DispatchKeySet(DispatchKey::Autograd).raw();
 
-dispatch::OperatorHandle autograd_op(const char* name, const char* what) {
-  std::optional<dispatch::OperatorHandle> op = Dispatcher::instance().find(name);
-  LOOM_CHECK(op && op->is_defined(), "autograd", what,
-             ": the autograd plugin is not loaded (load it with the runtime's manifest)");
-  return *op;
-}
-
-LoomValue tensor_list(std::vector<LoomTensor*>& handles) {
-  LoomValue v{LOOM_VALUE_TENSOR_LIST, static_cast<uint32_t>(handles.size()), {}};
-  v.u.tensors = handles.data();
-  return v;
-}
-
+// The tensors' handles (undefined tensors: NULL), borrowed.
 std::vector<LoomTensor*> handles_of(const std::vector<Tensor>& tensors) {
   std::vector<LoomTensor*> out;
   for (const Tensor& t : tensors) {
@@ -65,8 +82,8 @@ void clear_grads(const std::vector<Tensor>& tensors, bool set_to_none) {
 }
 
 bool is_available() {
-  std::optional<dispatch::OperatorHandle> op = Dispatcher::instance().find("autograd::backward");
-  return op && op->is_defined();
+  ReadSection section;
+  return detail::find_table() != nullptr;
 }
 
 bool is_enabled() {
@@ -82,17 +99,15 @@ EnableGradGuard::~EnableGradGuard() {
 }
 
 void set_detect_anomaly(bool enabled) {
-  LoomValue args[] = {dispatch::box(enabled)};
-  Dispatcher::instance().call(autograd_op("autograd::set_anomaly_enabled", "set_detect_anomaly()"),
-                              args, 1, nullptr, 0);
+  with_table("set_detect_anomaly()", [&](const LoomAutogradApi& table) {
+    check(table.set_anomaly_enabled(enabled ? 1 : 0));
+  });
 }
 
 bool is_anomaly_enabled() {
-  if (!is_available()) return false;
-  LoomValue ret[1];
-  Dispatcher::instance().call(autograd_op("autograd::is_anomaly_enabled", "is_anomaly_enabled()"),
-                              nullptr, 0, ret, 1);
-  return ret[0].u.i != 0;
+  ReadSection section;
+  const LoomAutogradApi* table = detail::find_table();
+  return table != nullptr && table->is_anomaly_enabled() != 0;
 }
 
 DetectAnomalyGuard::DetectAnomalyGuard() : saved_(is_anomaly_enabled()) {
@@ -107,15 +122,33 @@ DetectAnomalyGuard::~DetectAnomalyGuard() {
   }
 }
 
+namespace {
+
+LoomBackwardArgs backward_args(std::vector<LoomTensor*>& tensors, std::vector<LoomTensor*>& grads,
+                               std::vector<LoomTensor*>& inputs, bool retain_graph,
+                               bool create_graph) {
+  LoomBackwardArgs a{};
+  a.struct_size = sizeof(a);
+  a.tensors = tensors.data();
+  a.num_tensors = tensors.size();
+  a.grad_tensors = grads.data();
+  a.num_grad_tensors = grads.size();
+  a.inputs = inputs.data();
+  a.num_inputs = inputs.size();
+  a.retain_graph = retain_graph ? 1 : 0;
+  a.create_graph = create_graph ? 1 : 0;
+  return a;
+}
+
+}  // namespace
+
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
               std::optional<bool> retain_graph, bool create_graph,
               const std::vector<Tensor>& inputs) {
   std::vector<LoomTensor*> t = handles_of(tensors), g = handles_of(grad_tensors),
                            in = handles_of(inputs);
-  LoomValue args[] = {tensor_list(t), tensor_list(g),
-                      dispatch::box(retain_graph.value_or(create_graph)),
-                      dispatch::box(create_graph), tensor_list(in)};
-  Dispatcher::instance().call(autograd_op("autograd::backward", "backward()"), args, 5, nullptr, 0);
+  LoomBackwardArgs a = backward_args(t, g, in, retain_graph.value_or(create_graph), create_graph);
+  with_table("backward()", [&](const LoomAutogradApi& table) { check(table.backward(&a)); });
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
@@ -123,21 +156,26 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph, bool allow_unused) {
   std::vector<LoomTensor*> o = handles_of(outputs), in = handles_of(inputs),
                            g = handles_of(grad_outputs);
-  LoomValue args[] = {tensor_list(o),
-                      tensor_list(in),
-                      tensor_list(g),
-                      dispatch::box(retain_graph.value_or(create_graph)),
-                      dispatch::box(create_graph),
-                      dispatch::box(allow_unused)};
-  LoomValue ret[1];
-  Dispatcher::instance().call(autograd_op("autograd::grad_of", "grad()"), args, 6, ret, 1);
+  std::vector<LoomTensor*> out(in.size(), nullptr);
+  LoomBackwardArgs a = backward_args(o, g, in, retain_graph.value_or(create_graph), create_graph);
+  a.allow_unused = allow_unused ? 1 : 0;
+  a.out_grads = out.data();
+  with_table("grad()", [&](const LoomAutogradApi& table) { check(table.grad_of(&a)); });
   std::vector<Tensor> result;
-  for (uint32_t i = 0; i < ret[0].length; ++i) {
-    auto* impl = reinterpret_cast<TensorImpl*>(ret[0].u.tensors[i]);
-    result.push_back(impl != nullptr ? Tensor::adopt(impl) : Tensor());
+  for (LoomTensor* t : out) {
+    result.push_back(t != nullptr ? Tensor::adopt(reinterpret_cast<TensorImpl*>(t)) : Tensor());
   }
-  std::free(const_cast<LoomTensor**>(ret[0].u.tensors));
   return result;
+}
+
+std::vector<RecordedOp> recorded_ops() {
+  std::vector<RecordedOp> ops;
+  with_table("recorded_ops()", [&](const LoomAutogradApi& table) {
+    check(table.visit_formulas(&ops, [](void* ctx, const char* op, int32_t differentiable) {
+      static_cast<std::vector<RecordedOp>*>(ctx)->push_back({op, differentiable != 0});
+    }));
+  });
+  return ops;
 }
 
 namespace {

@@ -571,6 +571,34 @@ typedef struct LoomRedispatchArgs {
 /* ------------------------------------------------------------------------------------
  * The host's services, handed to the plugin at entry. Static for the plugin's lifetime.
  * Every function returns NULL on success or an owned LoomError.
+ *
+ * Note [The host services by purpose]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * LoomHostApi's entries are in the order ABI versions added them, which is frozen; by
+ * purpose they form four groups (tests/check_host_api_groups.py keeps this list whole),
+ * each wrapped by its own C++ helpers:
+ *
+ * core (every plugin: ops, kernels, tensors, errors; loom/sdk/plugin.hpp, kernel.hpp,
+ * tensor.hpp, ops.hpp, error.hpp):
+ *   define_op find_op op_name op_schema register_kernel register_fallback
+ *   register_fallthrough deregister tensor_empty tensor_retain tensor_release tensor_view
+ *   call_op redispatch value_release list_allocate declare_capability set_attribute
+ *   error_create
+ * backend (device plugins: their key, device type, random numbers, streams and device
+ * activities; loom/sdk/plugin.hpp's Registrar, device.hpp, random.hpp, stream.hpp,
+ * trace.hpp's Activity):
+ *   register_backend register_device_type find_device_type generator_reserve
+ *   current_stream trace_device_event
+ * functionality (plugins above the backends, as autograd and the profiler: state on
+ * tensors, key bits, key guards, redispatch below themselves, allocation observers, the
+ * tracer; loom/sdk/extension.hpp, trace.hpp):
+ *   slot_claim tensor_slot_get tensor_slot_set tensor_key_get tensor_key_set
+ *   tensor_version local_keys_push local_keys_restore add_allocation_observer
+ *   tensor_alias process_keys_include key_set_backend redispatch_with_keys set_tracer
+ *   trace_sequence
+ * shared (any plugin, and apps through the host: extension tables and trace ranges;
+ * loom/sdk/extension.hpp, trace.hpp):
+ *   extension_publish extension_find trace_state trace_range_begin trace_range_end
  * ---------------------------------------------------------------------------------- */
 
 typedef struct LoomKeyValue {

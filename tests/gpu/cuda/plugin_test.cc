@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda_test_util.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/nn.h"
 #include "loom/optim.h"
 

@@ -1,8 +1,9 @@
 // Autograd for apps: grad mode guards, backward and grad over several tensors, the
 // functional API (vjp, jvp, jacobian, hessian, hvp) and gradcheck. The gradients
 // themselves come from the autograd plugin (plugins/autograd), reached through its
-// autograd:: ops; Tensor's own methods (requires_grad_(), backward(), grad(), ...) are
-// declared in loom/ops/tensor.h.
+// "loom.autograd" table (loom/autograd_api.h); Tensor's own methods (requires_grad_(),
+// backward(), grad(), ...) are declared in loom/ops/tensor.h and defined here, in the
+// C++ frontend, on the same table.
 #pragma once
 
 #include <functional>
@@ -48,6 +49,15 @@ bool is_available();
 // Clears the gradients of `tensors` (those that have one): undefined (set_to_none, as
 // PyTorch's zero_grad default) or zero-filled in place.
 void clear_grads(const std::vector<Tensor>& tensors, bool set_to_none = true);
+
+// An op whose Autograd kernel is the plugin's: with a backward formula, or with outputs
+// marked not differentiable (their gradient is an error, as PyTorch's "not implemented").
+struct RecordedOp {
+  std::string op;  // "loom::mul.Tensor"
+  bool differentiable;
+};
+// The ops the loaded autograd plugin records, in its registration order.
+std::vector<RecordedOp> recorded_ops();
 
 // Turns grad mode back on inside a NoGradGuard (the functional API uses it).
 class EnableGradGuard {

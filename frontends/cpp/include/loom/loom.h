@@ -11,8 +11,6 @@
 #include "loom/core/type_promotion.h"
 #include "loom/core/warning.h"
 #include "loom/devices.h"
-#include "loom/dispatcher/boxing.h"
-#include "loom/dispatcher/dispatcher.h"
 #include "loom/dlpack.h"
 #include "loom/factories.h"
 #include "loom/operators.h"

@@ -60,9 +60,10 @@ class Tensor : public TensorBase {
   // ChannelsLast needs a 4-D tensor.
   Tensor contiguous(MemoryFormat format) const;
 
-  // --- autograd: calls of the autograd plugin's autograd:: ops (ops/src/tensor_autograd.cc);
-  // without the plugin each throws "[autograd] ... the autograd plugin is not loaded".
-  // requires_grad() and is_leaf() answer false and true then. ---
+  // --- autograd: defined by the C++ frontend (libloom, frontends/cpp/src/tensor_autograd.cc)
+  // on the autograd plugin's "loom.autograd" table; without the plugin each throws
+  // "[autograd] ... the autograd plugin is not loaded", except requires_grad(), is_leaf(),
+  // retains_grad() and detach(), which answer as for a tensor that never required grad. ---
   const Tensor& requires_grad_(bool requires_grad = true) const;
   bool requires_grad() const;
   bool is_leaf() const;

@@ -197,4 +197,34 @@ inline void redispatch_with_keys(const LoomKernelCall& call,
   check(h.redispatch_with_keys(&a));
 }
 
+// Publishes `table` (static, valid until this plugin unloads) as the extension table
+// `name` for frontends and other plugins (ABI 1.4): publish_extension("loom.profiler", &kApi).
+inline void publish_extension(const char* name, const void* table) {
+  const LoomHostApi& h = host();
+  if (!LOOM_HAS_FIELD(&h, LoomHostApi, extension_publish)) {
+    throw Error(std::string("[sdk] publish_extension needs a loom host with ABI 1.4, found ") +
+                    std::to_string(h.abi_major) + "." + std::to_string(h.abi_minor),
+                LOOM_STATUS_VERSION_MISMATCH);
+  }
+  LoomExtensionArgs a{};
+  a.struct_size = sizeof(a);
+  a.plugin = plugin_state().context;
+  a.name = name;
+  a.table = table;
+  check(h.extension_publish(&a));
+}
+
+// The table published as `name`, or nullptr (also on hosts older than ABI 1.4). Valid for
+// the current call into the plugin only: find it again in the next.
+template <typename Table>
+const Table* find_extension(const char* name) {
+  const LoomHostApi& h = host();
+  if (!LOOM_HAS_FIELD(&h, LoomHostApi, extension_find)) return nullptr;
+  LoomExtensionArgs a{};
+  a.struct_size = sizeof(a);
+  a.name = name;
+  check(h.extension_find(&a));
+  return static_cast<const Table*>(a.out_table);
+}
+
 }  // namespace loom::sdk

@@ -1,0 +1,90 @@
+/* loom/autograd_api.h — the autograd plugin's table, published as the extension table
+ * "loom.autograd" (LoomHostApi::extension_find). Frontends reach tensors' gradients,
+ * backward, hooks and anomaly mode through it; the C++ frontend's Tensor methods
+ * (requires_grad_(), backward(), grad(), ...) and loom/autograd.h are built on it.
+ *
+ * Tensors passed in are borrowed; tensors written to out parameters are owned by the
+ * caller (NULL where the answer is "none"). Every function that returns LoomError*
+ * returns NULL or an error whose message starts with "[autograd] ". A table found with
+ * extension_find is valid while the caller stays inside one read of the host (Note
+ * [Lock-free dispatch and safe unload]): look it up for each call.
+ *
+ * Follows Note [ABI evolution rules]: structs start with struct_size, fields are only
+ * appended. */
+#ifndef LOOM_AUTOGRAD_API_H_
+#define LOOM_AUTOGRAD_API_H_
+
+#include "loom/plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LOOM_AUTOGRAD_EXTENSION_NAME "loom.autograd"
+
+/* Gradient hooks cross the plugin boundary as C function pointers.
+ *   callback(context, grad, &replacement): `grad` is borrowed; a tensor hook may set
+ *     *replacement to an owned tensor that replaces the gradient (NULL keeps it); a
+ *     post-accumulate hook gets the leaf's accumulated .grad and must leave it NULL.
+ *     Returns NULL or an error, which fails the backward that ran the hook.
+ *   release(context): called once when the hook is dropped (its tensor's graph died, or
+ *     the registration failed). */
+typedef LoomError* (*LoomGradHookFn)(void* context, LoomTensor* grad, LoomTensor** replacement);
+typedef void (*LoomGradHookRelease)(void* context);
+
+/* One backward pass: backward() accumulates into the leaves' .grad (and into `inputs`'
+ * .grad when given); grad() returns the gradients of `inputs` instead. */
+typedef struct LoomBackwardArgs {
+  size_t struct_size;
+  LoomTensor* const* tensors; /* the outputs differentiated */
+  size_t num_tensors;
+  /* 0, or one per output; a NULL entry: ones, for an output of one element */
+  LoomTensor* const* grad_tensors;
+  size_t num_grad_tensors;
+  LoomTensor* const* inputs; /* backward: 0 means every leaf; grad: at least one */
+  size_t num_inputs;
+  int32_t retain_graph;
+  int32_t create_graph;   /* record the backward itself (higher-order gradients) */
+  int32_t allow_unused;   /* grad only: an input the outputs do not use gets NULL */
+  LoomTensor** out_grads; /* grad only: num_inputs entries, each owned or NULL */
+} LoomBackwardArgs;
+
+typedef void (*LoomAutogradTextFn)(void* ctx, const char* text);
+typedef void (*LoomAutogradFormulaFn)(void* ctx, const char* op, int32_t differentiable);
+
+typedef struct LoomAutogradApi {
+  size_t struct_size;
+  /* Leaves of a floating-point dtype only; turning it off needs a leaf. */
+  LoomError* (*set_requires_grad)(LoomTensor* self, int32_t requires_grad);
+  LoomError* (*requires_grad)(LoomTensor* self, int32_t* out);
+  LoomError* (*is_leaf)(LoomTensor* self, int32_t* out);
+  /* The accumulated gradient (NULL before any). */
+  LoomError* (*grad)(LoomTensor* self, LoomTensor** out);
+  /* grad NULL clears it; otherwise it must have self's shape and dtype. */
+  LoomError* (*set_grad)(LoomTensor* self, LoomTensor* grad);
+  LoomError* (*retain_grad)(LoomTensor* self);
+  LoomError* (*retains_grad)(LoomTensor* self, int32_t* out);
+  /* A view of self's data that records no history. */
+  LoomError* (*detach)(LoomTensor* self, LoomTensor** out);
+  /* write(ctx, "MulBackward0"), or "" for a leaf; the text is borrowed for the call. */
+  LoomError* (*grad_fn_name)(LoomTensor* self, void* ctx, LoomAutogradTextFn write);
+  LoomError* (*backward)(const LoomBackwardArgs* args);
+  LoomError* (*grad_of)(const LoomBackwardArgs* args);
+  /* The plugin owns `context` from the call on: release(context) runs once, even when
+   * the registration fails. */
+  LoomError* (*register_hook)(LoomTensor* self, LoomGradHookFn fn, void* context,
+                              LoomGradHookRelease release);
+  LoomError* (*register_post_accumulate_grad_hook)(LoomTensor* self, LoomGradHookFn fn,
+                                                   void* context, LoomGradHookRelease release);
+  LoomError* (*set_anomaly_enabled)(int32_t enabled);
+  int32_t (*is_anomaly_enabled)(void);
+  /* visit(ctx, "loom::mul.Tensor", 1) once per op the plugin records: 1 when it has a
+   * backward formula, 0 when its outputs are marked not differentiable. */
+  LoomError* (*visit_formulas)(void* ctx, LoomAutogradFormulaFn visit);
+} LoomAutogradApi;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LOOM_AUTOGRAD_API_H_ */
