@@ -45,7 +45,6 @@
 #include "loom/ops/op_library.h"
 #include "loom/ops/samples.h"
 #include "op_calls.h"
-#include "op_checks.h"
 #include "sample_inputs.h"
 
 namespace loom {

@@ -23,37 +23,6 @@ using ops::OpSample;
 
 const Device kCpu{kCPU, -1};
 
-std::string describe_arg(const ops::SampleArg& arg) {
-  return std::visit(
-      [](const auto& a) -> std::string {
-        using A = std::decay_t<decltype(a)>;
-        auto spec = [](const TensorSpec& t) {
-          return str_cat("[", absl::StrJoin(t.shape, ", "), "] ", scalar_type_name(t.dtype));
-        };
-        if constexpr (std::is_same_v<A, ops::None>) {
-          return "None";
-        } else if constexpr (std::is_same_v<A, TensorSpec>) {
-          return spec(a);
-        } else if constexpr (std::is_same_v<A, std::vector<TensorSpec>>) {
-          std::vector<std::string> parts;
-          for (const TensorSpec& t : a) parts.push_back(spec(t));
-          return str_cat("(", absl::StrJoin(parts, ", "), ")");
-        } else if constexpr (std::is_same_v<A, std::vector<int64_t>> ||
-                             std::is_same_v<A, std::vector<double>>) {
-          return str_cat("[", absl::StrJoin(a, ", "), "]");
-        } else if constexpr (std::is_same_v<A, ScalarType>) {
-          return std::string(scalar_type_name(a));
-        } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {
-          return "<device>";
-        } else if constexpr (std::is_same_v<A, std::string>) {
-          return "\"" + a + "\"";
-        } else {
-          return str_cat(a);
-        }
-      },
-      arg);
-}
-
 // The results of one sample, filled in by the checks.
 class SampleRun {
  public:
@@ -437,35 +406,6 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
 }
 
 }  // namespace
-
-std::string sample_dtype(const OpSample& sample) {
-  auto first = [](const std::vector<ops::SampleArg>& args) -> std::optional<ScalarType> {
-    for (const ops::SampleArg& a : args) {
-      if (auto* t = std::get_if<TensorSpec>(&a)) return t->dtype;
-      if (auto* l = std::get_if<std::vector<TensorSpec>>(&a); l && !l->empty()) {
-        return l->front().dtype;
-      }
-    }
-    for (const ops::SampleArg& a : args) {
-      if (auto* d = std::get_if<ScalarType>(&a)) return *d;
-    }
-    return std::nullopt;
-  };
-  std::optional<ScalarType> d = first(sample.args);
-  if (!d) {
-    std::vector<ops::SampleArg> keywords;
-    for (const auto& kv : sample.kwargs) keywords.push_back(kv.second);
-    d = first(keywords);
-  }
-  return d ? std::string(scalar_type_name(*d)) : "none";
-}
-
-std::string describe_sample(const OpSample& sample) {
-  std::vector<std::string> parts;
-  for (const ops::SampleArg& a : sample.args) parts.push_back(describe_arg(a));
-  for (const auto& [name, value] : sample.kwargs) parts.push_back(name + "=" + describe_arg(value));
-  return absl::StrJoin(parts, ", ");
-}
 
 OpCoverage check_op(const OpChecks& checks, const Target& target, const EmitResult& emit,
                     const EmitProgress& progress) {

@@ -10,6 +10,7 @@
 #include "conform_report.pb.h"
 #include "loom/loom.h"
 #include "loom/ops/samples.h"
+#include "sample_inputs.h"
 
 namespace loom::conform {
 
@@ -63,11 +64,5 @@ using EmitProgress = std::function<void(const CheckResult&)>;
 // Runs every check of `checks.op` on `target`; returns the op's coverage.
 OpCoverage check_op(const OpChecks& checks, const Target& target, const EmitResult& emit,
                     const EmitProgress& progress);
-
-// The dtype a sample is counted under: its first tensor's (or first dtype argument's),
-// "none" when it has neither.
-std::string sample_dtype(const ops::OpSample& sample);
-// "[2, 3] float32, [3] float32, alpha=0.5"
-std::string describe_sample(const ops::OpSample& sample);
 
 }  // namespace loom::conform

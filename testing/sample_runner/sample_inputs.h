@@ -43,4 +43,10 @@ Value to_float64(const Value& value, bool& upcast);
 // The tensors of `value` (one, or a list's), others ignored.
 std::vector<Tensor> tensors_in(const Value& value);
 
+// The dtype a sample is counted under: its first tensor's (or first dtype argument's),
+// "none" when it has neither.
+std::string sample_dtype(const ops::OpSample& sample);
+// "[2, 3] float32, [3] float32, alpha=0.5"
+std::string describe_sample(const ops::OpSample& sample);
+
 }  // namespace loom::conform
