@@ -4,6 +4,7 @@
 // products), and grid sampling (through grid_sampler_2d_backward). The 1-D pools, max_pool2d and
 // nearest upsampling are decompositions.
 #include <cmath>
+#include <tuple>
 
 #include "helpers.h"
 
@@ -151,7 +152,9 @@ void register_pool_formulas(FormulaTable& t) {
   // Both gradients come from one call of the op library's grid_sampler_2d_backward (which,
   // as in PyTorch, has no derivative itself: no double backward through grid sampling).
   t.add({"loom::grid_sampler_2d", inputs({0, 1}), 0, [](BackwardContext& c) {
-           auto [grad_input, grad_grid] = op::grid_sampler_2d_backward(
+           // Named tensors, not a structured binding: clang 14 cannot capture one.
+           Tensor grad_input, grad_grid;
+           std::tie(grad_input, grad_grid) = op::grid_sampler_2d_backward(
                c.grad(), c.input(0), c.input(1), c.int_arg(2), c.int_arg(3), c.bool_arg(4));
            c.set(0, [&] { return grad_input; });
            c.set(1, [&] { return grad_grid; });

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "loom/autograd.h"
 #include "loom/core/error.h"
-#include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/ops/tensor.h"
 
 namespace loom::optim {
@@ -194,7 +194,7 @@ template <typename Options>
 template <typename State, typename F>
 void OptimizerWithOptions<Options>::for_each_update(std::vector<std::vector<State>>& state,
                                                     const F& f) {
-  dispatch::ExcludeDispatchKeyGuard no_grad(DispatchKeySet(DispatchKey::Autograd));
+  NoGradGuard no_grad;
   for (size_t g = 0; g < groups_.size(); ++g) {
     for (size_t i = 0; i < groups_[g].params.size(); ++i) {
       Tensor& p = groups_[g].params[i];
@@ -208,7 +208,7 @@ template <typename Options>
 template <typename State, typename F>
 void OptimizerWithOptions<Options>::for_each_group_update(std::vector<std::vector<State>>& state,
                                                           const F& f) {
-  dispatch::ExcludeDispatchKeyGuard no_grad(DispatchKeySet(DispatchKey::Autograd));
+  NoGradGuard no_grad;
   state.resize(groups_.size());
   for (size_t g = 0; g < groups_.size(); ++g) {
     state[g].resize(groups_[g].params.size());
