@@ -60,4 +60,18 @@ void remove_extensions_of(const Registrant* owner) {
   }
 }
 
+void check_table_error(LoomError* err, const std::string& component, const char* what) {
+  if (err == nullptr) return;
+  std::string message = err->message != nullptr ? err->message : "(no message)";
+  const auto code = static_cast<ErrorCode>(err->code);
+  err->destroy(err);
+  const std::string prefix = "[" + component + "] ";
+  if (message.rfind(prefix, 0) == 0) {
+    message.erase(0, prefix.size());
+  } else if (what != nullptr) {
+    message = str_cat(what, ": ", message);
+  }
+  throw Error(component, message, code);
+}
+
 }  // namespace loom::dispatch

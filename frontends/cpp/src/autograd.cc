@@ -22,13 +22,7 @@ const LoomAutogradApi* find_table() {
 }
 
 void check(LoomError* err) {
-  if (err == nullptr) return;
-  std::string message = err->message != nullptr ? err->message : "(no message)";
-  const auto code = static_cast<ErrorCode>(err->code);
-  err->destroy(err);
-  constexpr std::string_view kPrefix = "[autograd] ";
-  if (message.rfind(kPrefix, 0) == 0) message.erase(0, kPrefix.size());
-  throw Error("autograd", message, code);
+  dispatch::check_table_error(err, "autograd");
 }
 
 void throw_not_loaded(const char* what) {

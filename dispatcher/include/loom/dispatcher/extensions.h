@@ -16,4 +16,9 @@ const void* find_extension(const std::string& name);
 // Removes every table `owner` published (plugin unload).
 void remove_extensions_of(const Registrant* owner);
 
+// Throws an error a table entry returned (and destroys it) as
+// loom::Error("[component] ..."): a message that already starts with "[component] " keeps
+// its text; another gets "what: " in front when `what` is given. Nothing for NULL.
+void check_table_error(LoomError* err, const std::string& component, const char* what = nullptr);
+
 }  // namespace loom::dispatch

@@ -36,13 +36,7 @@ const LoomProfilerApi& api() {
 // Rethrows a plugin error as loom::Error("[profiler] ..."); the plugin's own messages
 // already start with "[profiler] " and name what failed.
 void check(LoomError* err, const char* what) {
-  if (err == nullptr) return;
-  std::string message = err->message != nullptr ? err->message : "(no message)";
-  const auto code = static_cast<ErrorCode>(err->code);
-  err->destroy(err);
-  constexpr std::string_view kPrefix = "[profiler] ";
-  if (message.rfind(kPrefix, 0) == 0) throw Error("profiler", message.substr(kPrefix.size()), code);
-  throw Error("profiler", str_cat(what, ": ", message), code);
+  dispatch::check_table_error(err, "profiler", what);
 }
 
 std::string key_name(uint32_t abi_key) {
