@@ -2,7 +2,9 @@
 #include "sample_inputs.h"
 
 #include <array>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -235,6 +237,17 @@ std::string describe_sample(const OpSample& sample) {
   for (const ops::SampleArg& a : sample.args) parts.push_back(describe_arg(a));
   for (const auto& [name, value] : sample.kwargs) parts.push_back(name + "=" + describe_arg(value));
   return absl::StrJoin(parts, ", ");
+}
+
+int sample_stride_from_environment() {
+  const char* text = std::getenv("LOOM_SAMPLE_STRIDE");
+  if (text == nullptr || *text == '\0') return 1;
+  char* end = nullptr;
+  errno = 0;
+  long stride = std::strtol(text, &end, 10);
+  LOOM_CHECK(errno == 0 && *end == '\0' && stride >= 1 && stride <= 1000000, "sample runner",
+             "LOOM_SAMPLE_STRIDE: expected a positive integer, found '", text, "'");
+  return static_cast<int>(stride);
 }
 
 }  // namespace loom::conform

@@ -49,4 +49,16 @@ std::string sample_dtype(const ops::OpSample& sample);
 // "[2, 3] float32, [3] float32, alpha=0.5"
 std::string describe_sample(const ops::OpSample& sample);
 
+// Note [A sweep over every k-th sample]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// LOOM_SAMPLE_STRIDE=k makes the op sweep and the formula sweep run the samples of each op
+// whose ordinal is a multiple of k (the first always), every sample when unset or 1. The
+// sanitizer run (ci/test-sanitizers.sh) sets it: there the sweeps look for memory and
+// undefined-behaviour errors on every op's paths, which a share of the samples reaches
+// (each op's first sample and a spread of its shapes, dtypes and error inputs), while all
+// of them took two thirds of its test time (numeric Jacobians call an op once per input
+// element, 5-10 times slower sanitized). ci/test.sh runs them all.
+// A value that is not a positive integer is an error naming the variable.
+int sample_stride_from_environment();
+
 }  // namespace loom::conform

@@ -1,7 +1,7 @@
 // libFuzzer target for the plugin file inspector (LOOM_BUILD_FUZZERS=ON, clang): the
 // bytes become an in-memory file (memfd) that the inspector reads like a plugin on disk.
 // It must give a verdict without crashing, and a reason whenever it refuses the file.
-// Seed it with real plugins: `fuzz_plugin_inspector CORPUS build-fuzz/lib/loom/plugins`.
+// Seed it with real plugins: `fuzz_plugin_inspector CORPUS build-asan/lib/loom/plugins`.
 #include <sys/mman.h>
 #include <unistd.h>
 

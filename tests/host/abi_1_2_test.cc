@@ -138,7 +138,7 @@ TEST_F(Abi12, RedispatchWithKeysChangesTheThreadsKeysWhileItRuns) {
   ProfilerCounter counter;
   Tensor x = ones({3});
   {
-    dispatch::IncludeDispatchKeyGuard tracer(DispatchKeySet(DispatchKey::Tracer));
+    dispatch::IncludeDispatchKeyGuard tracer{DispatchKeySet(DispatchKey::Tracer)};
     Tensor n = call("test_ext::probed", {x, false})[0].to_tensor();
     EXPECT_EQ(n.data<float>()[0], -1.0f);
     EXPECT_EQ(counter.profiled(), 1);  // loom::neg inside, not probed itself
