@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "loom/core/error.h"
+#include "loom/core/read_section.h"
 #include "loom/dispatcher/abi_keys.h"
 #include "loom/dispatcher/extensions.h"
 #include "loom/dispatcher/trace.h"
@@ -19,6 +20,11 @@ namespace {
 // The one Profiler recording at a time in this process (the plugin records one).
 std::atomic<Profiler*> g_active{nullptr};
 
+// The table, or nullptr when the plugin is not loaded. Reading and clearing the records
+// run inside a ReadSection, so the plugin cannot unload under them (Note [Lock-free
+// dispatch and safe unload]). start and stop cannot: they install and remove the
+// dispatcher's tracer, and a tracer removed inside a section is left behind rather than
+// waited for (dispatcher/src/trace.cc).
 const LoomProfilerApi* find_api() {
   return static_cast<const LoomProfilerApi*>(
       dispatch::find_extension(LOOM_PROFILER_EXTENSION_NAME));
@@ -213,13 +219,14 @@ void Profiler::end_recording(bool keep) {
     struct Release {
       ~Release() { g_active.store(nullptr); }
     } release;
-    const LoomProfilerApi& table = api();
-    check(table.stop(), "stop");
+    check(api().stop(), "stop");
     if (!keep) return;
     sample_allocators();
     allocator_samples_ = std::move(pending_samples_);
     pending_samples_.clear();
     events_.clear();
+    ReadSection section;
+    const LoomProfilerApi& table = api();
     check(table.visit_events(&events_, &collect_into), "reading the events");
     check(table.clear(), "clear");  // the events live here now; the plugin frees its records
   }
@@ -247,7 +254,10 @@ void Profiler::step() {
     end_recording(/*keep=*/true);
   } else if (phase_ == Phase::Warmup && next == Phase::Active) {
     close_step_range();
-    check(api().clear(), "clear");
+    {
+      ReadSection section;
+      check(api().clear(), "clear");
+    }
     pending_samples_.clear();  // as the warm-up's records
     sample_allocators();
   } else if (recording_) {
