@@ -1,5 +1,7 @@
 // Samples of the binary pointwise family: arithmetic, comparisons, logical and bitwise
 // ops (div with a rounding mode is in ternary.cc; Note [Op samples] in loom/ops/samples.h).
+#include <string_view>
+
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -29,6 +31,54 @@ void integral(std::vector<OpSample>& out, const char* op, Fill a, Fill b) {
   out.push_back({op, {T({}, kI32, a), T({}, kI32, b)}});
   out.push_back(
       {op, {Idx({2, 3}, 8, kU8), b == Fill::Positive ? T({3}, kU8, b) : Idx({3}, 8, kU8)}});
+}
+
+// The .Scalar overloads: a number of each kind, one that promotes an integer tensor to
+// float32 (as a Python number does), a 0-dim and an empty tensor; their in-place forms
+// where the result keeps self's dtype, and refuse a float number for an integer self.
+void with_a_number(std::vector<OpSample>& s) {
+  for (const char* op : {"loom::add.Scalar", "loom::sub.Scalar", "loom::mul.Scalar",
+                         "loom::div.Scalar", "loom::remainder.Scalar", "loom::fmod.Scalar"}) {
+    const bool divides = std::string_view(op).find("mul") == std::string_view::npos &&
+                         std::string_view(op).find("add") == std::string_view::npos &&
+                         std::string_view(op).find("sub") == std::string_view::npos;
+    s.push_back({op, {T({2, 3}, kF32), D(divides ? 1.5 : -2.5)}});
+    s.push_back({op, {T({2, 3}, kI64), I(3)}});
+    s.push_back({op, {T({2, 3}, kI32), D(divides ? 0.75 : 0.5)}});  // int32 with a float: float32
+    s.push_back({op, {T({}, kF64), I(2)}});
+    s.push_back(OpSample{op, {T({2, 3}, kBF16), D(divides ? 1.25 : 0.25)}}.tol(2e-2));
+    s.push_back({op, {T({0, 3}), D(2.0)}});
+  }
+  s.push_back({"loom::add.Scalar", {T({2, 3}), D(2.0), D(0.5)}});
+  s.push_back({"loom::sub.Scalar", {T({2, 3}, kI64), I(4), I(3)}});
+  s.push_back({"loom::add.Scalar", {T({2, 3}, kBool, Fill::Bool), B(true)}});
+  for (const char* op : {"loom::add_.Scalar", "loom::sub_.Scalar", "loom::mul_.Scalar",
+                         "loom::div_.Scalar", "loom::remainder_.Scalar", "loom::fmod_.Scalar"}) {
+    s.push_back({op, {T({2, 3}, kF32), D(1.5)}});
+    s.push_back({op, {T({}, kF64), I(2)}});
+  }
+  for (const char* op : {"loom::add_.Scalar", "loom::sub_.Scalar", "loom::mul_.Scalar",
+                         "loom::remainder_.Scalar", "loom::fmod_.Scalar"}) {
+    s.push_back({op, {T({2, 3}, kI64, Fill::Positive), I(3)}});
+    s.push_back(OpSample{op, {T({2, 3}, kI64), D(0.5)}}.raises("can't be cast"));
+  }
+  s.push_back({"loom::add_.Scalar", {T({2, 3}), D(2.0), D(0.5)}});
+  s.push_back(OpSample{"loom::div_.Scalar", {T({2, 3}, kI64), I(2)}}.raises("can't be cast"));
+  for (const char* op :
+       {"loom::bitwise_and.Scalar", "loom::bitwise_or.Scalar", "loom::bitwise_xor.Scalar",
+        "loom::bitwise_and_.Scalar", "loom::bitwise_or_.Scalar", "loom::bitwise_xor_.Scalar"}) {
+    s.push_back({op, {T({2, 3}, kI64), I(6)}});
+    s.push_back({op, {T({3}, kI32), I(-3)}});
+    s.push_back({op, {Idx({2, 3}, 8, kU8), I(5)}});
+    s.push_back({op, {T({2, 3}, kBool, Fill::Bool), B(true)}});
+  }
+  for (const char* op : {"loom::eq.Scalar", "loom::ne.Scalar", "loom::lt.Scalar",
+                         "loom::le.Scalar", "loom::gt.Scalar", "loom::ge.Scalar"}) {
+    s.push_back({op, {T({2, 3}, kF32, Fill::SmallInt), I(1)}});
+    s.push_back({op, {T({2, 3}, kI64, Fill::SmallInt), D(0.5)}});
+    s.push_back({op, {T({}, kF64, Fill::SmallInt), I(0)}});
+    s.push_back({op, {T({2, 3}, kBool, Fill::Bool), B(false)}});
+  }
 }
 
 std::vector<OpSample> make() {
@@ -78,6 +128,7 @@ std::vector<OpSample> make() {
     s.push_back({op, {T({}, kF64, Fill::SmallInt), T({}, kBool, Fill::Bool)}});
     s.push_back({op, {T({2, 3}, kF32, Fill::Special), T({2, 3}, kI32, Fill::Bool)}});
   }
+  with_a_number(s);
   // Error inputs (Note [Op samples]): each must raise.
   s.push_back(OpSample{"loom::add.Tensor", {T({2, 3}), T({4})}}.raises("cannot be broadcast"));
   s.push_back(OpSample{"loom::mul.Tensor", {T({2, 3}), T({3, 2})}}.raises("cannot be broadcast"));

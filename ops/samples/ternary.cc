@@ -61,6 +61,16 @@ std::vector<OpSample> make() {
       {"loom::div.Tensor_mode",
        {T({}), T({}, kF32, Fill::Positive)},
        {{"rounding_mode", S("floor")}}},
+      {"loom::div.Scalar_mode", {T({2, 3}), D(1.5)}, {{"rounding_mode", S("floor")}}},
+      {"loom::div.Scalar_mode", {T({2, 3}, kI64), I(3)}, {{"rounding_mode", S("trunc")}}},
+      OpSample{"loom::div.Scalar_mode", {T({2, 3}, kI64), I(-2)}, {{"rounding_mode", S("floor")}}}
+          .with_note("integer floor division keeps int64"),
+      {"loom::div.Scalar_mode", {T({2, 3}, kI32), D(0.5)}, {{"rounding_mode", none()}}},
+      {"loom::div.Scalar_mode", {T({}, kF64), I(4)}, {{"rounding_mode", S("trunc")}}},
+      {"loom::div_.Scalar_mode", {T({2, 3}), D(-1.5)}, {{"rounding_mode", S("floor")}}},
+      {"loom::div_.Scalar_mode", {T({2, 3}, kI64), I(3)}, {{"rounding_mode", S("trunc")}}},
+      OpSample{"loom::div_.Scalar_mode", {T({2, 3}, kI64), D(0.5)}, {{"rounding_mode", S("floor")}}}
+          .raises("can't be cast"),
   };
   return s;
 }

@@ -66,6 +66,14 @@ const std::map<std::string, std::string> kNotSmooth = {
     {"loom::trunc", "piecewise constant"},
     {"loom::sign", "piecewise constant"},
     {"loom::div.Tensor_mode", "piecewise constant with a rounding mode"},
+    {"loom::remainder.Scalar", "jumps where self / other is an integer"},
+    {"loom::remainder_.Scalar", "jumps where self / other is an integer"},
+    {"loom::fmod.Scalar", "jumps where self / other is an integer"},
+    {"loom::fmod_.Scalar", "jumps where self / other is an integer"},
+    {"loom::div.Scalar_mode", "piecewise constant with a rounding mode"},
+    {"loom::div_.Scalar_mode", "piecewise constant with a rounding mode"},
+    {"loom::_softmax#2", "half_to_float takes a float16 input, not the sweep's float64"},
+    {"loom::_log_softmax#2", "half_to_float takes a float16 input, not the sweep's float64"},
 };
 
 // Tensor arguments PyTorch does not differentiate (by position): class weights of the

@@ -118,9 +118,10 @@ TEST_F(CallByName, AppDefinedOpWithDefaults) {
 
 TEST_F(CallByName, SchemasListsOverloadsInTheOrderTried) {
   std::vector<std::string> add = schemas("add");
-  ASSERT_EQ(add.size(), 2u);
-  EXPECT_EQ(add[0].rfind("loom::add.Tensor(", 0), 0u);
-  EXPECT_EQ(add[1].rfind("loom::add.out(", 0), 0u);
+  ASSERT_EQ(add.size(), 3u);
+  EXPECT_EQ(add[0].rfind("loom::add.Scalar(", 0), 0u);
+  EXPECT_EQ(add[1].rfind("loom::add.Tensor(", 0), 0u);
+  EXPECT_EQ(add[2].rfind("loom::add.out(", 0), 0u);
   EXPECT_TRUE(schemas("no_such_op").empty());
   EXPECT_EQ(schemas("loom::add.Tensor").size(), 1u);
 }

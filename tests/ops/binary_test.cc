@@ -1,6 +1,6 @@
 // The binary family's decompositions through the typed API: pow with a number on either
-// side, its result dtypes (a C++ number promotes as a Python number does) and values,
-// pinned to PyTorch; the layout of new pointwise results (Note [Layouts of new results]).
+// side and the .Scalar overloads (add(t, 2), t.add_(1.0)), their result dtypes (a C++
+// number promotes as a Python number does) and values, pinned to PyTorch; the layout of new pointwise results (Note [Layouts of new results]).
 #include "ops_test_util.h"
 
 namespace loom::testing {
@@ -31,6 +31,44 @@ TEST_F(Binary, PowWithANumberOnEitherSide) {
   // torch.pow(torch.tensor([2]), -1): "Integers to negative integer powers are not allowed."
   expect_error([&] { pow(make({2}, {1}, ScalarType::Int64), -1); }, "loom::pow.Tensor_Scalar",
                "integers to negative integer powers are not allowed");
+}
+
+// The .Scalar overloads, spelled as libtorch users write them.
+TEST_F(Binary, ArithmeticWithANumberAsLibtorchSpellsIt) {
+  Tensor ints = make({1, 2, 3}, {3}, ScalarType::Int64);
+  // torch.add(torch.tensor([1, 2, 3]), 2) -> tensor([3, 4, 5])
+  Tensor plus_two = add(ints, 2);
+  EXPECT_EQ(plus_two.dtype(), ScalarType::Int64);
+  EXPECT_EQ(values(plus_two), (Values{3, 4, 5}));
+  // torch.tensor([1, 2, 3]).mul(2.5) -> float32 [2.5, 5.0, 7.5]
+  Tensor scaled = ints.mul(2.5);
+  EXPECT_EQ(scaled.dtype(), ScalarType::Float32);
+  EXPECT_EQ(values(scaled), (Values{2.5, 5, 7.5}));
+  // torch.sub(torch.tensor([1, 2, 3]), 1, 2) -> tensor([-1, 0, 1])
+  EXPECT_EQ(values(sub(ints, 1, 2)), (Values{-1, 0, 1}));
+  // torch.tensor([1., 2.]).add_(1.0) -> tensor([2., 3.]), in place
+  Tensor floats = make({1, 2}, {2});
+  Tensor same = floats.add_(1.0);
+  EXPECT_EQ(same.impl(), floats.impl());
+  EXPECT_EQ(values(floats), (Values{2, 3}));
+  floats.div_(2);
+  EXPECT_EQ(values(floats), (Values{1, 1.5}));
+  // torch.tensor([1, 2, 3]).add_(0.5): "result type Float can't be cast to the desired
+  // output type Long"
+  expect_error([&] { ints.add_(0.5); }, "loom::add_.Scalar", "can't be cast to the out dtype");
+  // torch.div(torch.tensor([7, -7]), 2, rounding_mode="floor") -> tensor([3, -4])
+  Tensor floored = div(make({7, -7}, {2}, ScalarType::Int64), 2, std::string("floor"));
+  EXPECT_EQ(floored.dtype(), ScalarType::Int64);
+  EXPECT_EQ(values(floored), (Values{3, -4}));
+  // torch.tensor([1, 2, 3]) >= 2 through ge.Scalar -> tensor([False, True, True])
+  Tensor at_least_two = ge(ints, 2);
+  EXPECT_EQ(at_least_two.dtype(), ScalarType::Bool);
+  EXPECT_EQ(values(at_least_two), (Values{0, 1, 1}));
+  // torch.bitwise_and(torch.tensor([6, 5]), 3) -> tensor([2, 1])
+  EXPECT_EQ(values(bitwise_and(make({6, 5}, {2}, ScalarType::Int64), 3)), (Values{2, 1}));
+  // Calling by name picks the overload that takes the number as it is.
+  EXPECT_EQ(schemas("loom::add.Scalar").size(), 1u);
+  EXPECT_EQ(values(call("add", {ints, 2})[0].to_tensor()), (Values{3, 4, 5}));
 }
 
 // Note [Layouts of new results]: a new pointwise result takes its inputs' layout, as
