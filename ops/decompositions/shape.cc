@@ -1,6 +1,8 @@
 // Decompositions of the shape ops: stack (unsqueeze views, then cat), the views split,
-// chunk, flatten and reshape (a copy only when the strides allow no view), pad, and
-// pixel_shuffle / pixel_unshuffle (a reshape, a permute and a reshape).
+// split_with_sizes, chunk, flatten and reshape (a copy only when the strides allow no
+// view), pad and constant_pad_nd, select_scatter and slice_scatter (src copied into a
+// view of a clone of self), and pixel_shuffle / pixel_unshuffle (a reshape, a permute and
+// a reshape).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -30,8 +32,8 @@ Tensor stack_tensors(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 // Views of `self` along `dim` of the given sizes, back to back.
-std::vector<Tensor> split_with_sizes(const Tensor& self, int64_t dim,
-                                     const std::vector<int64_t>& sizes) {
+std::vector<Tensor> views_of_sizes(const Tensor& self, int64_t dim,
+                                   const std::vector<int64_t>& sizes) {
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
@@ -58,7 +60,7 @@ std::vector<Tensor> split_views(const Tensor& self, int64_t split_size, int64_t 
       sizes.push_back(std::min(split_size, size - start));
     }
   }
-  return split_with_sizes(self, d, sizes);
+  return views_of_sizes(self, d, sizes);
 }
 
 std::vector<Tensor> chunk_views(const Tensor& self, int64_t chunks, int64_t dim) {
@@ -67,7 +69,7 @@ std::vector<Tensor> chunk_views(const Tensor& self, int64_t chunks, int64_t dim)
   if (chunks <= 0) fail(op, "expected a positive number of chunks, found ", chunks);
   const int64_t d = wrap_dim(dim, self.dim(), op);
   const int64_t size = self.sizes()[d];
-  if (size == 0) return split_with_sizes(self, d, std::vector<int64_t>(chunks, 0));
+  if (size == 0) return views_of_sizes(self, d, std::vector<int64_t>(chunks, 0));
   return split_views(self, (size + chunks - 1) / chunks, d);
 }
 
@@ -192,6 +194,53 @@ Tensor pad(const Tensor& self, const IntList& pad_list, std::string_view mode,
   return out.is_alias_of(self) ? loom::clone(self) : out;
 }
 
+// split_with_sizes: the sizes must cover dim exactly, as in PyTorch.
+std::vector<Tensor> split_sizes_views(const Tensor& self, const IntList& split_sizes, int64_t dim) {
+  constexpr const char* op = "loom::split_with_sizes";
+  if (self.dim() == 0) fail(op, "expected a tensor with at least one dim, found 0 dims");
+  const int64_t d = wrap_dim(dim, self.dim(), op);
+  std::vector<int64_t> sizes(split_sizes.span().begin(), split_sizes.span().end());
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) fail(op, "expected sizes >= 0, found ", s, " in ", shape_to_string(sizes));
+    total += s;
+  }
+  if (total != self.size(d)) {
+    fail(op, "expected split_sizes to sum to ", self.size(d), " (the size of dim ", d, "), found ",
+         shape_to_string(sizes), " summing to ", total);
+  }
+  return views_of_sizes(self, d, sizes);
+}
+
+Tensor constant_pad_nd(const Tensor& self, const IntList& pad_list, const Scalar& value) {
+  return loom::pad(self, pad_list, "constant", value.to_double());
+}
+
+// A copy of self with src written over the view `view_of(copy)`; src must have the view's
+// shape (no broadcasting, as in PyTorch) and converts to self's dtype.
+template <typename View>
+Tensor scatter_into_copy(const char* op, const Tensor& self, const Tensor& src, View view_of) {
+  Tensor out = loom::clone(self);
+  Tensor target = view_of(out);
+  if (!same_shape(src.sizes(), target.sizes())) {
+    fail(op, "expected src of the slice's shape ", shape_to_string(target.sizes()), ", found ",
+         shape_to_string(src.sizes()));
+  }
+  loom::copy_(target, src);
+  return out;
+}
+
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  return scatter_into_copy("loom::select_scatter", self, src,
+                           [&](const Tensor& t) { return loom::select(t, dim, index); });
+}
+
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim,
+                     std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  return scatter_into_copy("loom::slice_scatter", self, src,
+                           [&](const Tensor& t) { return loom::slice(t, dim, start, end, step); });
+}
+
 // [*, C r^2, H, W] <-> [*, C, H r, W r]: `shuffle` moves channel blocks into space.
 Tensor pixel_rearrange(const Tensor& self, int64_t factor, bool shuffle) {
   const char* op = shuffle ? "loom::pixel_shuffle" : "loom::pixel_unshuffle";
@@ -241,6 +290,10 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::flatten.using_ints", decomposition<&flatten_dims>()},
     {"loom::reshape", decomposition<&reshape_view_or_copy>()},
     {"loom::pad", decomposition<&pad>()},
+    {"loom::split_with_sizes", decomposition<&split_sizes_views>()},
+    {"loom::constant_pad_nd", decomposition<&constant_pad_nd>()},
+    {"loom::select_scatter", decomposition<&select_scatter>()},
+    {"loom::slice_scatter", decomposition<&slice_scatter>()},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Samples of the shape family: cat, stack, split, chunk, flatten, reshape, flip, roll,
-// repeat, tril, triu, pad (Note [Op samples] in loom/ops/samples.h).
+// repeat, tril, triu, pad, constant_pad_nd, split_with_sizes, select_scatter, slice_scatter
+// (Note [Op samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -70,8 +71,26 @@ std::vector<OpSample> make() {
       {"loom::pad", {T({1, 2, 3}, kF64), L({2, 1}), S("replicate")}},
       {"loom::pad", {T({1, 2, 3, 3}), L({1, 1, 2, 0})}, {{"mode", S("circular")}}},
       {"loom::pad", {T({2, 3}), L({1, 1}), S("constant"), D(-2.5)}},
+      {"loom::split_with_sizes", {T({5, 2}), L({2, 3})}},
+      {"loom::split_with_sizes", {T({2, 6}, kI64), L({1, 0, 5}), I(1)}},
+      {"loom::split_with_sizes", {T({4, 3}, kF64), L({4})}, {{"dim", I(-2)}}},
+      {"loom::constant_pad_nd", {T({2, 3}), L({1, 2})}},
+      {"loom::constant_pad_nd", {T({1, 2, 3}, kI64), L({0, 1, 2, 0}), I(7)}},
+      {"loom::constant_pad_nd", {T({2, 4}, kF64), L({-1, 1}), D(-2.5)}},
+      {"loom::select_scatter", {T({3, 4}), T({4}), I(0), I(1)}},
+      {"loom::select_scatter", {T({2, 3, 4}, kI64), T({2, 4}, kI64), I(1), I(-1)}},
+      {"loom::select_scatter", {T({2, 3}, kF64), T({2}, kF32), I(1), I(2)}},
+      {"loom::slice_scatter", {T({6, 2}), T({2, 2}), I(0), I(1), I(5), I(2)}},
+      {"loom::slice_scatter", {T({3, 5}, kI64), T({3, 5}, kI64)}, {{"dim", I(1)}}},
+      {"loom::slice_scatter", {T({4, 6}, kF64), T({4, 2}, kF64), I(1), I(-2)}},
       // Error inputs (Note [Op samples]): each must raise.
       OpSample{"loom::cat", {TL({T({2, 3}), T({2, 4})})}}.raises("expected size 3 in dim 1"),
+      OpSample{"loom::split_with_sizes", {T({5, 2}), L({2, 2})}}.raises(
+          "expected split_sizes to sum to 5"),
+      OpSample{"loom::select_scatter", {T({3, 4}), T({3}), I(0), I(1)}}.raises(
+          "expected src of the slice's shape [4]"),
+      OpSample{"loom::slice_scatter", {T({6, 2}), T({6, 2}), I(0), I(1)}}.raises(
+          "expected src of the slice's shape [5, 2]"),
   };
   return s;
 }

@@ -1,5 +1,6 @@
 // The shape ops through the typed API, against hand-computed values: cat/stack,
-// split/chunk/flatten/reshape views, flip/roll/repeat, tril/triu and pad, on strided,
+// split/chunk/flatten/reshape views, flip/roll/repeat, tril/triu, pad, and Core ATen's
+// split_with_sizes, constant_pad_nd, select_scatter and slice_scatter, on strided,
 // zero-size and several-dtype inputs, in-place variants, the meta device, and the errors.
 #include <cmath>
 
@@ -161,6 +162,37 @@ TEST_F(ShapeOps, PadConstantReflectReplicateCircular) {
   EXPECT_EQ(i.dtype(), ScalarType::Int32);
   EXPECT_EQ(values(i), (Values{9, 1, 2, 9}));
   EXPECT_EQ(shape_of(pad(empty({0, 2}), {1, 1})), (Shape{0, 4}));
+}
+
+// Core ATen IR's forms, pinned to PyTorch.
+TEST_F(ShapeOps, SplitWithSizesConstantPadAndTheScatters) {
+  Tensor x = make({1, 2, 3, 4, 5, 6}, {2, 3});
+  // torch.split_with_sizes(x, [1, 2], 1): views [[1], [4]] and [[2, 3], [5, 6]]
+  std::vector<Tensor> parts = split_with_sizes(x, {1, 2}, 1);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_TRUE(parts[1].is_alias_of(x));
+  EXPECT_EQ(values(parts[0]), (Values{1, 4}));
+  EXPECT_EQ(values(parts[1]), (Values{2, 3, 5, 6}));
+  // "split_with_sizes expects split_sizes to sum exactly to 3 ..."
+  expect_error(
+      [&] {
+        split_with_sizes(x, {1, 1}, 1);
+      },
+      "loom::split_with_sizes",
+      "expected split_sizes to sum to 3 (the size of dim 1), found [1, 1] summing to 2");
+  // torch.constant_pad_nd(torch.tensor([1, 2]), [1, 1], 9) -> tensor([9, 1, 2, 9])
+  Tensor padded = constant_pad_nd(make({1, 2}, {2}, ScalarType::Int64), {1, 1}, 9);
+  EXPECT_EQ(padded.dtype(), ScalarType::Int64);
+  EXPECT_EQ(values(padded), (Values{9, 1, 2, 9}));
+  // torch.select_scatter(x, torch.tensor([7., 8.]), 1, 2): column 2 replaced, x unchanged
+  Tensor selected = select_scatter(x, make({7, 8}, {2}), 1, 2);
+  EXPECT_EQ(values(selected), (Values{1, 2, 7, 4, 5, 8}));
+  EXPECT_EQ(values(x), (Values{1, 2, 3, 4, 5, 6}));
+  // torch.slice_scatter(torch.zeros(6), torch.ones(2), start=1, end=5, step=2)
+  Tensor sliced = slice_scatter(zeros({6}), ones({2}), 0, 1, 5, 2);
+  EXPECT_EQ(values(sliced), (Values{0, 1, 0, 1, 0, 0}));
+  expect_error([&] { slice_scatter(zeros({6}), ones({3}), 0, 1, 5, 2); }, "loom::slice_scatter",
+               "expected src of the slice's shape [2], found [3]");
 }
 
 // Kept whole across families: also topk and argsort (sort) and gather (indexing).
