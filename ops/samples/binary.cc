@@ -72,8 +72,8 @@ void with_a_number(std::vector<OpSample>& s) {
     s.push_back({op, {Idx({2, 3}, 8, kU8), I(5)}});
     s.push_back({op, {T({2, 3}, kBool, Fill::Bool), B(true)}});
   }
-  for (const char* op : {"loom::eq.Scalar", "loom::ne.Scalar", "loom::lt.Scalar",
-                         "loom::le.Scalar", "loom::gt.Scalar", "loom::ge.Scalar"}) {
+  for (const char* op : {"loom::eq.Scalar", "loom::ne.Scalar", "loom::lt.Scalar", "loom::le.Scalar",
+                         "loom::gt.Scalar", "loom::ge.Scalar"}) {
     s.push_back({op, {T({2, 3}, kF32, Fill::SmallInt), I(1)}});
     s.push_back({op, {T({2, 3}, kI64, Fill::SmallInt), D(0.5)}});
     s.push_back({op, {T({}, kF64, Fill::SmallInt), I(0)}});

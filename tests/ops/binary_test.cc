@@ -1,6 +1,7 @@
 // The binary family's decompositions through the typed API: pow with a number on either
 // side and the .Scalar overloads (add(t, 2), t.add_(1.0)), their result dtypes (a C++
-// number promotes as a Python number does) and values, pinned to PyTorch; the layout of new pointwise results (Note [Layouts of new results]).
+// number promotes as a Python number does) and values, pinned to PyTorch; the layout of new
+// pointwise results (Note [Layouts of new results]).
 #include "ops_test_util.h"
 
 namespace loom::testing {
