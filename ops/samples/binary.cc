@@ -1,7 +1,5 @@
 // Samples of the binary pointwise family: arithmetic, comparisons, logical and bitwise
 // ops (div with a rounding mode is in ternary.cc; Note [Op samples] in loom/ops/samples.h).
-#include <string_view>
-
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -37,11 +35,17 @@ void integral(std::vector<OpSample>& out, const char* op, Fill a, Fill b) {
 // float32 (as a Python number does), a 0-dim and an empty tensor; their in-place forms
 // where the result keeps self's dtype, and refuse a float number for an integer self.
 void with_a_number(std::vector<OpSample>& s) {
-  for (const char* op : {"loom::add.Scalar", "loom::sub.Scalar", "loom::mul.Scalar",
-                         "loom::div.Scalar", "loom::remainder.Scalar", "loom::fmod.Scalar"}) {
-    const bool divides = std::string_view(op).find("mul") == std::string_view::npos &&
-                         std::string_view(op).find("add") == std::string_view::npos &&
-                         std::string_view(op).find("sub") == std::string_view::npos;
+  // The dividing ops get numbers away from zero and from integer quotients.
+  struct Numbers {
+    const char* op;
+    bool divides;
+  };
+  for (const Numbers& n :
+       {Numbers{"loom::add.Scalar", false}, Numbers{"loom::sub.Scalar", false},
+        Numbers{"loom::mul.Scalar", false}, Numbers{"loom::div.Scalar", true},
+        Numbers{"loom::remainder.Scalar", true}, Numbers{"loom::fmod.Scalar", true}}) {
+    const char* op = n.op;
+    const bool divides = n.divides;
     s.push_back({op, {T({2, 3}, kF32), D(divides ? 1.5 : -2.5)}});
     s.push_back({op, {T({2, 3}, kI64), I(3)}});
     s.push_back({op, {T({2, 3}, kI32), D(divides ? 0.75 : 0.5)}});  // int32 with a float: float32
