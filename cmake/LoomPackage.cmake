@@ -9,8 +9,9 @@ set_target_properties(loom_schema PROPERTIES EXPORT_NAME schema)
 set_target_properties(loom_dispatcher PROPERTIES EXPORT_NAME dispatcher)
 set_target_properties(loom_ops PROPERTIES EXPORT_NAME ops)
 set_target_properties(loom_frontend_cpp PROPERTIES EXPORT_NAME loom)
+set_target_properties(loom_graph PROPERTIES EXPORT_NAME graph)
 
-install(TARGETS loom_core loom_schema loom_dispatcher loom_ops loom_frontend_cpp
+install(TARGETS loom_core loom_schema loom_dispatcher loom_ops loom_frontend_cpp loom_graph
   EXPORT LoomTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT LoomTargets NAMESPACE Loom:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Loom)
@@ -19,7 +20,7 @@ install(TARGETS loom_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # Public headers of every layer an app's includes reach (loom/loom.h includes the op
 # library's, the dispatcher's and the core's), and the generated typed op API.
 foreach(dir core/include dispatcher/include dispatcher/schema/include ops/include
-            frontends/cpp/include)
+            frontends/cpp/include graph/include)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/loom DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(DIRECTORY ${LOOM_GENERATED_DIR}/loom/ops/generated

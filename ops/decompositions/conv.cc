@@ -1,6 +1,6 @@
 // Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane), conv3d
-// (one batched conv2d per kernel depth) and the transposed convolutions
-// conv_transpose1d/2d (conv2d's input gradient).
+// (one batched conv2d per kernel depth), the transposed convolutions conv_transpose1d/2d
+// (conv2d's input gradient) and PyTorch's convolution (whichever of them it names).
 #include <array>
 
 #include "decomposition.h"
@@ -226,7 +226,56 @@ Tensor conv_transpose1d(const Tensor& input, const Tensor& weight,
   return out.squeeze(plane_dim);
 }
 
+// PyTorch's convolution: the conv or transposed conv of the weight's spatial rank, with
+// its one-value-per-dim parameters checked here (the convs also take one value for all).
+Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                   const IntList& stride, const IntList& padding, const IntList& dilation,
+                   bool transposed, const IntList& output_padding, int64_t groups) {
+  const char* op = "loom::convolution";
+  if (weight.dim() < 3 || weight.dim() > 5) {
+    fail(op, "expected a 3-D, 4-D or 5-D weight (1 to 3 spatial dims), found ",
+         shape_to_string(weight.sizes()));
+  }
+  const size_t spatial = static_cast<size_t>(weight.dim() - 2);
+  auto check = [&](const IntList& v, const char* name) {
+    if (v.size() != spatial && v.size() != 1) {
+      fail(op, "expected ", spatial, " values for ", name, " (one per spatial dim of the ",
+           shape_to_string(weight.sizes()), " weight), found ", v.size());
+    }
+  };
+  check(stride, "stride");
+  check(padding, "padding");
+  check(dilation, "dilation");
+  if (!transposed) {
+    for (int64_t p : output_padding.span()) {
+      if (p != 0)
+        fail(op, "output_padding must be 0 for a convolution that is not transposed, found ", p);
+    }
+    switch (spatial) {
+      case 1:
+        return loom::conv1d(input, weight, bias, stride, padding, dilation, groups);
+      case 2:
+        return loom::conv2d(input, weight, bias, stride, padding, dilation, groups);
+      default:
+        return loom::conv3d(input, weight, bias, stride, padding, dilation, groups);
+    }
+  }
+  check(output_padding, "output_padding");
+  switch (spatial) {
+    case 1:
+      return loom::conv_transpose1d(input, weight, bias, stride, padding, output_padding, groups,
+                                    dilation);
+    case 2:
+      return loom::conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups,
+                                    dilation);
+    default:
+      fail(op, "3-D transposed convolution is not supported by loom yet (weight ",
+           shape_to_string(weight.sizes()), ")");
+  }
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::convolution", decomposition<&convolution>()},
     {"loom::conv1d", decomposition<&conv1d>()},
     {"loom::conv3d", decomposition<&conv3d>()},
     {"loom::conv_transpose2d.input", decomposition<&conv_transpose2d>()},

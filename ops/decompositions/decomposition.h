@@ -123,6 +123,9 @@ inline void box_return(LoomValue& out, const Tensor& t) {
   out = box(t);
   t.impl()->retain();
 }
+inline void box_return(LoomValue& out, int64_t v) {
+  out = box(v);
+}
 // A `Tensor[]` return: an array from malloc (the receiver frees it), one reference each.
 inline void box_return(LoomValue& out, std::vector<Tensor>&& list) {
   auto** items =

@@ -177,9 +177,21 @@ Tensor instance_norm(const Tensor& input, const std::optional<Tensor>& weight,
   return loom::group_norm(input, channels, weight, bias, eps);
 }
 
+// Core ATen's eval-mode batch norm: batch_norm with the running statistics, and the
+// empty saved mean and inverse deviation PyTorch returns in that mode.
+std::tuple<Tensor, Tensor, Tensor> batch_norm_legit_no_training(
+    const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,
+    const Tensor& running_mean, const Tensor& running_var, double momentum, double eps) {
+  Tensor out =
+      loom::batch_norm(input, weight, bias, running_mean, running_var, false, momentum, eps);
+  return {out, zeros_of({0}, input.dtype(), input.device()),
+          zeros_of({0}, input.dtype(), input.device())};
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::layer_norm", decomposition<&layer_norm>()},
     {"loom::batch_norm", decomposition<&batch_norm>()},
+    {"loom::_native_batch_norm_legit_no_training", decomposition<&batch_norm_legit_no_training>()},
     {"loom::group_norm", decomposition<&group_norm>()},
     {"loom::instance_norm", decomposition<&instance_norm>()},
 };

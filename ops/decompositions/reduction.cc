@@ -125,6 +125,10 @@ Tensor any_all(const Tensor& self) {
   return loom::any(self, std::nullopt, false);
 }
 
+Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
+  return loom::any(self, IntList{dim}, keepdim);
+}
+
 Tensor all_all(const Tensor& self) {
   return loom::all(self, std::nullopt, false);
 }
@@ -214,6 +218,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::norm.ScalarOpt_dim", decomposition<&norm_dim>()},
     {"loom::logsumexp", decomposition<&logsumexp>()},
     {"loom::any", decomposition<&any_all>()},
+    {"loom::any.dim", decomposition<&any_dim>()},
     {"loom::all", decomposition<&all_all>()},
 };
 

@@ -281,6 +281,34 @@ Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
   return pixel_rearrange(self, downscale_factor, /*shuffle=*/false);
 }
 
+// The sym_* size queries: a graph's sizes as numbers (PyTorch's sym_size.int and kin).
+int64_t wrapped_dim(const char* op, const Tensor& self, int64_t dim) {
+  int64_t rank = self.dim();
+  if (dim < -std::max<int64_t>(rank, 1) || dim >= std::max<int64_t>(rank, 1)) {
+    fail(op, "dimension ", dim, " is out of range for a ", rank, "-dim tensor (expected [",
+         -std::max<int64_t>(rank, 1), ", ", std::max<int64_t>(rank, 1) - 1, "])");
+  }
+  return dim < 0 ? dim + rank : dim;
+}
+
+int64_t sym_size(const Tensor& self, int64_t dim) {
+  if (self.dim() == 0) fail("loom::sym_size.int", "a 0-dim tensor has no sizes");
+  return self.sizes()[wrapped_dim("loom::sym_size.int", self, dim)];
+}
+
+int64_t sym_stride(const Tensor& self, int64_t dim) {
+  if (self.dim() == 0) fail("loom::sym_stride.int", "a 0-dim tensor has no strides");
+  return self.strides()[wrapped_dim("loom::sym_stride.int", self, dim)];
+}
+
+int64_t sym_numel(const Tensor& self) {
+  return self.numel();
+}
+
+int64_t sym_storage_offset(const Tensor& self) {
+  return self.storage_offset();
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::stack", decomposition<&stack_tensors>()},
     {"loom::pixel_shuffle", decomposition<&pixel_shuffle>()},
@@ -294,6 +322,10 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::constant_pad_nd", decomposition<&constant_pad_nd>()},
     {"loom::select_scatter", decomposition<&select_scatter>()},
     {"loom::slice_scatter", decomposition<&slice_scatter>()},
+    {"loom::sym_size.int", decomposition<&sym_size>()},
+    {"loom::sym_stride.int", decomposition<&sym_stride>()},
+    {"loom::sym_numel", decomposition<&sym_numel>()},
+    {"loom::sym_storage_offset", decomposition<&sym_storage_offset>()},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `loom`: inspect a deployment from the command line, train, and check a backend.
 //   loom [--manifest FILE] plugins | ops [--namespace NS] [--format list|markdown] |
-//        dispatch OP | smoke | train | conform;  loom COMMAND --help lists a command's flags
+//        dispatch OP | smoke | train | conform | run MODEL.pt2;  loom COMMAND --help lists a
+//        command's flags
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -13,6 +14,7 @@
 #include "commands.h"
 #include "conform_command.h"
 #include "loom/loom.h"
+#include "run_model.h"
 #include "train.h"
 
 ABSL_FLAG(std::string, manifest, "",
@@ -28,9 +30,10 @@ ABSL_FLAG(int64_t, epochs, 2, "for `train`: passes over the training set");
 ABSL_FLAG(int64_t, batch_size, 64, "for `train`: examples per step");
 ABSL_FLAG(double, lr, 1e-3, "for `train`: learning rate");
 ABSL_FLAG(std::string, optimizer, "adam", "for `train`: adam, adamw, sgd, rmsprop or adafactor");
-ABSL_FLAG(uint64_t, seed, 0, "for `train`: seeds initialisation and shuffling");
+ABSL_FLAG(uint64_t, seed, 0,
+          "for `train`: seeds initialisation and shuffling; for `run`: the random inputs");
 ABSL_FLAG(int64_t, threads, 0, "compute threads (sets LOOM_NUM_THREADS; 0: the default)");
-ABSL_FLAG(std::string, device, "cpu", "for `train`: the device to train on");
+ABSL_FLAG(std::string, device, "cpu", "for `train` and `run`: the device to compute on");
 ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
 ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
 ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
@@ -45,6 +48,16 @@ ABSL_FLAG(std::string, baseline, "", "for `conform`: fail on regressions against
 ABSL_FLAG(std::string, xfail, "", "for `conform`: the backend's expected failures (JSON)");
 ABSL_FLAG(int64_t, jobs, 1, "for `conform`: ops checked in parallel (child processes)");
 ABSL_FLAG(double, timeout, 60, "for `conform`: seconds one op may run before it is killed");
+ABSL_FLAG(std::string, input, "",
+          "for `run`: safetensors file of the inputs (by input name, or input_0, input_1, ...); "
+          "default: random inputs of the exported shapes");
+ABSL_FLAG(std::string, output, "",
+          "for `run`: write the outputs (output_0, ...) to this safetensors file");
+ABSL_FLAG(int64_t, bench, 0, "for `run`: time this many runs after warm-up and report the median");
+ABSL_FLAG(
+    bool, check, false,
+    "for `run`: list how the device serves each node (kernel, decomposition, missing) and stop");
+ABSL_FLAG(bool, print_graph, false, "for `run`: print the program as loom's graph text");
 
 namespace {
 
@@ -100,6 +113,16 @@ const std::vector<Command>& commands() {
         {"xfail", "FILE"},
         {"jobs", "N"},
         {"timeout", "SECONDS"}}},
+      {"run",
+       "MODEL.pt2",
+       "runs a PyTorch exported program (torch.export.save) on a device",
+       {{"device", "DEVICE"},
+        {"input", "FILE"},
+        {"output", "FILE"},
+        {"bench", "N"},
+        {"check", ""},
+        {"print_graph", ""},
+        {"seed", "N"}}},
   };
   return list;
 }
@@ -129,7 +152,7 @@ std::string flag_line(const Flag& f) {
   if (help.rfind("for `", 0) == 0 && prefix != std::string::npos) help = help.substr(prefix + 3);
   std::string spelled = std::string("--") + f.name;
   std::replace(spelled.begin(), spelled.end(), '_', '-');
-  spelled += std::string(" ") + f.value;
+  if (*f.value) spelled += std::string(" ") + f.value;
   spelled.resize(std::max<size_t>(spelled.size() + 2, 24), ' ');
   const std::string fallback = flag == nullptr ? "" : flag->DefaultValue();
   return "  " + spelled + help + (fallback.empty() ? "" : " (default: " + fallback + ")") + "\n";
@@ -151,6 +174,11 @@ void print_help(const Command* command) {
   for (const Flag& f : kGlobalFlags) std::printf("%s", flag_line(f).c_str());
 }
 
+// Flags that take no value: `--check` alone means true.
+bool is_switch(const std::string& flag) {
+  return flag == "check" || flag == "print_graph";
+}
+
 // Looks at the raw arguments (flags spelled with underscores) before Abseil parses them:
 // returns the exit code of a help request or of a flag given to the wrong command, or -1
 // to go on.
@@ -168,7 +196,8 @@ int check_arguments(const std::vector<char*>& argv) {
     } else if (arg.rfind("--", 0) == 0) {
       const size_t eq = arg.find('=');
       flags.push_back(arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
-      if (eq == std::string::npos) ++i;  // every loom flag takes a value: --name VALUE
+      // Every loom flag takes a value (--name VALUE) but the switches (--check).
+      if (eq == std::string::npos && !is_switch(flags.back())) ++i;
     } else if (command_word.empty()) {
       command_word = arg;
       if (command_word == "help") {
@@ -272,6 +301,18 @@ int run(const std::vector<char*>& args) {
     options.resume = absl::GetFlag(FLAGS_resume);
     options.profile = absl::GetFlag(FLAGS_profile);
     return loom::cli::run_train(options);
+  }
+  if (command == "run" && args.size() == 3) {
+    loom::cli::RunOptions options;
+    options.model = args[2];
+    options.device = absl::GetFlag(FLAGS_device);
+    options.input = absl::GetFlag(FLAGS_input);
+    options.output = absl::GetFlag(FLAGS_output);
+    options.bench = absl::GetFlag(FLAGS_bench);
+    options.check = absl::GetFlag(FLAGS_check);
+    options.print_graph = absl::GetFlag(FLAGS_print_graph);
+    options.seed = absl::GetFlag(FLAGS_seed);
+    return loom::cli::run_model(options);
   }
   std::fprintf(stderr, "[loom] unknown command or wrong arguments: '%s'\nusage: %s\n",
                command.c_str(), usage().c_str());
