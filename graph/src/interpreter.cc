@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <optional>
 
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
@@ -340,18 +341,69 @@ void take_returns(const Graph& g, Interpreter::Step& step, LoomValue* returns,
   }
 }
 
-std::string_view source_how(dispatch::EntrySource source) {
-  switch (source) {
-    case dispatch::EntrySource::Kernel:
-      return "kernel";
-    case dispatch::EntrySource::CompositeExplicit:
-    case dispatch::EntrySource::Decomposition:
-      return "decomposition";
-    case dispatch::EntrySource::Fallback:
-      return "fallback";
-    default:
-      return "missing";
+// The row of `op`'s dispatch table for `key`, if any.
+std::optional<dispatch::TableRow> row_for(dispatch::OperatorHandle op, DispatchKey key) {
+  for (dispatch::TableRow& row : dispatch::Dispatcher::instance().dump_table(op)) {
+    if (row.key == key) return std::move(row);
   }
+  return std::nullopt;
+}
+
+// Note [How a node is served]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A backend kernel of the op is "kernel". A structured op's functional form is the op
+// library's composite over its out= variant (`loom::add.out` for `loom::add.Tensor`,
+// `loom::mm.out` for `loom::mm`): it is served by whoever has that kernel. View ops are the
+// op library's one metadata kernel for every backend ("view"); decompositions into other
+// ops are "decomposition" (the ops they call are not followed); a backend's whole-key
+// fallback is "fallback"; anything else is "missing".
+void describe(dispatch::OperatorHandle op, DispatchKey key, NodeSupport& s) {
+  std::optional<dispatch::TableRow> row = row_for(op, key);
+  s.how = "missing";
+  if (!row) return;
+  s.provider = row->provider;
+  switch (row->source) {
+    case dispatch::EntrySource::Kernel:
+      s.how = "kernel";
+      return;
+    case dispatch::EntrySource::Decomposition:
+      s.how = "decomposition";
+      return;
+    case dispatch::EntrySource::Fallback:
+      s.how = "fallback";
+      return;
+    case dispatch::EntrySource::CompositeExplicit:
+      break;
+    default:
+      s.provider.clear();
+      return;
+  }
+  if (row->debug == "view") {
+    s.how = "view";
+    return;
+  }
+  if (row->debug != "structured functional") {
+    s.how = "decomposition";
+    return;
+  }
+  const std::string& name = op.name();
+  size_t dot = name.find('.', name.rfind("::") + 2);
+  std::string base = name.substr(0, dot);
+  if (!base.empty() && base.back() == '_') base.pop_back();  // add_.Tensor: add.out
+  std::vector<std::string> outs = {base + ".out"};
+  if (dot != std::string::npos) outs.push_back(name + "_out");
+  for (const std::string& out : outs) {
+    std::optional<dispatch::OperatorHandle> out_op = dispatch::Dispatcher::instance().find(out);
+    if (!out_op || !out_op->is_defined()) continue;
+    std::optional<dispatch::TableRow> out_row = row_for(*out_op, key);
+    if (out_row && out_row->source == dispatch::EntrySource::Kernel) {
+      s.how = "kernel";
+      s.provider = out_row->provider;
+      return;
+    }
+  }
+  s.how = "missing";
+  s.provider.clear();
 }
 
 }  // namespace
@@ -526,7 +578,6 @@ std::vector<Tensor> Interpreter::operator()(std::span<const Tensor> inputs) {
 std::vector<NodeSupport> Interpreter::support() const {
   std::vector<NodeSupport> out;
   DispatchKey backend = DeviceTypeRegistry::instance().backend(device_.type);
-  dispatch::Dispatcher& dispatcher = dispatch::Dispatcher::instance();
   for (const Step& step : steps_) {
     NodeSupport s;
     const Node& node = *step.node;
@@ -535,12 +586,7 @@ std::vector<NodeSupport> Interpreter::support() const {
     if (step.builtin) {
       s.how = "builtin";
     } else {
-      s.how = "missing";
-      for (const dispatch::TableRow& row : dispatcher.dump_table(step.op)) {
-        if (row.key != backend) continue;
-        s.how = std::string(source_how(row.source));
-        s.provider = row.provider;
-      }
+      describe(step.op, backend, s);
     }
     out.push_back(std::move(s));
   }

@@ -14,6 +14,7 @@
 #include "loom/exported_program.h"
 #include "loom/factories.h"
 #include "loom/ops/generated/ops.h"
+#include "pt2_reader.h"
 #include "zip_archive.h"
 
 namespace loom {
@@ -73,7 +74,7 @@ std::optional<ScalarType> dtype_of_export(int64_t v) {
 
 class Reader {
  public:
-  explicit Reader(const graph::ZipArchive& zip) : zip_(zip) {}
+  explicit Reader(const graph::ArchiveEntries& zip) : zip_(zip) {}
 
   template <typename... Args>
   [[noreturn]] void error(const Args&... detail) const {
@@ -230,7 +231,7 @@ class Reader {
   std::string entry_;
 
  private:
-  const graph::ZipArchive& zip_;
+  const graph::ArchiveEntries& zip_;
 };
 
 // Builds the graph from models/model.json.
@@ -468,9 +469,11 @@ class GraphBuilder {
         r_.error(where, ": argument '", name, "' is given twice");
       }
     }
-    // Note [clone's memory format]: loom's clone has no memory_format argument (its
-    // schema is part of the frozen plugin ABI); contiguous_format is loom::contiguous,
-    // preserve_format loom's clone. Graphs from export are functional, so the alias
+    // Note [clone's memory format]
+    // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    // loom's clone has no memory_format argument (its schema is part of the frozen plugin
+    // ABI): clone(memory_format=contiguous_format) runs as loom::contiguous, and
+    // preserve_format as loom's clone. Graphs from export are functional, so the alias
     // contiguous may return is never written.
     if (node.op == "loom::clone" && given.contains("memory_format")) {
       Argument format = argument("memory_format", *given["memory_format"], where);
@@ -485,6 +488,11 @@ class GraphBuilder {
                  " (loom's clone keeps the layout or makes it contiguous)");
       }
     }
+    for (const auto& [name, arg] : given) {
+      bool known = false;
+      for (const dispatch::Argument& a : schema.arguments) known = known || a.name == name;
+      if (!known) r_.error(where, ": loom's ", schema.to_string(), " has no argument '", name, "'");
+    }
     for (const dispatch::Argument& want : schema.arguments) {
       auto it = given.find(want.name);
       if (it != given.end()) {
@@ -498,10 +506,6 @@ class GraphBuilder {
       }
       node.arguments.push_back(
           Argument::of_constant(want.name, default_value(*want.default_value)));
-    }
-    if (!given.empty()) {
-      r_.error(where, ": loom's ", schema.to_string(), " has no argument '", given.begin()->first,
-               "'");
     }
     node.list_return = schema.returns.size() == 1 && schema.returns[0].type.kind == K::List;
   }
@@ -633,7 +637,7 @@ Tensor read_state_tensor(Reader& r, const std::string& folder, const std::string
   return loom::contiguous(loom::as_strided(storage, sizes, strides, offset));
 }
 
-std::string model_entry(const Reader& r, const graph::ZipArchive& zip) {
+std::string model_entry(const Reader& r, const graph::ArchiveEntries& zip) {
   if (r.has("models/model.json")) return "models/model.json";
   std::string found;
   for (const std::string& e : zip.entries()) {
@@ -658,7 +662,9 @@ std::string spec_input_name(const Reader& r, const json& spec, bool user, std::s
   return r.text(r.field(*v, "name", where), where);
 }
 
-ExportedProgram read_program(const graph::ZipArchive& zip) {
+}  // namespace
+
+ExportedProgram read_exported_program(const graph::ArchiveEntries& zip) {
   Reader r(zip);
   r.find_root();
   json model = r.read_json(model_entry(r, zip));
@@ -816,14 +822,12 @@ ExportedProgram read_program(const graph::ZipArchive& zip) {
   return program;
 }
 
-}  // namespace
-
 ExportedProgram load_exported(const std::string& path) {
-  return read_program(graph::ZipArchive::open_file(path));
+  return read_exported_program(graph::ZipArchive::open_file(path));
 }
 
 ExportedProgram load_exported_from_bytes(std::string bytes, std::string name) {
-  return read_program(graph::ZipArchive::open_bytes(std::move(bytes), std::move(name)));
+  return read_exported_program(graph::ZipArchive::open_bytes(std::move(bytes), std::move(name)));
 }
 
 }  // namespace loom

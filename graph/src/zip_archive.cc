@@ -130,4 +130,28 @@ std::string ZipArchive::read(std::string_view entry, uint64_t max_bytes) const {
   return data;
 }
 
+EntryMap::EntryMap(std::string name, std::vector<std::pair<std::string, std::string>> entries)
+    : name_(std::move(name)) {
+  for (auto& [entry, bytes] : entries) {
+    if (data_.emplace(entry, std::move(bytes)).second) names_.push_back(entry);
+  }
+}
+
+bool EntryMap::has(std::string_view entry) const {
+  return data_.find(entry) != data_.end();
+}
+
+uint64_t EntryMap::size_of(std::string_view entry) const {
+  auto it = data_.find(entry);
+  LOOM_CHECK(it != data_.end(), std::string(kComponent), name_, ": missing entry '", entry, "'");
+  return it->second.size();
+}
+
+std::string EntryMap::read(std::string_view entry, uint64_t max_bytes) const {
+  uint64_t size = size_of(entry);
+  LOOM_CHECK(size <= max_bytes, std::string(kComponent), name_, ": entry '", entry, "' holds ",
+             size, " bytes, more than the ", max_bytes, " expected");
+  return data_.find(entry)->second;
+}
+
 }  // namespace loom::graph

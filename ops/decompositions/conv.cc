@@ -274,8 +274,71 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   }
 }
 
+// convolution's gradients, 1-D and 2-D, not transposed: conv2d's backward ops (1-D
+// over a height-1 plane) and the bias gradient, each only when output_mask asks for it.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(
+    const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+    const OptionalIntList& bias_sizes, const IntList& stride, const IntList& padding,
+    const IntList& dilation, bool transposed, const IntList& output_padding, int64_t groups,
+    const std::vector<bool>& output_mask) {
+  const char* op = "loom::convolution_backward";
+  const ScalarType grad_output_dtype = grad_output.dtype();
+  const Device grad_device = grad_output.device();
+  if (output_mask.size() != 3)
+    fail(op, "expected 3 output_mask values, found ", output_mask.size());
+  const int64_t spatial = weight.dim() - 2;
+  if (transposed || (spatial != 1 && spatial != 2)) {
+    fail(op,
+         "loom computes the gradients of 1-D and 2-D convolutions that are not transposed; "
+         "found a ",
+         transposed ? "transposed " : "", shape_to_string(weight.sizes()), " weight");
+  }
+  if (input.dim() != spatial + 2 || grad_output.dim() != spatial + 2) {
+    fail(op, "expected a batched ", spatial + 2, "-D input and grad_output, found ",
+         shape_to_string(input.sizes()), " and ", shape_to_string(grad_output.sizes()));
+  }
+  auto two = [&](const IntList& v, int64_t unit, const char* name) -> std::vector<int64_t> {
+    std::span<const int64_t> s = v.span();
+    if (s.size() != 1 && static_cast<int64_t>(s.size()) != spatial) {
+      fail(op, "expected ", spatial, " values for ", name, ", found ", s.size());
+    }
+    if (spatial == 1) return {unit, s[0]};
+    return {s[0], s.size() == 1 ? s[0] : s[1]};
+  };
+  std::vector<int64_t> st = two(stride, 1, "stride"), pd = two(padding, 0, "padding"),
+                       dl = two(dilation, 1, "dilation");
+  const bool plane = spatial == 1;
+  Tensor g = plane ? grad_output.unsqueeze(2) : grad_output;
+  Tensor x = plane ? input.unsqueeze(2) : input;
+  Tensor w = plane ? weight.unsqueeze(2) : weight;
+  Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    grad_input = loom::conv2d_backward_input(g, w, x.sizes(), st, pd, dl, groups);
+    if (plane) grad_input = grad_input.squeeze(2);
+  }
+  if (output_mask[1]) {
+    grad_weight = loom::conv2d_backward_weight(g, x, w.sizes(), st, pd, dl, groups);
+    if (plane) grad_weight = grad_weight.squeeze(2);
+  }
+  if (output_mask[2]) {
+    DimVector dims{0};
+    for (int64_t d = 2; d < grad_output.dim(); ++d) dims.push_back(d);
+    grad_bias = loom::sum(grad_output, dims, false);
+  }
+  // Gradients output_mask does not ask for are empty ([0]), where PyTorch leaves them
+  // undefined: a loom op returns a tensor for each Tensor of its schema.
+  auto or_empty = [&](Tensor& t) {
+    if (!t.defined()) t = zeros_of({0}, grad_output_dtype, grad_device);
+  };
+  or_empty(grad_input);
+  or_empty(grad_weight);
+  or_empty(grad_bias);
+  return {grad_input, grad_weight, grad_bias};
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::convolution", decomposition<&convolution>()},
+    {"loom::convolution_backward", decomposition<&convolution_backward>()},
     {"loom::conv1d", decomposition<&conv1d>()},
     {"loom::conv3d", decomposition<&conv3d>()},
     {"loom::conv_transpose2d.input", decomposition<&conv_transpose2d>()},

@@ -1,4 +1,5 @@
-// Decompositions of the copy ops: clone, contiguous, to (dtype / device).
+// Decompositions of the copy ops: clone, contiguous, to (dtype / device), and Core ATen
+// IR's functional forms: fill.Scalar, copy, _to_copy, _local_scalar_dense.
 #include "decomposition.h"
 #include "loom/core/memory_format.h"
 #include "loom/core/type_promotion.h"
@@ -40,11 +41,75 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool non_blocking, bool co
   return to_device(self, self.device(), dtype, non_blocking, copy);
 }
 
+// A new tensor like self, filled with value (fill_ on a copy of the layout).
+Tensor fill_scalar(const Tensor& self, const Scalar& value) {
+  Tensor out = empty_in_layout_of(self, self.dtype(), self.device());
+  loom::fill_(out, value);
+  return out;
+}
+
+// self's values replaced by src's (broadcast to self's shape, converted to its dtype).
+Tensor copy_functional(const Tensor& self, const Tensor& src, bool non_blocking) {
+  Tensor out = empty_in_layout_of(self, self.dtype(), self.device());
+  loom::copy_(out, src, non_blocking);
+  return out;
+}
+
+// A copy in other options: the dtype, device and memory format asked for (each
+// defaulting to self's), always a new tensor.
+Tensor to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
+               std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
+               std::optional<int64_t> memory_format) {
+  const char* op = "loom::_to_copy";
+  if (layout && *layout != 7)
+    fail(op, "expected layout None or torch.strided (7), found ", *layout);
+  if (pin_memory && *pin_memory)
+    fail(op, "pin_memory=True is not supported; use Tensor::pin_memory");
+  ScalarType type = dtype.value_or(self.dtype());
+  Device where = device.value_or(self.device());
+  Tensor out;
+  if (!memory_format || *memory_format == 4) {  // preserve_format
+    out = empty_in_layout_of(self, type, where);
+  } else if (*memory_format == 1) {  // contiguous_format
+    out = empty(self.sizes(), type, where);
+  } else {
+    fail(op,
+         "expected memory_format None, torch.preserve_format (4) or torch.contiguous_format "
+         "(1), found ",
+         *memory_format);
+  }
+  loom::copy_(out, self, non_blocking);
+  return out;
+}
+
+// Tensor::item as an op: the one element as a number of the tensor's kind.
+Scalar local_scalar_dense(const Tensor& self) {
+  if (self.device().type == kMeta) {
+    fail("loom::_local_scalar_dense", "a meta tensor has no value to read");
+  }
+  if (self.numel() != 1) {
+    fail("loom::_local_scalar_dense", "expected a tensor of one element, found ",
+         shape_to_string(self.sizes()), " (", self.numel(), " elements)");
+  }
+  Tensor cpu = self.device().type == kCPU ? self : self.to(Device{}, false);
+  Tensor one = loom::contiguous(cpu.to(is_floating_point(self.dtype())    ? ScalarType::Float64
+                                       : self.dtype() == ScalarType::Bool ? ScalarType::Bool
+                                                                          : ScalarType::Int64));
+  if (one.dtype() == ScalarType::Float64)
+    return Scalar(*static_cast<const double*>(one.data_ptr()));
+  if (one.dtype() == ScalarType::Bool) return Scalar(*static_cast<const bool*>(one.data_ptr()));
+  return Scalar(*static_cast<const int64_t*>(one.data_ptr()));
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::to.dtype", decomposition<&to_dtype>()},
     {"loom::to.device", decomposition<&to_device>()},
     {"loom::clone", decomposition<&clone>()},
     {"loom::contiguous", decomposition<&contiguous>()},
+    {"loom::fill.Scalar", decomposition<&fill_scalar>()},
+    {"loom::copy", decomposition<&copy_functional>()},
+    {"loom::_to_copy", decomposition<&to_copy>()},
+    {"loom::_local_scalar_dense", decomposition<&local_scalar_dense>()},
 };
 
 }  // namespace

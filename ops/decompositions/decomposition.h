@@ -107,6 +107,12 @@ struct DecompArg<std::vector<std::optional<Tensor>>> {
     return out;
   }
 };
+template <>
+struct DecompArg<std::vector<bool>> {  // bool[N]
+  static std::vector<bool> from(const LoomValue& v) {
+    return std::vector<bool>(v.u.bools, v.u.bools + v.length);
+  }
+};
 template <typename T>
 struct DecompArg<std::optional<T>> {
   static std::optional<T> from(const LoomValue& v) {
@@ -116,6 +122,10 @@ struct DecompArg<std::optional<T>> {
 };
 
 inline void box_return(LoomValue& out, Tensor&& t) {
+  if (!t.defined()) {  // a gradient output_mask did not ask for
+    out = dispatch::none();
+    return;
+  }
   out = box(t);
   t.release();  // the return owns the reference
 }
@@ -124,6 +134,9 @@ inline void box_return(LoomValue& out, const Tensor& t) {
   t.impl()->retain();
 }
 inline void box_return(LoomValue& out, int64_t v) {
+  out = box(v);
+}
+inline void box_return(LoomValue& out, const Scalar& v) {
   out = box(v);
 }
 // A `Tensor[]` return: an array from malloc (the receiver frees it), one reference each.

@@ -1,5 +1,5 @@
 // Decompositions of the embedding family: embedding_bag (sums, means or maxima of bags of
-// embedding rows).
+// embedding rows) and embedding's weight gradient embedding_dense_backward.
 #include <algorithm>
 #include <vector>
 
@@ -119,7 +119,36 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   return {out, offset2bag_t, bag_size_t, max_indices};
 }
 
+// The weight gradient of embedding: each row of grad_output added into the row its index
+// names, none into padding_idx's row, each divided by its index's count when
+// scale_grad_by_freq.
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices,
+                                int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
+  const char* op = "loom::embedding_dense_backward";
+  if (!is_integral(indices.dtype(), false)) {
+    fail(op, "expected integer indices, found ", scalar_type_name(indices.dtype()));
+  }
+  if (num_weights < 0) fail(op, "expected a non-negative num_weights, found ", num_weights);
+  if (grad_output.dim() != indices.dim() + 1) {
+    fail(op, "expected grad_output of the indices' shape ", shape_to_string(indices.sizes()),
+         " plus the embedding dim, found ", shape_to_string(grad_output.sizes()));
+  }
+  const int64_t dim = grad_output.size(grad_output.dim() - 1);
+  Tensor flat = loom::reshape(indices, {-1}).to(ScalarType::Int64);
+  Tensor rows = loom::reshape(grad_output, {-1, dim});
+  if (padding_idx >= 0) rows = loom::mul(rows, loom::ne(flat, padding_idx).unsqueeze(1));
+  if (scale_grad_by_freq) {
+    // Counts by index_add_ rather than bincount: the meta device computes it too.
+    Tensor counts = zeros_of({num_weights}, rows.dtype(), rows.device());
+    loom::index_add_(counts, 0, flat, loom::add(loom::mul(flat, 0), 1).to(rows.dtype()));
+    rows = loom::div(rows, loom::index_select(counts, 0, flat).unsqueeze(1));
+  }
+  Tensor out = zeros_of({num_weights, dim}, grad_output.dtype(), grad_output.device());
+  return loom::index_add_(out, 0, flat, rows.to(out.dtype()));
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::embedding_dense_backward", decomposition<&embedding_dense_backward>()},
     {"loom::embedding_bag", decomposition<&embedding_bag>()},
 };
 

@@ -1,5 +1,7 @@
 // Decompositions of the normalization ops: layer_norm (the output of native_layer_norm),
-// batch_norm, group_norm, instance_norm (group_norm with a group per channel).
+// batch_norm, group_norm, instance_norm (group_norm with a group per channel), and Core
+// ATen IR's forms with statistics: _native_batch_norm_legit (and its eval and no-stats
+// forms), native_group_norm, native_layer_norm_backward.
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
@@ -188,10 +190,117 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_legit_no_training(
           zeros_of({0}, input.dtype(), input.device())};
 }
 
+// The batch's per-channel mean and 1 / sqrt(biased var + eps), as the training form
+// saves them (float32 at least).
+std::pair<Tensor, Tensor> batch_statistics(const Tensor& input, double eps) {
+  DimVector dims;
+  for (int64_t d = 0; d < input.dim(); ++d) {
+    if (d != 1) dims.push_back(d);
+  }
+  auto [var, mean] = loom::var_mean(input, dims, Scalar(int64_t{0}));
+  return {mean, loom::rsqrt(loom::add(var, wrapped_number(eps)))};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_legit(const Tensor& input,
+                                                    const std::optional<Tensor>& weight,
+                                                    const std::optional<Tensor>& bias,
+                                                    const Tensor& running_mean,
+                                                    const Tensor& running_var, bool training,
+                                                    double momentum, double eps) {
+  if (!training) {
+    return batch_norm_legit_no_training(input, weight, bias, running_mean, running_var, momentum,
+                                        eps);
+  }
+  Tensor out =
+      loom::batch_norm(input, weight, bias, running_mean, running_var, true, momentum, eps);
+  auto [mean, rstd] = batch_statistics(input, eps);
+  return {out, mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> batch_norm_legit_no_stats(const Tensor& input,
+                                                             const std::optional<Tensor>& weight,
+                                                             const std::optional<Tensor>& bias,
+                                                             bool training, double momentum,
+                                                             double eps) {
+  // Without running statistics there are only the batch's, in either mode.
+  Tensor out =
+      loom::batch_norm(input, weight, bias, std::nullopt, std::nullopt, true, momentum, eps);
+  auto [mean, rstd] = batch_statistics(input, eps);
+  return {out, mean, rstd};
+}
+
+// group_norm with the per-(sample, group) mean and 1 / sqrt(var + eps), [N, group].
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input,
+                                                     const std::optional<Tensor>& weight,
+                                                     const std::optional<Tensor>& bias, int64_t n,
+                                                     int64_t c, int64_t hxw, int64_t group,
+                                                     double eps) {
+  const char* op = "loom::native_group_norm";
+  if (input.dim() < 2 || input.size(0) != n || input.size(1) != c || input.numel() != n * c * hxw) {
+    fail(op, "expected an input of N=", n, ", C=", c, " and HxW=", hxw,
+         " elements per channel, found ", shape_to_string(input.sizes()));
+  }
+  Tensor out = loom::group_norm(input, group, weight, bias, eps);
+  Tensor rows = loom::reshape(input, {n, group, -1});
+  auto [var, mean] = loom::var_mean(rows, IntList{2}, Scalar(int64_t{0}));
+  return {out, mean, loom::rsqrt(loom::add(var, wrapped_number(eps)))};
+}
+
+// Note [layer_norm's gradients]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// With x^ = (x - mean) * rstd over the normalized dims and g = grad_out * weight:
+// grad_input = rstd * (g - mean(g) - x^ * mean(g * x^)), the means over the normalized
+// dims; grad_weight = sum(grad_out * x^) and grad_bias = sum(grad_out) over the others.
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const IntList& normalized_shape,
+    const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
+    const std::optional<Tensor>& bias, const std::vector<bool>& output_mask) {
+  const char* op = "loom::native_layer_norm_backward";
+  const ScalarType grad_output_dtype = grad_out.dtype();
+  const Device grad_device = grad_out.device();
+  const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  if (axis < 0) {
+    fail(op, "normalized_shape ", shape_to_string(normalized_shape.span()),
+         " has more dims than the ", shape_to_string(input.sizes()), " input");
+  }
+  if (output_mask.size() != 3)
+    fail(op, "expected 3 output_mask values, found ", output_mask.size());
+  if (!same_shape(grad_out.sizes(), input.sizes())) {
+    fail(op, "expected grad_out of the input's shape ", shape_to_string(input.sizes()), ", found ",
+         shape_to_string(grad_out.sizes()));
+  }
+  DimVector normalized, batch;
+  for (int64_t d = 0; d < input.dim(); ++d) (d < axis ? batch : normalized).push_back(d);
+  Tensor x_hat = loom::mul(loom::sub(input, mean), rstd);
+  Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    Tensor g = weight ? loom::mul(grad_out, *weight) : grad_out;
+    Tensor mean_g = loom::mean(g, normalized, true);
+    Tensor mean_gx = loom::mean(loom::mul(g, x_hat), normalized, true);
+    grad_input = loom::mul(loom::sub(loom::sub(g, mean_g), loom::mul(x_hat, mean_gx)), rstd);
+  }
+  auto over_batch = [&](const Tensor& t) { return batch.empty() ? t : loom::sum(t, batch, false); };
+  if (output_mask[1] && weight) grad_weight = over_batch(loom::mul(grad_out, x_hat));
+  if (output_mask[2] && bias) grad_bias = over_batch(grad_out);
+  // Gradients output_mask does not ask for are empty ([0]), where PyTorch leaves them
+  // undefined: a loom op returns a tensor for each Tensor of its schema.
+  auto or_empty = [&](Tensor& t) {
+    if (!t.defined()) t = zeros_of({0}, grad_output_dtype, grad_device);
+  };
+  or_empty(grad_input);
+  or_empty(grad_weight);
+  or_empty(grad_bias);
+  return {grad_input, grad_weight, grad_bias};
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::layer_norm", decomposition<&layer_norm>()},
     {"loom::batch_norm", decomposition<&batch_norm>()},
     {"loom::_native_batch_norm_legit_no_training", decomposition<&batch_norm_legit_no_training>()},
+    {"loom::_native_batch_norm_legit", decomposition<&batch_norm_legit>()},
+    {"loom::_native_batch_norm_legit.no_stats", decomposition<&batch_norm_legit_no_stats>()},
+    {"loom::native_group_norm", decomposition<&native_group_norm>()},
+    {"loom::native_layer_norm_backward", decomposition<&native_layer_norm_backward>()},
     {"loom::group_norm", decomposition<&group_norm>()},
     {"loom::instance_norm", decomposition<&instance_norm>()},
 };

@@ -185,6 +185,68 @@ Tensor upsample_bilinear2d(const Tensor& self, const IntList& output_size, bool 
   return interpolate_dim(rows, 3, linear_taps(s.in_w, s.out_w, align_corners, scales_w));
 }
 
+// Core ATen IR's adaptive average pools: the 2-D one under its underscore name, and the
+// 1-D one over a height-1 plane.
+Tensor adaptive_avg_pool2d_core(const Tensor& self, const IntList& output_size) {
+  return loom::adaptive_avg_pool2d(self, output_size);
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& self, const IntList& output_size) {
+  check_pool1d_input("loom::adaptive_avg_pool1d", self);
+  if (output_size.size() != 1) {
+    fail("loom::adaptive_avg_pool1d", "expected one output size, found ", output_size.size());
+  }
+  return loom::adaptive_avg_pool2d(self.unsqueeze(-2), {1, output_size.span()[0]}).squeeze(-2);
+}
+
+// The .vec upsamplings: an output size, or scale factors (one per spatial dim) whose
+// output size is floor(input size * scale), as PyTorch computes it; the scales also
+// reach the kernel, which maps output to input positions with them.
+struct VecSize {
+  std::vector<int64_t> size;
+  std::optional<double> scale_h, scale_w;
+};
+
+VecSize vec_size(const char* op, const Tensor& input, const OptionalIntList& output_size,
+                 const std::optional<std::span<const double>>& scale_factors) {
+  if (input.dim() != 4)
+    fail(op, "expected a 4-D input (N, C, H, W), found ", shape_to_string(input.sizes()));
+  if (output_size.has_value() == scale_factors.has_value()) {
+    fail(op, "expected exactly one of output_size and scale_factors, found ",
+         output_size ? "both" : "neither");
+  }
+  VecSize v;
+  if (output_size) {
+    v.size.assign(output_size->span().begin(), output_size->span().end());
+    if (v.size.size() != 2) fail(op, "expected 2 output sizes, found ", v.size.size());
+    return v;
+  }
+  if (scale_factors->size() != 2)
+    fail(op, "expected 2 scale factors, found ", scale_factors->size());
+  for (size_t d = 0; d < 2; ++d) {
+    double scale = (*scale_factors)[d];
+    if (!(scale > 0)) fail(op, "expected positive scale factors, found ", scale);
+    v.size.push_back(
+        static_cast<int64_t>(std::floor(static_cast<double>(input.sizes()[2 + d]) * scale)));
+  }
+  v.scale_h = (*scale_factors)[0];
+  v.scale_w = (*scale_factors)[1];
+  return v;
+}
+
+Tensor upsample_nearest2d_vec(const Tensor& input, const OptionalIntList& output_size,
+                              std::optional<std::span<const double>> scale_factors) {
+  VecSize v = vec_size("loom::upsample_nearest2d.vec", input, output_size, scale_factors);
+  return loom::upsample_nearest2d(input, v.size, v.scale_h, v.scale_w);
+}
+
+Tensor upsample_bilinear2d_vec(const Tensor& input, const OptionalIntList& output_size,
+                               bool align_corners,
+                               std::optional<std::span<const double>> scale_factors) {
+  VecSize v = vec_size("loom::upsample_bilinear2d.vec", input, output_size, scale_factors);
+  return loom::upsample_bilinear2d(input, v.size, align_corners, v.scale_h, v.scale_w);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::max_pool2d", decomposition<&max_pool2d>()},
     {"loom::max_pool2d_with_indices_backward", decomposition<&max_pool2d_with_indices_backward>()},
@@ -192,6 +254,10 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::avg_pool1d", decomposition<&avg_pool1d>()},
     {"loom::upsample_nearest2d", decomposition<&upsample_nearest2d>()},
     {"loom::upsample_bilinear2d", decomposition<&upsample_bilinear2d>()},
+    {"loom::_adaptive_avg_pool2d", decomposition<&adaptive_avg_pool2d_core>()},
+    {"loom::adaptive_avg_pool1d", decomposition<&adaptive_avg_pool1d>()},
+    {"loom::upsample_nearest2d.vec", decomposition<&upsample_nearest2d_vec>()},
+    {"loom::upsample_bilinear2d.vec", decomposition<&upsample_bilinear2d_vec>()},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Decompositions of the random ops: multinomial (draws from the Philox stream through
-// uniform_, so a manual_seed repeats them).
+// Decompositions of the random ops: multinomial, native_dropout and the random factories
+// rand, randn and randperm (all drawing from the Philox stream through uniform_,
+// normal_, bernoulli_ and randperm.out, so a manual_seed repeats them).
 #include <cmath>
 #include <vector>
 
@@ -70,8 +71,74 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement) {
   return self.dim() == 1 ? samples.squeeze(0) : samples;
 }
 
+// dropout with its mask: in training (train true or None, as PyTorch) each element is
+// kept with probability 1 - p and scaled by 1 / (1 - p); the mask says which were kept.
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
+                                          std::optional<bool> train) {
+  const char* op = "loom::native_dropout";
+  if (!(p >= 0 && p <= 1)) fail(op, "expected a probability p in [0, 1], found ", p);
+  if (!is_floating_point(input.dtype())) {
+    fail(op, "expected a floating-point input, found ", scalar_type_name(input.dtype()));
+  }
+  if (train.has_value() && !*train) {
+    Tensor mask = empty(input.sizes(), ScalarType::Bool, input.device());
+    loom::fill_(mask, true);
+    return {loom::clone(input), mask};
+  }
+  Tensor draws = empty(input.sizes(), input.dtype(), input.device());
+  loom::bernoulli_(draws, 1 - p);
+  Tensor mask = draws.to(ScalarType::Bool);
+  Tensor out = p == 1 ? loom::mul(input, 0.0) : loom::mul(loom::mul(input, draws), 1 / (1 - p));
+  return {out, mask};
+}
+
+void check_factory(const char* op, std::optional<int64_t> layout, std::optional<bool> pin_memory) {
+  if (layout && *layout != 7) {
+    fail(op, "expected layout None or torch.strided (7), found ", *layout,
+         " (loom has dense tensors only)");
+  }
+  if (pin_memory && *pin_memory) fail(op, "pin_memory=True is not supported here");
+}
+
+Tensor new_of(const char* op, const IntList& size, std::optional<ScalarType> dtype,
+              std::optional<Device> device) {
+  for (int64_t s : size.span()) {
+    if (s < 0) fail(op, "expected non-negative sizes, found ", shape_to_string(size.span()));
+  }
+  ScalarType type = dtype.value_or(ScalarType::Float32);
+  if (!is_floating_point(type)) {
+    fail(op, "expected a floating-point dtype, found ", scalar_type_name(type));
+  }
+  return empty(size.span(), type, device.value_or(Device{}));
+}
+
+Tensor rand(const IntList& size, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
+            std::optional<Device> device, std::optional<bool> pin_memory) {
+  check_factory("loom::rand", layout, pin_memory);
+  return loom::uniform_(new_of("loom::rand", size, dtype, device), 0.0, 1.0);
+}
+
+Tensor randn(const IntList& size, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
+             std::optional<Device> device, std::optional<bool> pin_memory) {
+  check_factory("loom::randn", layout, pin_memory);
+  return loom::normal_(new_of("loom::randn", size, dtype, device), 0.0, 1.0);
+}
+
+Tensor randperm(int64_t n, std::optional<ScalarType> dtype, std::optional<int64_t> layout,
+                std::optional<Device> device, std::optional<bool> pin_memory) {
+  check_factory("loom::randperm", layout, pin_memory);
+  int64_t size = n < 0 ? 0 : n;  // a negative n is reported by randperm.out
+  Tensor out =
+      empty(IntArrayRef(&size, 1), dtype.value_or(ScalarType::Int64), device.value_or(Device{}));
+  return loom::randperm_out(out, n);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::multinomial", decomposition<&multinomial>()},
+    {"loom::native_dropout", decomposition<&native_dropout>()},
+    {"loom::rand", decomposition<&rand>()},
+    {"loom::randn", decomposition<&randn>()},
+    {"loom::randperm", decomposition<&randperm>()},
 };
 
 }  // namespace

@@ -125,6 +125,11 @@ Tensor any_all(const Tensor& self) {
   return loom::any(self, std::nullopt, false);
 }
 
+Tensor var_dim(const Tensor& self, const OptionalIntList& dim, bool unbiased, bool keepdim) {
+  return loom::var(self, dim, std::optional<Scalar>(Scalar(unbiased ? int64_t{1} : int64_t{0})),
+                   keepdim);
+}
+
 Tensor any_dim(const Tensor& self, int64_t dim, bool keepdim) {
   return loom::any(self, IntList{dim}, keepdim);
 }
@@ -219,6 +224,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::logsumexp", decomposition<&logsumexp>()},
     {"loom::any", decomposition<&any_all>()},
     {"loom::any.dim", decomposition<&any_dim>()},
+    {"loom::var.dim", decomposition<&var_dim>()},
     {"loom::all", decomposition<&all_all>()},
 };
 

@@ -281,6 +281,24 @@ Tensor pixel_unshuffle(const Tensor& self, int64_t downscale_factor) {
   return pixel_rearrange(self, downscale_factor, /*shuffle=*/false);
 }
 
+// The reflection and replication pads of Core ATen IR: pad in that mode, for inputs of
+// the rank the op names (a batch dim optional: 2-D or 3-D for the 1-D pad).
+template <int Spatial, bool Reflect>
+Tensor mode_pad(const Tensor& self, const IntList& padding) {
+  const char* op = Reflect ? (Spatial == 1   ? "loom::reflection_pad1d"
+                              : Spatial == 2 ? "loom::reflection_pad2d"
+                                             : "loom::reflection_pad3d")
+                           : (Spatial == 2 ? "loom::replication_pad2d" : "loom::replication_pad3d");
+  if (self.dim() != Spatial + 1 && self.dim() != Spatial + 2) {
+    fail(op, "expected a ", Spatial + 1, "-D or ", Spatial + 2, "-D input, found ",
+         shape_to_string(self.sizes()));
+  }
+  if (padding.size() != 2 * Spatial) {
+    fail(op, "expected ", 2 * Spatial, " padding values, found ", padding.size());
+  }
+  return loom::pad(self, padding, Reflect ? "reflect" : "replicate", std::nullopt);
+}
+
 // The sym_* size queries: a graph's sizes as numbers (PyTorch's sym_size.int and kin).
 int64_t wrapped_dim(const char* op, const Tensor& self, int64_t dim) {
   int64_t rank = self.dim();
@@ -322,6 +340,11 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::constant_pad_nd", decomposition<&constant_pad_nd>()},
     {"loom::select_scatter", decomposition<&select_scatter>()},
     {"loom::slice_scatter", decomposition<&slice_scatter>()},
+    {"loom::reflection_pad1d", decomposition<&mode_pad<1, true>>()},
+    {"loom::reflection_pad2d", decomposition<&mode_pad<2, true>>()},
+    {"loom::reflection_pad3d", decomposition<&mode_pad<3, true>>()},
+    {"loom::replication_pad2d", decomposition<&mode_pad<2, false>>()},
+    {"loom::replication_pad3d", decomposition<&mode_pad<3, false>>()},
     {"loom::sym_size.int", decomposition<&sym_size>()},
     {"loom::sym_stride.int", decomposition<&sym_stride>()},
     {"loom::sym_numel", decomposition<&sym_numel>()},

@@ -1,5 +1,5 @@
-// Decompositions of the unary family: clamp with tensor bounds, prelu, glu, and relu's
-// gradient threshold_backward.
+// Decompositions of the unary family: clamp with tensor bounds, prelu, glu, relu's
+// gradient threshold_backward, the inverse hyperbolic functions and bitwise_not.
 #include <vector>
 
 #include "decomposition.h"
@@ -77,12 +77,63 @@ Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const S
   return loom::where(loom::le(self, wrapped_scalar(threshold)), wrapped_number(0.0), grad_output);
 }
 
+// Note [Inverse hyperbolic functions through log1p]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// asinh(x) = sign(x) log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), acosh(x) = log1p(t +
+// sqrt(t (t + 2))) with t = x - 1, atanh(x) = log1p(2x / (1 - x)) / 2: equal to the
+// textbook log forms, and accurate near 0 (asinh, atanh) and 1 (acosh), where log(x + ...)
+// loses every digit to cancellation. Above 2^28, where x^2 would overflow float32 or lose
+// the 1, asinh and acosh are log(|x|) + log(2). Integer and bool inputs compute in float32,
+// as PyTorch's.
+Tensor as_floating(const Tensor& self) {
+  return is_floating_point(self.dtype()) ? self : self.to(ScalarType::Float32);
+}
+
+constexpr double kLarge = 268435456.0;  // 2^28
+constexpr double kLog2 = 0.69314718055994530942;
+
+Tensor asinh(const Tensor& input) {
+  Tensor x = as_floating(input);
+  Tensor a = loom::abs(x);
+  Tensor small = loom::log1p(loom::add(
+      a, loom::div(loom::mul(x, x), loom::add(loom::sqrt(loom::add(loom::mul(x, x), 1)), 1))));
+  Tensor large = loom::add(loom::log(a), kLog2);
+  return loom::mul(loom::sign(x), loom::where(loom::gt(a, kLarge), large, small));
+}
+
+Tensor acosh(const Tensor& input) {
+  Tensor x = as_floating(input);
+  Tensor t = loom::sub(x, 1);
+  Tensor near = loom::log1p(loom::add(t, loom::sqrt(loom::mul(t, loom::add(t, 2)))));
+  Tensor large = loom::add(loom::log(x), kLog2);
+  return loom::where(loom::gt(x, kLarge), large, near);
+}
+
+Tensor atanh(const Tensor& input) {
+  Tensor x = as_floating(input);
+  Tensor one_minus_x = loom::add(loom::neg(x), 1);
+  return loom::mul(loom::log1p(loom::div(loom::mul(x, 2), one_minus_x)), 0.5);
+}
+
+Tensor bitwise_not(const Tensor& self) {
+  if (self.dtype() == ScalarType::Bool) return loom::logical_not(self);
+  if (!is_integral(self.dtype(), /*include_bool=*/false)) {
+    fail("loom::bitwise_not", "expected an integer or bool tensor, found ",
+         scalar_type_name(self.dtype()));
+  }
+  return loom::bitwise_xor(self, -1);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::clamp.Tensor", decomposition<&clamp_tensor>()},
     {"loom::clamp_.Tensor", decomposition<&clamp_tensor_>()},
     {"loom::prelu", decomposition<&prelu>()},
     {"loom::glu", decomposition<&glu>()},
     {"loom::threshold_backward", decomposition<&threshold_backward>()},
+    {"loom::asinh", decomposition<&asinh>()},
+    {"loom::acosh", decomposition<&acosh>()},
+    {"loom::atanh", decomposition<&atanh>()},
+    {"loom::bitwise_not", decomposition<&bitwise_not>()},
 };
 
 }  // namespace

@@ -47,10 +47,13 @@ struct Variant {
   std::string family;  // the .def file that declares the op
 };
 
-// The C++ value type of a scalar schema type, or empty for other kinds.
+// The C++ value type of a scalar schema type, or empty for other kinds. Layout and
+// MemoryFormat are int-coded at the ABI (PyTorch's enum values).
 std::string value_type(Kind kind) {
   switch (kind) {
     case Kind::Int:
+    case Kind::Layout:
+    case Kind::MemoryFormat:
       return "int64_t";
     case Kind::Float:
       return "double";
@@ -260,6 +263,14 @@ std::string sdk_call_body(const Variant& v) {
 std::vector<Variant> all_variants() {
   std::vector<Variant> out;
   for (const OpDefinition& def : standard_ops()) {
+    // Note [Factory ops without a typed function]
+    // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+    // Ops tagged no_typed_api get no generated function: the factories as ops, whose
+    // C++ names belong to loom/factories.h's TensorOptions functions (full, empty,
+    // scalar_tensor, rand...), and ops the typed API cannot spell or tell apart (bool[3],
+    // float[]?, a Scalar return; var.dim beside var.correction). Graphs and loom::call
+    // call them by name.
+    if (ops::has_tag(def.tags, "no_typed_api")) continue;
     FunctionSchema functional = dispatch::parse_schema(def.schema);
     auto add = [&](FunctionSchema s, std::string cpp_name, bool is_out) {
       Variant v{std::move(s), std::move(cpp_name), is_out, false, std::string(def.family)};

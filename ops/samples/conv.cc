@@ -68,6 +68,22 @@ std::vector<OpSample> make() {
       // Error inputs (Note [Op samples]): each must raise.
       OpSample{"loom::conv2d", {T({1, 3, 5, 5}), T({2, 2, 3, 3})}}.raises(
           "expected input with 2 channels"),
+      blocked_sums("loom::convolution", {T({2, 3, 6, 6}), T({4, 3, 3, 3}), T({4}), L({1, 1}),
+                                         L({1, 1}), L({1, 1}), B(false), L({0, 0}), I(1)}),
+      blocked_sums("loom::convolution", {T({2, 4, 9}), T({6, 2, 3}), none(), L({2}), L({1}), L({1}),
+                                         B(false), L({0}), I(2)}),
+      blocked_sums("loom::convolution", {T({1, 2, 4, 4}), T({2, 3, 3, 3}), none(), L({2, 2}),
+                                         L({1, 1}), L({1, 1}), B(true), L({1, 1}), I(1)}),
+      OpSample{"loom::convolution",
+               {T({1, 2, 4, 4}), T({3, 2, 3, 3}), none(), L({1, 1, 1}), L({0, 0}), L({1, 1}),
+                B(false), L({0, 0}), I(1)}}
+          .raises("expected 2 values for stride"),
+      blocked_sums("loom::convolution_backward",
+                   {T({2, 4, 4, 4}), T({2, 3, 6, 6}), T({4, 3, 3, 3}), L({4}), L({1, 1}), L({0, 0}),
+                    L({1, 1}), B(false), L({0, 0}), I(1), BL({true, true, true})}),
+      blocked_sums("loom::convolution_backward",
+                   {T({2, 6, 5}), T({2, 4, 9}), T({6, 2, 3}), none(), L({2}), L({1}), L({1}),
+                    B(false), L({0}), I(2), BL({true, true, false})}),
   };
 }
 

@@ -32,6 +32,19 @@ std::span<const OpSample> copy_samples() {
       {"loom::to.device", {T({2, 3}), SampleDevice{}}},
       {"loom::to.device", {T({2, 3}), SampleDevice{}}, {{"dtype", kF64}, {"copy", B(true)}}},
       {"loom::to.device", {T({}, kI64), SampleDevice{}}, {{"dtype", kF32}}},
+      // The functional forms (Core ATen IR).
+      {"loom::fill.Scalar", {T({2, 3}), D(1.5)}},
+      {"loom::fill.Scalar", {T({4}, kI64), I(-3)}},
+      {"loom::copy", {T({2, 3}), T({3}, kF64)}},
+      {"loom::copy", {T({2, 2}, kI64), T({2, 2})}, {{"non_blocking", B(false)}}},
+      {"loom::_to_copy", {T({2, 3})}, {{"dtype", kF64}}},
+      {"loom::_to_copy", {T({3, 2}, kI64)}, {{"dtype", kF32}, {"memory_format", I(1)}}},
+      {"loom::_to_copy", {T({2, 2})}, {{"device", SampleDevice{}}, {"layout", I(7)}}},
+      OpSample{"loom::_to_copy", {T({2})}, {{"layout", I(1)}}}.raises(
+          "expected layout None or torch.strided"),
+      OpSample{"loom::_local_scalar_dense", {T({})}}.no_meta("reads the element's value"),
+      OpSample{"loom::_local_scalar_dense", {T({1}, kI64)}}.no_meta("reads the element's value"),
+      OpSample{"loom::_local_scalar_dense", {T({2})}}.raises("expected a tensor of one element"),
   };
   return samples;
 }

@@ -21,6 +21,23 @@ std::vector<OpSample> make() {
       {"loom::eye.m_out", {I(3), I(4)}, {{"out", T({3, 4}, kF32, Fill::Zeros)}}},
       {"loom::eye.m_out", {I(2), I(2)}, {{"out", T({2, 2}, kI64, Fill::Zeros)}}},
       {"loom::eye.m_out", {I(3), I(1)}, {{"out", T({3, 1}, kBool, Fill::Zeros)}}},
+      // Factories as ops: the device argument picks the backend.
+      {"loom::full", {L({2, 3}), D(1.5)}, {{"device", SampleDevice{}}}},
+      {"loom::full", {L({4}), I(7)}, {{"device", SampleDevice{}}}},
+      {"loom::full", {L({2, 2}), B(true)}, {{"dtype", kF64}, {"device", SampleDevice{}}}},
+      OpSample{"loom::full", {L({2}), I(1)}, {{"layout", I(1)}}}.raises(
+          "expected layout None or torch.strided"),
+      {"loom::full_like", {T({2, 3}), D(-2.0)}},
+      {"loom::full_like", {T({3}, kI64), I(4)}, {{"dtype", kF32}, {"memory_format", I(1)}}},
+      {"loom::scalar_tensor", {D(2.5)}, {{"device", SampleDevice{}}}},
+      {"loom::scalar_tensor", {I(3)}, {{"dtype", kI64}, {"device", SampleDevice{}}}},
+      // Uninitialised results: empty shapes, so only shape, dtype and device are compared.
+      {"loom::empty.memory_format", {L({2, 0})}, {{"dtype", kI64}, {"device", SampleDevice{}}}},
+      {"loom::empty_strided", {L({0, 3}), L({1, 2})}, {{"device", SampleDevice{}}}},
+      OpSample{"loom::empty_strided", {L({2, 3}), L({1})}}.raises(
+          "expected as many strides as sizes"),
+      {"loom::arange.start_step", {I(0), I(10), I(3)}, {{"device", SampleDevice{}}}},
+      {"loom::arange.start_step", {D(-1.0), D(1.0), D(0.25)}, {{"device", SampleDevice{}}}},
   };
   return samples;
 }

@@ -39,6 +39,10 @@ std::vector<OpSample> make() {
                {T({10, 3}), Idx({4}, 10), T({2}, kI64, Fill::Zeros)},
                {{"mode", I(1)}, {"per_sample_weights", T({4})}}}
           .raises("per_sample_weights is only supported for mode='sum'"),
+      {"loom::embedding_dense_backward", {T({2, 3, 4}), Idx({2, 3}, 5), I(5), I(-1), B(false)}},
+      {"loom::embedding_dense_backward", {T({4, 3}, kF64), Idx({4}, 6), I(6), I(2), B(true)}},
+      OpSample{"loom::embedding_dense_backward", {T({4, 3}), T({4}), I(6), I(-1), B(false)}}.raises(
+          "expected integer indices"),
   };
   return s;
 }

@@ -43,6 +43,29 @@ std::vector<OpSample> make() {
                {T({1, 2, 5}), none(), none(), T({2}), T({2}, kF32, Fill::Positive), B(false),
                 D(0.1), D(1e-5)}}
           .with_note("running stats normalize (eval)"),
+      {"loom::_native_batch_norm_legit_no_training",
+       {T({2, 3, 4}), T({3}), T({3}), T({3}), T({3}, kF32, Fill::Positive), D(0.1), D(1e-5)}},
+      {"loom::_native_batch_norm_legit",
+       {T({4, 3, 2}), T({3}), T({3}), T({3}), T({3}, kF32, Fill::Positive), B(true), D(0.1),
+        D(1e-5)}},
+      {"loom::_native_batch_norm_legit",
+       {T({2, 3}, kF64), none(), none(), T({3}, kF64), T({3}, kF64, Fill::Positive), B(false),
+        D(0.1), D(1e-5)}},
+      {"loom::_native_batch_norm_legit.no_stats",
+       {T({4, 2, 3}), T({2}), T({2}), B(true), D(0.1), D(1e-5)}},
+      {"loom::native_group_norm", {T({2, 4, 3}), T({4}), T({4}), I(2), I(4), I(3), I(2), D(1e-5)}},
+      {"loom::native_group_norm",
+       {T({3, 6, 2, 2}, kF64), none(), none(), I(3), I(6), I(4), I(3), D(1e-5)}},
+      OpSample{"loom::native_group_norm",
+               {T({2, 4, 3}), none(), none(), I(2), I(5), I(3), I(2), D(1e-5)}}
+          .raises("expected an input of N=2, C=5"),
+      // mean and rstd shaped as native_layer_norm returns them.
+      {"loom::native_layer_norm_backward",
+       {T({2, 3, 4}), T({2, 3, 4}), L({4}), T({2, 3, 1}), T({2, 3, 1}, kF32, Fill::Positive),
+        T({4}), T({4}), BL({true, true, true})}},
+      {"loom::native_layer_norm_backward",
+       {T({3, 4}, kF64), T({3, 4}, kF64), L({3, 4}), T({1, 1}, kF64),
+        T({1, 1}, kF64, Fill::Positive), none(), none(), BL({true, false, false})}},
   };
   return s;
 }

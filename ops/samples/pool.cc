@@ -86,6 +86,18 @@ std::vector<OpSample> make() {
   s.push_back({"loom::upsample_bilinear2d", {T({1, 2, 3, 3}), L({5, 4}), B(false)}});
   s.push_back({"loom::upsample_bilinear2d", {T({2, 1, 4, 4}, kF64), L({7, 3}), B(true)}});
   s.push_back({"loom::upsample_bilinear2d", {T({1, 1, 2, 3}), L({1, 1}), B(true)}});
+  // Core ATen IR's spellings.
+  s.push_back({"loom::_adaptive_avg_pool2d", {T({2, 3, 5, 7}), L({2, 3})}});
+  s.push_back({"loom::adaptive_avg_pool1d", {T({2, 3, 7}), L({3})}});
+  s.push_back({"loom::adaptive_avg_pool1d", {T({3, 8}, kF64), L({4})}});
+  s.push_back({"loom::upsample_nearest2d.vec", {T({1, 2, 3, 4}), L({6, 5}), none()}});
+  s.push_back({"loom::upsample_nearest2d.vec", {T({1, 1, 2, 3}), none(), DL({2.0, 1.5})}});
+  s.push_back({"loom::upsample_bilinear2d.vec", {T({1, 2, 3, 3}), L({5, 4}), B(false), none()}});
+  s.push_back(
+      {"loom::upsample_bilinear2d.vec", {T({1, 1, 2, 2}), none(), B(true), DL({2.0, 2.0})}});
+  s.push_back(
+      OpSample{"loom::upsample_nearest2d.vec", {T({1, 1, 2, 2}), L({4, 4}), DL({2.0, 2.0})}}.raises(
+          "expected exactly one of output_size and scale_factors"));
   return s;
 }
 

@@ -73,6 +73,17 @@ std::vector<OpSample> make() {
       OpSample{"loom::bernoulli_.float", {z23, D(1.5)}}.raises("expected p in [0, 1], found p=1.5"),
       OpSample{"loom::dropout", {T({2, 3}), D(-0.5), B(true)}}.raises(
           "expected p in [0, 1], found p=-0.5"),
+      OpSample{"loom::native_dropout", {T({50, 200}), D(0.25), B(true)}}.random(),
+      {"loom::native_dropout", {T({2, 3}), D(0.5), B(false)}},
+      OpSample{"loom::native_dropout", {T({4}), D(1.5), none()}}.raises(
+          "expected a probability p in [0, 1]"),
+      OpSample{"loom::rand", {L({100, 100})}, {{"device", SampleDevice{}}}}.random().distributed(
+          0.5, 0.2887, 0, 1),
+      OpSample{"loom::randn", {L({100, 100})}, {{"dtype", kF64}, {"device", SampleDevice{}}}}
+          .random()
+          .distributed(0, 1, -10, 10),
+      OpSample{"loom::randperm", {I(10)}, {{"device", SampleDevice{}}}}.random(),
+      OpSample{"loom::rand", {L({2, -1})}}.raises("expected non-negative sizes"),
   };
 }
 

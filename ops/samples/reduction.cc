@@ -110,6 +110,11 @@ std::vector<OpSample> make() {
       {"loom::histc", {T({3, 4}), I(5), D(-1.0), D(1.0)}},
       OpSample{"loom::histc", {T({10}, kF64)}, {{"bins", I(4)}}}.no_meta(
           "the range is the data's (min = max = 0)"),
+      {"loom::var.dim", {T({3, 4}), L({1})}},
+      {"loom::var.dim", {T({2, 3, 2}, kF64), L({0, 2}), B(false), B(true)}},
+      {"loom::var.dim", {T({4, 3}), none()}},
+      {"loom::any.dim", {T({3, 4}, kBool, Fill::Bool), I(1)}},
+      {"loom::any.dim", {T({2, 3}, kI64, Fill::Bool), I(0), B(true)}},
   };
   whole(s, "loom::sum", Fill::Normal, true, true);
   whole(s, "loom::prod", Fill::Normal, true, false);

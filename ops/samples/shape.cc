@@ -1,5 +1,6 @@
 // Samples of the shape family: cat, stack, split, chunk, flatten, reshape, flip, roll,
-// repeat, tril, triu, pad, constant_pad_nd, split_with_sizes, select_scatter, slice_scatter
+// repeat, tril, triu, pad, constant_pad_nd, split_with_sizes, select_scatter, slice_scatter,
+// the reflection and replication pads, the sym_* size queries
 // (Note [Op samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
@@ -91,6 +92,19 @@ std::vector<OpSample> make() {
           "expected src of the slice's shape [4]"),
       OpSample{"loom::slice_scatter", {T({6, 2}), T({6, 2}), I(0), I(1)}}.raises(
           "expected src of the slice's shape [5, 2]"),
+      {"loom::reflection_pad1d", {T({2, 5}), L({2, 1})}},
+      {"loom::reflection_pad2d", {T({1, 3, 4}), L({1, 2, 0, 2})}},
+      {"loom::reflection_pad3d", {T({1, 1, 3, 3, 4}, kF64), L({1, 1, 2, 0, 1, 2})}},
+      {"loom::replication_pad2d", {T({2, 2, 3}), L({2, 0, 1, 3})}},
+      {"loom::replication_pad3d", {T({1, 2, 2, 3}), L({0, 1, 1, 0, 2, 1})}},
+      OpSample{"loom::reflection_pad2d", {T({4}), L({1, 1, 1, 1})}}.raises(
+          "expected a 3-D or 4-D input"),
+      {"loom::sym_size.int", {T({2, 3}), I(1)}},
+      {"loom::sym_size.int", {T({4, 1, 5}, kI64), I(-1)}},
+      {"loom::sym_stride.int", {T({2, 3}), I(0)}},
+      {"loom::sym_numel", {T({2, 3, 4})}},
+      {"loom::sym_storage_offset", {T({3})}},
+      OpSample{"loom::sym_size.int", {T({2, 3}), I(2)}}.raises("out of range"),
   };
   return s;
 }

@@ -128,6 +128,18 @@ std::vector<OpSample> make() {
       {"loom::clamp.Tensor", {T({2, 3}, kI64), none(), T({}, kI64)}},
       {"loom::clamp.Tensor", {T({}, kF64), T({}, kF64), T({}, kF64)}},
       {"loom::clamp_.Tensor", {T({2, 3}), T({3}), T({2, 1})}},
+      // Inverse hyperbolic functions and bitwise_not (decompositions).
+      {"loom::asinh", {T({2, 3})}},
+      {"loom::asinh", {T({3}, kF64, Fill::Special)}},
+      {"loom::asinh", {T({4}, kI64)}},
+      {"loom::acosh", {T({2, 3}, kF32, Fill::Positive)}},
+      {"loom::acosh", {T({5}, kF64, Fill::Positive)}},
+      {"loom::atanh", {T({2, 3}, kF32, Fill::Unit)}},
+      {"loom::atanh", {T({}, kF64, Fill::Unit)}},
+      {"loom::bitwise_not", {T({2, 3}, kI64)}},
+      {"loom::bitwise_not", {T({4}, kBool, Fill::Bool)}},
+      {"loom::bitwise_not", {T({3}, kU8, Fill::Positive)}},
+      OpSample{"loom::bitwise_not", {T({2})}}.raises("expected an integer or bool tensor"),
   };
   s.insert(s.end(), clamps.begin(), clamps.end());
   return s;

@@ -70,6 +70,10 @@ std::vector<OpSample> make() {
       // Error inputs (Note [Op samples]): each must raise.
       OpSample{"loom::view", {T({2, 3}), L({4})}}.raises("is invalid for a tensor of 6"),
       OpSample{"loom::permute", {T({2, 3}), L({0, 0})}}.raises("dim 0 repeats"),
+      {"loom::squeeze.dims", {T({1, 3, 1, 2}), L({0, 2})}},
+      {"loom::squeeze.dims", {T({2, 1}, kI64), L({-1, 0})}},
+      {"loom::squeeze.dims", {T({}), L({0})}},
+      OpSample{"loom::squeeze.dims", {T({1, 2}), L({0, 0})}}.raises("appears twice"),
   };
   return s;
 }

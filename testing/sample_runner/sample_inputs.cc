@@ -195,6 +195,10 @@ std::string describe_arg(const ops::SampleArg& arg) {
         } else if constexpr (std::is_same_v<A, std::vector<int64_t>> ||
                              std::is_same_v<A, std::vector<double>>) {
           return str_cat("[", absl::StrJoin(a, ", "), "]");
+        } else if constexpr (std::is_same_v<A, std::vector<bool>>) {
+          std::vector<std::string> bits;
+          for (bool b : a) bits.push_back(b ? "True" : "False");
+          return str_cat("[", absl::StrJoin(bits, ", "), "]");
         } else if constexpr (std::is_same_v<A, ScalarType>) {
           return std::string(scalar_type_name(a));
         } else if constexpr (std::is_same_v<A, ops::SampleDevice>) {

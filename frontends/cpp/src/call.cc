@@ -123,10 +123,14 @@ std::optional<LoomValue> box_as(const SchemaType& type, const Value& v, BindStor
       if (v.kind() == Value::Kind::Device) return dispatch::box(v.to_device());
       if (v.is_string()) return dispatch::box(parse_device(v.to_string()));
       return std::nullopt;
+    case K::Layout:
+    case K::MemoryFormat:  // int-coded, PyTorch's enum values (torch.strided is 7)
+      if (v.is_int()) return dispatch::box(v.to_int());
+      return std::nullopt;
     case K::List:
       break;
     default:
-      return std::nullopt;  // Generator, Layout, MemoryFormat: only None, when optional.
+      return std::nullopt;  // Generator: only None, when optional.
   }
   const SchemaType& elem = *type.elem;
   switch (elem.kind) {

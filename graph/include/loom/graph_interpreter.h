@@ -19,9 +19,11 @@ namespace loom::graph {
 
 // How the dispatcher serves a node on a device (`loom run --check`).
 struct NodeSupport {
-  std::string node;      // the node's first output
-  std::string op;        // "loom::addmm"
-  std::string how;       // "kernel", "decomposition", "fallback", "builtin" or "missing"
+  std::string node;  // the node's first output
+  std::string op;    // "loom::addmm"
+  // "kernel", "view", "decomposition", "fallback", "builtin" or "missing" (Note [How a
+  // node is served] in graph/src/interpreter.cc)
+  std::string how;
   std::string provider;  // who registered the kernel ("cpu", "core"), when any
 };
 

@@ -33,7 +33,8 @@ using Kwargs = std::vector<std::pair<std::string, Value>>;
 // name, the rest take their defaults. Conversions are those Python's `torch.ops` makes: a
 // number for a Tensor (a wrapped 0-dim tensor, promoting like a Python number), an int
 // for a float, an int, float or bool for a Scalar, one int for an `int[N]` (repeated N
-// times), a dtype or device name ("float16", "cpu") for a ScalarType or Device, None for
+// times), a dtype or device name ("float16", "cpu") for a ScalarType or Device, an int
+// for a Layout or MemoryFormat (PyTorch's enum values: torch.strided is 7), None for
 // an optional argument. Errors (unknown op, no overload that binds, a missing, doubled,
 // unknown or mistyped argument) are loom::Error naming the op and the argument.
 std::vector<Value> call(std::string_view op, const std::vector<Value>& args = {},

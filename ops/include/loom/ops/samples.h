@@ -62,9 +62,9 @@ struct TensorSpec {
 struct SampleDevice {};
 struct None {};
 
-using SampleArg =
-    std::variant<None, TensorSpec, std::vector<TensorSpec>, int64_t, double, bool, std::string,
-                 std::vector<int64_t>, std::vector<double>, ScalarType, SampleDevice>;
+using SampleArg = std::variant<None, TensorSpec, std::vector<TensorSpec>, int64_t, double, bool,
+                               std::string, std::vector<int64_t>, std::vector<double>, ScalarType,
+                               SampleDevice, std::vector<bool>>;
 
 // The checks of the sweep, for marking known failures.
 enum class Check : uint8_t { Meta, Variants, Strided };
@@ -202,6 +202,9 @@ inline SampleArg L(std::vector<int64_t> v) {
   return v;
 }
 inline SampleArg DL(std::vector<double> v) {
+  return v;
+}
+inline SampleArg BL(std::vector<bool> v) {  // a bool[N] (output_mask)
   return v;
 }
 inline SampleArg TL(std::vector<TensorSpec> v) {
