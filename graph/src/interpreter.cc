@@ -18,6 +18,7 @@ namespace loom::graph {
 namespace {
 
 constexpr std::string_view kComponent = "graph";
+constexpr size_t kMaxReturns = 16;
 using dispatch::SchemaType;
 using K = SchemaType::Kind;
 
@@ -440,6 +441,9 @@ Interpreter::Interpreter(const Graph& graph, Device device) : graph_(graph), dev
       step.op = dispatcher.find_defined(node.op);
       dispatch::FunctionSchema schema = step.op.schema();
       step.num_returns = schema.returns.size();
+      LOOM_CHECK(step.num_returns <= kMaxReturns, std::string(kComponent), step.label,
+                 ": the operator has ", step.num_returns, " returns, more than the ", kMaxReturns,
+                 " the interpreter takes");
       step.args.reserve(node.arguments.size());
       for (size_t i = 0; i < node.arguments.size(); ++i) {
         const Argument& arg = node.arguments[i];
@@ -520,7 +524,7 @@ std::vector<Tensor> Interpreter::operator()(std::span<const Tensor> inputs) {
   for (size_t i = 0; i < inputs.size(); ++i) values[graph_inputs[i].value].tensor = inputs[i];
 
   dispatch::Dispatcher& dispatcher = dispatch::Dispatcher::instance();
-  LoomValue returns[8];
+  LoomValue returns[kMaxReturns];
   for (Step& step : steps_) {
     if (step.builtin) {
       run_builtin(g, step, values);
@@ -535,8 +539,6 @@ std::vector<Tensor> Interpreter::operator()(std::span<const Tensor> inputs) {
           step.int_lists[read.list][read.index] = values[read.value].i;
         }
       }
-      LOOM_CHECK(step.num_returns <= 8, std::string(kComponent), step.label,
-                 ": more than 8 returns");
       for (size_t r = 0; r < step.num_returns; ++r) returns[r] = dispatch::none();
       try {
         dispatcher.call(step.op, step.args.data(), step.args.size(), returns, step.num_returns);

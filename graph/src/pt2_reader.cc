@@ -39,6 +39,7 @@ constexpr std::string_view kComponent = "pt2";
 constexpr int64_t kSchemaMajor = 8;
 constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;
 constexpr size_t kMaxJsonDepth = 128;
+constexpr size_t kMaxRank = 64;
 // PyTorch's Layout.Strided and MemoryFormat values (the export schema's enums).
 constexpr int64_t kStridedLayout = 7;
 constexpr int64_t kContiguousFormat = 1;
@@ -216,9 +217,9 @@ class Reader {
   TensorMeta tensor_meta(const json& j, std::string_view where) const {
     TensorMeta meta;
     meta.dtype = dtype(field(j, "dtype", where), where);
-    for (const json& s : array(field(j, "sizes", where), where)) {
-      meta.sizes.push_back(sym_size(s, where));
-    }
+    const json& sizes = array(field(j, "sizes", where), where);
+    if (sizes.size() > kMaxRank) error(where, " has ", sizes.size(), " dims, more than ", kMaxRank);
+    for (const json& s : sizes) meta.sizes.push_back(sym_size(s, where));
     if (const json* layout = optional_field(j, "layout")) {
       int64_t l = integer(*layout, where);
       if (l != kStridedLayout)
@@ -607,6 +608,7 @@ Tensor read_state_tensor(Reader& r, const std::string& folder, const std::string
   if (strides.size() != sizes.size()) {
     r.error(where, " has ", sizes.size(), " sizes but ", strides.size(), " strides");
   }
+  if (sizes.size() > kMaxRank) r.error(where, " has ", sizes.size(), " dims, more than ", kMaxRank);
   int64_t offset = 0;
   if (const json* o = r.optional_field(meta, "storage_offset"))
     offset = r.sym_size(*o, where).value;
@@ -631,6 +633,14 @@ Tensor read_state_tensor(Reader& r, const std::string& folder, const std::string
             file, "' holds ", have);
   }
   std::string bytes = r.read_entry(file, have);
+  if (dtype == ScalarType::Bool) {
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      if (static_cast<unsigned char>(bytes[i]) > 1) {
+        r.error(where, ": byte ", i, " of its bool data is ",
+                static_cast<int>(static_cast<unsigned char>(bytes[i])), ", not 0 or 1");
+      }
+    }
+  }
   Tensor storage = empty({static_cast<int64_t>(have / elem)}, TensorOptions().dtype(dtype));
   if (have > 0) std::memcpy(storage.data_ptr(), bytes.data(), have);
   if (numel == 0) return empty(sizes, TensorOptions().dtype(dtype));

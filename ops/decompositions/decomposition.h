@@ -214,6 +214,8 @@ LoomKernelFn find_decomposition(std::string_view op);
 Tensor wrapped_number(double value);
 // A new tensor of zeros.
 Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device device);
+// A 1-D int64 tensor of `values` on `device` (indices computed on the host).
+Tensor int64_tensor(const std::vector<int64_t>& values, Device device);
 // `t` in `dtype` (itself when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
 

@@ -174,7 +174,35 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t
   return vector_norm(diff, Scalar(p), IntList{-1}, false, std::nullopt);
 }
 
+Tensor cdist_forward(const Tensor& x1, const Tensor& x2, double p,
+                     std::optional<int64_t> compute_mode) {
+  return loom::cdist(x1, x2, p, compute_mode);
+}
+
+// The p-norm distances between the rows of self [N, M], pairs i < j in row-major order
+// (N (N - 1) / 2 values): the norms of the pairs' differences, never of a row with
+// itself, whose zero distance has no derivative for p = 2.
+Tensor pdist_forward(const Tensor& self, double p) {
+  const char* op = "loom::_pdist_forward";
+  if (self.dim() != 2)
+    fail(op, "expected a 2-D input [N, M], found ", shape_to_string(self.sizes()));
+  if (!(p >= 0)) fail(op, "expected a non-negative p, found ", p);
+  const int64_t n = self.size(0);
+  std::vector<int64_t> first, second;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = i + 1; j < n; ++j) {
+      first.push_back(i);
+      second.push_back(j);
+    }
+  }
+  Tensor diff = loom::sub(loom::index_select(self, 0, int64_tensor(first, self.device())),
+                          loom::index_select(self, 0, int64_tensor(second, self.device())));
+  return loom::linalg_vector_norm(diff, p, IntList{1}, false, std::nullopt);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
+    {"loom::_cdist_forward", decomposition<&cdist_forward>()},
+    {"loom::_pdist_forward", decomposition<&pdist_forward>()},
     {"loom::matmul", decomposition<&matmul_decomposition>()},
     {"loom::linalg_vector_norm", decomposition<&vector_norm>()},
     {"loom::cdist", decomposition<&cdist>()},

@@ -246,6 +246,43 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input,
   return {out, mean, loom::rsqrt(loom::add(var, wrapped_number(eps)))};
 }
 
+// group_norm's gradients, as layer_norm's (Note [layer_norm's gradients]) over each
+// (sample, group) of C / group channels and HxW elements, with the per-channel weight
+// applied before the group's means.
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
+    const Tensor& grad_out, const Tensor& input, const Tensor& mean, const Tensor& rstd,
+    const std::optional<Tensor>& weight, int64_t n, int64_t c, int64_t hxw, int64_t group,
+    const std::vector<bool>& output_mask) {
+  const char* op = "loom::native_group_norm_backward";
+  if (output_mask.size() != 3)
+    fail(op, "expected 3 output_mask values, found ", output_mask.size());
+  if (group <= 0 || c % group != 0 || input.numel() != n * c * hxw ||
+      !same_shape(grad_out.sizes(), input.sizes())) {
+    fail(op, "expected input and grad_out of N=", n, ", C=", c, " (", group,
+         " groups) and HxW=", hxw, ", found ", shape_to_string(input.sizes()), " and ",
+         shape_to_string(grad_out.sizes()));
+  }
+  const std::vector<int64_t> grouped = {n, group, c / group, hxw};
+  Tensor x = loom::reshape(input, grouped), g = loom::reshape(grad_out, grouped);
+  Tensor m = loom::reshape(mean, {n, group, 1, 1}), r = loom::reshape(rstd, {n, group, 1, 1});
+  Tensor x_hat = loom::mul(loom::sub(x, m), r);
+  Tensor grad_input, grad_weight, grad_bias;
+  if (output_mask[0]) {
+    Tensor gw = weight ? loom::mul(g, loom::reshape(*weight, {1, group, c / group, 1})) : g;
+    Tensor mean_g = loom::mean(gw, IntList{2, 3}, true);
+    Tensor mean_gx = loom::mean(loom::mul(gw, x_hat), IntList{2, 3}, true);
+    grad_input = loom::reshape(
+        loom::mul(loom::sub(loom::sub(gw, mean_g), loom::mul(x_hat, mean_gx)), r), input.sizes());
+  }
+  if (output_mask[1])
+    grad_weight = loom::reshape(loom::sum(loom::mul(g, x_hat), IntList{0, 3}, false), {c});
+  if (output_mask[2]) grad_bias = loom::reshape(loom::sum(g, IntList{0, 3}, false), {c});
+  for (Tensor* t : {&grad_input, &grad_weight, &grad_bias}) {  // as native_layer_norm_backward
+    if (!t->defined()) *t = zeros_of({0}, grad_out.dtype(), grad_out.device());
+  }
+  return {grad_input, grad_weight, grad_bias};
+}
+
 // Note [layer_norm's gradients]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // With x^ = (x - mean) * rstd over the normalized dims and g = grad_out * weight:
@@ -301,6 +338,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::_native_batch_norm_legit.no_stats", decomposition<&batch_norm_legit_no_stats>()},
     {"loom::native_group_norm", decomposition<&native_group_norm>()},
     {"loom::native_layer_norm_backward", decomposition<&native_layer_norm_backward>()},
+    {"loom::native_group_norm_backward", decomposition<&native_group_norm_backward>()},
     {"loom::group_norm", decomposition<&group_norm>()},
     {"loom::instance_norm", decomposition<&instance_norm>()},
 };

@@ -107,13 +107,6 @@ float source_scale(int64_t in, int64_t out, const std::optional<double>& scale) 
   return static_cast<float>(in) / static_cast<float>(out);
 }
 
-Tensor index_tensor(const std::vector<int64_t>& values, Device device) {
-  Tensor t = empty(std::vector<int64_t>{static_cast<int64_t>(values.size())}, ScalarType::Int64,
-                   Device{kCPU, -1});
-  std::copy(values.begin(), values.end(), t.data<int64_t>());
-  return device.type == kCPU ? t : loom::to(t, device);
-}
-
 // Nearest: source index floor(dst * scale), in float arithmetic, clamped to the input.
 std::vector<int64_t> nearest_indices(int64_t in, int64_t out, const std::optional<double>& scale) {
   std::vector<int64_t> idx(static_cast<size_t>(out));
@@ -129,9 +122,9 @@ Tensor upsample_nearest2d(const Tensor& self, const IntList& output_size,
                           std::optional<double> scales_h, std::optional<double> scales_w) {
   const UpsampleSizes s = upsample_sizes("loom::upsample_nearest2d", self, output_size);
   Tensor rows = loom::index_select(
-      self, 2, index_tensor(nearest_indices(s.in_h, s.out_h, scales_h), self.device()));
+      self, 2, int64_tensor(nearest_indices(s.in_h, s.out_h, scales_h), self.device()));
   return loom::index_select(
-      rows, 3, index_tensor(nearest_indices(s.in_w, s.out_w, scales_w), self.device()));
+      rows, 3, int64_tensor(nearest_indices(s.in_w, s.out_w, scales_w), self.device()));
 }
 
 // Bilinear along one dim: each output takes (1 - w) of source i0 and w of source i1.
@@ -169,8 +162,8 @@ Tensor interpolate_dim(const Tensor& x, int64_t dim, const LinearTaps& taps) {
   std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
   shape[static_cast<size_t>(dim)] = static_cast<int64_t>(taps.w.size());
   weight = weight.view(shape);
-  Tensor a = loom::index_select(x, dim, index_tensor(taps.i0, x.device()));
-  Tensor b = loom::index_select(x, dim, index_tensor(taps.i1, x.device()));
+  Tensor a = loom::index_select(x, dim, int64_tensor(taps.i0, x.device()));
+  Tensor b = loom::index_select(x, dim, int64_tensor(taps.i1, x.device()));
   return loom::add(a, loom::mul(loom::sub(b, a), weight));
 }
 

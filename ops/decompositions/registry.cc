@@ -38,6 +38,13 @@ Tensor wrapped_number(double value) {
   return wrapped_scalar(Scalar(value));
 }
 
+Tensor int64_tensor(const std::vector<int64_t>& values, Device device) {
+  Tensor t = empty(std::vector<int64_t>{static_cast<int64_t>(values.size())}, ScalarType::Int64,
+                   Device{kCPU, -1});
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return device.type == kCPU ? t : loom::to(t, device);
+}
+
 Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device device) {
   Tensor t = empty(sizes, dtype, device);
   loom::fill_(t, Scalar(0));

@@ -69,6 +69,12 @@ std::vector<OpSample> make() {
       {"loom::cdist", {T({3, 4}), T({2, 4})}},
       {"loom::cdist", {T({2, 3, 2}, kF64), T({2, 4, 2}, kF64), D(1.0)}},
       {"loom::cdist", {T({2, 3}), T({5, 3}), D(0.0)}},
+      {"loom::_cdist_forward", {T({3, 4}), T({2, 4}), D(2.0), none()}},
+      {"loom::_cdist_forward", {T({2, 3, 2}, kF64), T({2, 4, 2}, kF64), D(1.0), I(1)}},
+      {"loom::_pdist_forward", {T({4, 3})}},
+      {"loom::_pdist_forward", {T({5, 2}, kF64), D(1.0)}},
+      {"loom::_pdist_forward", {T({1, 3})}},
+      OpSample{"loom::_pdist_forward", {T({4})}}.raises("expected a 2-D input"),
       {"loom::einsum", {S("ij,jk->ik"), TL({T({2, 3}), T({3, 4})})}},
       OpSample{"loom::einsum", {S("bij,bjk->bik"), TL({T({2, 2, 3}, kF64), T({2, 3, 4}, kF64)})}}
           .with_note("a batched matmul: one bmm"),

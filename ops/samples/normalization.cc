@@ -66,6 +66,13 @@ std::vector<OpSample> make() {
       {"loom::native_layer_norm_backward",
        {T({3, 4}, kF64), T({3, 4}, kF64), L({3, 4}), T({1, 1}, kF64),
         T({1, 1}, kF64, Fill::Positive), none(), none(), BL({true, false, false})}},
+      // mean and rstd shaped as native_group_norm returns them ([N, group]).
+      {"loom::native_group_norm_backward",
+       {T({2, 4, 3}), T({2, 4, 3}), T({2, 2}), T({2, 2}, kF32, Fill::Positive), T({4}), I(2), I(4),
+        I(3), I(2), BL({true, true, true})}},
+      {"loom::native_group_norm_backward",
+       {T({3, 6, 2, 2}, kF64), T({3, 6, 2, 2}, kF64), T({3, 3}, kF64),
+        T({3, 3}, kF64, Fill::Positive), none(), I(3), I(6), I(4), I(3), BL({true, false, true})}},
   };
   return s;
 }
