@@ -291,8 +291,10 @@ Argument Argument::of_list(std::string name, std::vector<ListItem> items) {
 ValueId Graph::add_value(std::string name, ValueType type, std::optional<TensorMeta> meta) {
   LOOM_CHECK(!find_value(name), std::string(kComponent), "value '", name, "' is defined twice");
   LOOM_CHECK(!name.empty(), std::string(kComponent), "a value needs a name");
+  const auto id = static_cast<ValueId>(values_.size());
+  index_.emplace(name, id);
   values_.push_back(ValueInfo{std::move(name), type, std::move(meta)});
-  return static_cast<ValueId>(values_.size() - 1);
+  return id;
 }
 
 void Graph::add_input(ValueId value, InputRole role, std::string target) {
@@ -330,10 +332,9 @@ const ValueInfo& Graph::value(ValueId id) const {
 }
 
 std::optional<ValueId> Graph::find_value(std::string_view name) const {
-  for (size_t i = 0; i < values_.size(); ++i) {
-    if (values_[i].name == name) return static_cast<ValueId>(i);
-  }
-  return std::nullopt;
+  auto it = index_.find(std::string(name));
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
 }
 
 const SymbolRange* Graph::find_symbol(std::string_view symbol) const {

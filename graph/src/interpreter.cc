@@ -462,11 +462,10 @@ Interpreter::Interpreter(const Graph& graph, Device device) : graph_(graph), dev
         }
       }
     }
-    for (size_t v = 0; v < last_use.size(); ++v) {
-      if (last_use[v] == static_cast<int64_t>(n) && !is_output[v]) {
-        step.frees.push_back(static_cast<ValueId>(v));
-      }
-    }
+  }
+  for (size_t v = 0; v < last_use.size(); ++v) {
+    if (last_use[v] >= 0 && !is_output[v])
+      steps_[last_use[v]].frees.push_back(static_cast<ValueId>(v));
   }
 }
 

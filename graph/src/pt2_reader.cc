@@ -244,7 +244,9 @@ class GraphBuilder {
     const json* ranges = r_.optional_field(model, "range_constraints");
     if (ranges == nullptr) return;
     if (!ranges->is_object()) r_.error("range_constraints should be an object");
-    for (const auto& [symbol, range] : ranges->items()) {
+    for (const auto& item : ranges->items()) {
+      const std::string& symbol = item.key();
+      const json& range = item.value();
       std::string where = str_cat("range_constraints[", symbol, "]");
       graph::SymbolRange sr{symbol, 0, INT64_MAX};
       auto bound = [&](const char* key, int64_t fallback) {
@@ -266,26 +268,24 @@ class GraphBuilder {
 
   ValueId define(const std::string& name, ValueType type, std::string_view where) {
     if (name.empty()) r_.error(where, " defines a value with no name");
-    if (ids_.contains(name)) r_.error(where, " defines '", name, "' a second time");
+    if (g_.find_value(name)) r_.error(where, " defines '", name, "' a second time");
     std::optional<TensorMeta> meta;
     if (type == ValueType::Tensor) {
       if (const json* tv = r_.optional_field(*tensor_values_, name.c_str())) {
         meta = r_.tensor_meta(*tv, str_cat("tensor_values[", name, "]"));
       }
     }
-    ValueId id = g_.add_value(name, type, std::move(meta));
-    ids_.emplace(name, id);
-    return id;
+    return g_.add_value(name, type, std::move(meta));
   }
 
   ValueId lookup(const std::string& name, ValueType type, std::string_view where) const {
-    auto it = ids_.find(name);
-    if (it == ids_.end()) r_.error(where, " reads '", name, "', which is not defined before it");
-    if (g_.value(it->second).type != type) {
+    std::optional<ValueId> id = g_.find_value(name);
+    if (!id) r_.error(where, " reads '", name, "', which is not defined before it");
+    if (g_.value(*id).type != type) {
       r_.error(where, " reads '", name, "' as a ", graph::value_type_name(type), ", but it is a ",
-               graph::value_type_name(g_.value(it->second).type));
+               graph::value_type_name(g_.value(*id).type));
     }
-    return it->second;
+    return *id;
   }
 
   std::string name_in(const json& j, const char* key, std::string_view where) const {
@@ -574,7 +574,6 @@ class GraphBuilder {
  private:
   Reader& r_;
   Graph& g_;
-  std::unordered_map<std::string, ValueId> ids_;
   std::vector<std::string> unknown_;
 };
 

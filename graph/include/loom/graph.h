@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "loom/core/device.h"
@@ -127,6 +128,7 @@ class Graph {
   void add_symbol(SymbolRange range);
 
   const std::vector<ValueInfo>& values() const { return values_; }
+  // A value by id (its metadata may be filled in; its name, which indexes it, stays).
   ValueInfo& value(ValueId id);
   const ValueInfo& value(ValueId id) const;
   std::optional<ValueId> find_value(std::string_view name) const;
@@ -148,6 +150,7 @@ class Graph {
 
  private:
   std::vector<ValueInfo> values_;
+  std::unordered_map<std::string, ValueId> index_;  // value name -> id
   std::vector<GraphInput> inputs_;
   std::vector<Node> nodes_;
   std::vector<ValueId> outputs_;
