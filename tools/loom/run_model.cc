@@ -69,6 +69,10 @@ int print_check(const ExportedProgram& ep, Device device) {
   std::printf("%zu nodes on %s:", rows.size(), device.to_string().c_str());
   for (const auto& [how, n] : counts) std::printf(" %d %s", n, how.c_str());
   std::printf("\n");
+  if (counts.contains("decomposition")) {
+    std::printf("(a decomposition runs through other ops, which need kernels on %s too)\n",
+                device.to_string().c_str());
+  }
   return counts.contains("missing") ? 1 : 0;
 }
 
