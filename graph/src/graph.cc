@@ -126,6 +126,9 @@ std::string mismatch(const Graph& g, const SchemaType& type, const Argument& arg
   const Value& v = arg.constant;
   bool ok = false;
   switch (base.kind) {
+    case K::Tensor:  // a number for a Tensor: a wrapped 0-dim tensor, as in loom::call
+      ok = v.is_int() || v.is_double() || v.is_bool();
+      break;
     case K::Int:
       ok = v.is_int();
       break;

@@ -70,6 +70,7 @@ struct Interpreter::Step {
   std::deque<std::vector<double>> double_lists;
   std::deque<std::vector<uint8_t>> bool_lists;
   std::deque<std::string> strings;
+  std::deque<Tensor> wrapped;  // numbers given for Tensor arguments
   size_t num_returns = 0;
   // Note [Freeing after the last use]
   // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -89,6 +90,15 @@ LoomValue box_constant(Interpreter::Step& step, const SchemaType& type, const Va
     case Value::Kind::None:
       return dispatch::none();
     case Value::Kind::Int:
+    case Value::Kind::Double:
+    case Value::Kind::Bool:
+      if (base.kind == K::Tensor) {
+        // A number for a Tensor argument (torch.export writes mul.Tensor(x, 0.5)): a
+        // wrapped 0-dim tensor, which promotes like a Python number.
+        return dispatch::box(step.wrapped.emplace_back(wrapped_scalar(v.to_scalar())));
+      }
+      if (v.kind() == Value::Kind::Double) return dispatch::box(v.to_double());
+      if (v.kind() == Value::Kind::Bool) return dispatch::box(v.to_bool());
       if (base.kind == K::List) {  // one int for an int[N]
         std::vector<int64_t>& ints =
             step.int_lists.emplace_back(base.fixed_size.value_or(1), v.to_int());
@@ -96,10 +106,6 @@ LoomValue box_constant(Interpreter::Step& step, const SchemaType& type, const Va
       }
       if (base.kind == K::Float) return dispatch::box(static_cast<double>(v.to_int()));
       return dispatch::box(v.to_int());
-    case Value::Kind::Double:
-      return dispatch::box(v.to_double());
-    case Value::Kind::Bool:
-      return dispatch::box(v.to_bool());
     case Value::Kind::String: {
       const std::string& kept = step.strings.emplace_back(v.to_string());
       LoomValue out{LOOM_VALUE_STRING, static_cast<uint32_t>(kept.size()), {}};

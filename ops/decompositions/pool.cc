@@ -3,6 +3,7 @@
 // the 1-D pools (the 2-D ones over a height of 1), and nearest / bilinear upsampling
 // (index_select of the source rows and columns, mixed with their weights).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -240,6 +241,171 @@ Tensor upsample_bilinear2d_vec(const Tensor& input, const OptionalIntList& outpu
   return loom::upsample_bilinear2d(input, v.size, align_corners, v.scale_h, v.scale_w);
 }
 
+// Note [3-D pools from 2-D ones]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A 3-D pool over boxes is two passes of the 2-D pools: over (H, W) with the depth as
+// channels, then over depth with (H, W) flattened as channels and a 1 x kD window. An
+// average is separable even at the borders: a box's count of non-padding elements (or
+// its extent clipped by ceil_mode) is the product of the counts per dim; a divisor
+// override sums in both passes and divides once. A maximum is separable too, and its
+// index is d * H * W + the (h, w) index the first pass chose in plane d: the second pass
+// picks the first d holding the maximum, the first pass the first (h, w) within it, as
+// PyTorch's scan in (d, h, w) order does.
+struct Pool3d {
+  std::array<int64_t, 3> kernel, stride, padding, dilation;
+};
+
+std::array<int64_t, 3> triple(const char* op, const IntList& v, const char* name,
+                              const std::array<int64_t, 3>& fallback) {
+  std::span<const int64_t> s = v.span();
+  if (s.empty()) return fallback;
+  if (s.size() == 1) return {s[0], s[0], s[0]};
+  if (s.size() != 3) fail(op, "expected 1 or 3 values for ", name, ", found ", s.size());
+  return {s[0], s[1], s[2]};
+}
+
+// self as [N * C, D, H, W] (a 4-D unbatched input gets N = 1), and its N and C.
+struct Volume {
+  Tensor planes;
+  int64_t n, c;
+  bool batched;
+};
+
+Volume volume_of(const char* op, const Tensor& self) {
+  if (self.dim() != 4 && self.dim() != 5) {
+    fail(op, "expected a 4-D (unbatched) or 5-D (batched) input, found ",
+         shape_to_string(self.sizes()));
+  }
+  const bool batched = self.dim() == 5;
+  Tensor x = batched ? self : self.unsqueeze(0);
+  return {loom::reshape(x, {x.size(0) * x.size(1), x.size(2), x.size(3), x.size(4)}), x.size(0),
+          x.size(1), batched};
+}
+
+// [N * C, OH * OW, 1, OD] from the depth pass back to [N, C, OD, OH, OW] (or unbatched).
+Tensor from_depth_pass(const Tensor& t, const Volume& v, int64_t oh, int64_t ow) {
+  Tensor out = loom::permute(loom::reshape(t, {v.n, v.c, oh, ow, t.size(3)}), {0, 1, 4, 2, 3});
+  out = loom::contiguous(out);
+  return v.batched ? out : out.squeeze(0);
+}
+
+// [N * C, D, OH, OW] after the plane pass, as the depth pass's [N * C, OH * OW, 1, D].
+Tensor to_depth_pass(const Tensor& t) {
+  return loom::reshape(loom::permute(t, {0, 2, 3, 1}),
+                       {t.size(0), t.size(2) * t.size(3), 1, t.size(1)});
+}
+
+Tensor avg_pool3d(const Tensor& self, const IntList& kernel_size, const IntList& stride,
+                  const IntList& padding, bool ceil_mode, bool count_include_pad,
+                  std::optional<int64_t> divisor_override) {
+  const char* op = "loom::avg_pool3d";
+  const auto k = triple(op, kernel_size, "kernel_size", {0, 0, 0});
+  if (kernel_size.span().empty()) fail(op, "expected a kernel_size, found none");
+  const auto s = triple(op, stride, "stride", k);
+  const auto p = triple(op, padding, "padding", {0, 0, 0});
+  if (divisor_override && *divisor_override == 0) fail(op, "divisor_override must not be zero");
+  Volume v = volume_of(op, self);
+  std::optional<int64_t> sum_only;
+  if (divisor_override) sum_only = 1;
+  Tensor planes = loom::avg_pool2d(v.planes, {k[1], k[2]}, {s[1], s[2]}, {p[1], p[2]}, ceil_mode,
+                                   count_include_pad, sum_only);
+  Tensor depth = loom::avg_pool2d(to_depth_pass(planes), {1, k[0]}, {1, s[0]}, {0, p[0]}, ceil_mode,
+                                  count_include_pad, sum_only);
+  Tensor out = from_depth_pass(depth, v, planes.size(2), planes.size(3));
+  if (divisor_override) out = loom::div(out, static_cast<double>(*divisor_override));
+  return out;
+}
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, const IntList& kernel_size,
+                                                   const IntList& stride, const IntList& padding,
+                                                   const IntList& dilation, bool ceil_mode) {
+  const char* op = "loom::max_pool3d_with_indices";
+  const auto k = triple(op, kernel_size, "kernel_size", {0, 0, 0});
+  if (kernel_size.span().empty()) fail(op, "expected a kernel_size, found none");
+  const auto s = triple(op, stride, "stride", k);
+  const auto p = triple(op, padding, "padding", {0, 0, 0});
+  const auto d = triple(op, dilation, "dilation", {1, 1, 1});
+  Volume v = volume_of(op, self);
+  const int64_t plane = v.planes.size(2) * v.planes.size(3);
+  auto [plane_max, plane_index] = loom::max_pool2d_with_indices(
+      v.planes, {k[1], k[2]}, {s[1], s[2]}, {p[1], p[2]}, {d[1], d[2]}, ceil_mode);
+  auto [depth_max, depth_index] = loom::max_pool2d_with_indices(
+      to_depth_pass(plane_max), {1, k[0]}, {1, s[0]}, {0, p[0]}, {1, d[0]}, ceil_mode);
+  Tensor within_plane = loom::gather(to_depth_pass(plane_index), 3, depth_index);
+  Tensor index = loom::add(loom::mul(depth_index, plane), within_plane);
+  const int64_t oh = plane_max.size(2), ow = plane_max.size(3);
+  return {from_depth_pass(depth_max, v, oh, ow), from_depth_pass(index, v, oh, ow)};
+}
+
+// Note [Adaptive pooling as products]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// Adaptive average pooling is linear and separable: along a dim pooled from `in` to `out`,
+// output i averages inputs [floor(i in / out), ceil((i + 1) in / out)). Its matrix A
+// [out, in] (1 / the window's length inside the window) applied along each pooled dim is
+// the pool, and A^T along each dim its gradient. The matrices are built on the host.
+Tensor adaptive_matrix(int64_t in, int64_t out, ScalarType dtype, Device device) {
+  Tensor a = empty(std::vector<int64_t>{out, in}, ScalarType::Float64, Device{kCPU, -1});
+  double* p = a.data<double>();
+  std::fill(p, p + out * in, 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
+    for (int64_t k = start; k < end; ++k) p[i * in + k] = 1.0 / static_cast<double>(end - start);
+  }
+  return loom::to(loom::to(a, dtype), device);
+}
+
+// t with matrix m [rows, t.size(dim)] applied along dim (which then has `rows` elements).
+Tensor apply_along(const Tensor& t, int64_t dim, const Tensor& m) {
+  Tensor last = loom::transpose(t, dim, -1);
+  return loom::transpose(loom::matmul(last, m.t()), dim, -1);
+}
+
+void check_adaptive(const char* op, const Tensor& self, int64_t spatial,
+                    const IntList& output_size) {
+  if (self.dim() != spatial + 1 && self.dim() != spatial + 2) {
+    fail(op, "expected a ", spatial + 1, "-D or ", spatial + 2, "-D input, found ",
+         shape_to_string(self.sizes()));
+  }
+  if (!is_floating_point(self.dtype())) {
+    fail(op, "expected a floating-point input, found ", scalar_type_name(self.dtype()));
+  }
+  if (static_cast<int64_t>(output_size.size()) != spatial) {
+    fail(op, "expected ", spatial, " output sizes, found ", output_size.size());
+  }
+  for (int64_t o : output_size.span()) {
+    if (o <= 0)
+      fail(op, "expected positive output sizes, found ", shape_to_string(output_size.span()));
+  }
+}
+
+Tensor adaptive_avg_pool3d(const Tensor& self, const IntList& output_size) {
+  check_adaptive("loom::_adaptive_avg_pool3d", self, 3, output_size);
+  Tensor out = self;
+  for (int64_t i = 0; i < 3; ++i) {
+    const int64_t dim = self.dim() - 3 + i;
+    out = apply_along(
+        out, dim,
+        adaptive_matrix(self.size(dim), output_size.span()[i], self.dtype(), self.device()));
+  }
+  return loom::contiguous(out);
+}
+
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
+  const char* op = "loom::_adaptive_avg_pool2d_backward";
+  if (grad_output.dim() != self.dim() || (self.dim() != 3 && self.dim() != 4)) {
+    fail(op, "expected a 3-D or 4-D self and a grad_output of its rank, found ",
+         shape_to_string(self.sizes()), " and ", shape_to_string(grad_output.sizes()));
+  }
+  Tensor grad = grad_output;
+  for (int64_t i = 0; i < 2; ++i) {
+    const int64_t dim = self.dim() - 2 + i;
+    Tensor a = adaptive_matrix(self.size(dim), grad_output.size(dim), grad_output.dtype(),
+                               grad_output.device());
+    grad = apply_along(grad, dim, a.t());
+  }
+  return loom::contiguous(grad);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::max_pool2d", decomposition<&max_pool2d>()},
     {"loom::max_pool2d_with_indices_backward", decomposition<&max_pool2d_with_indices_backward>()},
@@ -251,6 +417,10 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::adaptive_avg_pool1d", decomposition<&adaptive_avg_pool1d>()},
     {"loom::upsample_nearest2d.vec", decomposition<&upsample_nearest2d_vec>()},
     {"loom::upsample_bilinear2d.vec", decomposition<&upsample_bilinear2d_vec>()},
+    {"loom::avg_pool3d", decomposition<&avg_pool3d>()},
+    {"loom::max_pool3d_with_indices", decomposition<&max_pool3d_with_indices>()},
+    {"loom::_adaptive_avg_pool3d", decomposition<&adaptive_avg_pool3d>()},
+    {"loom::_adaptive_avg_pool2d_backward", decomposition<&adaptive_avg_pool2d_backward>()},
 };
 
 }  // namespace

@@ -327,6 +327,21 @@ int64_t sym_storage_offset(const Tensor& self) {
   return self.storage_offset();
 }
 
+void assert_tensor_metadata(const Tensor& a, const OptionalIntList& size,
+                            const OptionalIntList& stride, std::optional<ScalarType> dtype,
+                            std::optional<Device> device, std::optional<int64_t> layout) {
+  const char* op = "loom::_assert_tensor_metadata";
+  if (size && !same_shape(a.sizes(), size->span())) {
+    fail(op, "expected a tensor of shape ", shape_to_string(size->span()), ", found ",
+         shape_to_string(a.sizes()));
+  }
+  if (dtype && a.dtype() != *dtype) {
+    fail(op, "expected a tensor of dtype ", scalar_type_name(*dtype), ", found ",
+         scalar_type_name(a.dtype()));
+  }
+  if (layout && *layout != 7) fail(op, "expected layout torch.strided (7), found ", *layout);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::stack", decomposition<&stack_tensors>()},
     {"loom::pixel_shuffle", decomposition<&pixel_shuffle>()},
@@ -345,6 +360,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::reflection_pad3d", decomposition<&mode_pad<3, true>>()},
     {"loom::replication_pad2d", decomposition<&mode_pad<2, false>>()},
     {"loom::replication_pad3d", decomposition<&mode_pad<3, false>>()},
+    {"loom::_assert_tensor_metadata", decomposition<&assert_tensor_metadata>()},
     {"loom::sym_size.int", decomposition<&sym_size>()},
     {"loom::sym_stride.int", decomposition<&sym_stride>()},
     {"loom::sym_numel", decomposition<&sym_numel>()},

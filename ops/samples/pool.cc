@@ -98,6 +98,24 @@ std::vector<OpSample> make() {
   s.push_back(
       OpSample{"loom::upsample_nearest2d.vec", {T({1, 1, 2, 2}), L({4, 4}), DL({2.0, 2.0})}}.raises(
           "expected exactly one of output_size and scale_factors"));
+  // 3-D pools from the 2-D ones, adaptive pooling as products (Core ATen IR).
+  s.push_back({"loom::avg_pool3d", {T({1, 2, 4, 5, 6}), L({2, 2, 2})}});
+  s.push_back(
+      {"loom::avg_pool3d",
+       {T({2, 3, 5, 4, 5}, kF64), L({3, 2, 3}), L({2, 1, 2}), L({1, 1, 1}), B(true), B(false)}});
+  s.push_back(
+      {"loom::avg_pool3d", {T({2, 4, 4, 4}), L({2}), L({1}), L({1}), B(false), B(true), I(3)}});
+  s.push_back(
+      {"loom::max_pool3d_with_indices", {T({1, 2, 4, 5, 6}, kF32, Fill::Distinct), L({2, 2, 2})}});
+  s.push_back({"loom::max_pool3d_with_indices",
+               {T({2, 5, 4, 6}, kF64, Fill::Distinct), L({3, 2, 2}), L({2, 1, 2}), L({1, 1, 1}),
+                L({1, 2, 1}), B(true)}});
+  s.push_back({"loom::_adaptive_avg_pool3d", {T({1, 2, 5, 6, 7}), L({2, 3, 4})}});
+  s.push_back({"loom::_adaptive_avg_pool3d", {T({2, 4, 4, 3}, kF64), L({4, 1, 3})}});
+  s.push_back({"loom::_adaptive_avg_pool2d_backward", {T({2, 3, 2, 3}), T({2, 3, 5, 7})}});
+  s.push_back({"loom::_adaptive_avg_pool2d_backward", {T({3, 4, 4}, kF64), T({3, 6, 5}, kF64)}});
+  s.push_back(OpSample{"loom::avg_pool3d", {T({2, 3, 4}), L({2, 2, 2})}}.raises(
+      "expected a 4-D (unbatched) or 5-D (batched) input"));
   return s;
 }
 

@@ -105,6 +105,12 @@ std::vector<OpSample> make() {
       {"loom::sym_numel", {T({2, 3, 4})}},
       {"loom::sym_storage_offset", {T({3})}},
       OpSample{"loom::sym_size.int", {T({2, 3}), I(2)}}.raises("out of range"),
+      {"loom::_assert_tensor_metadata", {T({2, 3})}, {{"size", L({2, 3})}, {"dtype", kF32}}},
+      {"loom::_assert_tensor_metadata", {T({4}, kI64), none(), none(), kI64}},
+      OpSample{"loom::_assert_tensor_metadata", {T({2, 3})}, {{"dtype", kF64}}}.raises(
+          "expected a tensor of dtype float64, found float32"),
+      OpSample{"loom::_assert_tensor_metadata", {T({2, 3}), L({3, 2})}}.raises(
+          "expected a tensor of shape [3, 2], found [2, 3]"),
   };
   return s;
 }

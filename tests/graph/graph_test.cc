@@ -183,10 +183,10 @@ TEST_F(GraphTest, ValidateNamesTheFirstProblem) {
       "graph", {"argument 0 is 'self' in the schema, found 'input'"});
   expect_error(
       [&] {
-        with_node(Node{"loom::relu", "", {Argument::of_constant("self", int64_t{3})}, {}, false})
+        with_node(Node{"loom::relu", "", {Argument::of_constant("self", "text")}, {}, false})
             .validate();
       },
-      "graph", {"argument 'self' expects Tensor, found int 3"});
+      "graph", {"argument 'self' expects Tensor, found str \"text\""});
   expect_error(
       [&] {
         with_node(Node{"loom::relu", "", {}, {}, false}).validate();

@@ -4,9 +4,15 @@
 Each model is exported with torch.export, lowered to the Core ATen IR
 (run_decompositions) and saved as <name>.pt2; <name>.safetensors holds its inputs
 (input_0, ...) and PyTorch's outputs (output_0, ...) for them, in float32. The files are
-committed: loom and its tests never need PyTorch. To remake them (the venv of
-tools/bench/setup-pytorch-peer.sh, with torch's Python dependencies installed):
-  build/pytorch-venv/bin/python tests/models/make_models.py tests/models
+committed: loom and its tests never need PyTorch. To remake them, in the venv of
+tools/bench/setup-pytorch-peer.sh with torch's Python dependencies, and, since PyPI's
+wheel is a CUDA build, the CUDA libraries /usr/local/cuda lacks or has older:
+  build/pytorch-venv/bin/pip install sympy networkx jinja2 fsspec filelock numpy \
+      safetensors "nvidia-cufile==1.17.1.22.*" nvidia-cusparselt-cu13 nvidia-nvshmem-cu13 \
+      nvidia-nccl-cu13
+  (nv=build/pytorch-venv/lib/python3.11/site-packages/nvidia;
+   LD_LIBRARY_PATH=$nv/nccl/lib:$nv/cu13/lib:$nv/cusparselt/lib:$nv/nvshmem/lib:/usr/local/cuda/lib64 \
+   build/pytorch-venv/bin/python tests/models/make_models.py tests/models)
 """
 import os
 import sys
@@ -75,6 +81,20 @@ class Lstm(torch.nn.Module):
         return self.head(out[:, -1])
 
 
+class Pools3d(torch.nn.Module):
+    """The 3-D pools loom builds from 2-D ones: average (padding, ceil mode, no padding in
+    the count), maximum with its indices (padding, dilation), adaptive average."""
+
+    def forward(self, x):
+        a = torch.nn.functional.avg_pool3d(x, (3, 2, 3), stride=(2, 1, 2), padding=1,
+                                           ceil_mode=True, count_include_pad=False)
+        m, i = torch.nn.functional.max_pool3d(x, (2, 3, 2), stride=(1, 2, 1), padding=(1, 1, 0),
+                                              dilation=(2, 1, 1), return_indices=True)
+        g = torch.nn.functional.adaptive_avg_pool3d(x, (2, 3, 4))
+        return a.sum(dim=(2, 3, 4)) + m.sum(dim=(2, 3, 4)) + g.sum(dim=(2, 3, 4)) + \
+            i.to(x.dtype).mean(dim=(2, 3, 4)) * 1e-3
+
+
 def randomize_batch_norm_statistics(model, generator):
     # Fresh running statistics are 0 and 1: give eval mode something to normalise with.
     for m in model.modules():
@@ -97,6 +117,7 @@ def models():
         "transformer_encoder": (TransformerEncoder(), (randn(2, 10, 32),), None,
                                 (randn(2, 10, 32),)),
         "lstm": (Lstm(), (randn(3, 7, 8),), None, (randn(3, 7, 8),)),
+        "pools3d": (Pools3d(), (randn(2, 3, 6, 7, 8),), None, (randn(2, 3, 6, 7, 8),)),
     }
 
 

@@ -71,7 +71,8 @@ struct ListItem {
 // One argument of a node, named as in the operator's schema.
 struct Argument {
   enum class Kind : uint8_t {
-    Constant,  // `constant`: None, a number, a string, a dtype, a device, a list of numbers
+    Constant,  // `constant`: None, a number (also for a Tensor: a wrapped 0-dim tensor), a
+               // string, a dtype, a device, a list of numbers
     Value,     // `value`: a tensor or symbolic number defined earlier
     List,      // `items`: a Tensor[], Tensor?[] or int[] holding values of the graph
   };

@@ -3,7 +3,7 @@
 // every value's metadata without data).
 //
 //   loom::graph::Interpreter run(graph, loom::parse_device("cuda"));
-//   std::vector<loom::Tensor> outputs = run(inputs);  // one tensor per graph input
+//   std::vector<loom::Tensor> outputs = run(inputs);  // inputs: one per graph input
 #pragma once
 
 #include <mutex>
@@ -33,7 +33,7 @@ struct NodeSupport {
 // constant arguments (with device constants replaced by the device it runs on) and the
 // places where a value of the graph goes. Running a node then writes the tensors and
 // symbolic numbers it reads into those places and calls Dispatcher::call: no name
-// lookup, no schema binding and no allocation beyond the kernel's own. Each value is
+// lookup, no schema binding and no allocation per node beyond the kernel's own. Each value is
 // released after its last reader (Note [Freeing after the last use]), so a graph needs
 // the memory of the values live at once, not of all of them.
 class Interpreter {
@@ -48,7 +48,7 @@ class Interpreter {
   // Runs the graph. `inputs` are the tensors of graph.inputs(), in order; each must be
   // on the interpreter's device and match its metadata: the dtype, the rank, every
   // fixed size, and symbolic sizes consistently bound within their ranges. Returns the
-  // graph's outputs (a symbolic number as a 0-dim int64 tensor on the CPU). Calls are
+  // graph's outputs (a symbolic number as a 0-dim CPU tensor: int64, float64 or bool). Calls are
   // serialised: one run at a time per interpreter. Errors are loom::Error naming the
   // node ("[graph] node 'addmm' (loom::addmm): ...") or the input.
   std::vector<Tensor> operator()(std::span<const Tensor> inputs);
@@ -72,10 +72,9 @@ class Interpreter {
 };
 
 // Runs `graph` on the meta device with inputs made from the metadata of its inputs
-// (symbolic sizes at their traced value) and records every tensor value's metadata;
-// values whose metadata was already known keep their symbolic sizes, and sizes equal
-// to a symbol's traced value are not guessed to be symbolic. Throws when an op has no
-// meta kernel.
+// (symbolic sizes at their traced value) and records the metadata of every tensor value
+// that has none, with the sizes of that run (fixed numbers: a size is not guessed to be
+// symbolic). Values with metadata keep theirs. Throws when an op has no meta kernel.
 void propagate_metadata(Graph& graph);
 
 }  // namespace loom::graph
