@@ -14,6 +14,7 @@
 #include "loom/exported_program.h"
 #include "loom/factories.h"
 #include "loom/ops/generated/ops.h"
+#include "loom/schema_default.h"
 #include "pt2_reader.h"
 #include "zip_archive.h"
 
@@ -506,7 +507,7 @@ class GraphBuilder {
         r_.error(where, ": argument '", want.name, "' of ", schema.to_string(), " is missing");
       }
       node.arguments.push_back(
-          Argument::of_constant(want.name, default_value(*want.default_value)));
+          Argument::of_constant(want.name, value_of_default(*want.default_value)));
     }
     node.list_return = schema.returns.size() == 1 && schema.returns[0].type.kind == K::List;
   }
@@ -515,19 +516,6 @@ class GraphBuilder {
     if (a.kind == Argument::Kind::Constant && a.constant.is_int())
       return str_cat(a.constant.to_int());
     return "that is not a constant";
-  }
-
-  static Value default_value(const dispatch::DefaultValue& d) {
-    return std::visit(
-        [](const auto& v) -> Value {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, std::monostate>) {
-            return Value();
-          } else {
-            return Value(v);
-          }
-        },
-        d);
   }
 
   void read_outputs(Node& node, const json& jn, const std::string& where) {

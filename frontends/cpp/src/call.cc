@@ -13,6 +13,7 @@
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/function_schema.h"
 #include "loom/factories.h"
+#include "loom/schema_default.h"
 
 namespace loom {
 namespace {
@@ -58,19 +59,6 @@ struct BindStorage {
   std::deque<Tensor> numbers;  // numbers given for Tensor arguments, as wrapped scalars
   bool wrap_numbers = true;
 };
-
-Value default_as_value(const dispatch::DefaultValue& d) {
-  return std::visit(
-      [](const auto& v) -> Value {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) {
-          return Value();
-        } else {
-          return Value(v);
-        }
-      },
-      d);
-}
 
 LoomValue int_list(BindStorage& storage, std::vector<int64_t> values) {
   return dispatch::box(IntArrayRef(storage.ints.emplace_back(std::move(values))));
@@ -219,7 +207,7 @@ std::string bind_arguments(const FunctionSchema& schema, const std::vector<Value
       if (name == arg.name) value = &kw;
     }
     if (value == nullptr && arg.default_value) {
-      value = &storage.defaults.emplace_back(default_as_value(*arg.default_value));
+      value = &storage.defaults.emplace_back(value_of_default(*arg.default_value));
     }
     if (value == nullptr) return str_cat("missing argument '", arg.name, "'");
     std::optional<LoomValue> v = box_as(arg.type, *value, storage);
@@ -317,6 +305,19 @@ std::vector<Value> call(std::string_view op, const std::vector<Value>& args, con
     given += str_cat(given.empty() ? "" : ", ", name, "=", v.type_name());
   }
   fail(qualified, "no overload accepts (", given, "):", reasons);
+}
+
+Value value_of_default(const dispatch::DefaultValue& d) {
+  return std::visit(
+      [](const auto& v) -> Value {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return Value();
+        } else {
+          return Value(v);
+        }
+      },
+      d);
 }
 
 std::vector<std::string> schemas(std::string_view op) {
