@@ -282,8 +282,6 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     const IntList& dilation, bool transposed, const IntList& output_padding, int64_t groups,
     const std::vector<bool>& output_mask) {
   const char* op = "loom::convolution_backward";
-  const ScalarType grad_output_dtype = grad_output.dtype();
-  const Device grad_device = grad_output.device();
   if (output_mask.size() != 3)
     fail(op, "expected 3 output_mask values, found ", output_mask.size());
   const int64_t spatial = weight.dim() - 2;
@@ -325,15 +323,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     for (int64_t d = 2; d < grad_output.dim(); ++d) dims.push_back(d);
     grad_bias = loom::sum(grad_output, dims, false);
   }
-  // Gradients output_mask does not ask for are empty ([0]), where PyTorch leaves them
-  // undefined: a loom op returns a tensor for each Tensor of its schema.
-  auto or_empty = [&](Tensor& t) {
-    if (!t.defined()) t = zeros_of({0}, grad_output_dtype, grad_device);
-  };
-  or_empty(grad_input);
-  or_empty(grad_weight);
-  or_empty(grad_bias);
-  return {grad_input, grad_weight, grad_bias};
+  return masked_gradients(grad_input, grad_weight, grad_bias, grad_output);
 }
 
 constexpr DecompositionEntry kDecompositions[] = {

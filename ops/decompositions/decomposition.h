@@ -214,6 +214,11 @@ LoomKernelFn find_decomposition(std::string_view op);
 Tensor wrapped_number(double value);
 // A new tensor of zeros.
 Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device device);
+// The three gradients of a backward op with an output_mask, those it did not ask for
+// (undefined) as empty [0] tensors like `like`: PyTorch leaves them undefined, but a loom
+// op returns a tensor for each Tensor of its schema.
+std::tuple<Tensor, Tensor, Tensor> masked_gradients(Tensor a, Tensor b, Tensor c,
+                                                    const Tensor& like);
 // A 1-D int64 tensor of `values` on `device` (indices computed on the host).
 Tensor int64_tensor(const std::vector<int64_t>& values, Device device);
 // `t` in `dtype` (itself when it already is).

@@ -277,10 +277,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
   if (output_mask[1])
     grad_weight = loom::reshape(loom::sum(loom::mul(g, x_hat), IntList{0, 3}, false), {c});
   if (output_mask[2]) grad_bias = loom::reshape(loom::sum(g, IntList{0, 3}, false), {c});
-  for (Tensor* t : {&grad_input, &grad_weight, &grad_bias}) {  // as native_layer_norm_backward
-    if (!t->defined()) *t = zeros_of({0}, grad_out.dtype(), grad_out.device());
-  }
-  return {grad_input, grad_weight, grad_bias};
+  return masked_gradients(grad_input, grad_weight, grad_bias, grad_out);
 }
 
 // Note [layer_norm's gradients]
@@ -293,8 +290,6 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
     const Tensor& mean, const Tensor& rstd, const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias, const std::vector<bool>& output_mask) {
   const char* op = "loom::native_layer_norm_backward";
-  const ScalarType grad_output_dtype = grad_out.dtype();
-  const Device grad_device = grad_out.device();
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   if (axis < 0) {
     fail(op, "normalized_shape ", shape_to_string(normalized_shape.span()),
@@ -319,15 +314,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
   auto over_batch = [&](const Tensor& t) { return batch.empty() ? t : loom::sum(t, batch, false); };
   if (output_mask[1] && weight) grad_weight = over_batch(loom::mul(grad_out, x_hat));
   if (output_mask[2] && bias) grad_bias = over_batch(grad_out);
-  // Gradients output_mask does not ask for are empty ([0]), where PyTorch leaves them
-  // undefined: a loom op returns a tensor for each Tensor of its schema.
-  auto or_empty = [&](Tensor& t) {
-    if (!t.defined()) t = zeros_of({0}, grad_output_dtype, grad_device);
-  };
-  or_empty(grad_input);
-  or_empty(grad_weight);
-  or_empty(grad_bias);
-  return {grad_input, grad_weight, grad_bias};
+  return masked_gradients(grad_input, grad_weight, grad_bias, grad_out);
 }
 
 constexpr DecompositionEntry kDecompositions[] = {

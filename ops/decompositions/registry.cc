@@ -38,6 +38,14 @@ Tensor wrapped_number(double value) {
   return wrapped_scalar(Scalar(value));
 }
 
+std::tuple<Tensor, Tensor, Tensor> masked_gradients(Tensor a, Tensor b, Tensor c,
+                                                    const Tensor& like) {
+  for (Tensor* t : {&a, &b, &c}) {
+    if (!t->defined()) *t = zeros_of({0}, like.dtype(), like.device());
+  }
+  return {a, b, c};
+}
+
 Tensor int64_tensor(const std::vector<int64_t>& values, Device device) {
   Tensor t = empty(std::vector<int64_t>{static_cast<int64_t>(values.size())}, ScalarType::Int64,
                    Device{kCPU, -1});
