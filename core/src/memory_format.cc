@@ -28,6 +28,29 @@ std::string_view memory_format_name(MemoryFormat format) {
   return format == MemoryFormat::ChannelsLast ? "channels_last" : "contiguous_format";
 }
 
+namespace {
+constexpr std::pair<int64_t, std::string_view> kCodeNames[] = {
+    {memory_format_code::kContiguous, "contiguous_format"},
+    {memory_format_code::kChannelsLast, "channels_last"},
+    {memory_format_code::kChannelsLast3d, "channels_last_3d"},
+    {memory_format_code::kPreserve, "preserve_format"},
+};
+}  // namespace
+
+std::string_view memory_format_code_name(int64_t code) {
+  for (const auto& [c, name] : kCodeNames) {
+    if (c == code) return name;
+  }
+  return {};
+}
+
+std::optional<int64_t> memory_format_code_of(std::string_view name) {
+  for (const auto& [c, spelled] : kCodeNames) {
+    if (spelled == name) return c;
+  }
+  return std::nullopt;
+}
+
 DimVector strides_for(IntArrayRef sizes, MemoryFormat format) {
   if (format == MemoryFormat::Contiguous) return contiguous_strides(sizes);
   LOOM_CHECK(sizes.size() == 4, "tensor", "channels_last needs a 4-D tensor, found ", sizes.size(),

@@ -114,6 +114,10 @@ TensorImpl::~TensorImpl() {
 }
 
 void TensorImpl::resize_contiguous(IntArrayRef sizes) {
+  resize_dense(sizes, contiguous_strides(sizes));
+}
+
+void TensorImpl::resize_dense(IntArrayRef sizes, IntArrayRef strides) {
   DimVector new_sizes(sizes.begin(), sizes.end());
   const int64_t numel = checked_numel(new_sizes, "resize");
   if (numel > 0) {
@@ -124,10 +128,10 @@ void TensorImpl::resize_contiguous(IntArrayRef sizes) {
                scalar_type_name(dtype_));
     storage_->grow(static_cast<size_t>(bytes));
   }
-  strides_ = contiguous_strides(new_sizes);
+  strides_.assign(strides.begin(), strides.end());
   sizes_ = std::move(new_sizes);
   numel_ = numel;
-  is_contiguous_ = true;
+  is_contiguous_ = compute_is_contiguous(sizes_, strides_);
 }
 
 void* TensorImpl::extension(int slot) const {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "loom/core/error.h"
+#include "loom/core/memory_format.h"
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/exported_program.h"
@@ -41,10 +42,6 @@ constexpr int64_t kSchemaMajor = 8;
 constexpr uint64_t kMaxJsonBytes = uint64_t{256} << 20;
 constexpr size_t kMaxJsonDepth = 128;
 constexpr size_t kMaxRank = 64;
-// PyTorch's Layout.Strided and MemoryFormat values (the export schema's enums).
-constexpr int64_t kStridedLayout = 7;
-constexpr int64_t kContiguousFormat = 1;
-constexpr int64_t kPreserveFormat = 4;
 
 // The export schema's ScalarType enum to loom's.
 std::optional<ScalarType> dtype_of_export(int64_t v) {
@@ -223,7 +220,7 @@ class Reader {
     for (const json& s : sizes) meta.sizes.push_back(sym_size(s, where));
     if (const json* layout = optional_field(j, "layout")) {
       int64_t l = integer(*layout, where);
-      if (l != kStridedLayout)
+      if (l != kStridedLayoutCode)
         error(where, ": layout ", l, " is not strided (7); loom has dense tensors only");
     }
     return meta;
@@ -387,7 +384,7 @@ class GraphBuilder {
     if (kind == "as_scalar_type") return Argument::of_constant(arg_name, r_.dtype(x, where));
     if (kind == "as_layout") {
       int64_t layout = r_.integer(x, where);
-      if (layout != kStridedLayout) {
+      if (layout != kStridedLayoutCode) {
         r_.error(where, ": layout ", layout, " is not strided (7); loom has dense tensors only");
       }
       return Argument::of_constant(arg_name, layout);
@@ -481,11 +478,12 @@ class GraphBuilder {
       Argument format = argument("memory_format", *given["memory_format"], where);
       given.erase("memory_format");
       if (format.kind == Argument::Kind::Constant && format.constant.is_int() &&
-          format.constant.to_int() == kContiguousFormat) {
+          format.constant.to_int() == memory_format_code::kContiguous) {
         node.op = "loom::contiguous";
       } else if (!(format.kind == Argument::Kind::Constant &&
                    (format.constant.is_none() ||
-                    (format.constant.is_int() && format.constant.to_int() == kPreserveFormat)))) {
+                    (format.constant.is_int() &&
+                     format.constant.to_int() == memory_format_code::kPreserve)))) {
         r_.error(where, ": clone with memory format ", argument_kind_text(format),
                  " (loom's clone keeps the layout or makes it contiguous)");
       }

@@ -61,23 +61,12 @@ Tensor to_copy(const Tensor& self, std::optional<ScalarType> dtype, std::optiona
                std::optional<Device> device, std::optional<bool> pin_memory, bool non_blocking,
                std::optional<int64_t> memory_format) {
   const char* op = "loom::_to_copy";
-  if (layout && *layout != 7)
+  if (layout && *layout != kStridedLayoutCode)
     fail(op, "expected layout None or torch.strided (7), found ", *layout);
   if (pin_memory && *pin_memory)
     fail(op, "pin_memory=True is not supported; use Tensor::pin_memory");
-  ScalarType type = dtype.value_or(self.dtype());
-  Device where = device.value_or(self.device());
-  Tensor out;
-  if (!memory_format || *memory_format == 4) {  // preserve_format
-    out = empty_in_layout_of(self, type, where);
-  } else if (*memory_format == 1) {  // contiguous_format
-    out = empty(self.sizes(), type, where);
-  } else {
-    fail(op,
-         "expected memory_format None, torch.preserve_format (4) or torch.contiguous_format "
-         "(1), found ",
-         *memory_format);
-  }
+  Tensor out = empty_in_format(op, self.sizes(), memory_format, &self, dtype.value_or(self.dtype()),
+                               device.value_or(self.device()));
   loom::copy_(out, self, non_blocking);
   return out;
 }

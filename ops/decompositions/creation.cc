@@ -21,14 +21,9 @@ Tensor eye_out(int64_t n, int64_t m, const Tensor& out) {
   return out;
 }
 
-// PyTorch's Layout.Strided and MemoryFormat values, as the factory ops take them.
-constexpr int64_t kStrided = 7;
-constexpr int64_t kContiguousFormat = 1;
-constexpr int64_t kPreserveFormat = 4;
-
 // The checks every factory op makes of its tensor options.
 void check_options(const char* op, std::optional<int64_t> layout, std::optional<bool> pin_memory) {
-  if (layout && *layout != kStrided) {
+  if (layout && *layout != kStridedLayoutCode) {
     fail(op, "expected layout None or torch.strided (7), found ", *layout,
          " (loom has dense tensors only)");
   }
@@ -68,21 +63,8 @@ Tensor full_like(const Tensor& self, const Scalar& fill_value, std::optional<Sca
                  std::optional<bool> pin_memory, std::optional<int64_t> memory_format) {
   const char* op = "loom::full_like";
   check_options(op, layout, pin_memory);
-  ScalarType type = dtype.value_or(self.dtype());
-  Device where = device.value_or(self.device());
-  Tensor out;
-  if (!memory_format || *memory_format == kPreserveFormat) {
-    const DimVector strides = preserved_strides(*self.impl());
-    out = strides.empty() ? Tensor(empty(self.sizes(), type, where))
-                          : Tensor(empty_strided(self.sizes(), strides, type, where));
-  } else if (*memory_format == kContiguousFormat) {
-    out = empty(self.sizes(), type, where);
-  } else {
-    fail(op,
-         "expected memory_format None, torch.preserve_format (4) or torch.contiguous_format "
-         "(1), found ",
-         *memory_format);
-  }
+  Tensor out = empty_in_format(op, self.sizes(), memory_format, &self, dtype.value_or(self.dtype()),
+                               device.value_or(self.device()));
   loom::fill_(out, fill_value);
   return out;
 }
@@ -102,13 +84,8 @@ Tensor empty_memory_format(const IntList& size, std::optional<ScalarType> dtype,
   const char* op = "loom::empty.memory_format";
   check_options(op, layout, pin_memory);
   check_sizes(op, size);
-  if (memory_format && *memory_format != kContiguousFormat && *memory_format != kPreserveFormat) {
-    fail(op,
-         "expected memory_format None, torch.contiguous_format (1) or torch.preserve_format "
-         "(4), found ",
-         *memory_format);
-  }
-  return empty(size.span(), dtype.value_or(ScalarType::Float32), device.value_or(Device{}));
+  return empty_in_format(op, size.span(), memory_format, nullptr,
+                         dtype.value_or(ScalarType::Float32), device.value_or(Device{}));
 }
 
 Tensor empty_strided_op(const IntList& size, const IntList& stride, std::optional<ScalarType> dtype,

@@ -136,6 +136,9 @@ inline void box_return(LoomValue& out, const Tensor& t) {
 inline void box_return(LoomValue& out, int64_t v) {
   out = box(v);
 }
+inline void box_return(LoomValue& out, bool v) {
+  out = box(v);
+}
 inline void box_return(LoomValue& out, const Scalar& v) {
   out = box(v);
 }
@@ -221,6 +224,12 @@ std::tuple<Tensor, Tensor, Tensor> masked_gradients(Tensor a, Tensor b, Tensor c
                                                     const Tensor& like);
 // A 1-D int64 tensor of `values` on `device` (indices computed on the host).
 Tensor int64_tensor(const std::vector<int64_t>& values, Device device);
+// A new tensor of `sizes` for a memory_format argument (Note [Memory format codes]):
+// preserve_format or None takes `like`'s layout (row-major without `like`),
+// contiguous_format is row-major, channels_last NHWC (4 dims); any other code fails
+// naming `op`.
+Tensor empty_in_format(const char* op, IntArrayRef sizes, std::optional<int64_t> memory_format,
+                       const Tensor* like, ScalarType dtype, Device device);
 // `t` in `dtype` (itself when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
 

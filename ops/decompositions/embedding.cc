@@ -1,5 +1,6 @@
 // Decompositions of the embedding family: embedding_bag (sums, means or maxima of bags of
-// embedding rows) and embedding's weight gradient embedding_dense_backward.
+// embedding rows; _embedding_bag, Core ATen IR's spelling) and embedding's weight gradient
+// embedding_dense_backward.
 #include <algorithm>
 #include <vector>
 
@@ -119,6 +120,21 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   return {out, offset2bag_t, bag_size_t, max_indices};
 }
 
+// Core ATen IR's spelling, whose padding_idx -1 means none.
+std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag_core(
+    const Tensor& weight, const Tensor& indices, const Tensor& offsets, bool scale_grad_by_freq,
+    int64_t mode, bool sparse, const std::optional<Tensor>& per_sample_weights,
+    bool include_last_offset, int64_t padding_idx) {
+  if (padding_idx < -1) {
+    fail("loom::_embedding_bag", "expected padding_idx -1 (none) or a row index, found ",
+         padding_idx);
+  }
+  std::optional<int64_t> pad;
+  if (padding_idx >= 0) pad = padding_idx;
+  return loom::embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, sparse,
+                             per_sample_weights, include_last_offset, pad);
+}
+
 // The weight gradient of embedding: each row of grad_output added into the row its index
 // names, none into padding_idx's row, each divided by its index's count when
 // scale_grad_by_freq.
@@ -150,6 +166,7 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::embedding_dense_backward", decomposition<&embedding_dense_backward>()},
     {"loom::embedding_bag", decomposition<&embedding_bag>()},
+    {"loom::_embedding_bag", decomposition<&embedding_bag_core>()},
 };
 
 }  // namespace

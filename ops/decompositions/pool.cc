@@ -1,7 +1,9 @@
 // Decompositions of the pooling ops: max_pool2d (the values of max_pool2d_with_indices),
 // its gradient max_pool2d_with_indices_backward (scatter_add_ at the indices),
-// the 1-D pools (the 2-D ones over a height of 1), and nearest / bilinear upsampling
-// (index_select of the source rows and columns, mixed with their weights).
+// the 1-D pools (the 2-D ones over a height of 1), nearest / bilinear upsampling
+// (index_select of the source rows and columns, mixed with their weights), the 3-D pools
+// (two passes of the 2-D ones), and adaptive pooling and avg_pool2d's gradient (matrix
+// products along each pooled dim).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -390,6 +392,70 @@ Tensor adaptive_avg_pool3d(const Tensor& self, const IntList& output_size) {
   return loom::contiguous(out);
 }
 
+// A 2-D pool's list argument along dim i (0 height, 1 width): one value serves both, an
+// empty list means `fallback` (stride=[] is the kernel size).
+int64_t pair_value(const IntList& v, size_t i, int64_t fallback) {
+  std::span<const int64_t> s = v.span();
+  if (s.empty()) return fallback;
+  return s.size() == 1 ? s[0] : s[i];
+}
+
+// avg_pool2d's matrix along one dim (Note [Separable pooling] in the autograd formulas):
+// row i averages the window of output i, [i * stride - pad, + kernel) clipped to the
+// input, dividing by `divisor` when given, else by the window's length (counting the
+// padding when count_include_pad; a ceil_mode window past the padding counts to its end).
+Tensor avg_pool_matrix(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
+                       bool count_include_pad, std::optional<double> divisor, ScalarType dtype,
+                       Device device) {
+  Tensor a = empty(std::vector<int64_t>{out, in}, ScalarType::Float64, Device{kCPU, -1});
+  double* p = a.data<double>();
+  std::fill(p, p + out * in, 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    int64_t start = i * stride - pad;
+    int64_t end = std::min(start + kernel, in + pad);
+    const int64_t padded = end - start;
+    start = std::max<int64_t>(start, 0);
+    end = std::min(end, in);
+    const double d =
+        divisor ? *divisor : static_cast<double>(count_include_pad ? padded : end - start);
+    for (int64_t k = start; k < end; ++k) p[i * in + k] = 1.0 / d;
+  }
+  return loom::to(loom::to(a, dtype), device);
+}
+
+// avg_pool2d's gradient for self: A_h^T grad A_w. The pooling arguments are checked by
+// pooling a meta tensor of self's shape, which also gives the shape grad_output must have.
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Tensor& self,
+                           const IntList& kernel_size, const IntList& stride,
+                           const IntList& padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override) {
+  const char* op = "loom::avg_pool2d_backward";
+  const Tensor pooled =
+      loom::avg_pool2d(empty(self.sizes(), self.dtype(), Device{kMeta, -1}), kernel_size, stride,
+                       padding, ceil_mode, count_include_pad, divisor_override);
+  if (!same_shape(grad_output.sizes(), pooled.sizes())) {
+    fail(op, "expected grad_output of avg_pool2d's output shape ", shape_to_string(pooled.sizes()),
+         ", found ", shape_to_string(grad_output.sizes()));
+  }
+  if (grad_output.dtype() != self.dtype()) {
+    fail(op, "expected grad_output of self's dtype ", scalar_type_name(self.dtype()), ", found ",
+         scalar_type_name(grad_output.dtype()));
+  }
+  std::optional<double> divisor;
+  if (divisor_override) divisor = static_cast<double>(*divisor_override);
+  Tensor grad = grad_output;
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t dim = self.dim() - 2 + static_cast<int64_t>(i);
+    const int64_t k = pair_value(kernel_size, i, 1);
+    Tensor a = avg_pool_matrix(self.size(dim), grad_output.size(dim), k, pair_value(stride, i, k),
+                               pair_value(padding, i, 0), count_include_pad,
+                               i == 0 ? divisor : (divisor ? std::optional<double>(1.0) : divisor),
+                               grad_output.dtype(), grad_output.device());
+    grad = apply_along(grad, dim, a.t());
+  }
+  return loom::contiguous(grad);
+}
+
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
   const char* op = "loom::_adaptive_avg_pool2d_backward";
   if (grad_output.dim() != self.dim() || (self.dim() != 3 && self.dim() != 4)) {
@@ -421,6 +487,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::max_pool3d_with_indices", decomposition<&max_pool3d_with_indices>()},
     {"loom::_adaptive_avg_pool3d", decomposition<&adaptive_avg_pool3d>()},
     {"loom::_adaptive_avg_pool2d_backward", decomposition<&adaptive_avg_pool2d_backward>()},
+    {"loom::avg_pool2d_backward", decomposition<&avg_pool2d_backward>()},
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The decomposition table and the helpers decompositions share.
 #include "absl/container/flat_hash_map.h"
 #include "decomposition.h"
+#include "loom/core/memory_format.h"
 #include "loom/dispatcher/dispatcher.h"
 
 namespace loom::ops {
@@ -57,6 +58,28 @@ Tensor zeros_of(const std::vector<int64_t>& sizes, ScalarType dtype, Device devi
   Tensor t = empty(sizes, dtype, device);
   loom::fill_(t, Scalar(0));
   return t;
+}
+
+Tensor empty_in_format(const char* op, IntArrayRef sizes, std::optional<int64_t> memory_format,
+                       const Tensor* like, ScalarType dtype, Device device) {
+  namespace code = memory_format_code;
+  const int64_t format = memory_format.value_or(code::kPreserve);
+  if (format == code::kPreserve && like != nullptr) {
+    const DimVector strides = preserved_strides(*like->impl());
+    if (!strides.empty()) return empty_strided(sizes, strides, dtype, device);
+  }
+  if (format == code::kPreserve || format == code::kContiguous) return empty(sizes, dtype, device);
+  if (format == code::kChannelsLast && sizes.size() == 4) {
+    return empty_strided(sizes, strides_for(sizes, MemoryFormat::ChannelsLast), dtype, device);
+  }
+  if (format == code::kChannelsLast) {
+    fail(op, "expected a 4-D tensor for torch.channels_last, found ", sizes.size(), " dims");
+  }
+  const std::string_view name = memory_format_code_name(format);
+  fail(op,
+       "expected memory_format None, torch.contiguous_format (1), torch.channels_last (2) or "
+       "torch.preserve_format (4), found ",
+       format, name.empty() ? "" : " (torch.", name, name.empty() ? "" : ")");
 }
 
 Tensor cast(const Tensor& t, ScalarType dtype) {

@@ -2,12 +2,13 @@
 // split_with_sizes, chunk, flatten and reshape (a copy only when the strides allow no
 // view), pad and constant_pad_nd, select_scatter and slice_scatter (src copied into a
 // view of a clone of self), and pixel_shuffle / pixel_unshuffle (a reshape, a permute and
-// a reshape).
+// a reshape); the sym_* size queries and sym_is_contiguous.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "decomposition.h"
+#include "loom/core/memory_format.h"
 #include "loom/core/type_promotion.h"
 
 namespace loom::ops {
@@ -327,6 +328,31 @@ int64_t sym_storage_offset(const Tensor& self) {
   return self.storage_offset();
 }
 
+// Whether self is dense in the memory format `code` (Note [Memory format codes]): row-major
+// for contiguous_format, NHWC for channels_last (4 dims), NDHWC for channels_last_3d (5).
+bool sym_is_contiguous(const Tensor& self, int64_t code) {
+  const char* op = "loom::sym_is_contiguous";
+  namespace mf = memory_format_code;
+  if (code == mf::kContiguous) return self.is_contiguous();
+  if (code == mf::kChannelsLast) {
+    return self.dim() == 4 && self.TensorBase::is_contiguous(MemoryFormat::ChannelsLast);
+  }
+  if (code != mf::kChannelsLast3d) {
+    fail(op,
+         "expected memory_format torch.contiguous_format (1), torch.channels_last (2) or "
+         "torch.channels_last_3d (3), found ",
+         code);
+  }
+  if (self.dim() != 5) return false;
+  // Innermost first: C, W, H, D, N; a size-1 dim may have any stride.
+  int64_t expected = 1;
+  for (int64_t d : {1, 4, 3, 2, 0}) {
+    if (self.size(d) != 1 && self.stride(d) != expected) return false;
+    expected *= self.size(d);
+  }
+  return true;
+}
+
 void assert_tensor_metadata(const Tensor& a, const OptionalIntList& size,
                             const OptionalIntList& stride, std::optional<ScalarType> dtype,
                             std::optional<Device> device, std::optional<int64_t> layout) {
@@ -339,7 +365,8 @@ void assert_tensor_metadata(const Tensor& a, const OptionalIntList& size,
     fail(op, "expected a tensor of dtype ", scalar_type_name(*dtype), ", found ",
          scalar_type_name(a.dtype()));
   }
-  if (layout && *layout != 7) fail(op, "expected layout torch.strided (7), found ", *layout);
+  if (layout && *layout != kStridedLayoutCode)
+    fail(op, "expected layout torch.strided (7), found ", *layout);
 }
 
 constexpr DecompositionEntry kDecompositions[] = {
@@ -365,6 +392,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::sym_stride.int", decomposition<&sym_stride>()},
     {"loom::sym_numel", decomposition<&sym_numel>()},
     {"loom::sym_storage_offset", decomposition<&sym_storage_offset>()},
+    {"loom::sym_is_contiguous", decomposition<&sym_is_contiguous>()},
 };
 
 }  // namespace

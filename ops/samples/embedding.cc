@@ -1,5 +1,5 @@
-// Samples of the embedding family: embedding, embedding_bag, one_hot (Note [Op samples] in
-// loom/ops/samples.h).
+// Samples of the embedding family: embedding, embedding_bag, _embedding_bag, one_hot (Note [Op
+// samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -21,6 +21,14 @@ std::vector<OpSample> make() {
       {"loom::embedding_bag",
        {T({10, 3}), Idx({4}, 10), T({2}, kI64, Fill::Zeros)},
        {{"per_sample_weights", T({4})}, {"include_last_offset", B(true)}}},
+      {"loom::_embedding_bag", {T({10, 3}), Idx({8}, 10), T({3}, kI64, Fill::Zeros)}},
+      {"loom::_embedding_bag",
+       {T({10, 3}, kF64), Idx({5}, 10), T({1}, kI64, Fill::Zeros)},
+       {{"mode", I(1)}, {"padding_idx", I(2)}}},
+      OpSample{"loom::_embedding_bag",
+               {T({10, 3}), Idx({4}, 10), T({1}, kI64, Fill::Zeros)},
+               {{"padding_idx", I(-3)}}}
+          .raises("expected padding_idx -1 (none) or a row index, found -3"),
       {"loom::embedding", {T({5, 2}, kF64), Idx({6}, 5)}, {{"padding_idx", I(0)}}},
       {"loom::embedding", {T({4, 3}, kI32), Idx({}, 4)}},
       {"loom::embedding", {T({6, 2}), Idx({3, 2}, 6, kI32), I(2), B(false), B(false)}},

@@ -1,4 +1,4 @@
-// Samples of the indexing family: index_select, gather, scatter (src, value, add),
+// Samples of the indexing family: index_select, gather, scatter (src, value, add, reduce),
 // index.Tensor, nonzero, index_add, index_copy, masked_select, repeat_interleave, index_put,
 // masked_scatter (Note [Op samples] in loom/ops/samples.h). index_put without accumulate
 // writes distinct positions. index_copy gets distinct indices (a permutation). scatter writes
@@ -41,6 +41,26 @@ std::vector<OpSample> make() {
           .with_note("repeated indices: integer-valued floats keep the sums exact"),
       {"loom::scatter_add", {T({3, 4}, kI64), I(0), Idx({4, 4}, 3), T({4, 4}, kI64)}},
       {"loom::scatter_add", {T({2, 3}, kF64), I(-1), Idx({2, 2}, 3), T({2, 3}, kF64)}},
+      OpSample{"loom::scatter_reduce.two",
+               {T({3, 4}, kF32, Fill::SmallInt), I(1), Idx({3, 5}, 4),
+                T({3, 5}, kF32, Fill::SmallInt), S("sum")}}
+          .with_note("repeated indices: integer-valued floats keep the sums exact"),
+      {"loom::scatter_reduce.two",
+       {T({3, 4}, kF64), I(0), Idx({4, 4}, 3), T({4, 4}, kF64), S("prod")},
+       {{"include_self", B(false)}}},
+      {"loom::scatter_reduce.two",
+       {T({3, 4}, kF64), I(1), Idx({3, 2}, 4), T({3, 5}, kF64), S("mean")},
+       {{"include_self", B(false)}}},
+      {"loom::scatter_reduce.two", {T({3, 4}), I(1), Idx({3, 6}, 4), T({3, 6}), S("amax")}},
+      {"loom::scatter_reduce.two",
+       {T({2, 3}, kF64), I(-1), Idx({2, 4}, 3), T({2, 4}, kF64), S("amin")},
+       {{"include_self", B(false)}}},
+      {"loom::scatter_reduce.two",
+       {T({3, 4}, kI64), I(0), Idx({4, 4}, 3), T({4, 4}, kI64), S("mean")}},
+      {"loom::scatter_reduce.two",
+       {T({3, 4}, kI32), I(0), Idx({4, 4}, 3), T({4, 4}, kI32), S("amax")},
+       {{"include_self", B(false)}}},
+      {"loom::scatter_reduce.two", {T({}, kF64), I(0), Idx({}, 1), T({}, kF64), S("prod")}},
       {"loom::index.Tensor", {T({4, 5}), TL({Idx({3}, 4)})}},
       {"loom::index.Tensor", {T({}), TL({})}},
       OpSample{"loom::index.Tensor", {T({4, 5}, kI64), TL({Idx({2, 3}, 4), Idx({3}, 5)})}}
@@ -103,6 +123,11 @@ std::vector<OpSample> make() {
           "dim 2 is out of range"),
       OpSample{"loom::gather", {T({3, 4}), I(1), T({3, 6}, kI64, Fill::Ascending)}}.raises(
           "index -2 is out of range"),
+      OpSample{"loom::scatter_reduce.two", {T({3, 4}), I(1), Idx({3, 2}, 4), T({3, 2}), S("max")}}
+          .raises("expected reduce 'sum', 'prod', 'mean', 'amax' or 'amin', found 'max'"),
+      OpSample{"loom::scatter_reduce.two",
+               {T({3, 4}), I(1), Idx({3, 2}, 4), T({3, 2}, kF64), S("sum")}}
+          .raises("expected src of self's dtype float32, found float64"),
       OpSample{"loom::index.Tensor", {T({4, 5}), TL({T({3}, kF32)})}}.raises(
           "expected int64 or bool index tensors, found float32 for index 0"),
 

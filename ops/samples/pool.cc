@@ -46,6 +46,20 @@ std::vector<OpSample> make() {
                {T({2, 5, 5}, kF64), L({3, 2})},
                {{"stride", L({1, 1})}, {"padding", L({1, 0})}, {"divisor_override", I(4)}}});
   s.push_back(OpSample{"loom::avg_pool2d", {T({1, 2, 4, 4}, kBF16), I(2)}}.tol(2e-2));
+  // avg_pool2d_backward: the gradients of the three avg_pool2d samples above
+  s.push_back({"loom::avg_pool2d_backward",
+               {T({1, 2, 2, 2}), T({1, 2, 5, 5}), L({2, 2}), L({2, 2}), L({0, 0}), B(false),
+                B(true), none()}});
+  s.push_back({"loom::avg_pool2d_backward",
+               {T({2, 1, 4, 3}), T({2, 1, 6, 5}), L({3, 3}), L({2, 2}), L({1, 1}), B(true),
+                B(false), none()}});
+  s.push_back({"loom::avg_pool2d_backward",
+               {T({2, 5, 4}, kF64), T({2, 5, 5}, kF64), L({3, 2}), L({1, 1}), L({1, 0}), B(false),
+                B(true), I(4)}});
+  s.push_back(OpSample{
+      "loom::avg_pool2d_backward",
+      {T({1, 2, 3, 3}), T({1, 2, 5, 5}), L({2, 2}), L({2, 2}), L({0, 0}), B(false), B(true),
+       none()}}.raises("expected grad_output of avg_pool2d's output shape [1, 2, 2, 2]"));
   s.push_back({"loom::adaptive_avg_pool2d", {T({1, 2, 5, 7}), L({2, 3})}});
   s.push_back({"loom::adaptive_max_pool2d", {T({1, 2, 5, 7}, kF32, Fill::Distinct), L({2, 3})}});
   // grid_sampler_2d: every interpolation (bilinear, nearest, bicubic) and padding mode

@@ -104,6 +104,12 @@ std::vector<OpSample> make() {
       {"loom::sym_stride.int", {T({2, 3}), I(0)}},
       {"loom::sym_numel", {T({2, 3, 4})}},
       {"loom::sym_storage_offset", {T({3})}},
+      {"loom::sym_is_contiguous", {T({2, 3})}},
+      {"loom::sym_is_contiguous", {T({2, 3, 4, 5}), I(2)}},
+      {"loom::sym_is_contiguous", {T({1, 2, 1, 3, 4}), I(3)}},
+      OpSample{"loom::sym_is_contiguous", {T({2, 3}), I(4)}}.raises(
+          "expected memory_format torch.contiguous_format (1), torch.channels_last (2) or "
+          "torch.channels_last_3d (3), found 4"),
       OpSample{"loom::sym_size.int", {T({2, 3}), I(2)}}.raises("out of range"),
       {"loom::_assert_tensor_metadata", {T({2, 3})}, {{"size", L({2, 3})}, {"dtype", kF32}}},
       {"loom::_assert_tensor_metadata", {T({4}, kI64), none(), none(), kI64}},

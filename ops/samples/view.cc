@@ -1,6 +1,6 @@
 // Samples of the view family: view, as_strided, alias, permute, transpose, t, expand,
-// slice, narrow, select, squeeze, unsqueeze, diagonal, unflatten, unfold (Note [Op
-// samples] in loom/ops/samples.h).
+// slice, narrow, select, squeeze, unsqueeze, diagonal, unflatten, unfold, resize_ (Note
+// [Op samples] in loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -11,7 +11,18 @@ using namespace sample_helpers;
 std::vector<OpSample> make() {
   const std::string reads_storage = "as_strided addresses the storage, not the elements";
   const std::string needs_strides = "view needs strides that express the new shape";
+  // resize_ to at most self's elements: a larger size would read uninitialized memory.
+  const std::string lays_out_anew = "resize_ lays self out anew over its storage";
   std::vector<OpSample> s = {
+      OpSample{"loom::resize_", {T({2, 3}), L({3, 2})}}.no_strided(lays_out_anew),
+      OpSample{"loom::resize_", {T({2, 3}, kI64), L({4})}}.no_strided(lays_out_anew),
+      OpSample{"loom::resize_", {T({1, 2, 2, 2}), L({1, 2, 2, 2})}, {{"memory_format", I(2)}}}
+          .no_strided(lays_out_anew),
+      OpSample{"loom::resize_", {T({2, 3}), L({-1, 3})}}.raises(
+          "expected non-negative sizes, found [-1, 3]"),
+      OpSample{"loom::resize_", {T({2, 3}), L({6})}, {{"memory_format", I(2)}}}.raises(
+          "expected 4 sizes for torch.channels_last, found 1"),
+      OpSample{"loom::resize_", {T({2, 3}), L({6})}, {{"memory_format", I(4)}}}.raises("found 4"),
       OpSample{"loom::view", {T({2, 3, 4}), L({4, -1})}}.no_strided(needs_strides),
       OpSample{"loom::view", {T({6}, kI64), L({2, 1, 3})}}.no_strided(needs_strides),
       OpSample{"loom::view", {T({}), L({1, 1})}}.no_strided(needs_strides),

@@ -1,5 +1,5 @@
 // Shape rules of the indexing ops with kernels: index_select, gather, scatter (src,
-// value), scatter_add.
+// value), scatter_add, scatter_reduce.
 #include "loom/core/type_promotion.h"
 #include "shape_rule.h"
 
@@ -92,10 +92,24 @@ void scatter_value(const ShapeArgs& args, OutputMetas& out) {
   out.push_back(output(sizes_of(self), self.dtype(), args.common_device({&self, &index})));
 }
 
+// scatter with a reduction: the reduce names PyTorch's scatter_reduce takes. Bool has
+// none of them (PyTorch refuses it too).
+void scatter_reduce(const ShapeArgs& args, OutputMetas& out) {
+  scatter_src(args, out);
+  const std::string_view reduce = args.str(4);
+  if (reduce != "sum" && reduce != "prod" && reduce != "mean" && reduce != "amax" &&
+      reduce != "amin") {
+    args.fail("expected reduce 'sum', 'prod', 'mean', 'amax' or 'amin', found '", reduce, "'");
+  }
+  if (args.tensor(0).dtype() == ScalarType::Bool) {
+    args.fail("expected a numeric self, found bool");
+  }
+}
+
 constexpr ShapeRuleEntry kRules[] = {
     {"loom::index_select", &index_select}, {"loom::gather", &gather},
     {"loom::scatter.src", &scatter_src},   {"loom::scatter.value", &scatter_value},
-    {"loom::scatter_add", &scatter_src},
+    {"loom::scatter_add", &scatter_src},   {"loom::scatter_reduce.two", &scatter_reduce},
 };
 
 }  // namespace

@@ -59,10 +59,10 @@ void define_unstructured_op(const OpDefinition& def, const dispatch::Registrant*
                "' is tagged decomposition but has none in ops/decompositions/");
     d.register_kernel(op, DispatchKey::CompositeImplicit, {kernel, nullptr}, owner, "decomposition")
         .release();
-  } else if (has_tag(def.tags, "view")) {
+  } else if (has_tag(def.tags, "view") || has_tag(def.tags, "metadata")) {
     LoomKernelFn kernel = find_view_kernel(op.name());
     LOOM_CHECK(kernel != nullptr, "op-library", "op '", op.name(),
-               "' is tagged view but has no kernel in ops/views/view.cc");
+               "' is tagged view or metadata but has no kernel in ops/views/view.cc");
     d.register_kernel(op, DispatchKey::CompositeExplicit, {kernel, nullptr}, owner, "view")
         .release();
   }

@@ -1,5 +1,6 @@
-// The view family's kernel: one metadata-only kernel per view op (ops/schemas/view.def),
-// registered for every backend, that makes a tensor sharing self's storage.
+// The view family's kernels: one metadata-only kernel per view op (ops/schemas/view.def),
+// registered for every backend, that makes a tensor sharing self's storage; and resize_,
+// which changes self's own sizes (Note [resize_]).
 //
 // Note [View ops]
 // ~~~~~~~~~~~~~~~
@@ -22,6 +23,7 @@
 #include "../decompositions/decomposition.h"
 #include "loom/core/error.h"
 #include "loom/core/int_list.h"
+#include "loom/core/memory_format.h"
 #include "loom/core/type_promotion.h"
 #include "view_kernel.h"
 
@@ -135,6 +137,37 @@ Tensor unflatten_view(const Tensor& self, int64_t dim, IntList sizes_list) {
   return self.TensorBase::as_strided(new_sizes, new_strides, self.storage_offset());
 }
 
+// Note [resize_]
+// ~~~~~~~~~~~~~~
+// resize_ gives self new sizes in place, as PyTorch's does: the storage offset stays, the
+// strides become dense (row-major, or channels last for 4 dims), and the storage grows
+// when it is too small (every tensor sharing it sees the new block; the old bytes come
+// first, so a row-major tensor keeps its leading elements) and never shrinks. New
+// elements are uninitialized. The kernel changes metadata only, the same on every
+// device, so it is registered for every backend as the views are ("metadata" tag).
+// Autograd has no formula for it: a tensor that requires grad is refused there, as
+// PyTorch refuses to resize one.
+Tensor resize(const Tensor& self, IntList size, std::optional<int64_t> memory_format) {
+  constexpr const char* op = "loom::resize_";
+  namespace code = memory_format_code;
+  for (int64_t s : size.span()) {
+    if (s < 0) fail(op, "expected non-negative sizes, found ", shape_to_string(size.span()));
+  }
+  const int64_t format = memory_format.value_or(code::kContiguous);
+  if (format == code::kContiguous) {
+    self.impl()->resize_contiguous(size.span());
+  } else if (format == code::kChannelsLast) {
+    if (size.size() != 4) fail(op, "expected 4 sizes for torch.channels_last, found ", size.size());
+    self.impl()->resize_dense(size.span(), strides_for(size.span(), MemoryFormat::ChannelsLast));
+  } else {
+    fail(op,
+         "expected memory_format None, torch.contiguous_format (1) or torch.channels_last (2), "
+         "found ",
+         format);
+  }
+  return self;
+}
+
 // Windows of `size` elements every `step` along `dimension`, as a new last dim.
 Tensor unfold_view(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
   constexpr const char* op = "loom::unfold";
@@ -175,6 +208,7 @@ const DecompositionEntry kViewKernels[] = {
     {"loom::diagonal", decomposition<&diagonal_view>()},
     {"loom::unflatten.int", decomposition<&unflatten_view>()},
     {"loom::unfold", decomposition<&unfold_view>()},
+    {"loom::resize_", decomposition<&resize>()},
 };
 
 }  // namespace

@@ -39,6 +39,8 @@ struct Formula {
   // Bit i: only the layout (sizes, strides, storage offset) of tensor argument i is kept,
   // not its values, so later in-place writes do not matter (as_strided).
   uint64_t saved_layouts = 0;
+  // Set: the op refuses a tensor that requires grad with this message (resize_).
+  const char* refusal = nullptr;
 };
 
 constexpr uint64_t inputs(std::initializer_list<int> args) {
@@ -57,6 +59,13 @@ inline Formula not_differentiable(const char* op) {
   Formula f;
   f.op = op;
   f.differentiable = false;
+  return f;
+}
+
+// Marks an op that refuses arguments requiring grad, as PyTorch's resize_ does.
+inline Formula refuses_grad(const char* op, const char* message) {
+  Formula f = not_differentiable(op);
+  f.refusal = message;
   return f;
 }
 

@@ -311,8 +311,11 @@ void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& me
                      "] out= variants do not support automatic differentiation, but an "
                      "argument requires grad");
   }
-  check_inplace(info, call);
   const Formula* f = info.formula;
+  if (f != nullptr && f->refusal != nullptr) {
+    throw sdk::Error("[" + info.name + "] " + f->refusal, LOOM_STATUS_INVALID_ARGUMENT);
+  }
+  check_inplace(info, call);
   if (f == nullptr && info.lists_only) {
     // Results in lists get no history: refuse rather than detach them silently.
     throw sdk::Error("[" + info.name +

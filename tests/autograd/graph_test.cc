@@ -267,6 +267,19 @@ TEST_F(Autograd, InPlaceOnALeafThatRequiresGradIsRefused) {
   EXPECT_EQ(values(x), (std::vector<double>{2, 3}));
 }
 
+// Note [resize_]: as PyTorch, refused for a tensor that requires grad, leaf or not.
+TEST_F(Autograd, ResizeRefusesATensorThatRequiresGrad) {
+  Tensor x = leaf({1, 2});
+  expect_error([&] { resize_(x, {3}); }, "loom::resize_",
+               {"cannot resize a tensor that requires grad"});
+  Tensor y = x * 2.0;
+  expect_error([&] { resize_(y, {1}); }, "loom::resize_",
+               {"cannot resize a tensor that requires grad"});
+  Tensor plain = empty({2});
+  resize_(plain, {4});
+  EXPECT_EQ(plain.numel(), 4);
+}
+
 TEST_F(Autograd, OutVariantsRefuseInputsThatRequireGrad) {
   Tensor x = leaf({1, 2});
   Tensor out = empty({2});

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -179,20 +180,24 @@ TEST(SchemaParserTest, ToleratesWhitespace) {
 
 TEST(SchemaTypeTest, EveryBaseType) {
   const std::vector<std::pair<std::string, Kind>> cases = {
-      {"Tensor", Kind::Tensor}, {"int", Kind::Int},
-      {"SymInt", Kind::Int},    {"float", Kind::Float},
-      {"bool", Kind::Bool},     {"str", Kind::Str},
-      {"Scalar", Kind::Scalar}, {"ScalarType", Kind::ScalarType},
-      {"Device", Kind::Device}, {"Generator", Kind::Generator},
-      {"Layout", Kind::Layout}, {"MemoryFormat", Kind::MemoryFormat},
+      {"Tensor", Kind::Tensor},  {"int", Kind::Int},
+      {"SymInt", Kind::Int},     {"float", Kind::Float},
+      {"bool", Kind::Bool},      {"str", Kind::Str},
+      {"Scalar", Kind::Scalar},  {"ScalarType", Kind::ScalarType},
+      {"Device", Kind::Device},  {"Generator", Kind::Generator},
+      {"Layout", Kind::Layout},  {"MemoryFormat", Kind::MemoryFormat},
+      {"SymFloat", Kind::Float}, {"SymBool", Kind::Bool},
   };
+  // The symbolic types read as the plain ones
+  const std::map<std::string, std::string> plain = {
+      {"SymInt", "int"}, {"SymFloat", "float"}, {"SymBool", "bool"}};
   for (const auto& [spelling, kind] : cases) {
     SCOPED_TRACE(spelling);
     Argument a = parse_arg(spelling + " x");
     EXPECT_EQ(a.type.kind, kind);
     EXPECT_EQ(a.type.elem, nullptr);
     EXPECT_FALSE(a.type.fixed_size.has_value());
-    EXPECT_EQ(a.type.to_string(), spelling == "SymInt" ? "int" : spelling);
+    EXPECT_EQ(a.type.to_string(), plain.contains(spelling) ? plain.at(spelling) : spelling);
     EXPECT_EQ(kind_name(kind), a.type.to_string());
   }
 }
@@ -272,6 +277,22 @@ TEST(DefaultValueTest, Integers) {
   EXPECT_EQ(parse_default("ScalarType dtype=6"), DefaultValue(int64_t{6}));
   EXPECT_EQ(parse_default("Layout layout=0"), DefaultValue(int64_t{0}));
   EXPECT_EQ(parse_default("MemoryFormat memory_format=1"), DefaultValue(int64_t{1}));
+}
+
+// A memory format's name reads as its torch.export code (Note [Memory format codes]) and
+// prints back by name.
+TEST(DefaultValueTest, MemoryFormatNames) {
+  EXPECT_EQ(parse_default("MemoryFormat memory_format=contiguous_format"),
+            DefaultValue(int64_t{1}));
+  EXPECT_EQ(parse_default("MemoryFormat? f=channels_last"), DefaultValue(int64_t{2}));
+  EXPECT_EQ(parse_default("MemoryFormat f=channels_last_3d"), DefaultValue(int64_t{3}));
+  EXPECT_EQ(parse_default("MemoryFormat f=preserve_format"), DefaultValue(int64_t{4}));
+  const std::string text =
+      "aten::sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> "
+      "bool";
+  EXPECT_EQ(parse_schema(text).to_string(), text);
+  EXPECT_EQ(parse_arg("MemoryFormat f=3").to_string(), "MemoryFormat f=channels_last_3d");
+  EXPECT_EQ(parse_arg("MemoryFormat f=9").to_string(), "MemoryFormat f=9");
 }
 
 TEST(DefaultValueTest, Floats) {
@@ -762,6 +783,9 @@ TEST(SchemaErrorTest, DefaultTypeMismatch) {
   expect_error("aten::f(int[2] x=True) -> Tensor", 18, "type int[2] but found 'True'");
   expect_error("aten::f(bool[2] x=1) -> Tensor", 19, "type bool[2] but found '1'");
   expect_error("aten::f(Device d=0) -> Tensor", 18, "type Device but found '0'");
+  expect_error("aten::f(int x=channels_last) -> Tensor", 15, "type int but found 'channels_last'");
+  expect_error("aten::f(MemoryFormat x=strided) -> Tensor", 24,
+               "expected a default value but found 'strided'");
   expect_error("aten::f(int[100000000000] x=1) -> Tensor", 29,
                "expected a list size of at most 65536 to fill from a single value but found type "
                "int[100000000000]");

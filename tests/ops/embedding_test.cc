@@ -88,6 +88,23 @@ TEST_F(Embedding, EmbeddingBagSumsMeansAndMaxima) {
   EXPECT_EQ(shape(m3), (Shape{4, 2}));
 }
 
+// Core ATen IR's _embedding_bag is embedding_bag with padding_idx -1 for none.
+TEST_F(Embedding, CoreAtenEmbeddingBagMatchesEmbeddingBag) {
+  Tensor weight = make({0, 1, 2, 3, 4, 5, 6, 7}, {4, 2});
+  Tensor indices = make({0, 2, 2, 3}, {4}, ScalarType::Int64);
+  Tensor offsets = make({0, 1}, {2}, ScalarType::Int64);
+  for (int64_t mode : {0, 1, 2}) {
+    auto ours = _embedding_bag(weight, indices, offsets, false, mode);
+    auto theirs = embedding_bag(weight, indices, offsets, false, mode);
+    EXPECT_EQ(values(std::get<0>(ours)), values(std::get<0>(theirs))) << "mode " << mode;
+  }
+  auto padded = _embedding_bag(weight, indices, offsets, false, 0, false, std::nullopt, false, 2);
+  EXPECT_EQ(values(std::get<0>(padded)), (Values{0, 1, 6, 7}));
+  expect_error(
+      [&] { _embedding_bag(weight, indices, offsets, false, 0, false, std::nullopt, false, -2); },
+      "loom::_embedding_bag", "expected padding_idx -1 (none) or a row index, found -2");
+}
+
 TEST_F(Embedding, EmbeddingBagErrors) {
   Tensor w = empty({6, 2});
   Tensor idx = make({1, 2, 3}, {3}, ScalarType::Int64);

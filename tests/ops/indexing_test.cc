@@ -1,5 +1,5 @@
 // The indexing ops through the typed API, against hand-computed values: index_select,
-// gather, scatter(_add), nonzero and advanced indexing (index.Tensor), on strided,
+// gather, scatter(_add), scatter_reduce, nonzero and advanced indexing (index.Tensor), on strided,
 // zero-size and several-dtype inputs, in-place variants, the meta device, and the errors.
 #include <limits>
 
@@ -49,6 +49,54 @@ TEST_F(Indexing, ScatterAndScatterAddWithInPlaceVariants) {
   Tensor hf = scatter_add(make(k23, {2, 3}, ScalarType::Float16).t(), 0, longs({0, 0}, {1, 2}),
                           make({0.5, 0.25}, {1, 2}, ScalarType::Float16));
   EXPECT_EQ(values(hf), (Values{1.5, 4.25, 2, 5, 3, 6}));
+}
+
+// Note [scatter_reduce]: self [1, 2, 3, 4]; src 5, 6 go to position 0 and 7, 8, 9 to 2.
+TEST_F(Indexing, ScatterReduceEveryReductionWithAndWithoutSelf) {
+  Tensor self = make({1, 2, 3, 4}, {4}, ScalarType::Float64);
+  Tensor index = longs({0, 0, 2, 2, 2}, {5});
+  Tensor src = make({5, 6, 7, 8, 9}, {5}, ScalarType::Float64);
+  auto reduce = [&](const char* how, bool include_self) {
+    return values(scatter_reduce(self, 0, index, src, how, include_self));
+  };
+  EXPECT_EQ(reduce("sum", true), (Values{12, 2, 27, 4}));
+  EXPECT_EQ(reduce("sum", false), (Values{11, 2, 24, 4}));
+  EXPECT_EQ(reduce("prod", true), (Values{30, 2, 1512, 4}));
+  EXPECT_EQ(reduce("prod", false), (Values{30, 2, 504, 4}));
+  EXPECT_EQ(reduce("mean", true), (Values{4, 2, 6.75, 4}));
+  EXPECT_EQ(reduce("mean", false), (Values{5.5, 2, 8, 4}));
+  EXPECT_EQ(reduce("amax", true), (Values{6, 2, 9, 4}));
+  EXPECT_EQ(reduce("amin", true), (Values{1, 2, 3, 4}));
+  EXPECT_EQ(reduce("amin", false), (Values{5, 2, 7, 4}));
+  // 2-D along dim 1, in place, on a transposed self
+  Tensor grid = make({0, 0, 0, 0, 0, 0}, {3, 2}).t();  // [2, 3]
+  scatter_reduce_(grid, 1, longs({2, 2, 0, 1}, {2, 2}), make({1, 2, 3, 4}, {2, 2}), "amax", false);
+  EXPECT_EQ(values(grid), (Values{0, 0, 2, 3, 4, 0}));
+  // integer means round down, as PyTorch's floor division does: (0 - 1 - 1) / 3
+  Tensor ints =
+      scatter_reduce(longs({0, 7}, {2}), 0, longs({0, 0}, {2}), longs({-1, -1}, {2}), "mean", true);
+  EXPECT_EQ(values(ints), (Values{-1, 7}));
+  // NaN wins a maximum
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Values maxed = values(
+      scatter_reduce(make({0, 0}, {2}), 0, longs({0, 0}, {2}), make({nan, 1}, {2}), "amax", true));
+  EXPECT_TRUE(std::isnan(maxed[0]));
+  EXPECT_EQ(shape(scatter_reduce(
+                empty({3, 4}, TensorOptions().device(Device{kMeta, -1})), 1,
+                empty({3, 2}, TensorOptions().dtype(ScalarType::Int64).device(Device{kMeta, -1})),
+                empty({3, 2}, TensorOptions().device(Device{kMeta, -1})), "sum")),
+            (Shape{3, 4}));
+  expect_error([&] { scatter_reduce(self, 0, index, src, "max"); }, "loom::scatter_reduce.two",
+               "expected reduce 'sum', 'prod', 'mean', 'amax' or 'amin', found 'max'");
+  expect_error(
+      [&] {
+        scatter_reduce(make({1, 0}, {2}, ScalarType::Bool), 0, longs({0}, {1}),
+                       make({1}, {1}, ScalarType::Bool), "sum");
+      },
+      "loom::scatter_reduce.two", "expected a numeric self, found bool");
+  expect_error(
+      [&] { scatter_reduce(self, 0, longs({4}, {1}), make({1}, {1}, ScalarType::Float64), "sum"); },
+      "loom::scatter_reduce.two", "index 4 is out of range");
 }
 
 TEST_F(Indexing, NonzeroAndAdvancedIndexing) {

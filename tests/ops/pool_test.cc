@@ -221,6 +221,31 @@ TEST_F(Pool, AvgPoolModes) {
   expect_close(values(avg_pool2d(h, {2, 2})), {3.5, 5.5, 11.5, 13.5}, 1e-2);
 }
 
+// Each input element gets the gradient of every window holding it, over that window's
+// divisor.
+TEST_F(Pool, AvgPoolBackwardSpreadsOverTheWindows) {
+  Tensor self = make(Values(9, 0.0), {1, 1, 3, 3});
+  Tensor ones = make({1, 1, 1, 1}, {1, 1, 2, 2});
+  expect_close(
+      values(avg_pool2d_backward(ones, self, {2, 2}, {1, 1}, {0, 0}, false, true, std::nullopt)),
+      {0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25});
+  // padding 1 without counting it: the 4-cell corner windows divide by 4 (kernel 3,
+  // stride 2 over 3x3 gives 2x2 windows, each holding 4 real cells)
+  expect_close(
+      values(avg_pool2d_backward(ones, self, {3, 3}, {2, 2}, {1, 1}, false, false, std::nullopt)),
+      {0.25, 0.5, 0.25, 0.5, 1, 0.5, 0.25, 0.5, 0.25});
+  // divisor_override divides every window by it
+  expect_close(values(avg_pool2d_backward(ones, self, {2, 2}, {1, 1}, {0, 0}, false, true, 2)),
+               {0.5, 1, 0.5, 1, 2, 1, 0.5, 1, 0.5});
+  expect_error(
+      [&] {
+        avg_pool2d_backward(make({1}, {1, 1, 1, 1}), self, {2, 2}, {1, 1}, {0, 0}, false, true,
+                            std::nullopt);
+      },
+      "loom::avg_pool2d_backward",
+      "expected grad_output of avg_pool2d's output shape [1, 1, 2, 2]");
+}
+
 TEST_F(Pool, AdaptiveAvgPool) {
   Values seq;
   for (int i = 0; i < 30; ++i) seq.push_back(i);

@@ -196,6 +196,26 @@ TEST_F(ShapeOps, SplitWithSizesConstantPadAndTheScatters) {
 }
 
 // Kept whole across families: also topk and argsort (sort) and gather (indexing).
+// Note [Memory format codes]: 1 contiguous_format, 2 channels_last, 3 channels_last_3d.
+TEST_F(ShapeOps, SymIsContiguousAsksOfEachMemoryFormat) {
+  Tensor x = make(Values(24, 1.0), {1, 2, 3, 4});
+  EXPECT_TRUE(sym_is_contiguous(x));
+  EXPECT_FALSE(sym_is_contiguous(x, 2));
+  Tensor nhwc = x.contiguous(MemoryFormat::ChannelsLast);
+  EXPECT_FALSE(sym_is_contiguous(nhwc, 1));
+  EXPECT_TRUE(sym_is_contiguous(nhwc, 2));
+  // NDHWC: C innermost, then W, H, D
+  Tensor ndhwc = make(Values(24, 1.0), {1, 2, 3, 2, 2})
+                     .permute({0, 2, 3, 4, 1})
+                     .contiguous()
+                     .permute({0, 4, 1, 2, 3});
+  EXPECT_TRUE(sym_is_contiguous(ndhwc, 3));
+  EXPECT_FALSE(sym_is_contiguous(x, 3));
+  expect_error([&] { sym_is_contiguous(x, 4); }, "loom::sym_is_contiguous",
+               "expected memory_format torch.contiguous_format (1), torch.channels_last (2) or "
+               "torch.channels_last_3d (3), found 4");
+}
+
 TEST_F(ShapeOps, MetaDeviceRunsOnlyTheShapeRule) {
   TensorOptions meta = TensorOptions().device(Device{kMeta, -1});
   Tensor m = empty({4, 5}, meta);

@@ -111,6 +111,37 @@ TEST_F(ViewOps, RunOnTheMetaDevice) {
   EXPECT_EQ(m.diagonal(0, 1, 2).device().type, kMeta);
 }
 
+// Note [resize_]
+TEST_F(ViewOps, ResizeKeepsLeadingElementsAndGrowsTheStorage) {
+  Tensor x = make({0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor same = resize_(x, {3, 2});
+  EXPECT_EQ(same.data_ptr(), x.data_ptr());
+  EXPECT_EQ(shape(x), (Shape{3, 2}));
+  EXPECT_EQ(values(x), (Values{0, 1, 2, 3, 4, 5}));
+  resize_(x, {2});
+  EXPECT_EQ(values(x), (Values{0, 1}));
+  resize_(x, {4, 4});  // grows: the old bytes come first
+  EXPECT_EQ(shape(x), (Shape{4, 4}));
+  Values grown = values(x);
+  EXPECT_EQ(Values(grown.begin(), grown.begin() + 6), (Values{0, 1, 2, 3, 4, 5}));
+  Tensor nhwc = make(Values(8, 1.0), {8});
+  resize_(nhwc, {1, 2, 2, 2}, 2);  // torch.channels_last
+  EXPECT_EQ(std::vector<int64_t>(nhwc.strides().begin(), nhwc.strides().end()),
+            (std::vector<int64_t>{8, 1, 4, 2}));
+  EXPECT_TRUE(nhwc.is_contiguous(MemoryFormat::ChannelsLast));
+  Tensor m = empty({2, 3}, TensorOptions().device(Device{kMeta, -1}));
+  resize_(m, {5, 5});
+  EXPECT_EQ(shape(m), (Shape{5, 5}));
+  expect_error(
+      [&] {
+        resize_(x, {2, -1});
+      },
+      "loom::resize_", "expected non-negative sizes, found [2, -1]");
+  expect_error([&] { resize_(x, {2}, 4); }, "loom::resize_",
+               "expected memory_format None, torch.contiguous_format (1) or torch.channels_last "
+               "(2), found 4");
+}
+
 TEST_F(ViewOps, BadInputsGetErrorsNamingTheOp) {
   Tensor x = make({0, 1, 2, 3, 4, 5}, {2, 3});
   expect_error([&] { x.unfold(1, 4, 1); }, "loom::unfold",

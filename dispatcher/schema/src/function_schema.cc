@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "loom/core/memory_format.h"
 
 #include <charconv>
 #include <cmath>
@@ -185,7 +186,16 @@ std::string default_value_to_string(const DefaultValue& value) {
 std::string Argument::to_string() const {
   std::string out = type_to_string(type, alias ? &*alias : nullptr);
   if (!name.empty()) absl::StrAppend(&out, " ", name);
-  if (default_value) absl::StrAppend(&out, "=", default_value_to_string(*default_value));
+  if (default_value) {
+    // A memory format prints by name (Note [Memory format codes]), so the text reads back.
+    const SchemaType& base = type.is_optional() ? *type.elem : type;
+    const int64_t* code = std::get_if<int64_t>(&*default_value);
+    std::string_view name = code && base.kind == SchemaType::Kind::MemoryFormat
+                                ? memory_format_code_name(*code)
+                                : std::string_view{};
+    absl::StrAppend(&out, "=",
+                    name.empty() ? default_value_to_string(*default_value) : std::string(name));
+  }
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include "loom/dispatcher/function_schema.h"
 
 #include "loom/core/error.h"
+#include "loom/core/memory_format.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -35,13 +36,16 @@ namespace {
 //   ret       := type IDENT?                             returns may be unnamed
 //   type      := BASE alias? suffix*
 //   BASE      := Tensor | int | SymInt | float | bool | str | Scalar | ScalarType | Device
-//              | Generator | Layout | MemoryFormat       SymInt reads as int
+//              | Generator | Layout | MemoryFormat       SymInt reads as int, SymFloat
+//              | SymInt | SymFloat | SymBool             as float, SymBool as bool
 //   alias     := '(' SET '!'? ('->' SET)? ')'            Tensor only; the part after '->'
 //   SET       := IDENT | '*'                             is accepted and dropped
 //   suffix    := '?'                                     optional (never twice in a row)
 //              | '[' INT? ']'                            list, or fixed-size list
 //   default   := '-'? (INT | FLOAT | 'inf' | 'nan')
 //              | 'True' | 'False' | 'None' | STRING
+//              | MEMORY_FORMAT                           contiguous_format, channels_last,
+//                                                        channels_last_3d, preserve_format
 //              | '[' (default (',' default)*)? ']'
 //
 // Tokens are separated by optional whitespace. IDENT is [A-Za-z_][A-Za-z0-9_]*; INT is a run
@@ -49,11 +53,12 @@ namespace {
 // STRING is quoted with ' or " and takes backslash escapes (\n, \t, anything else verbatim).
 //
 // A default must fit its type: None only for optional types; int defaults for int and the
-// int-coded enums (ScalarType, Layout, MemoryFormat); int or float for float (stored as a
-// double); True/False for bool; strings for str and Device; int, float or bool for Scalar;
-// lists of matching elements for int[], float[], bool[] (and only [] for other lists). A
-// single value fills a fixed-size list: `int[2] stride=1` stores {1, 1}, and a list literal
-// given to a fixed-size list must be empty or have exactly that many elements.
+// int-coded enums (ScalarType, Layout, MemoryFormat), and a memory format's name for
+// MemoryFormat (stored as its code, Note [Memory format codes]); int or float for float (stored as
+// a double); True/False for bool; strings for str and Device; int, float or bool for Scalar; lists
+// of matching elements for int[], float[], bool[] (and only [] for other lists). A single value
+// fills a fixed-size list: `int[2] stride=1` stores {1, 1}, and a list literal given to a
+// fixed-size list must be empty or have exactly that many elements.
 //
 // Errors report the 1-based column (byte offset + 1) of the offending token.
 
@@ -87,7 +92,7 @@ struct Token {
 
 // A default value as written, before it is checked against the argument's type.
 struct Literal {
-  enum class Kind { None, Int, Float, Bool, Str, List };
+  enum class Kind { None, Int, Float, Bool, Str, List, MemoryFormat };
   Kind kind = Kind::None;
   int64_t i = 0;
   double f = 0;
@@ -108,12 +113,13 @@ using Kind = SchemaType::Kind;
 
 std::optional<Kind> base_kind(std::string_view name) {
   static constexpr std::pair<std::string_view, Kind> kBases[] = {
-      {"Tensor", Kind::Tensor}, {"int", Kind::Int},
-      {"SymInt", Kind::Int},    {"float", Kind::Float},
-      {"bool", Kind::Bool},     {"str", Kind::Str},
-      {"Scalar", Kind::Scalar}, {"ScalarType", Kind::ScalarType},
-      {"Device", Kind::Device}, {"Generator", Kind::Generator},
-      {"Layout", Kind::Layout}, {"MemoryFormat", Kind::MemoryFormat},
+      {"Tensor", Kind::Tensor},  {"int", Kind::Int},
+      {"SymInt", Kind::Int},     {"float", Kind::Float},
+      {"SymFloat", Kind::Float}, {"SymBool", Kind::Bool},
+      {"bool", Kind::Bool},      {"str", Kind::Str},
+      {"Scalar", Kind::Scalar},  {"ScalarType", Kind::ScalarType},
+      {"Device", Kind::Device},  {"Generator", Kind::Generator},
+      {"Layout", Kind::Layout},  {"MemoryFormat", Kind::MemoryFormat},
   };
   for (const auto& [spelling, kind] : kBases) {
     if (spelling == name) return kind;
@@ -497,6 +503,10 @@ class Parser {
           take();
         } else if (cur_.text == "inf" || cur_.text == "nan") {
           number(out, /*negative=*/false);
+        } else if (std::optional<int64_t> code = memory_format_code_of(cur_.text)) {
+          out.kind = Literal::Kind::MemoryFormat;
+          out.i = *code;
+          take();
         } else {
           expected("a default value", cur_);
         }
@@ -571,10 +581,12 @@ class Parser {
   static std::optional<DefaultValue> scalar_value(const Literal& lit, Kind kind) {
     using L = Literal::Kind;
     switch (kind) {
+      case Kind::MemoryFormat:
+        if (lit.kind == L::MemoryFormat) return lit.i;
+        [[fallthrough]];
       case Kind::Int:
       case Kind::ScalarType:
       case Kind::Layout:
-      case Kind::MemoryFormat:
         if (lit.kind == L::Int) return lit.i;
         break;
       case Kind::Float:

@@ -20,38 +20,10 @@ namespace {
 // columns separately: out = A_h x A_w^T for each plane, A_h of shape [out_h, in_h] and
 // A_w [out_w, in_w] (a divisor_override is put in A_h alone). So the gradient is
 // A_h^T grad A_w, two matrix products, exact for every option, and itself differentiable.
+// Average pooling's products are the op library's avg_pool2d_backward
+// (ops/decompositions/pool.cc); the others are built here.
 Tensor separable_backward(const Tensor& grad, const Tensor& a_h, const Tensor& a_w) {
   return op::matmul(op::matmul(op::t(a_h), grad), a_w);
-}
-
-// Window [start, end) of output i along one dim, and its divisor, for avg_pool2d.
-struct Window {
-  int64_t start, end;
-  double divisor;
-};
-
-Window avg_window(int64_t i, int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                  bool count_include_pad) {
-  int64_t start = i * stride - pad;
-  int64_t end = std::min(start + kernel, in + pad);
-  const int64_t padded = end - start;
-  start = std::max<int64_t>(start, 0);
-  end = std::min(end, in);
-  return {start, end, static_cast<double>(count_include_pad ? padded : end - start)};
-}
-
-Tensor avg_matrix(int64_t out, int64_t in, int64_t kernel, int64_t stride, int64_t pad,
-                  bool count_include_pad, std::optional<double> divisor, const Tensor& like) {
-  return host_matrix(
-      out, in,
-      [&](double* m) {
-        for (int64_t i = 0; i < out; ++i) {
-          Window w = avg_window(i, in, kernel, stride, pad, count_include_pad);
-          const double d = divisor ? *divisor : w.divisor;
-          for (int64_t k = w.start; k < w.end; ++k) m[i * in + k] = 1.0 / d;
-        }
-      },
-      like.dtype(), like.device());
 }
 
 Tensor adaptive_matrix(int64_t out, int64_t in, const Tensor& like) {
@@ -92,11 +64,6 @@ Tensor bilinear_matrix(int64_t out, int64_t in, bool align_corners, std::optiona
         }
       },
       like.dtype(), like.device());
-}
-
-int64_t pair_at(std::span<const int64_t> v, size_t i, int64_t fallback) {
-  if (v.empty()) return fallback;
-  return v.size() == 1 ? v[0] : v[i];
 }
 
 // The gradient of a max taken at flat per-plane `indices`: added back at those places.
@@ -159,23 +126,14 @@ void register_pool_formulas(FormulaTable& t) {
            c.set(0, [&] { return grad_input; });
            c.set(1, [&] { return grad_grid; });
          }});
-  t.add({"loom::avg_pool2d", 0, 0, [](BackwardContext& c) {
+  // The op library's avg_pool2d_backward (the same separable products), as PyTorch's
+  // formula calls it; self is saved for its shape and the argument checks.
+  t.add({"loom::avg_pool2d", inputs({0}), 0, [](BackwardContext& c) {
            c.set(0, [&] {
-             std::span<const int64_t> sizes = c.input_sizes(0);
-             std::span<const int64_t> out = c.output_sizes();
-             std::span<const int64_t> k = c.ints(1), s = c.ints(2), p = c.ints(3);
-             const bool count_include_pad = c.bool_arg(5);
-             std::optional<double> divisor;
-             if (!c.is_none(6)) divisor = static_cast<double>(c.int_arg(6));
-             const size_t n = sizes.size();
-             Tensor a_h = avg_matrix(out[n - 2], sizes[n - 2], pair_at(k, 0, 1),
-                                     pair_at(s, 0, pair_at(k, 0, 1)), pair_at(p, 0, 0),
-                                     count_include_pad, divisor, c.grad());
-             Tensor a_w =
-                 avg_matrix(out[n - 1], sizes[n - 1], pair_at(k, 1, 1),
-                            pair_at(s, 1, pair_at(k, 1, 1)), pair_at(p, 1, 0), count_include_pad,
-                            divisor ? std::optional<double>(1.0) : std::nullopt, c.grad());
-             return separable_backward(c.grad(), a_h, a_w);
+             std::optional<int64_t> divisor;
+             if (!c.is_none(6)) divisor = c.int_arg(6);
+             return op::avg_pool2d_backward(c.grad(), c.input(0), c.ints(1), c.ints(2), c.ints(3),
+                                            c.bool_arg(4), c.bool_arg(5), divisor);
            });
          }});
   t.add({"loom::adaptive_avg_pool2d", 0, 0, [](BackwardContext& c) {

@@ -36,14 +36,15 @@ Tensor unfold_backward(BackwardContext& c) {
   for (int64_t k = 0; k < size; ++k) {
     for (int64_t w = 0; w < windows; ++w) positions.data<int64_t>()[w] = w * step + k;
     Tensor index = grad.device().type == LOOM_DEVICE_CPU ? op::clone(positions)
-                                                        : op::to(positions, grad.device());
+                                                         : op::to(positions, grad.device());
     out = op::index_add(out, dim, index, op::select(grad, -1, k));
   }
   return scalar ? op::reshape(out, sizes) : out;
 }
 
 void register_view_formulas(FormulaTable& t) {
-  t.add({"loom::unfold", 0, 0, [](BackwardContext& c) { c.set(0, [&] { return unfold_backward(c); }); }});
+  t.add({"loom::unfold", 0, 0,
+         [](BackwardContext& c) { c.set(0, [&] { return unfold_backward(c); }); }});
   t.add({"loom::view", 0, 0, reshape_back});
   t.add({"loom::squeeze", 0, 0, reshape_back});
   t.add({"loom::squeeze.dim", 0, 0, reshape_back});
@@ -112,6 +113,8 @@ void register_view_formulas(FormulaTable& t) {
              });
            });
          }});
+  // Note [resize_]: new sizes have no derivative.
+  t.add(refuses_grad("loom::resize_", "cannot resize a tensor that requires grad"));
 }
 
 }  // namespace loom::autograd

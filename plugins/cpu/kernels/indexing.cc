@@ -1,8 +1,8 @@
 // Indexing kernels on CPU tensors: index_select, gather, scatter (src, value),
-// scatter_add, nonzero and advanced indexing (index.Tensor). Index tensors are int64
-// (int32 too for index_select); an index out of range is an error naming the op, the
-// index and the size. Outputs of the structured ops arrive allocated and contiguous;
-// nonzero and index.Tensor (data-dependent shapes) allocate their own.
+// scatter_add, scatter_reduce, nonzero and advanced indexing (index.Tensor). Index tensors are
+// int64 (int32 too for index_select); an index out of range is an error naming the op, the index
+// and the size. Outputs of the structured ops arrive allocated and contiguous; nonzero and
+// index.Tensor (data-dependent shapes) allocate their own.
 #include <algorithm>
 #include <cstring>
 
@@ -13,6 +13,7 @@
 #include "../scalar_types.h"
 #include "../strided_loop.h"
 #include "loom/sdk/reference/advanced_index.hpp"
+#include "loom/sdk/reference/scatter_reduce.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -342,6 +343,62 @@ sdk::Tensor index_tensor(const sdk::Tensor& self, const std::vector<sdk::Tensor>
   return out;
 }
 
+// Note [scatter_reduce] in loom/sdk/reference/scatter_reduce.hpp. Each out element counts
+// the src values that reached it (lines of index never share a target, so the counts do
+// not race); the first one replaces self's value when include_self is false, and the
+// counts divide the means at the end.
+sdk::Tensor scatter_reduce_out(const sdk::Tensor& self, int64_t dim, const sdk::Tensor& index,
+                               const sdk::Tensor& src, std::string_view reduce, bool include_self,
+                               const sdk::Tensor& out) {
+  const char* op = "scatter_reduce";
+  const sdk::ScatterReduce kind = sdk::scatter_reduce_of(op, reduce);
+  copy_self(self, out);
+  StridedBytes s(src), o(out);
+  // counts[k] for the out element k items past out's first (strides are non-negative)
+  int64_t extent = 1;
+  for (size_t d = 0; d < o.sizes.size(); ++d) extent += (o.sizes[d] - 1) * (o.strides[d] / o.item);
+  const bool counted = kind == sdk::ScatterReduce::Mean || !include_self;
+  std::vector<int64_t> counts(counted && out.numel() > 0 ? static_cast<size_t>(extent) : 0, 0);
+  dispatch_numeric_types(out.dtype(), op, [&](auto tag) {
+    using T = decltype(tag);
+    // sums and products of integers wrap (wrap_type); comparisons keep T's sign
+    auto combine = [kind](T a, T b) -> T {
+      if constexpr (is_integral_v<T>) {
+        if (kind != sdk::ScatterReduce::Max && kind != sdk::ScatterReduce::Min) {
+          using W = wrap_type<T>;
+          return static_cast<T>(
+              sdk::scatter_combine<W>(kind, static_cast<W>(a), static_cast<W>(b)));
+        }
+      }
+      using A = acc_type<T>;
+      return static_cast<T>(sdk::scatter_combine<A>(kind, static_cast<A>(a), static_cast<A>(b)));
+    };
+    for_each_scatter_target(out, dim, index, &s, op, [&](char* dst, const char* from) {
+      T a, b;
+      std::memcpy(&a, dst, sizeof(T));
+      std::memcpy(&b, from, sizeof(T));
+      bool first = false;
+      if (counted) first = counts[static_cast<size_t>((dst - o.base) / o.item)]++ == 0;
+      const T result = first && !include_self ? b : combine(a, b);
+      std::memcpy(dst, &result, sizeof(T));
+    });
+    if (kind != sdk::ScatterReduce::Mean) return;
+    // integer means divide in int64 (a count may not fit T)
+    using M = std::conditional_t<is_integral_v<T>, int64_t, acc_type<T>>;
+    const int64_t self_count = include_self ? 1 : 0;
+    for (size_t k = 0; k < counts.size(); ++k) {
+      if (counts[k] == 0) continue;
+      char* dst = o.base + static_cast<int64_t>(k) * o.item;
+      T sum;
+      std::memcpy(&sum, dst, sizeof(T));
+      const T mean =
+          static_cast<T>(sdk::scatter_mean<M>(static_cast<M>(sum), counts[k] + self_count));
+      std::memcpy(dst, &mean, sizeof(T));
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 void register_indexing_kernels(sdk::Registrar& r) {
@@ -350,6 +407,7 @@ void register_indexing_kernels(sdk::Registrar& r) {
   r.impl<&scatter_src_out>("loom::scatter.src_out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&scatter_value_out>("loom::scatter.value_out", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&scatter_add_out>("loom::scatter_add.out", LOOM_KEY_CPU, sdk::dtypes::all);
+  r.impl<&scatter_reduce_out>("loom::scatter_reduce.two_out", LOOM_KEY_CPU, sdk::dtypes::numeric);
   r.impl<&nonzero>("loom::nonzero", LOOM_KEY_CPU, sdk::dtypes::all);
   r.impl<&index_tensor>("loom::index.Tensor", LOOM_KEY_CPU, sdk::dtypes::all);
 }

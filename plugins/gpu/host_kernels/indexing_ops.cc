@@ -1,15 +1,17 @@
-// The indexing ops on GPU tensors: index_select, gather, scatter (src, value) and
-// scatter_add. Each describes its operands as one StridedSpace whose indexed dim has
-// stride 0 for the indexed tensor (the kernel adds index * stride) and queues one kernel,
-// which flags an index out of range in the launch's check slot: the op's error, as on
-// the CPU, at the next wait for the device (Note [Input errors found by kernels]). Also
-// nonzero (two passes over chunks) and index.Tensor (advanced indexing: one gather).
+// The indexing ops on GPU tensors: index_select, gather, scatter (src, value),
+// scatter_add and scatter_reduce. Each describes its operands as one StridedSpace whose indexed dim
+// has stride 0 for the indexed tensor (the kernel adds index * stride) and queues one kernel, which
+// flags an index out of range in the launch's check slot: the op's error, as on the CPU, at the
+// next wait for the device (Note [Input errors found by kernels]). Also nonzero (two passes over
+// chunks) and index.Tensor (advanced indexing: one gather).
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "../kernels/launch.h"
+#include "loom/sdk/ops.hpp"
 #include "loom/sdk/reference/advanced_index.hpp"
+#include "loom/sdk/reference/scatter_reduce.hpp"
 #include "loom/sdk/shape.hpp"
 #include "op_support.h"
 
@@ -147,6 +149,68 @@ Tensor scatter_value_out(const DispatchContext& ctx, const Tensor& self, int64_t
 Tensor scatter_add_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
                        const Tensor& index, const Tensor& src, const Tensor& out) {
   return scatter(ctx, "scatter_add", ScatterMode::Add, self, dim, index, &src, Scalar(), out);
+}
+
+// The value a reduction starts from where self is left out (include_self=False): what
+// the first src value combined with it gives back.
+Scalar reduction_identity(sdk::ScatterReduce kind, int32_t dtype) {
+  const bool floating = dtype == LOOM_DTYPE_FLOAT16 || dtype == LOOM_DTYPE_BFLOAT16 ||
+                        dtype == LOOM_DTYPE_FLOAT32 || dtype == LOOM_DTYPE_FLOAT64;
+  if (kind == sdk::ScatterReduce::Prod) return Scalar(int64_t{1});
+  if (kind != sdk::ScatterReduce::Max && kind != sdk::ScatterReduce::Min) return Scalar(int64_t{0});
+  const bool max = kind == sdk::ScatterReduce::Max;
+  if (floating) return Scalar(max ? -HUGE_VAL : HUGE_VAL);
+  int64_t lowest = 0, highest = 0;
+  switch (dtype) {
+    case LOOM_DTYPE_UINT8:
+      highest = 255;
+      break;
+    case LOOM_DTYPE_INT8:
+      lowest = -128, highest = 127;
+      break;
+    case LOOM_DTYPE_INT16:
+      lowest = INT16_MIN, highest = INT16_MAX;
+      break;
+    case LOOM_DTYPE_INT32:
+      lowest = INT32_MIN, highest = INT32_MAX;
+      break;
+    default:
+      lowest = INT64_MIN, highest = INT64_MAX;
+      break;
+  }
+  return Scalar(max ? lowest : highest);
+}
+
+// Note [scatter_reduce] in loom/sdk/reference/scatter_reduce.hpp. Atomic updates combine
+// the src values; self's values at the positions reached start from the reduction's
+// identity when include_self is false; a mean is the sum divided by each position's count
+// (a scatter_add of ones), as PyTorch's CUDA kernel does it.
+Tensor scatter_reduce_out(const DispatchContext& ctx, const Tensor& self, int64_t dim,
+                          const Tensor& index, const Tensor& src, std::string_view reduce,
+                          bool include_self, const Tensor& out) {
+  const char* op = "scatter_reduce";
+  const sdk::ScatterReduce kind = sdk::scatter_reduce_of(op, reduce);
+  const ScatterMode mode = kind == sdk::ScatterReduce::Prod  ? ScatterMode::Multiply
+                           : kind == sdk::ScatterReduce::Max ? ScatterMode::Maximum
+                           : kind == sdk::ScatterReduce::Min ? ScatterMode::Minimum
+                                                             : ScatterMode::Add;
+  const Tensor* start = &self;
+  if (!include_self) {
+    scatter(ctx, op, ScatterMode::Value, self, dim, index, nullptr,
+            reduction_identity(kind, out.dtype()), out);
+    start = &out;
+  }
+  scatter(ctx, op, mode, *start, dim, index, &src, Scalar(), out);
+  if (kind != sdk::ScatterReduce::Mean) return out;
+  Tensor count = include_self ? sdk::ones_like(out) : sdk::zeros_like(out);
+  sdk::op::scatter_add_(count, dim, index, sdk::ones_like(src));
+  count = sdk::op::clamp_min(count, Scalar(int64_t{1}));  // unreached positions keep self
+  const bool floating = out.dtype() == LOOM_DTYPE_FLOAT16 || out.dtype() == LOOM_DTYPE_BFLOAT16 ||
+                        out.dtype() == LOOM_DTYPE_FLOAT32 || out.dtype() == LOOM_DTYPE_FLOAT64;
+  std::optional<std::string_view> rounding;
+  if (!floating) rounding = "floor";
+  sdk::op::div_out(out, out, count, rounding);
+  return out;
 }
 
 // The coordinates of self's nonzero elements, [count, ndim] in row-major order: the
@@ -320,6 +384,8 @@ void register_indexing_ops(sdk::Registrar& r, uint32_t key) {
   // so its last bits, depend on timing, as in PyTorch's CUDA scatter_add).
   r.impl<&scatter_add_out>("loom::scatter_add.out", key,
                            floating | sdk::DTypeSet{LOOM_DTYPE_INT32, LOOM_DTYPE_INT64});
+  // Atomic adds where the hardware has them, compare-and-swap loops otherwise.
+  r.impl<&scatter_reduce_out>("loom::scatter_reduce.two_out", key, numeric);
 }
 
 }  // namespace loom::gpu

@@ -87,6 +87,44 @@ __device__ __forceinline__ void atomic_add_16bit(T* target, float value) {
   } while (old != assumed);
 }
 
+// *target = update(*target) atomically for an element of 1, 2, 4 or 8 bytes: a
+// compare-and-swap loop on the aligned word that holds it (a 1- or 2-byte element shares
+// a 32-bit word with its neighbours, whose bits are kept). update takes and returns T.
+template <typename T, typename Update>
+__device__ __forceinline__ void atomic_update(T* target, Update update) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                "atomic_update needs an element of 1, 2, 4 or 8 bytes");
+  if constexpr (sizeof(T) == 8) {
+    auto* word = reinterpret_cast<unsigned long long*>(target);
+    unsigned long long old = *word, assumed = 0;
+    do {
+      assumed = old;
+      T current;
+      memcpy(&current, &assumed, sizeof(T));
+      const T next = update(current);
+      unsigned long long bits = 0;
+      memcpy(&bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, bits);
+    } while (old != assumed);
+  } else {
+    const auto address = reinterpret_cast<uintptr_t>(target);
+    auto* word = reinterpret_cast<unsigned int*>(address & ~uintptr_t{3});
+    const unsigned int shift = static_cast<unsigned int>(address & 3) * 8;
+    const unsigned int mask = sizeof(T) == 4 ? 0xffffffffu : ((1u << (8 * sizeof(T))) - 1) << shift;
+    unsigned int old = *word, assumed = 0;
+    do {
+      assumed = old;
+      const unsigned int part = (assumed & mask) >> shift;
+      T current;
+      memcpy(&current, &part, sizeof(T));  // the low bytes (little-endian)
+      const T next = update(current);
+      unsigned int bits = 0;
+      memcpy(&bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~mask) | (bits << shift));
+    } while (old != assumed);
+  }
+}
+
 // The element types atomic_add takes.
 template <typename T>
 inline constexpr bool has_atomic_add_v =

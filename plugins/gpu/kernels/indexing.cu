@@ -1,7 +1,7 @@
 // The indexing GPU kernels: gather (also index_select, through an index broadcast along
-// the other dims) and scatter (a source, a value, or an atomic add). An index out of range
-// is skipped and flagged in the launch's check slot, which the host turns into the op's
-// error (Note [Input errors found by kernels]).
+// the other dims) and scatter (a source, a value, or an atomic add, product, max or min). An index
+// out of range is skipped and flagged in the launch's check slot, which the host turns into the
+// op's error (Note [Input errors found by kernels]).
 #include <cstdint>
 #include <type_traits>
 
@@ -9,6 +9,7 @@
 #include "device_types.h"
 #include "elementwise_launcher.cuh"
 #include "launch.h"
+#include "loom/sdk/reference/scatter_reduce.hpp"
 
 namespace loom::gpu {
 namespace {
@@ -32,6 +33,27 @@ __global__ void gather_kernel(int64_t n, StridedSpace<3> space, int64_t dim_size
   }
 }
 
+// scatter_reduce's sum, product, max and min of two elements (Note [scatter_reduce]): in
+// float for float16 / bfloat16, in the unsigned twin for integer sums and products (they
+// wrap).
+template <typename T>
+__device__ __forceinline__ T scatter_combined(ScatterMode mode, T a, T b) {
+  const sdk::ScatterReduce kind = mode == ScatterMode::Multiply  ? sdk::ScatterReduce::Prod
+                                  : mode == ScatterMode::Maximum ? sdk::ScatterReduce::Max
+                                  : mode == ScatterMode::Minimum ? sdk::ScatterReduce::Min
+                                                                 : sdk::ScatterReduce::Sum;
+  if constexpr (std::is_integral_v<T>) {
+    if (kind == sdk::ScatterReduce::Prod || kind == sdk::ScatterReduce::Sum) {
+      using U = std::make_unsigned_t<std::conditional_t<(sizeof(T) < 4), int32_t, T>>;
+      return static_cast<T>(sdk::scatter_combine<U>(kind, static_cast<U>(a), static_cast<U>(b)));
+    }
+    return sdk::scatter_combine<T>(kind, a, b);
+  } else {
+    return convert<T>(
+        sdk::scatter_combine<OpMath<T>>(kind, convert<OpMath<T>>(a), convert<OpMath<T>>(b)));
+  }
+}
+
 template <typename T>
 __global__ void scatter_kernel(int64_t n, ScatterMode mode, StridedSpace<3> space, int64_t dim_size,
                                int64_t dim_stride, T* out, const int64_t* index, const T* src,
@@ -48,7 +70,15 @@ __global__ void scatter_kernel(int64_t n, ScatterMode mode, StridedSpace<3> spac
     } else if (mode == ScatterMode::Source) {
       *target = src[o[2]];
     } else if constexpr (dev::has_atomic_add_v<T>) {
-      dev::atomic_add(target, src[o[2]]);
+      if (mode == ScatterMode::Add) {
+        dev::atomic_add(target, src[o[2]]);
+      } else {
+        const T v = src[o[2]];
+        dev::atomic_update(target, [&](T current) { return scatter_combined(mode, current, v); });
+      }
+    } else if constexpr (!std::is_same_v<T, bool>) {  // 8- and 16-bit integers
+      const T v = src[o[2]];
+      dev::atomic_update(target, [&](T current) { return scatter_combined(mode, current, v); });
     }
   }
 }
@@ -211,7 +241,9 @@ const char* launch_scatter(ScatterMode mode, int32_t dtype, const StridedSpace<3
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (mode == ScatterMode::Add && !dev::has_atomic_add_v<T>) return;
+    // bool has no arithmetic; the other types without atomic adds add by compare-and-swap
+    const bool reduces = mode != ScatterMode::Source && mode != ScatterMode::Value;
+    if (reduces && std::is_same_v<T, bool>) return;
     const T v = value.is_floating ? convert<T>(value.d) : convert<T>(value.i);
     result =
         launch_grid_stride(scatter_kernel<T>, space.numel(), stream, mode, space, dim_size,

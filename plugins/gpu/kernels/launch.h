@@ -165,10 +165,11 @@ const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<
 const char* launch_gather(int32_t dtype, int32_t index_dtype, const StridedSpace<3>& space,
                           int64_t dim_size, int64_t dim_stride, void* out, const void* index,
                           const void* self, int64_t* status, gpuStream_t stream);
-enum class ScatterMode : int32_t { Source, Value, Add };
+enum class ScatterMode : int32_t { Source, Value, Add, Multiply, Maximum, Minimum };
 // out[o0 + index[o1] * dim_stride] = src[o2] (Source), = value (Value), or += src[o2]
-// (Add, atomic: float32/64, int32/64); space over index's shape: out with its indexed
-// dim's stride 0, index (int64), src (unused for Value).
+// (Add), *= src[o2] (Multiply), or the max or min with it (NaN kept), atomically for every
+// dtype but bool (scatter_add and scatter_reduce); space over index's
+// shape: out with its indexed dim's stride 0, index (int64), src (unused for Value).
 const char* launch_scatter(ScatterMode mode, int32_t dtype, const StridedSpace<3>& space,
                            int64_t dim_size, int64_t dim_stride, void* out, const void* index,
                            const void* src, const ScalarArg& value, int64_t* status,

@@ -2,6 +2,8 @@
 // (row-major, or channels last as NHWC), and the checks and strides of each.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -23,6 +25,26 @@ namespace loom {
 enum class MemoryFormat : int8_t { Contiguous, ChannelsLast };
 
 std::string_view memory_format_name(MemoryFormat format);
+
+// Note [Memory format codes]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// An op's `MemoryFormat` argument is an int in torch.export's numbering, the one a .pt2
+// graph writes: 1 contiguous_format, 2 channels_last, 3 channels_last_3d, 4
+// preserve_format (0 is unknown). A schema default may spell the name
+// (`MemoryFormat memory_format=contiguous_format`); it reads as its code.
+namespace memory_format_code {
+inline constexpr int64_t kContiguous = 1;
+inline constexpr int64_t kChannelsLast = 2;
+inline constexpr int64_t kChannelsLast3d = 3;
+inline constexpr int64_t kPreserve = 4;
+}  // namespace memory_format_code
+// torch.export's Layout numbering, of which loom has the one dense layout.
+inline constexpr int64_t kStridedLayoutCode = 7;
+
+// "contiguous_format" for 1, ...; empty for a number that is no code.
+std::string_view memory_format_code_name(int64_t code);
+// The code a schema name stands for, if it is one.
+std::optional<int64_t> memory_format_code_of(std::string_view name);
 
 // Strides of a dense tensor of `sizes` in `format` (ChannelsLast needs 4 dims).
 DimVector strides_for(IntArrayRef sizes, MemoryFormat format);

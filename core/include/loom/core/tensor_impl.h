@@ -84,6 +84,9 @@ class TensorImpl final : public RefCounted {
   // the storage when it is too small (out= resizing, Note [Resizing outs]). Not
   // synchronised: other handles of this tensor see the change.
   void resize_contiguous(IntArrayRef sizes);
+  // The same with the strides of a dense layout of `sizes` (channels last, for resize_);
+  // the caller gives strides that cover numel elements without overlap.
+  void resize_dense(IntArrayRef sizes, IntArrayRef strides);
 
   void* extension(int slot) const;
   // Replaces a slot's value, destroying the previous one.
