@@ -27,6 +27,8 @@ constexpr std::array<ScalarTypeInfo, kNumScalarTypes> kInfo = {{
     {"qint8", 1},
     {"quint8", 1},
     {"qint32", 4},
+    {"complex64", 8},
+    {"complex128", 16},
 }};
 
 const ScalarTypeInfo& info(ScalarType t) {
@@ -66,6 +68,23 @@ bool is_quantized(ScalarType t) {
   return t == ScalarType::QInt8 || t == ScalarType::QUInt8 || t == ScalarType::QInt32;
 }
 
+bool is_complex(ScalarType t) {
+  return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble;
+}
+
+ScalarType real_part_type(ScalarType t) {
+  if (t == ScalarType::ComplexFloat) return ScalarType::Float32;
+  if (t == ScalarType::ComplexDouble) return ScalarType::Float64;
+  return t;
+}
+
+ScalarType complex_type_of(ScalarType t) {
+  if (t == ScalarType::Float64 || t == ScalarType::ComplexDouble) return ScalarType::ComplexDouble;
+  LOOM_CHECK(is_floating_point(t) || t == ScalarType::ComplexFloat, "dtype",
+             "expected a floating-point type to make complex, found ", scalar_type_name(t));
+  return ScalarType::ComplexFloat;
+}
+
 ScalarType parse_scalar_type(std::string_view name) {
   for (int i = 0; i < kNumScalarTypes; ++i) {
     if (kInfo[i].name == name) return static_cast<ScalarType>(i);
@@ -80,13 +99,14 @@ ScalarType parse_scalar_type(std::string_view name) {
       {"half", ScalarType::Float16},   {"f16", ScalarType::Float16},
       {"bf16", ScalarType::BFloat16},  {"long", ScalarType::Int64},
       {"int", ScalarType::Int32},      {"short", ScalarType::Int16},
+      {"cfloat", ScalarType::ComplexFloat}, {"cdouble", ScalarType::ComplexDouble},
   };
   for (const Alias& a : kAliases) {
     if (a.alias == name) return a.type;
   }
   fail("dtype", "unknown dtype '", name,
        "' (expected one of bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, "
-       "float64, qint8, quint8, qint32)");
+       "float64, qint8, quint8, qint32, complex64, complex128)");
 }
 
 ScalarType scalar_type_from_int(int64_t value, std::string_view component) {

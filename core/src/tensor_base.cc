@@ -235,6 +235,57 @@ TensorBase TensorBase::as_strided(IntList size_list, IntList stride_list,
   return TensorBase(std::move(view));
 }
 
+// Note [Complex views]
+// ~~~~~~~~~~~~~~~~~~~~~
+// A complex64 element is two float32 in a row (real, imaginary), so a complex tensor of
+// sizes S and element strides T is the float tensor of sizes S + [2] and strides 2T + [1]
+// at twice the offset: view_as_real. view_as_complex is its inverse, for a float32 or
+// float64 tensor whose last dim holds 2 elements with stride 1 and whose other strides and
+// offset are even, as PyTorch requires. Both share the storage, so real ops on the parts
+// (and the FFT's decompositions) read and write complex tensors.
+TensorBase TensorBase::view_as_real() const {
+  LOOM_CHECK(is_complex(dtype()), "view_as_real", "expected a complex tensor, found ",
+             scalar_type_name(dtype()));
+  DimVector sizes(impl_->sizes().begin(), impl_->sizes().end());
+  DimVector strides;
+  for (int64_t s : impl_->strides()) strides.push_back(2 * s);
+  sizes.push_back(2);
+  strides.push_back(1);
+  Ref<TensorImpl> view = Ref<TensorImpl>::adopt(new TensorImpl(
+      impl_->storage(), std::move(sizes), std::move(strides), 2 * impl_->storage_offset(),
+      real_part_type(dtype())));
+  TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
+  view->set_view_base(Ref<TensorImpl>::retain(base));
+  return TensorBase(std::move(view));
+}
+
+TensorBase TensorBase::view_as_complex() const {
+  const char* op = "view_as_complex";
+  LOOM_CHECK(dtype() == ScalarType::Float32 || dtype() == ScalarType::Float64, op,
+             "expected a float32 or float64 tensor, found ", scalar_type_name(dtype()));
+  const int64_t n = dim();
+  LOOM_CHECK(n >= 1 && impl_->sizes()[n - 1] == 2, op,
+             "expected a last dimension of size 2, found sizes ", shape_to_string(impl_->sizes()));
+  LOOM_CHECK(impl_->strides()[n - 1] == 1, op, "expected a last dimension with stride 1, found ",
+             impl_->strides()[n - 1]);
+  DimVector sizes(impl_->sizes().begin(), impl_->sizes().end() - 1);
+  DimVector strides;
+  for (int64_t d = 0; d + 1 < n; ++d) {
+    const int64_t s = impl_->strides()[d];
+    LOOM_CHECK(s % 2 == 0, op, "expected even strides in all but the last dimension, found ",
+               shape_to_string(impl_->strides()));
+    strides.push_back(s / 2);
+  }
+  LOOM_CHECK(impl_->storage_offset() % 2 == 0, op, "expected an even storage offset, found ",
+             impl_->storage_offset());
+  Ref<TensorImpl> view = Ref<TensorImpl>::adopt(
+      new TensorImpl(impl_->storage(), std::move(sizes), std::move(strides),
+                     impl_->storage_offset() / 2, complex_type_of(dtype())));
+  TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
+  view->set_view_base(Ref<TensorImpl>::retain(base));
+  return TensorBase(std::move(view));
+}
+
 std::optional<TensorBase> TensorBase::reshape_as_view(IntList size_list) const {
   IntArrayRef sizes = size_list;
   DimVector shape = infer_size(sizes, numel(), "reshape");

@@ -14,6 +14,7 @@ constexpr ScalarType kUndefined = static_cast<ScalarType>(-1);
 int category(ScalarType t) {
   if (t == ScalarType::Bool) return 0;
   if (is_integral(t, false)) return 1;
+  if (is_complex(t)) return 3;
   return 2;
 }
 
@@ -41,6 +42,12 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == ScalarType::Bool) return b;
   if (b == ScalarType::Bool) return a;
   int ca = category(a), cb = category(b);
+  // complex with anything: complex, of double precision when either side has it
+  if (ca == 3 || cb == 3) {
+    const bool wide = a == ScalarType::ComplexDouble || b == ScalarType::ComplexDouble ||
+                      a == ScalarType::Float64 || b == ScalarType::Float64;
+    return wide ? ScalarType::ComplexDouble : ScalarType::ComplexFloat;
+  }
   if (ca != cb) return ca > cb ? a : b;  // integer with float: the float
   if (ca == 2) {
     if ((a == ScalarType::Float16 && b == ScalarType::BFloat16) ||

@@ -34,6 +34,10 @@ DLDataType to_dl_dtype(ScalarType t) {
       return {kDLFloat, 32, 1};
     case ScalarType::Float64:
       return {kDLFloat, 64, 1};
+    case ScalarType::ComplexFloat:
+      return {kDLComplex, 64, 1};
+    case ScalarType::ComplexDouble:
+      return {kDLComplex, 128, 1};
   }
   return {kDLOpaqueHandle, 8, 1};
 }
@@ -61,6 +65,10 @@ ScalarType from_dl_dtype(DLDataType t) {
       break;
     case kDLBfloat:
       if (t.bits == 16) return ScalarType::BFloat16;
+      break;
+    case kDLComplex:
+      if (t.bits == 64) return ScalarType::ComplexFloat;
+      if (t.bits == 128) return ScalarType::ComplexDouble;
       break;
     default:
       break;

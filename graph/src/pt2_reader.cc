@@ -62,6 +62,10 @@ std::optional<ScalarType> dtype_of_export(int64_t v) {
       return ScalarType::Float32;
     case 8:
       return ScalarType::Float64;
+    case 10:
+      return ScalarType::ComplexFloat;
+    case 11:
+      return ScalarType::ComplexDouble;
     case 12:
       return ScalarType::Bool;
     case 13:

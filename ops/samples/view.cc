@@ -23,6 +23,15 @@ std::vector<OpSample> make() {
       OpSample{"loom::resize_", {T({2, 3}), L({6})}, {{"memory_format", I(2)}}}.raises(
           "expected 4 sizes for torch.channels_last, found 1"),
       OpSample{"loom::resize_", {T({2, 3}), L({6})}, {{"memory_format", I(4)}}}.raises("found 4"),
+      {"loom::view_as_real", {T({2, 3}, kC64)}},
+      {"loom::view_as_real", {T({}, kC128)}},
+      OpSample{"loom::view_as_complex", {T({3, 2})}}.no_strided(
+          "view_as_complex needs a last dim of stride 1"),
+      OpSample{"loom::view_as_complex", {T({2, 2, 2}, kF64)}}.no_strided(
+          "view_as_complex needs a last dim of stride 1"),
+      OpSample{"loom::view_as_complex", {T({3, 3})}}.raises(
+          "expected a last dimension of size 2, found sizes [3, 3]"),
+      OpSample{"loom::view_as_real", {T({3})}}.raises("expected a complex tensor, found float32"),
       OpSample{"loom::view", {T({2, 3, 4}), L({4, -1})}}.no_strided(needs_strides),
       OpSample{"loom::view", {T({6}, kI64), L({2, 1, 3})}}.no_strided(needs_strides),
       OpSample{"loom::view", {T({}), L({1, 1})}}.no_strided(needs_strides),

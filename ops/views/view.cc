@@ -87,6 +87,14 @@ Tensor unsqueeze_view(const Tensor& self, int64_t dim) {
   return self.TensorBase::unsqueeze(dim);
 }
 
+Tensor view_as_real_view(const Tensor& self) {
+  return self.TensorBase::view_as_real();
+}
+
+Tensor view_as_complex_view(const Tensor& self) {
+  return self.TensorBase::view_as_complex();
+}
+
 Tensor diagonal_view(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
   return self.TensorBase::diagonal(offset, dim1, dim2);
 }
@@ -208,6 +216,8 @@ const DecompositionEntry kViewKernels[] = {
     {"loom::diagonal", decomposition<&diagonal_view>()},
     {"loom::unflatten.int", decomposition<&unflatten_view>()},
     {"loom::unfold", decomposition<&unfold_view>()},
+    {"loom::view_as_real", decomposition<&view_as_real_view>()},
+    {"loom::view_as_complex", decomposition<&view_as_complex_view>()},
     {"loom::resize_", decomposition<&resize>()},
 };
 

@@ -130,8 +130,10 @@ std::unique_ptr<OpInfo> make_info(const LoomOperator* op) {
   return info;
 }
 
+// The dtypes whose results get a history: the floating and the complex ones (an FFT's
+// spectrum carries its input's gradient).
 bool is_floating(LoomDType d) {
-  return sdk::dtypes::floating.contains(d);
+  return (sdk::dtypes::floating | sdk::dtypes::complex).contains(d);
 }
 
 bool needs_grad(LoomTensor* t) {

@@ -10,8 +10,10 @@
 namespace loom::conform {
 namespace {
 
+// A complex tensor's values are its parts, real and imaginary in turn.
 std::vector<double> values_of(const Tensor& t) {
   Tensor host = t.device().type == kCPU ? t : t.to("cpu");
+  if (is_complex(host.dtype())) host = loom::view_as_real(host);
   Tensor f64 = empty(host.sizes(), TensorOptions().dtype(ScalarType::Float64));
   copy_(f64, host);
   const double* p = static_cast<const double*>(f64.data_ptr());
@@ -41,8 +43,10 @@ std::string index_of(const Tensor& t, int64_t flat) {
 Tolerance default_tolerance(ScalarType dtype) {
   switch (dtype) {
     case ScalarType::Float64:
+    case ScalarType::ComplexDouble:
       return {1e-10, 1e-10};
     case ScalarType::Float32:
+    case ScalarType::ComplexFloat:
       return {1e-5, 1e-5};
     case ScalarType::Float16:
       return {1e-3, 1e-3};
@@ -77,7 +81,7 @@ Comparison compare_outputs(const std::vector<Tensor>& expected, const std::vecto
     }
     const std::vector<double> want = values_of(expected[k]), got = values_of(actual[k]);
     Tolerance tol = default_tolerance(actual[k].dtype());
-    const bool exact = !is_floating_point(actual[k].dtype());
+    const bool exact = !is_floating_point(actual[k].dtype()) && !is_complex(actual[k].dtype());
     if (!exact) {
       tol = {std::max({tol.atol, floor.atol, sample_tolerance}),
              std::max({tol.rtol, floor.rtol, sample_tolerance})};

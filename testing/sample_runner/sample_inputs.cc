@@ -72,7 +72,7 @@ std::vector<double> spec_values(const TensorSpec& spec, uint64_t seed) {
   for (int64_t d : spec.shape) n *= d;
   Rng rng{seed};
   std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(draw(spec, is_floating_point(spec.dtype), i, rng));
+  for (int64_t i = 0; i < n; ++i) v.push_back(draw(spec, is_floating_point(spec.dtype) || is_complex(spec.dtype), i, rng));
   if (spec.fill == Fill::Distinct) {  // Fisher-Yates
     for (int64_t i = n - 1; i > 0; --i) std::swap(v[i], v[static_cast<size_t>(rng.below(i + 1))]);
   }
@@ -98,9 +98,15 @@ Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout, Device
   if (layout == Layout::Meta) {
     return empty(spec.shape, TensorOptions().dtype(spec.dtype).device(kMetaDevice));
   }
-  std::vector<double> v = spec_values(spec, seed);
+  // A complex tensor draws its real and imaginary parts as a float tensor with a last dim
+  // of 2 (Note [Complex views]).
+  const bool complex = is_complex(spec.dtype);
+  TensorSpec drawn = spec;
+  if (complex) drawn.shape.push_back(2);
+  std::vector<double> v = spec_values(drawn, seed);
   Tensor f64 = empty({static_cast<int64_t>(v.size())}, TensorOptions().dtype(ScalarType::Float64));
   if (!v.empty()) std::memcpy(f64.data_ptr(), v.data(), v.size() * sizeof(double));
+  if (complex) f64 = loom::view_as_complex(f64.view(drawn.shape)).reshape({-1});
   const bool on_cpu = device == kCpuDevice;
   Tensor host = layout == Layout::NonContiguous && on_cpu
                     ? non_contiguous_empty(spec.shape, spec.dtype)

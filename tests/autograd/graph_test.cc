@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "../frontend/frontend_test_util.h"
+#include "loom/core/str_cat.h"
 
 namespace loom {
 namespace {
@@ -514,6 +515,44 @@ TEST_F(Autograd, GradcheckReportsTheWorstElement) {
   autograd::GradcheckOptions quiet;
   quiet.raise_exception = false;
   EXPECT_FALSE(autograd::gradcheck(wrong, {x}, quiet));
+}
+
+// Note [FFT gradients]: each transform through its parts (view_as_real / view_as_complex),
+// so that gradcheck sees real inputs and outputs; one and several dims, both halves, every
+// normalization, even and odd lengths, and the second derivative.
+TEST_F(Autograd, FftGradientsMatchCentralDifferences) {
+  const TensorOptions f64 = TensorOptions().dtype(ScalarType::Float64);
+  Tensor x = randn({3, 4, 5}, f64).requires_grad_();
+  struct R2c {
+    std::vector<int64_t> dims;
+    int64_t normalization;
+    bool onesided;
+  };
+  for (const R2c& c : {R2c{{2}, 0, true}, R2c{{0, 2}, 1, true}, R2c{{1}, 2, false},
+                       R2c{{1, 2}, 0, false}, R2c{{2, 1}, 1, true}}) {
+    SCOPED_TRACE(str_cat("r2c over ", c.dims.size(), " dims, normalization ", c.normalization,
+                         c.onesided ? ", one side" : ", both halves"));
+    autograd::MultiFunction f = [&](const std::vector<Tensor>& in) {
+      return view_as_real(_fft_r2c(in[0], c.dims, c.normalization, c.onesided));
+    };
+    EXPECT_TRUE(autograd::gradcheck(f, {x}));
+    EXPECT_TRUE(autograd::gradgradcheck(f, {x}));
+  }
+  // c2r of a [3, 4, bins] spectrum given as its parts, to n = 6 (even) and 7 (odd)
+  for (int64_t n : {6, 7}) {
+    Tensor parts = randn({3, 4, n / 2 + 1, 2}, f64).requires_grad_();
+    for (int64_t normalization : {0, 2}) {
+      SCOPED_TRACE(str_cat("c2r to ", n, ", normalization ", normalization));
+      autograd::MultiFunction f = [&](const std::vector<Tensor>& in) {
+        return _fft_c2r(view_as_complex(in[0]), {2}, normalization, n);
+      };
+      EXPECT_TRUE(autograd::gradcheck(f, {parts}));
+      autograd::MultiFunction two_dims = [&](const std::vector<Tensor>& in) {
+        return _fft_c2r(view_as_complex(in[0]), {1, 2}, normalization, n);
+      };
+      EXPECT_TRUE(autograd::gradcheck(two_dims, {parts}));
+    }
+  }
 }
 
 }  // namespace

@@ -638,6 +638,8 @@ TEST(ScalarTypeHelpers, SizesNamesAndCategories) {
       {ScalarType::QInt8, 1, "qint8", false, false, true},
       {ScalarType::QUInt8, 1, "quint8", false, false, true},
       {ScalarType::QInt32, 4, "qint32", false, false, true},
+      {ScalarType::ComplexFloat, 8, "complex64", false, false, false},
+      {ScalarType::ComplexDouble, 16, "complex128", false, false, false},
   };
   static_assert(sizeof(rows) / sizeof(rows[0]) == kNumScalarTypes);
   for (const Row& r : rows) {
@@ -674,8 +676,8 @@ TEST(ScalarTypeHelpers, FromInt) {
   EXPECT_EQ(scalar_type_from_int(0, "abi"), ScalarType::Bool);
   EXPECT_EQ(scalar_type_from_int(5, "abi"), ScalarType::Int64);
   EXPECT_EQ(scalar_type_from_int(12, "abi"), ScalarType::QInt32);
-  EXPECT_LOOM_ERROR(scalar_type_from_int(13, "abi"), "abi",
-                    "dtype code 13 is out of range (expected 0..12)");
+  EXPECT_LOOM_ERROR(scalar_type_from_int(15, "abi"), "abi",
+                    "dtype code 15 is out of range (expected 0..14)");
   EXPECT_LOOM_ERROR(scalar_type_from_int(-1, "plugin 'x'"), "plugin 'x'", "dtype code -1");
 }
 

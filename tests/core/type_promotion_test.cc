@@ -112,6 +112,20 @@ TEST(PromoteTypes, IntegerWithFloatGivesTheFloat) {
   }
 }
 
+// PyTorch's table for the complex types: complex with any real type stays complex, and
+// becomes complex128 when either side is double precision.
+TEST(PromoteTypes, ComplexWithEveryType) {
+  constexpr ScalarType c8 = ScalarType::ComplexFloat, c16 = ScalarType::ComplexDouble;
+  for (ScalarType t : kTypes) {
+    const ScalarType wide = t == f8 ? c16 : c8;
+    EXPECT_EQ(promote_types(c8, t), wide) << Name(t);
+    EXPECT_EQ(promote_types(t, c8), wide) << Name(t);
+    EXPECT_EQ(promote_types(c16, t), c16) << Name(t);
+  }
+  EXPECT_EQ(promote_types(c8, c16), c16);
+  EXPECT_EQ(promote_types(c8, c8), c8);
+}
+
 TEST(PromoteTypes, RejectsQuantizedTypes) {
   EXPECT_LOOM_ERROR(promote_types(ScalarType::QInt8, f4), "type-promotion",
                     "cannot promote qint8 with float32: quantized types do not take part");

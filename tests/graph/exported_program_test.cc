@@ -54,14 +54,18 @@ TEST_P(CommittedModel, MatchesPyTorch) {
   SafetensorsFile io = load_safetensors(model_path(name + ".safetensors"));
   std::map<std::string, Tensor> tensors(io.tensors.begin(), io.tensors.end());
   std::vector<Tensor> outputs = ep({tensors.at("input_0")});
-  ASSERT_EQ(outputs.size(), 1u);
+  ASSERT_EQ(outputs.size(), tensors.size() - 1);  // output_0, output_1, ... besides input_0
   // float32 within 1e-5 relative; the absolute floor covers values that cancel to ~0.
-  expect_close(outputs[0], tensors.at("output_0"), 1e-5, 1e-6);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    SCOPED_TRACE("output_" + std::to_string(i));
+    expect_close(outputs[i], tensors.at("output_" + std::to_string(i)), 1e-5, 1e-6);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CommittedModel,
                          ::testing::Values("mlp", "cnn_batch_norm", "residual_block",
-                                           "transformer_encoder", "lstm", "pools3d"));
+                                           "transformer_encoder", "lstm", "pools3d",
+                                           "spectrum"));
 
 TEST_F(ExportedProgramTest, DynamicBatchRunsAnyBatchInItsRange) {
   ExportedProgram ep = load_exported(model_path("mlp.pt2"));
@@ -240,9 +244,9 @@ TEST_F(ExportedProgramTest, BadArchivesGetClearErrors) {
   expect_error(
       [&] {
         load_exported(rewrite(mlp, {{"data/weights/model_weights_config.json",
-                                     replaced(weights, "\"dtype\": 7", "\"dtype\": 11")}}));
+                                     replaced(weights, "\"dtype\": 7", "\"dtype\": 9")}}));
       },
-      "pt2", {"dtype 11 of the export schema has no loom dtype"});
+      "pt2", {"dtype 9 of the export schema has no loom dtype"});
   // A flipped byte in a weight's data fails its CRC.
   std::string flipped = bytes;
   size_t data_at = flipped.find("weight_0");

@@ -95,6 +95,20 @@ class Pools3d(torch.nn.Module):
             i.to(x.dtype).mean(dim=(2, 3, 4)) * 1e-3
 
 
+class Spectrum(torch.nn.Module):
+    """Spectral features: rfft over time (_fft_r2c), its parts (view_as_real) through a
+    linear layer, and the signal back from its spectrum (irfft: _fft_c2r)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(2 * 9, 4)
+
+    def forward(self, x):
+        z = torch.fft.rfft(x, norm="ortho")
+        features = self.fc(torch.view_as_real(z).flatten(1))
+        return features, torch.fft.irfft(z, n=16, norm="ortho") - x
+
+
 def randomize_batch_norm_statistics(model, generator):
     # Fresh running statistics are 0 and 1: give eval mode something to normalise with.
     for m in model.modules():
@@ -118,6 +132,7 @@ def models():
                                 (randn(2, 10, 32),)),
         "lstm": (Lstm(), (randn(3, 7, 8),), None, (randn(3, 7, 8),)),
         "pools3d": (Pools3d(), (randn(2, 3, 6, 7, 8),), None, (randn(2, 3, 6, 7, 8),)),
+        "spectrum": (Spectrum(), (randn(3, 16),), batch, (randn(5, 16),)),
     }
 
 

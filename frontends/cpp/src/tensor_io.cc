@@ -71,10 +71,14 @@ double read_element(const void* p, ScalarType t) {
     case ScalarType::Float32:
       return *static_cast<const float*>(p);
     case ScalarType::Float64:
+    case ScalarType::ComplexDouble:  // the real part
       return *static_cast<const double*>(p);
+    case ScalarType::ComplexFloat:
+      return *static_cast<const float*>(p);
   }
   return 0;
 }
+
 
 const void* element_address(const Tensor& t, IntArrayRef index) {
   int64_t offset = 0;
@@ -95,6 +99,15 @@ std::string format_value(double v, ScalarType t) {
   return s;
 }
 
+// A complex element as "a+bj" (PyTorch's spelling), its parts printed as floats are.
+std::string format_complex(const void* p, ScalarType t) {
+  const bool wide = t == ScalarType::ComplexDouble;
+  const double re = wide ? static_cast<const double*>(p)[0] : static_cast<const float*>(p)[0];
+  const double im = wide ? static_cast<const double*>(p)[1] : static_cast<const float*>(p)[1];
+  std::string imag = format_value(std::abs(im), ScalarType::Float64);
+  return format_value(re, ScalarType::Float64) + (std::signbit(im) ? "-" : "+") + imag + "j";
+}
+
 constexpr int64_t kSummariseAbove = 1000;
 constexpr int64_t kEdgeItems = 3;
 
@@ -112,7 +125,9 @@ void print_dim(std::ostringstream& out, const Tensor& t, std::vector<int64_t>& i
     }
     index.push_back(i);
     if (d + 1 == static_cast<size_t>(t.dim())) {
-      out << format_value(read_element(element_address(t, index), t.dtype()), t.dtype());
+      const void* at = element_address(t, index);
+      out << (is_complex(t.dtype()) ? format_complex(at, t.dtype())
+                                    : format_value(read_element(at, t.dtype()), t.dtype()));
     } else {
       print_dim(out, t, index, summarise, indent + 1);
     }

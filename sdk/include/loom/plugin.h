@@ -64,8 +64,10 @@ extern "C" {
  *   1.7  LoomDeviceInterface::flags (copies to the device that need no wait); a wait's
  *        LOOM_STATUS_INVALID_ARGUMENT raised as the error of an op found by its kernel
  *   1.8  LoomDeviceInterface::host_allocate, host_deallocate and copy_async (pinned host
- *        memory and copies that return once queued: Note [Pinned host memory]) */
-#define LOOM_ABI_VERSION_MINOR 8
+ *        memory and copies that return once queued: Note [Pinned host memory])
+ *   1.9  the complex dtypes LOOM_DTYPE_COMPLEX64 and LOOM_DTYPE_COMPLEX128 (a kernel that
+ *        declares them needs a host that knows them) */
+#define LOOM_ABI_VERSION_MINOR 9
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -124,7 +126,9 @@ typedef enum LoomDType {
   LOOM_DTYPE_QINT8 = 10,
   LOOM_DTYPE_QUINT8 = 11,
   LOOM_DTYPE_QINT32 = 12,
-  LOOM_DTYPE_COUNT = 13
+  LOOM_DTYPE_COMPLEX64 = 13,  /* two float32: real, imaginary (ABI 1.9) */
+  LOOM_DTYPE_COMPLEX128 = 14, /* two float64 (ABI 1.9) */
+  LOOM_DTYPE_COUNT = 15
 } LoomDType;
 
 /* Device types known without any plugin. Others are assigned at run time by

@@ -64,6 +64,10 @@ class TensorBase {
                         std::optional<int64_t> storage_offset = std::nullopt) const;
   // One size may be -1. Throws when the strides cannot express the new shape.
   TensorBase view(IntList sizes) const;
+  // A complex tensor's parts as a float tensor with a last dim of 2, and back (Note
+  // [Complex views]).
+  TensorBase view_as_real() const;
+  TensorBase view_as_complex() const;
   // A view when the strides allow one, otherwise nullopt (the caller copies).
   std::optional<TensorBase> reshape_as_view(IntList sizes) const;
   TensorBase permute(IntList dims) const;

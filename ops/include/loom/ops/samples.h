@@ -178,6 +178,8 @@ inline constexpr ScalarType kF16 = ScalarType::Float16;
 inline constexpr ScalarType kBF16 = ScalarType::BFloat16;
 inline constexpr ScalarType kF32 = ScalarType::Float32;
 inline constexpr ScalarType kF64 = ScalarType::Float64;
+inline constexpr ScalarType kC64 = ScalarType::ComplexFloat;
+inline constexpr ScalarType kC128 = ScalarType::ComplexDouble;
 
 inline TensorSpec T(std::vector<int64_t> shape, ScalarType dtype = kF32, Fill fill = Fill::Normal) {
   return {std::move(shape), dtype, fill, 0};

@@ -40,6 +40,10 @@ constexpr const char* dtype_name(LoomDType t) {
       return "quint8";
     case LOOM_DTYPE_QINT32:
       return "qint32";
+    case LOOM_DTYPE_COMPLEX64:
+      return "complex64";
+    case LOOM_DTYPE_COMPLEX128:
+      return "complex128";
     default:
       return "unknown";
   }
@@ -64,7 +68,10 @@ constexpr size_t element_size(LoomDType t) {
       return 4;
     case LOOM_DTYPE_INT64:
     case LOOM_DTYPE_FLOAT64:
+    case LOOM_DTYPE_COMPLEX64:
       return 8;
+    case LOOM_DTYPE_COMPLEX128:
+      return 16;
     default:
       return 0;
   }
@@ -105,6 +112,8 @@ inline constexpr DTypeSet boolean{LOOM_DTYPE_BOOL};
 inline constexpr DTypeSet integral_and_bool = integral | boolean;
 inline constexpr DTypeSet all = floating | integral | boolean;  // not the quantized types
 inline constexpr DTypeSet numeric = floating | integral;        // all but bool
+// The complex dtypes (ABI 1.9): a kernel declares them explicitly, never through `all`.
+inline constexpr DTypeSet complex{LOOM_DTYPE_COMPLEX64, LOOM_DTYPE_COMPLEX128};
 // The dtypes with a C++ type (loop.hpp's for_each_dtype): all but float16 and bfloat16.
 inline constexpr DTypeSet standard = float32_64 | integral | boolean;
 }  // namespace dtypes
