@@ -16,6 +16,7 @@ MODELS = {
     "residual_block": ("residual_block", (2, 8, 12, 12)),
     "transformer_encoder": ("transformer_encoder", (2, 10, 32)),
     "lstm": ("lstm", (3, 7, 8)),
+    "spectrum_batch64": ("spectrum", (64, 16)),
 }
 
 

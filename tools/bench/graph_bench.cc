@@ -78,6 +78,7 @@ BENCHMARK_CAPTURE(BM_ExportedModel, cnn_batch_norm_batch64, "cnn_batch_norm", {6
 BENCHMARK_CAPTURE(BM_ExportedModel, residual_block, "residual_block", {2, 8, 12, 12});
 BENCHMARK_CAPTURE(BM_ExportedModel, transformer_encoder, "transformer_encoder", {2, 10, 32});
 BENCHMARK_CAPTURE(BM_ExportedModel, lstm, "lstm", {3, 7, 8});
+BENCHMARK_CAPTURE(BM_ExportedModel, spectrum_batch64, "spectrum", {64, 16});
 
 }  // namespace
 
