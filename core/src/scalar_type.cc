@@ -94,11 +94,11 @@ ScalarType parse_scalar_type(std::string_view name) {
     ScalarType type;
   };
   static constexpr Alias kAliases[] = {
-      {"float", ScalarType::Float32},  {"f32", ScalarType::Float32},
-      {"double", ScalarType::Float64}, {"f64", ScalarType::Float64},
-      {"half", ScalarType::Float16},   {"f16", ScalarType::Float16},
-      {"bf16", ScalarType::BFloat16},  {"long", ScalarType::Int64},
-      {"int", ScalarType::Int32},      {"short", ScalarType::Int16},
+      {"float", ScalarType::Float32},       {"f32", ScalarType::Float32},
+      {"double", ScalarType::Float64},      {"f64", ScalarType::Float64},
+      {"half", ScalarType::Float16},        {"f16", ScalarType::Float16},
+      {"bf16", ScalarType::BFloat16},       {"long", ScalarType::Int64},
+      {"int", ScalarType::Int32},           {"short", ScalarType::Int16},
       {"cfloat", ScalarType::ComplexFloat}, {"cdouble", ScalarType::ComplexDouble},
   };
   for (const Alias& a : kAliases) {

@@ -251,9 +251,9 @@ TensorBase TensorBase::view_as_real() const {
   for (int64_t s : impl_->strides()) strides.push_back(2 * s);
   sizes.push_back(2);
   strides.push_back(1);
-  Ref<TensorImpl> view = Ref<TensorImpl>::adopt(new TensorImpl(
-      impl_->storage(), std::move(sizes), std::move(strides), 2 * impl_->storage_offset(),
-      real_part_type(dtype())));
+  Ref<TensorImpl> view =
+      Ref<TensorImpl>::adopt(new TensorImpl(impl_->storage(), std::move(sizes), std::move(strides),
+                                            2 * impl_->storage_offset(), real_part_type(dtype())));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
   return TensorBase(std::move(view));
@@ -278,9 +278,9 @@ TensorBase TensorBase::view_as_complex() const {
   }
   LOOM_CHECK(impl_->storage_offset() % 2 == 0, op, "expected an even storage offset, found ",
              impl_->storage_offset());
-  Ref<TensorImpl> view = Ref<TensorImpl>::adopt(
-      new TensorImpl(impl_->storage(), std::move(sizes), std::move(strides),
-                     impl_->storage_offset() / 2, complex_type_of(dtype())));
+  Ref<TensorImpl> view =
+      Ref<TensorImpl>::adopt(new TensorImpl(impl_->storage(), std::move(sizes), std::move(strides),
+                                            impl_->storage_offset() / 2, complex_type_of(dtype())));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
   return TensorBase(std::move(view));

@@ -3,6 +3,8 @@
 // Note [Decompositions] in registry.cc says when an op is a decomposition.
 #pragma once
 
+#include <functional>
+
 #include <cstdlib>
 #include <optional>
 #include <span>
@@ -230,6 +232,12 @@ Tensor int64_tensor(const std::vector<int64_t>& values, Device device);
 // naming `op`.
 Tensor empty_in_format(const char* op, IntArrayRef sizes, std::optional<int64_t> memory_format,
                        const Tensor* like, ScalarType dtype, Device device);
+// A [rows, cols] matrix built on the host by `fill` (row-major float64, zeroed first),
+// then in `dtype` on `device`: pooling's and the DFT's coefficients.
+Tensor host_matrix(int64_t rows, int64_t cols, const std::function<void(double*)>& fill,
+                   ScalarType dtype, Device device);
+// t with matrix m [rows, t.size(dim)] applied along dim (which then has `rows` elements).
+Tensor apply_along(const Tensor& t, int64_t dim, const Tensor& m);
 // `t` in `dtype` (itself when it already is).
 Tensor cast(const Tensor& t, ScalarType dtype);
 

@@ -28,32 +28,29 @@ struct Parts {
 // [rows, cols] with entry (k, j) = weight_j cos(2 pi jk / period) (or sign sin).
 Tensor trig_matrix(int64_t rows, int64_t cols, int64_t period, bool cosine, double sign,
                    const std::vector<double>& weight, ScalarType dtype, Device device) {
-  Tensor a = empty(std::vector<int64_t>{rows, cols}, ScalarType::Float64, Device{kCPU, -1});
-  double* p = a.data<double>();
-  for (int64_t k = 0; k < rows; ++k) {
-    for (int64_t j = 0; j < cols; ++j) {
-      // (j k) mod period keeps the angle small, so large sizes lose no precision
-      const double angle = 2.0 * std::numbers::pi * static_cast<double>((j * k) % period) /
-                           static_cast<double>(period);
-      const double w = weight.empty() ? 1.0 : weight[static_cast<size_t>(j)];
-      p[k * cols + j] = w * (cosine ? std::cos(angle) : sign * std::sin(angle));
-    }
-  }
-  return loom::to(loom::to(a, dtype), device);
-}
-
-// t with matrix m [rows, t.size(dim)] applied along dim.
-Tensor along(const Tensor& t, int64_t dim, const Tensor& m) {
-  return loom::transpose(loom::matmul(loom::transpose(t, dim, -1), m.t()), dim, -1);
+  return host_matrix(
+      rows, cols,
+      [&](double* p) {
+        for (int64_t k = 0; k < rows; ++k) {
+          for (int64_t j = 0; j < cols; ++j) {
+            // (j k) mod period keeps the angle small, so large sizes lose no precision
+            const double angle = 2.0 * std::numbers::pi * static_cast<double>((j * k) % period) /
+                                 static_cast<double>(period);
+            const double w = weight.empty() ? 1.0 : weight[static_cast<size_t>(j)];
+            p[k * cols + j] = w * (cosine ? std::cos(angle) : sign * std::sin(angle));
+          }
+        }
+      },
+      dtype, device);
 }
 
 // The DFT of x along dim (n elements), keeping output bins 0 .. rows - 1.
 Parts dft(const Parts& x, int64_t dim, int64_t rows, int64_t n, double sign) {
   const Tensor c = trig_matrix(rows, n, n, true, sign, {}, x.re.dtype(), x.re.device());
   const Tensor s = trig_matrix(rows, n, n, false, sign, {}, x.re.dtype(), x.re.device());
-  if (!x.im.defined()) return {along(x.re, dim, c), along(x.re, dim, s)};
-  return {loom::sub(along(x.re, dim, c), along(x.im, dim, s)),
-          loom::add(along(x.re, dim, s), along(x.im, dim, c))};
+  if (!x.im.defined()) return {apply_along(x.re, dim, c), apply_along(x.re, dim, s)};
+  return {loom::sub(apply_along(x.re, dim, c), apply_along(x.im, dim, s)),
+          loom::add(apply_along(x.re, dim, s), apply_along(x.im, dim, c))};
 }
 
 // The checks both ops make; the dims wrapped, in order.
@@ -112,7 +109,7 @@ Tensor fft_c2r(const Tensor& self, const IntList& dim, int64_t normalization,
   const ScalarType real = x.re.dtype();
   const Tensor c = trig_matrix(n, bins, n, true, 1.0, weight, real, self.device());
   const Tensor s = trig_matrix(n, bins, n, false, -1.0, weight, real, self.device());
-  Tensor out = loom::add(along(x.re, last, c), along(x.im, last, s));
+  Tensor out = loom::add(apply_along(x.re, last, c), apply_along(x.im, last, s));
   const double scale = sdk::fft_scale(normalization, numel);
   if (scale != 1.0) out = loom::mul(out, scale);
   return loom::contiguous(out);

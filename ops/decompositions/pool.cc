@@ -346,20 +346,16 @@ std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& self, const Int
 // [out, in] (1 / the window's length inside the window) applied along each pooled dim is
 // the pool, and A^T along each dim its gradient. The matrices are built on the host.
 Tensor adaptive_matrix(int64_t in, int64_t out, ScalarType dtype, Device device) {
-  Tensor a = empty(std::vector<int64_t>{out, in}, ScalarType::Float64, Device{kCPU, -1});
-  double* p = a.data<double>();
-  std::fill(p, p + out * in, 0.0);
-  for (int64_t i = 0; i < out; ++i) {
-    const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
-    for (int64_t k = start; k < end; ++k) p[i * in + k] = 1.0 / static_cast<double>(end - start);
-  }
-  return loom::to(loom::to(a, dtype), device);
-}
-
-// t with matrix m [rows, t.size(dim)] applied along dim (which then has `rows` elements).
-Tensor apply_along(const Tensor& t, int64_t dim, const Tensor& m) {
-  Tensor last = loom::transpose(t, dim, -1);
-  return loom::transpose(loom::matmul(last, m.t()), dim, -1);
+  return host_matrix(
+      out, in,
+      [&](double* p) {
+        for (int64_t i = 0; i < out; ++i) {
+          const int64_t start = (i * in) / out, end = ((i + 1) * in + out - 1) / out;
+          for (int64_t k = start; k < end; ++k)
+            p[i * in + k] = 1.0 / static_cast<double>(end - start);
+        }
+      },
+      dtype, device);
 }
 
 void check_adaptive(const char* op, const Tensor& self, int64_t spatial,
@@ -407,20 +403,21 @@ int64_t pair_value(const IntList& v, size_t i, int64_t fallback) {
 Tensor avg_pool_matrix(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
                        bool count_include_pad, std::optional<double> divisor, ScalarType dtype,
                        Device device) {
-  Tensor a = empty(std::vector<int64_t>{out, in}, ScalarType::Float64, Device{kCPU, -1});
-  double* p = a.data<double>();
-  std::fill(p, p + out * in, 0.0);
-  for (int64_t i = 0; i < out; ++i) {
-    int64_t start = i * stride - pad;
-    int64_t end = std::min(start + kernel, in + pad);
-    const int64_t padded = end - start;
-    start = std::max<int64_t>(start, 0);
-    end = std::min(end, in);
-    const double d =
-        divisor ? *divisor : static_cast<double>(count_include_pad ? padded : end - start);
-    for (int64_t k = start; k < end; ++k) p[i * in + k] = 1.0 / d;
-  }
-  return loom::to(loom::to(a, dtype), device);
+  return host_matrix(
+      out, in,
+      [&](double* p) {
+        for (int64_t i = 0; i < out; ++i) {
+          int64_t start = i * stride - pad;
+          int64_t end = std::min(start + kernel, in + pad);
+          const int64_t padded = end - start;
+          start = std::max<int64_t>(start, 0);
+          end = std::min(end, in);
+          const double d =
+              divisor ? *divisor : static_cast<double>(count_include_pad ? padded : end - start);
+          for (int64_t k = start; k < end; ++k) p[i * in + k] = 1.0 / d;
+        }
+      },
+      dtype, device);
 }
 
 // avg_pool2d's gradient for self: A_h^T grad A_w. The pooling arguments are checked by

@@ -82,6 +82,19 @@ Tensor empty_in_format(const char* op, IntArrayRef sizes, std::optional<int64_t>
        format, name.empty() ? "" : " (torch.", name, name.empty() ? "" : ")");
 }
 
+Tensor host_matrix(int64_t rows, int64_t cols, const std::function<void(double*)>& fill,
+                   ScalarType dtype, Device device) {
+  Tensor a = empty(std::vector<int64_t>{rows, cols}, ScalarType::Float64, Device{kCPU, -1});
+  double* p = a.data<double>();
+  std::fill(p, p + rows * cols, 0.0);
+  fill(p);
+  return loom::to(loom::to(a, dtype), device);
+}
+
+Tensor apply_along(const Tensor& t, int64_t dim, const Tensor& m) {
+  return loom::transpose(loom::matmul(loom::transpose(t, dim, -1), m.t()), dim, -1);
+}
+
 Tensor cast(const Tensor& t, ScalarType dtype) {
   if (t.dtype() == dtype) return t;
   Tensor out = empty(t.sizes(), dtype, t.device());

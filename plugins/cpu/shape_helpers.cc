@@ -14,8 +14,8 @@ std::string shape_string(std::span<const int64_t> shape) {
 }
 
 const char* dtype_name(LoomDType t) {
-  static const char* kNames[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
-                                 "int64", "float16", "bfloat16", "float32", "float64",
+  static const char* kNames[] = {"bool",  "uint8",   "int8",     "int16",     "int32",
+                                 "int64", "float16", "bfloat16", "float32",   "float64",
                                  "qint8", "quint8",  "qint32",   "complex64", "complex128"};
   return t >= 0 && t < LOOM_DTYPE_COUNT ? kNames[t] : "invalid";
 }

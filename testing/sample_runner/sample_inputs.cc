@@ -72,7 +72,8 @@ std::vector<double> spec_values(const TensorSpec& spec, uint64_t seed) {
   for (int64_t d : spec.shape) n *= d;
   Rng rng{seed};
   std::vector<double> v;
-  for (int64_t i = 0; i < n; ++i) v.push_back(draw(spec, is_floating_point(spec.dtype) || is_complex(spec.dtype), i, rng));
+  for (int64_t i = 0; i < n; ++i)
+    v.push_back(draw(spec, is_floating_point(spec.dtype) || is_complex(spec.dtype), i, rng));
   if (spec.fill == Fill::Distinct) {  // Fisher-Yates
     for (int64_t i = n - 1; i > 0; --i) std::swap(v[i], v[static_cast<size_t>(rng.below(i + 1))]);
   }

@@ -64,8 +64,7 @@ TEST_P(CommittedModel, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, CommittedModel,
                          ::testing::Values("mlp", "cnn_batch_norm", "residual_block",
-                                           "transformer_encoder", "lstm", "pools3d",
-                                           "spectrum"));
+                                           "transformer_encoder", "lstm", "pools3d", "spectrum"));
 
 TEST_F(ExportedProgramTest, DynamicBatchRunsAnyBatchInItsRange) {
   ExportedProgram ep = load_exported(model_path("mlp.pt2"));

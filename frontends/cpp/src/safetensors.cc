@@ -31,9 +31,9 @@ struct DTypeName {
   const char* name;
 };
 constexpr DTypeName kDTypes[] = {
-    {ScalarType::Bool, "BOOL"},   {ScalarType::UInt8, "U8"},      {ScalarType::Int8, "I8"},
-    {ScalarType::Int16, "I16"},   {ScalarType::Int32, "I32"},     {ScalarType::Int64, "I64"},
-    {ScalarType::Float16, "F16"}, {ScalarType::BFloat16, "BF16"}, {ScalarType::Float32, "F32"},
+    {ScalarType::Bool, "BOOL"},   {ScalarType::UInt8, "U8"},         {ScalarType::Int8, "I8"},
+    {ScalarType::Int16, "I16"},   {ScalarType::Int32, "I32"},        {ScalarType::Int64, "I64"},
+    {ScalarType::Float16, "F16"}, {ScalarType::BFloat16, "BF16"},    {ScalarType::Float32, "F32"},
     {ScalarType::Float64, "F64"}, {ScalarType::ComplexFloat, "C64"},
 };
 

@@ -79,7 +79,6 @@ double read_element(const void* p, ScalarType t) {
   return 0;
 }
 
-
 const void* element_address(const Tensor& t, IntArrayRef index) {
   int64_t offset = 0;
   for (size_t d = 0; d < index.size(); ++d) offset += index[d] * t.strides()[d];

@@ -117,9 +117,8 @@ void register_view_formulas(FormulaTable& t) {
   t.add({"loom::view_as_real", 0, 0, [](BackwardContext& c) {
            c.set(0, [&] { return op::view_as_complex(op::contiguous(c.grad())); });
          }});
-  t.add({"loom::view_as_complex", 0, 0, [](BackwardContext& c) {
-           c.set(0, [&] { return op::view_as_real(c.grad()); });
-         }});
+  t.add({"loom::view_as_complex", 0, 0,
+         [](BackwardContext& c) { c.set(0, [&] { return op::view_as_real(c.grad()); }); }});
   // Note [resize_]: new sizes have no derivative.
   t.add(refuses_grad("loom::resize_", "cannot resize a tensor that requires grad"));
 }

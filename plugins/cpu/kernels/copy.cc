@@ -17,10 +17,6 @@ void with_dtype(LoomDType t, const char* op, Body&& body) {
   dispatch_all_types(t, op, body);
 }
 
-bool is_complex(LoomDType t) {
-  return t == LOOM_DTYPE_COMPLEX64 || t == LOOM_DTYPE_COMPLEX128;
-}
-
 // Note [Complex copies]
 // ~~~~~~~~~~~~~~~~~~~~~
 // The complex dtypes (std::complex<float>, std::complex<double>) copy to each other, take a
@@ -87,7 +83,7 @@ void fill_complex(const sdk::Tensor& self, T value) {
 }
 
 sdk::Tensor fill_(const sdk::Tensor& self, sdk::Scalar value) {
-  if (is_complex(self.dtype())) {
+  if (sdk::dtypes::complex.contains(self.dtype())) {
     const double v = value.is_floating_point() ? value.d : static_cast<double>(value.i);
     if (self.dtype() == LOOM_DTYPE_COMPLEX64) {
       fill_complex(self, std::complex<float>(static_cast<float>(v), 0.0f));
@@ -114,7 +110,7 @@ sdk::Tensor copy_(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_bl
     throw sdk::Error("[copy_] source of shape " + shape_string(src.sizes()) +
                      " cannot be broadcast to destination shape " + shape_string(self.sizes()));
   }
-  if (is_complex(self.dtype()) || is_complex(src.dtype())) {
+  if (sdk::dtypes::complex.contains(self.dtype()) || sdk::dtypes::complex.contains(src.dtype())) {
     complex_copy(self, src, shape);
     return self;
   }

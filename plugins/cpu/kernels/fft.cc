@@ -114,7 +114,7 @@ std::vector<int64_t> checked_dims(const char* op, const sdk::Tensor& self,
 void scale_by(const sdk::Tensor& out, int64_t normalization, int64_t numel) {
   const double scale = sdk::fft_scale(normalization, numel);
   if (scale == 1.0 || out.numel() == 0) return;
-  const bool complex = out.dtype() == LOOM_DTYPE_COMPLEX64 || out.dtype() == LOOM_DTYPE_COMPLEX128;
+  const bool complex = sdk::dtypes::complex.contains(out.dtype());
   sdk::op::mul_(complex ? sdk::op::view_as_real(out) : out, sdk::scalar(scale));
 }
 

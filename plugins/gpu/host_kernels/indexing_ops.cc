@@ -154,8 +154,7 @@ Tensor scatter_add_out(const DispatchContext& ctx, const Tensor& self, int64_t d
 // The value a reduction starts from where self is left out (include_self=False): what
 // the first src value combined with it gives back.
 Scalar reduction_identity(sdk::ScatterReduce kind, int32_t dtype) {
-  const bool floating = dtype == LOOM_DTYPE_FLOAT16 || dtype == LOOM_DTYPE_BFLOAT16 ||
-                        dtype == LOOM_DTYPE_FLOAT32 || dtype == LOOM_DTYPE_FLOAT64;
+  const bool floating = sdk::dtypes::floating.contains(static_cast<LoomDType>(dtype));
   if (kind == sdk::ScatterReduce::Prod) return Scalar(int64_t{1});
   if (kind != sdk::ScatterReduce::Max && kind != sdk::ScatterReduce::Min) return Scalar(int64_t{0});
   const bool max = kind == sdk::ScatterReduce::Max;
@@ -205,10 +204,8 @@ Tensor scatter_reduce_out(const DispatchContext& ctx, const Tensor& self, int64_
   Tensor count = include_self ? sdk::ones_like(out) : sdk::zeros_like(out);
   sdk::op::scatter_add_(count, dim, index, sdk::ones_like(src));
   count = sdk::op::clamp_min(count, Scalar(int64_t{1}));  // unreached positions keep self
-  const bool floating = out.dtype() == LOOM_DTYPE_FLOAT16 || out.dtype() == LOOM_DTYPE_BFLOAT16 ||
-                        out.dtype() == LOOM_DTYPE_FLOAT32 || out.dtype() == LOOM_DTYPE_FLOAT64;
   std::optional<std::string_view> rounding;
-  if (!floating) rounding = "floor";
+  if (!sdk::dtypes::floating.contains(out.dtype())) rounding = "floor";
   sdk::op::div_out(out, out, count, rounding);
   return out;
 }
