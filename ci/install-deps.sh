@@ -10,7 +10,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libabsl-dev libprotobuf-dev protobuf-compiler libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev zlib1g-dev nlohmann-json3-dev libunwind-dev pkg-config libzip-dev libfftw3-dev
+  libdnnl-dev zlib1g-dev nlohmann-json3-dev libunwind-dev pkg-config libzip-dev libfftw3-dev libxxhash-dev
   python3
   ca-certificates
   hipcc  # the ROCm plugin (plugins/gpu); the CUDA one builds when /usr/local/cuda has nvcc

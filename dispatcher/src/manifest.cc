@@ -46,6 +46,7 @@ constexpr std::string_view kDefaultManifestText = R"pb(
   plugins { name: "cpu" }
   plugins { name: "autograd" }
   plugins { name: "profiler" optional: true }
+  plugins { name: "compiler" optional: true }
 )pb";
 
 // Note [Manifest error positions]

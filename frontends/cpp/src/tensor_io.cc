@@ -6,8 +6,10 @@
 #include <cstring>
 #include <sstream>
 
+#include "loom/call.h"
 #include "loom/core/error.h"
 #include "loom/core/type_promotion.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/ops/generated/ops.h"
 
 namespace loom {
@@ -149,10 +151,30 @@ Tensor to_cpu(const Tensor& t) {
   return host;
 }
 
+namespace {
+
+// Note [Host reads while capturing]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// item() reads the element directly, without an op call, except on a thread whose
+// dispatches include the Tracer key (the compiler plugin capturing a function for
+// loom::compile): there it calls loom::_local_scalar_dense, PyTorch's op for item(), so
+// the capture sees the read and breaks its graph there (Note [Graph breaks]).
+bool capturing_this_thread() {
+  return (dispatch::local_dispatch_key_set().included &
+          DispatchKeySet(DispatchKey::Tracer).raw()) != 0;
+}
+
+Scalar item_through_op(const Tensor& t) {
+  return call("loom::_local_scalar_dense", {t}).at(0).to_scalar();
+}
+
+}  // namespace
+
 double item_as_double(const Tensor& t) {
   LOOM_CHECK(t.defined(), "item", "the tensor is undefined");
   LOOM_CHECK(t.numel() == 1, "item", "a tensor with ", t.numel(),
              " elements cannot be converted to a scalar (expected exactly 1)");
+  if (capturing_this_thread()) return item_through_op(t).to_double();
   Tensor host = to_cpu(t);
   return read_element(host.data_ptr(), host.dtype());
 }
@@ -161,6 +183,7 @@ int64_t item_as_int(const Tensor& t) {
   LOOM_CHECK(t.defined(), "item", "the tensor is undefined");
   LOOM_CHECK(t.numel() == 1, "item", "a tensor with ", t.numel(),
              " elements cannot be converted to a scalar (expected exactly 1)");
+  if (capturing_this_thread()) return item_through_op(t).to_int();
   Tensor host = to_cpu(t);
   if (host.dtype() == ScalarType::Int64) return *host.data<int64_t>();
   return static_cast<int64_t>(read_element(host.data_ptr(), host.dtype()));

@@ -127,6 +127,12 @@ class Graph {
   void add_node(Node node);
   void add_output(ValueId value);
   void add_symbol(SymbolRange range);
+  // For passes (loom/graph_passes.h): the node list and the outputs, replaced whole.
+  // Values keep their ids; a value no node defines any more is simply unused.
+  void replace_nodes(std::vector<Node> nodes) { nodes_ = std::move(nodes); }
+  void replace_outputs(std::vector<ValueId> outputs) { outputs_ = std::move(outputs); }
+  void replace_input(size_t index, GraphInput input) { inputs_.at(index) = std::move(input); }
+  void replace_symbols(std::vector<SymbolRange> symbols) { symbols_ = std::move(symbols); }
 
   const std::vector<ValueInfo>& values() const { return values_; }
   // A value by id (its metadata may be filled in; its name, which indexes it, stays).

@@ -1,0 +1,59 @@
+// Passes over the graph IR (loom/graph.h), each in place and each keeping the graph
+// valid: dead-code elimination, common-subexpression elimination and pointwise fusion
+// into kernels the compiler plugin builds. loom::compile runs them in that order
+// (Note [The compile pipeline] in graph/src/compile/compiled_function.cc); they are
+// public so that a graph from anywhere (a .pt2 program, one built by hand) can use them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loom/graph.h"
+
+namespace loom::graph {
+
+// Whether a node must stay although nobody reads its outputs: it writes to an argument
+// (a `Tensor(a!)` schema), draws random numbers (the random family: removing one would
+// shift the numbers later ones draw) or reads a value on the host.
+bool has_side_effects(const Node& node);
+
+// Removes the nodes whose outputs nobody reads or returns and that have no side effects,
+// the last first, so chains of dead nodes go at once. Returns how many were removed.
+int eliminate_dead_code(Graph& graph);
+
+// Replaces a node that calls the same operator with the same arguments as an earlier node
+// by that node's outputs, when neither has side effects and no node between them writes
+// to anything (a write through a view could change what an equal-looking node reads).
+// Returns how many nodes were replaced.
+int eliminate_common_subexpressions(Graph& graph);
+
+struct FusionOptions {
+  std::optional<std::string> cache_dir;  // the kernel cache; nullopt: the plugin's default
+  std::string debug_dir;                 // where programs and sources are written, or ""
+  int min_nodes = 2;                     // shorter runs stay as they are
+};
+
+// One fused kernel that fuse_pointwise made.
+struct FusedKernel {
+  std::string op;                      // "compiled::kernel_<key>"
+  std::string program;                 // Note [Fused kernel programs] in loom/compiler_api.h
+  std::vector<std::string> fused_ops;  // the ops it replaced, in order
+  int source = 0;                      // 0: built, 1: this process had it, 2: the disk cache
+  double build_ms = 0;
+};
+
+// Note [Pointwise fusion]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A run of consecutive nodes that the compiler plugin can generate (its fusible ops, in
+// a dtype it computes in), all on the CPU with one output shape, becomes one node
+// calling a fused kernel: `compiled::kernel_<key>(Tensor[] inputs) -> Tensor[]`. Its
+// inputs are the values the run reads from outside it; its outputs the values read
+// after it or returned. An input is `dense` when it has the run's shape and was
+// contiguous (`contiguous[value]`, from the capture), `scalar` when it has one element,
+// else `strided`. Consecutive runs keep the program order, so writes and reads around
+// them stay where they were. Needs the compiler plugin; returns the kernels made.
+std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
+                                        const FusionOptions& options = {});
+
+}  // namespace loom::graph

@@ -1,0 +1,296 @@
+// loom::compile's runtime: specialisations with their guards, recompiles, automatic
+// dynamic shapes, the eager fallback and the report (loom/compile.h).
+//
+// Note [The compile pipeline]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A call that no specialisation's guards accept is captured: the function runs once with
+// the compiler plugin recording its op calls (so that call's results are the function's
+// own), and the records become a graph (Note [From op calls to a graph]). Dead code and
+// common subexpressions are removed (loom/graph_passes.h); with the "loom" backend, runs
+// of pointwise ops become fused kernels (Note [Pointwise fusion]) unless the call records
+// gradients (a fused kernel has no backward formula yet: the graph's ops then run one by
+// one under autograd, which records them as eager code would). The graph runs on the
+// interpreter (Note [Prepared calls]) with the call's tensors and the tensors the
+// function holds. Each specialisation keeps its guards (guards.h); a call that fails
+// them all compiles again, up to recompile_limit times per function, after which the
+// function runs eagerly for good with one warning. A failure in sizes alone makes those
+// dimensions symbolic (Note [Automatic dynamic shapes]). LOOM_LOGS=recompiles prints each
+// recompile with its reason; LOOM_COMPILE_DEBUG=DIR writes each graph before and after
+// the passes and each kernel's program and source.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "compile_internal.h"
+#include "dynamic_shapes.h"
+#include "guards.h"
+#include "loom/autograd.h"
+#include "loom/core/error.h"
+#include "loom/core/str_cat.h"
+#include "loom/graph_interpreter.h"
+#include "loom/graph_passes.h"
+#include "loom/tensor_io.h"
+
+namespace loom::compiler {
+namespace {
+
+using detail::Captured;
+using detail::DynamicDims;
+using detail::Guards;
+
+bool log_recompiles() {
+  const char* logs = std::getenv("LOOM_LOGS");
+  return logs != nullptr && std::string_view(logs).find("recompiles") != std::string_view::npos;
+}
+
+std::string debug_dir() {
+  const char* dir = std::getenv("LOOM_COMPILE_DEBUG");
+  return dir != nullptr ? dir : "";
+}
+
+void write_debug(const std::string& dir, const std::string& name, const std::string& text) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream(dir + "/" + name) << text;
+}
+
+bool any_requires_grad(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  for (const Tensor& t : a) {
+    if (t.defined() && t.requires_grad()) return true;
+  }
+  for (const Tensor& t : b) {
+    if (t.requires_grad()) return true;
+  }
+  return false;
+}
+
+std::vector<std::vector<int64_t>> sizes_of(const std::vector<Tensor>& tensors) {
+  std::vector<std::vector<int64_t>> out;
+  for (const Tensor& t : tensors) out.emplace_back(t.sizes().begin(), t.sizes().end());
+  return out;
+}
+
+}  // namespace
+
+// One specialisation: a graph with its guards.
+struct Entry {
+  Entry(Captured c, Guards g) : captured(std::move(c)), guards(std::move(g)) {}
+  Captured captured;
+  graph::Graph raw;  // the captured graph before the passes (Note [Automatic dynamic shapes])
+  Guards guards;
+  std::vector<std::vector<int64_t>> sizes;  // the call's tensors' sizes when captured
+  std::unique_ptr<graph::Interpreter> interpreter;
+  std::vector<graph::FusedKernel> kernels;
+};
+
+struct CompiledFunction::State {
+  CompileOptions options;
+  std::string name;
+  std::unordered_map<const void*, std::string> state_names;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Entry>> entries;  // newest last
+  DynamicDims dynamic;
+  int compiles = 0;
+  bool eager = false;
+  std::string eager_reason;
+  std::vector<std::string> recompiles;
+
+  std::vector<Tensor> compile(const std::vector<Tensor>& tensors,
+                              const std::vector<double>& numbers, uint64_t flags,
+                              const Eager& eager_fn, const std::string& reason);
+  std::vector<Tensor> go_eager(const std::string& why, const Eager& eager_fn) {
+    eager = true;
+    eager_reason = why;
+    std::fprintf(stderr, "[compile] %s: %s; running it eagerly from now on\n", name.c_str(),
+                 why.c_str());
+    return eager_fn();
+  }
+};
+
+CompiledFunction::CompiledFunction(CompileOptions options, std::string name,
+                                   std::vector<std::pair<std::string, Tensor>> state)
+    : state_(std::make_unique<State>()) {
+  static const char* kModes[] = {"default", "reduce-overhead", "max-autotune",
+                                 "max-autotune-no-cudagraphs"};
+  bool mode_known = false;
+  for (const char* m : kModes) mode_known = mode_known || options.mode == m;
+  LOOM_CHECK(mode_known, std::string(detail::kComponent), "unknown mode '", options.mode,
+             "' (expected default, reduce-overhead, max-autotune or max-autotune-no-cudagraphs)");
+  LOOM_CHECK(options.backend == "loom" || options.backend == "eager",
+             std::string(detail::kComponent), "unknown backend '", options.backend,
+             "' (expected loom or eager)");
+  LOOM_CHECK(options.recompile_limit >= 1, std::string(detail::kComponent),
+             "recompile_limit must be at least 1, found ", options.recompile_limit);
+  state_->options = std::move(options);
+  state_->name = std::move(name);
+  for (auto& [key, t] : state) state_->state_names.emplace(t.impl(), key);
+}
+
+CompiledFunction::~CompiledFunction() = default;
+
+const CompileOptions& CompiledFunction::options() const {
+  return state_->options;
+}
+
+std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& tensors,
+                                                     const std::vector<double>& numbers,
+                                                     uint64_t flags, const Eager& eager_fn,
+                                                     const std::string& reason) {
+  if (compiles >= options.recompile_limit) {
+    return go_eager(str_cat("the recompile limit (", options.recompile_limit,
+                            ") is reached; the last reason: ", reason),
+                    eager_fn);
+  }
+  if (compiles > 0) {
+    recompiles.push_back(reason);
+    if (log_recompiles())
+      std::fprintf(stderr, "[compile] recompiling %s: %s\n", name.c_str(), reason.c_str());
+  }
+  ++compiles;
+  const bool grad_mode = autograd::is_enabled();
+  std::vector<Tensor> outputs;
+  Captured captured = detail::capture(tensors, eager_fn, state_names, &outputs);
+  if (options.fullgraph && !captured.breaks.empty()) {
+    const GraphBreak& b = captured.breaks.front();
+    fail(std::string(detail::kComponent), name, ": fullgraph=true, but ", b.op,
+         " cannot be captured in one graph: ", b.reason);
+  }
+  if (!captured.unsupported.empty()) {
+    eager = true;
+    eager_reason = captured.unsupported;
+    std::fprintf(stderr, "[compile] %s: %s; running it eagerly from now on\n", name.c_str(),
+                 captured.unsupported.c_str());
+    return outputs;
+  }
+  Device device{};
+  for (const Tensor& t : tensors) {
+    if (t.device() != tensors.front().device() && !(t.dim() == 0 && t.device().type == kCPU)) {
+      eager = true;
+      eager_reason = "its tensors are on more than one device";
+      return outputs;
+    }
+  }
+  if (!tensors.empty()) device = tensors.front().device();
+  // automatic dynamic shapes: generalise against the newest capture of the same structure
+  if (!dynamic.empty() && !entries.empty()) {
+    Captured trial = captured;
+    std::string why = detail::generalise(entries.back()->raw, trial, dynamic, entries.back()->sizes,
+                                         sizes_of(tensors));
+    if (why.empty()) {
+      captured = std::move(trial);
+    } else {
+      if (log_recompiles())
+        std::fprintf(stderr, "[compile] %s: sizes stay specialised: %s\n", name.c_str(),
+                     why.c_str());
+      dynamic.clear();
+    }
+  }
+  auto entry = std::make_unique<Entry>(std::move(captured),
+                                       Guards(tensors, numbers, flags, grad_mode, {}, dynamic));
+  Captured& c = entry->captured;
+  entry->guards = Guards(tensors, numbers, flags, grad_mode, c.constants, dynamic);
+  entry->sizes = sizes_of(tensors);
+  entry->raw = c.graph;
+  const std::string debug = debug_dir();
+  const std::string stem = str_cat(name, "_", compiles);
+  write_debug(debug, stem + ".captured.graph", c.graph.to_text());
+  graph::eliminate_common_subexpressions(c.graph);
+  graph::eliminate_dead_code(c.graph);
+  if (options.backend == "loom" && device.type == kCPU &&
+      !(grad_mode && any_requires_grad(tensors, c.constants))) {
+    graph::FusionOptions fo;
+    fo.debug_dir = debug;
+    entry->kernels = graph::fuse_pointwise(c.graph, c.contiguous, fo);
+  }
+  write_debug(debug, stem + ".graph", c.graph.to_text());
+  entry->interpreter = std::make_unique<graph::Interpreter>(c.graph, device);
+  entries.push_back(std::move(entry));
+  return outputs;
+}
+
+std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& tensors,
+                                          const std::vector<double>& numbers, const Eager& eager,
+                                          uint64_t flags) {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (s.eager) return eager();
+  const bool grad_mode = autograd::is_enabled();
+  std::string reason = "the first call";
+  for (auto it = s.entries.rbegin(); it != s.entries.rend(); ++it) {
+    Entry& e = **it;
+    detail::GuardFailure f =
+        e.guards.check(tensors, numbers, flags, grad_mode, e.captured.constants);
+    if (!f.holds()) {
+      if (it == s.entries.rbegin()) {
+        reason = f.reason;
+        if (s.options.dynamic != false && !f.sizes_only.empty()) {
+          for (auto d : f.sizes_only) s.dynamic.insert(d);
+        }
+      }
+      continue;
+    }
+    std::vector<Tensor> inputs = tensors;
+    inputs.insert(inputs.end(), e.captured.constants.begin(), e.captured.constants.end());
+    std::vector<Tensor> out = (*e.interpreter)(inputs);
+    // host reads (Note [Graph breaks]): the values the function saw must be the same
+    bool same = true;
+    for (size_t i = 0; i < e.captured.host_reads.size(); ++i) {
+      const double now = out[e.captured.function_outputs + i].item<double>();
+      if (now != e.captured.host_reads[i]) {
+        same = false;
+        reason = str_cat("a value read on the host (item()) is ", now, ", captured as ",
+                         e.captured.host_reads[i]);
+        break;
+      }
+    }
+    if (!same) break;
+    out.resize(e.captured.function_outputs);
+    return out;
+  }
+  if (s.options.dynamic == true && s.entries.empty()) {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      for (int64_t d = 0; d < tensors[i].dim(); ++d)
+        s.dynamic.emplace(static_cast<int>(i), static_cast<int>(d));
+    }
+  }
+  return s.compile(tensors, numbers, flags, eager, reason);
+}
+
+Explanation CompiledFunction::explanation() const {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Explanation e;
+  e.compiles = s.compiles;
+  e.recompiles = s.recompiles;
+  e.eager = s.eager;
+  e.eager_reason = s.eager_reason;
+  if (!s.entries.empty()) {
+    const Entry& last = *s.entries.back();
+    e.breaks = last.captured.breaks;
+    e.graphs = static_cast<int>(e.breaks.size()) + 1;
+    e.guards = last.guards.describe();
+    e.ops = last.captured.ops;
+    e.kernels = static_cast<int>(last.kernels.size());
+    e.graph = last.captured.graph.to_text();
+  }
+  return e;
+}
+
+std::string Explanation::to_string() const {
+  std::string out = str_cat("compiles: ", compiles, "\ngraphs: ", graphs, "\nops captured: ", ops,
+                            "\nfused kernels: ", kernels, "\ngraph breaks: ", breaks.size(), "\n");
+  for (const GraphBreak& b : breaks) out += str_cat("  ", b.op, ": ", b.reason, "\n");
+  out += "guards:\n";
+  for (const std::string& g : guards) out += "  " + g + "\n";
+  out += str_cat("recompiles: ", recompiles.size(), "\n");
+  for (const std::string& r : recompiles) out += "  " + r + "\n";
+  if (eager) out += "running eagerly: " + eager_reason + "\n";
+  if (!graph.empty()) out += "graph:\n" + graph;
+  return out;
+}
+
+}  // namespace loom::compiler

@@ -1,0 +1,379 @@
+// Dead-code elimination, common-subexpression elimination and pointwise fusion
+// (loom/graph_passes.h).
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compile_internal.h"
+#include "loom/core/error.h"
+#include "loom/core/read_section.h"
+#include "loom/core/str_cat.h"
+#include "loom/dispatcher/dispatcher.h"
+#include "loom/dispatcher/function_schema.h"
+#include "loom/graph_passes.h"
+#include "loom/ops/op_library.h"
+
+namespace loom::graph {
+namespace {
+
+using compiler::detail::kComponent;
+
+struct OpFacts {
+  bool side_effects = false;
+};
+
+const OpFacts& facts_of(const std::string& op) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, OpFacts> cache;
+  static const std::unordered_set<std::string> random_ops = [] {
+    std::unordered_set<std::string> s;
+    for (const OpDefinition& def : standard_ops()) {
+      if (def.family == "random" ||
+          def.tags.find("data_dependent_output") != std::string_view::npos) {
+        s.insert(std::string(def.schema.substr(0, def.schema.find('('))));
+      }
+    }
+    return s;
+  }();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(op);
+  if (it != cache.end()) return it->second;
+  OpFacts f;
+  if (!is_symbolic_builtin(op)) {
+    dispatch::OperatorHandle h = dispatch::Dispatcher::instance().find_defined(op);
+    f.side_effects = h.schema().is_mutable() || random_ops.count(op) > 0;
+  }
+  return cache.emplace(op, f).first->second;
+}
+
+void for_each_read(const Node& node, const std::function<void(ValueId)>& read) {
+  for (const Argument& a : node.arguments) {
+    if (a.kind == Argument::Kind::Value) read(a.value);
+    for (const ListItem& item : a.items) {
+      if (item.value != kNoValue) read(item.value);
+    }
+  }
+}
+
+// A node's call as a key: op and every argument (constants as text).
+std::string call_key(const Node& node) {
+  std::string key = node.op;
+  for (const Argument& a : node.arguments) {
+    key += "|";
+    switch (a.kind) {
+      case Argument::Kind::Value:
+        key += str_cat("%", a.value);
+        break;
+      case Argument::Kind::List:
+        key += "[";
+        for (const ListItem& item : a.items) key += str_cat(item.value, ":", item.constant, ",");
+        key += "]";
+        break;
+      case Argument::Kind::Constant:
+        key += str_cat(a.constant.type_name(), "=");
+        if (a.constant.is_int())
+          key += str_cat(a.constant.to_int());
+        else if (a.constant.is_double())
+          key += str_cat(a.constant.to_double());
+        else if (a.constant.is_bool())
+          key += a.constant.to_bool() ? "1" : "0";
+        else if (a.constant.is_string())
+          key += a.constant.to_string();
+        else if (a.constant.kind() == Value::Kind::IntList) {
+          for (int64_t i : a.constant.to_int_list()) key += str_cat(i, ",");
+        } else if (a.constant.kind() == Value::Kind::Dtype) {
+          key += scalar_type_name(a.constant.to_dtype());
+        } else if (a.constant.kind() == Value::Kind::Device) {
+          key += a.constant.to_device().to_string();
+        } else if (!a.constant.is_none()) {
+          return "";  // a constant without a key: never merged
+        }
+        break;
+    }
+  }
+  return key;
+}
+
+}  // namespace
+
+bool has_side_effects(const Node& node) {
+  return facts_of(node.op).side_effects;
+}
+
+int eliminate_dead_code(Graph& graph) {
+  std::vector<uint8_t> live(graph.values().size(), 0);
+  for (ValueId v : graph.outputs()) live[v] = 1;
+  const std::vector<Node>& nodes = graph.nodes();
+  std::vector<uint8_t> keep(nodes.size(), 0);
+  for (size_t n = nodes.size(); n-- > 0;) {
+    const Node& node = nodes[n];
+    bool needed = has_side_effects(node);
+    for (ValueId out : node.outputs) needed = needed || (out != kNoValue && live[out]);
+    if (!needed) continue;
+    keep[n] = 1;
+    for_each_read(node, [&](ValueId v) { live[v] = 1; });
+  }
+  std::vector<Node> kept;
+  int removed = 0;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (keep[n]) {
+      kept.push_back(nodes[n]);
+    } else {
+      ++removed;
+    }
+  }
+  if (removed > 0) graph.replace_nodes(std::move(kept));
+  return removed;
+}
+
+int eliminate_common_subexpressions(Graph& graph) {
+  std::unordered_map<ValueId, ValueId> replaced;
+  auto renamed = [&](ValueId v) {
+    auto it = replaced.find(v);
+    return it == replaced.end() ? v : it->second;
+  };
+  std::unordered_map<std::string, size_t> seen;  // call key -> index in `kept`
+  std::vector<Node> kept;
+  int merged = 0;
+  for (Node node : graph.nodes()) {
+    for (Argument& a : node.arguments) {
+      if (a.kind == Argument::Kind::Value) a.value = renamed(a.value);
+      for (ListItem& item : a.items) {
+        if (item.value != kNoValue) item.value = renamed(item.value);
+      }
+    }
+    if (has_side_effects(node)) {
+      seen.clear();  // a write: nothing before it is known to be equal to what follows
+      kept.push_back(std::move(node));
+      continue;
+    }
+    std::string key = call_key(node);
+    if (!key.empty()) {
+      auto [it, inserted] = seen.emplace(key, kept.size());
+      if (!inserted) {
+        const Node& earlier = kept[it->second];
+        for (size_t i = 0; i < node.outputs.size() && i < earlier.outputs.size(); ++i) {
+          if (node.outputs[i] != kNoValue) replaced[node.outputs[i]] = earlier.outputs[i];
+        }
+        ++merged;
+        continue;
+      }
+    }
+    kept.push_back(std::move(node));
+  }
+  if (merged > 0) {
+    graph.replace_nodes(std::move(kept));
+    std::vector<ValueId> outputs;
+    for (ValueId v : graph.outputs()) outputs.push_back(renamed(v));
+    graph.replace_outputs(std::move(outputs));
+  }
+  return merged;
+}
+
+namespace {
+
+// The compiler plugin's fusible ops: name -> dtype classes ("fib").
+const std::unordered_map<std::string, std::string>& fusible_ops() {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> ops;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!ops.empty()) return ops;
+  ReadSection section;
+  compiler::detail::check(compiler::detail::plugin_table().visit_fusible_ops(
+                              &ops,
+                              [](void* ctx, const char* text) {
+                                std::string entry = text;
+                                size_t colon = entry.rfind(':');
+                                (*static_cast<std::unordered_map<std::string, std::string>*>(
+                                    ctx))[entry.substr(0, colon)] = entry.substr(colon + 1);
+                              }),
+                          "visit_fusible_ops");
+  return ops;
+}
+
+char dtype_class(ScalarType t) {
+  switch (t) {
+    case ScalarType::Float32:
+    case ScalarType::Float64:
+      return 'f';
+    case ScalarType::Bool:
+      return 'b';
+    case ScalarType::UInt8:
+    case ScalarType::Int8:
+    case ScalarType::Int16:
+    case ScalarType::Int32:
+    case ScalarType::Int64:
+      return 'i';
+    default:
+      return 0;
+  }
+}
+
+std::string program_constant(const Value& v) {
+  if (v.is_none()) return "#none";
+  if (v.is_bool()) return v.to_bool() ? "#true" : "#false";
+  if (v.is_int()) return str_cat("#", v.to_int());
+  if (v.is_double()) {
+    double d = v.to_double();
+    if (std::isnan(d)) return "#nan";
+    if (std::isinf(d)) return d > 0 ? "#inf" : "#-inf";
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "#%.17g", d);
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return s;
+  }
+  if (v.is_string()) return str_cat("\"", v.to_string(), "\"");
+  return "";
+}
+
+// Whether `node` can join a fused run, and its output's metadata.
+const TensorMeta* fusible(const Graph& g, const Node& node) {
+  if (node.outputs.size() != 1 || node.outputs[0] == kNoValue || node.list_return) return nullptr;
+  auto it = fusible_ops().find(node.op);
+  if (it == fusible_ops().end()) return nullptr;
+  const ValueInfo& out = g.value(node.outputs[0]);
+  if (!out.meta || out.meta->device.type != kCPU || dtype_class(out.meta->dtype) == 0)
+    return nullptr;
+  for (const Argument& a : node.arguments) {
+    if (a.kind == Argument::Kind::List) return nullptr;
+    if (a.kind == Argument::Kind::Value) {
+      const ValueInfo& v = g.value(a.value);
+      if (v.type != ValueType::Tensor || !v.meta || v.meta->device.type != kCPU ||
+          dtype_class(v.meta->dtype) == 0)
+        return nullptr;
+    } else if (program_constant(a.constant).empty()) {
+      return nullptr;
+    }
+  }
+  char cls = dtype_class(compiler::detail::compute_dtype(g, node));
+  if (cls == 0 || it->second.find(cls) == std::string::npos) return nullptr;
+  return &*out.meta;
+}
+
+int64_t static_numel(const TensorMeta& m) {
+  int64_t n = 1;
+  for (const SymSize& s : m.sizes) {
+    if (s.is_symbolic()) return -1;
+    n *= s.value;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
+                                        const FusionOptions& options) {
+  const std::vector<Node>& nodes = graph.nodes();
+  // runs of consecutive fusible nodes with one output shape
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t n = 0; n < nodes.size();) {
+    const TensorMeta* first = fusible(graph, nodes[n]);
+    size_t end = n + 1;
+    if (first != nullptr) {
+      while (end < nodes.size()) {
+        const TensorMeta* m = fusible(graph, nodes[end]);
+        if (m == nullptr || m->sizes != first->sizes) break;
+        ++end;
+      }
+      if (static_cast<int>(end - n) >= options.min_nodes) runs.emplace_back(n, end);
+    }
+    n = end;
+  }
+  if (runs.empty()) return {};
+
+  // who reads each value, by node index; graph outputs count as read after everything
+  std::vector<size_t> last_reader(graph.values().size(), 0);
+  std::vector<uint8_t> read(graph.values().size(), 0);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    for_each_read(nodes[n], [&](ValueId v) {
+      last_reader[v] = std::max(last_reader[v], n);
+      read[v] = 1;
+    });
+  }
+  for (ValueId v : graph.outputs()) {
+    last_reader[v] = nodes.size();
+    read[v] = 1;
+  }
+
+  std::vector<FusedKernel> made;
+  std::vector<Node> out;
+  size_t next = 0;
+  for (auto [begin, end] : runs) {
+    for (; next < begin; ++next) out.push_back(nodes[next]);
+    next = end;
+    const TensorMeta& shape = *graph.value(nodes[begin].outputs[0]).meta;
+    std::map<ValueId, std::string> names;  // value -> a<i> / v<k>
+    std::vector<ValueId> inputs, outputs;
+    std::string program = "loom-kernel 1\n";
+    std::string statements;
+    FusedKernel kernel;
+    for (size_t n = begin; n < end; ++n) {
+      const Node& node = nodes[n];
+      kernel.fused_ops.push_back(node.op);
+      std::string line;
+      for (const Argument& a : node.arguments) {
+        if (a.kind == Argument::Kind::Constant) {
+          line += " " + program_constant(a.constant);
+          continue;
+        }
+        auto it = names.find(a.value);
+        if (it == names.end()) {  // read from outside the run: an input
+          const TensorMeta& m = *graph.value(a.value).meta;
+          std::string name = str_cat("a", inputs.size());
+          const char* layout =
+              static_numel(m) == 1 ? "scalar"
+              : (m.sizes == shape.sizes && a.value < static_cast<ValueId>(contiguous.size()) &&
+                 contiguous[a.value])
+                  ? "dense"
+                  : "strided";
+          program += str_cat("in ", name, " ", scalar_type_name(m.dtype), " ", layout, "\n");
+          inputs.push_back(a.value);
+          it = names.emplace(a.value, name).first;
+        }
+        line += " " + it->second;
+      }
+      ValueId result = node.outputs[0];
+      std::string name = str_cat("v", n - begin);
+      names[result] = name;
+      statements += str_cat(name, " ", scalar_type_name(graph.value(result).meta->dtype), " ",
+                            scalar_type_name(compiler::detail::compute_dtype(graph, node)), " = ",
+                            node.op, line, "\n");
+      if (read[result] && last_reader[result] >= end) outputs.push_back(result);
+    }
+    program += statements;
+    for (ValueId v : outputs) program += "out " + names[v] + "\n";
+    if (outputs.empty()) {  // nothing reads the run: dead code
+      continue;
+    }
+    LoomKernelBuildArgs args{};
+    args.struct_size = sizeof(args);
+    args.program = program.c_str();
+    args.cache_dir = options.cache_dir ? options.cache_dir->c_str() : nullptr;
+    args.debug_dir = options.debug_dir.empty() ? nullptr : options.debug_dir.c_str();
+    {
+      ReadSection section;
+      compiler::detail::check(compiler::detail::plugin_table().build_kernel(&args), "build_kernel");
+    }
+    kernel.op = dispatch::OperatorHandle::from_abi(args.out_op).name();
+    kernel.program = program;
+    kernel.source = args.out_source;
+    kernel.build_ms = args.out_build_ms;
+    std::vector<ListItem> items;
+    for (ValueId v : inputs) items.push_back(ListItem{v, 0});
+    Node fused;
+    fused.op = kernel.op;
+    fused.source = str_cat("fused ", end - begin, " ops");
+    fused.arguments.push_back(Argument::of_list("inputs", std::move(items)));
+    fused.outputs = outputs;
+    fused.list_return = true;
+    out.push_back(std::move(fused));
+    made.push_back(std::move(kernel));
+  }
+  for (; next < nodes.size(); ++next) out.push_back(nodes[next]);
+  graph.replace_nodes(std::move(out));
+  return made;
+}
+
+}  // namespace loom::graph

@@ -1,0 +1,632 @@
+// The C++ generator of fused kernels: the expression of each operator, the loops around
+// them, and the declarations that let the compiler vectorise libm's functions.
+//
+// Note [Vectorised kernel loops]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A kernel's loop is an `omp simd` loop in a function of its own (GCC gives up on a simd
+// loop inlined into OpenMP's outlined region: "control flow in loop"), over one piece of
+// the elements; pieces of 16384 elements go to OpenMP's threads. libm's functions (sinf,
+// expf, tanhf, ...) are declared `omp declare simd notinbranch`, so GCC calls glibc's
+// vector variants (libmvec: _ZGVdN8v_sinf on AVX2, within 4 ulp of the exact result)
+// instead of one scalar call per element; -fno-math-errno lets it. Every select is a
+// blend of bit patterns (lk_sel), not `c ? a : b`: GCC turns a conditional next to a
+// vector call into control flow and stops vectorising (and a blend keeps NaN payloads
+// and signed zeros, as the eager kernels' selects do: Note [Branch-free selects] in the
+// CPU plugin). Each statement computes in its compute dtype and rounds to its own dtype,
+// as the eager ops would one by one.
+#include "cpp_codegen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <unordered_map>
+
+#include "loom/sdk/dtype.hpp"
+#include "loom/sdk/error.hpp"
+
+namespace loom::compiler {
+namespace {
+
+// The dtype classes an operator's compute dtype may be in.
+enum Kinds : uint8_t { kFloat = 1, kInt = 2, kBool = 4, kAll = 7 };
+
+bool is_float(LoomDType t) {
+  return t == LOOM_DTYPE_FLOAT32 || t == LOOM_DTYPE_FLOAT64;
+}
+
+const char* ctype(LoomDType t) {
+  switch (t) {
+    case LOOM_DTYPE_BOOL:
+      return "bool";
+    case LOOM_DTYPE_UINT8:
+      return "uint8_t";
+    case LOOM_DTYPE_INT8:
+      return "int8_t";
+    case LOOM_DTYPE_INT16:
+      return "int16_t";
+    case LOOM_DTYPE_INT32:
+      return "int32_t";
+    case LOOM_DTYPE_INT64:
+      return "int64_t";
+    case LOOM_DTYPE_FLOAT32:
+      return "float";
+    case LOOM_DTYPE_FLOAT64:
+      return "double";
+    default:
+      return nullptr;
+  }
+}
+
+// How an element is stored (bool as one byte).
+const char* storage_type(LoomDType t) {
+  return t == LOOM_DTYPE_BOOL ? "uint8_t" : ctype(t);
+}
+
+// libm's functions that glibc's libmvec has vector variants of.
+const std::set<std::string>& vector_math() {
+  static const std::set<std::string> names = {
+      "sin",  "cos",   "tan", "asin", "acos",  "atan",  "sinh", "cosh",  "tanh", "exp",
+      "exp2", "expm1", "log", "log2", "log10", "log1p", "erf",  "atan2", "pow"};
+  return names;
+}
+
+class Emit {
+ public:
+  Emit(const Program& p, const Statement& s, std::set<std::string>& math)
+      : p_(p), s_(s), math_(math), ct_(ctype(s.compute)) {}
+
+  const Statement& statement() const { return s_; }
+  bool floating() const { return is_float(s_.compute); }
+  bool is_bool() const { return s_.compute == LOOM_DTYPE_BOOL; }
+  const std::string& ct() const { return ct_; }
+
+  // Operand i in the compute dtype.
+  std::string arg(size_t i) const {
+    const Operand& o = operand(i);
+    switch (o.kind) {
+      case Operand::Kind::Value:
+        if (p_.slot_dtype(o.value) == s_.compute) return "v" + std::to_string(o.value);
+        return "((" + ct_ + ")v" + std::to_string(o.value) + ")";
+      case Operand::Kind::Int:
+      case Operand::Kind::Bool:
+        return lit(static_cast<double>(o.i), o.kind == Operand::Kind::Int ? o.i : o.i != 0);
+      case Operand::Kind::Double:
+        return lit(o.d, static_cast<int64_t>(o.d));
+      default:
+        fail("argument " + std::to_string(i) + " is not a number or a value");
+    }
+  }
+  // Operand i as a bool (a condition or mask).
+  std::string condition(size_t i) const {
+    const Operand& o = operand(i);
+    if (o.kind == Operand::Kind::Value) return "(v" + std::to_string(o.value) + " != 0)";
+    if (o.kind == Operand::Kind::Bool || o.kind == Operand::Kind::Int)
+      return o.i ? "true" : "false";
+    fail("argument " + std::to_string(i) + " is not a condition");
+  }
+  bool is_none(size_t i) const { return operand(i).kind == Operand::Kind::None; }
+  // A constant argument as a number (alpha, a slope); throws for a value.
+  double number(size_t i) const {
+    const Operand& o = operand(i);
+    if (o.kind == Operand::Kind::Double) return o.d;
+    if (o.kind == Operand::Kind::Int || o.kind == Operand::Kind::Bool)
+      return static_cast<double>(o.i);
+    fail("argument " + std::to_string(i) + " must be a constant number");
+  }
+  bool is_constant(size_t i, double v) const {
+    const Operand& o = operand(i);
+    return (o.kind == Operand::Kind::Double && o.d == v) ||
+           ((o.kind == Operand::Kind::Int || o.kind == Operand::Kind::Bool) &&
+            static_cast<double>(o.i) == v);
+  }
+  std::string text(size_t i) const {
+    const Operand& o = operand(i);
+    if (o.kind == Operand::Kind::None) return "";
+    if (o.kind != Operand::Kind::String)
+      fail("argument " + std::to_string(i) + " must be a string");
+    return o.text;
+  }
+  // A literal in the compute dtype.
+  std::string lit(double d, int64_t i) const {
+    if (is_bool()) return i != 0 ? "true" : "false";
+    if (!floating()) return "((" + ct_ + ")" + std::to_string(i) + "LL)";
+    const bool f32 = s_.compute == LOOM_DTYPE_FLOAT32;
+    if (std::isnan(d)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    if (std::isinf(d)) {
+      std::string inf = f32 ? "__builtin_inff()" : "__builtin_inf()";
+      return d < 0 ? "(-" + inf + ")" : inf;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.17g", d);
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    return "(" + s + (f32 ? "f" : "") + ")";
+  }
+  std::string lit(double d) const { return lit(d, static_cast<int64_t>(d)); }
+  // A libm function in the compute dtype ("sinf" for float32).
+  std::string fn(const std::string& name) const {
+    std::string full = name + (s_.compute == LOOM_DTYPE_FLOAT32 ? "f" : "");
+    if (vector_math().count(name)) math_.insert(full);
+    return full;
+  }
+  std::string builtin(const std::string& name) const {
+    return "__builtin_" + name + (s_.compute == LOOM_DTYPE_FLOAT32 ? "f" : "");
+  }
+  std::string sel(const std::string& c, const std::string& a, const std::string& b) const {
+    return "lk_sel((bool)(" + c + "), (" + ct_ + ")(" + a + "), (" + ct_ + ")(" + b + "))";
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw sdk::Error("[compiler] kernel program: " + s_.op + ": " + what);
+  }
+
+ private:
+  const Operand& operand(size_t i) const {
+    if (i >= s_.args.size()) {
+      fail("expected at least " + std::to_string(i + 1) + " arguments, found " +
+           std::to_string(s_.args.size()));
+    }
+    return s_.args[i];
+  }
+  const Program& p_;
+  const Statement& s_;
+  std::set<std::string>& math_;
+  std::string ct_;
+};
+
+using Gen = std::string (*)(const Emit&);
+struct OpEntry {
+  uint8_t kinds;
+  Gen gen;
+};
+
+std::string clamp_expr(const Emit& e, const std::string& x, size_t lo, size_t hi) {
+  std::string r = x;
+  if (!e.is_none(lo)) r = e.sel(r + " < " + e.arg(lo), e.arg(lo), r);
+  if (!e.is_none(hi)) r = e.sel(r + " > " + e.arg(hi), e.arg(hi), r);
+  return r;
+}
+
+// x * alpha for add/sub's alpha (nothing for 1).
+std::string scaled(const Emit& e, size_t value, size_t alpha) {
+  if (e.is_constant(alpha, 1)) return e.arg(value);
+  return "(" + e.arg(alpha) + " * " + e.arg(value) + ")";
+}
+
+std::string maximum_expr(const Emit& e, bool max) {
+  const std::string x = e.arg(0), y = e.arg(1);
+  const std::string pick = max ? x + " > " + y : x + " < " + y;
+  if (!e.floating()) return e.sel(pick, x, y);
+  return e.sel("(" + pick + ") | (" + x + " != " + x + ")", x, y);  // NaN propagates
+}
+
+std::string pow_expr(const Emit& e) {
+  if (e.is_constant(1, 2)) return "(" + e.arg(0) + " * " + e.arg(0) + ")";
+  if (e.is_constant(1, 1)) return e.arg(0);
+  if (e.is_constant(1, 0.5)) return e.builtin("sqrt") + "(" + e.arg(0) + ")";
+  return e.fn("pow") + "(" + e.arg(0) + ", " + e.arg(1) + ")";
+}
+
+std::string remainder_expr(const Emit& e) {
+  // Python's modulo: the result takes the divisor's sign.
+  const std::string x = e.arg(0), y = e.arg(1);
+  const std::string r = e.builtin("fmod") + "(" + x + ", " + y + ")";
+  return "[&]{ const " + e.ct() + " r = " + r + "; return " +
+         e.sel("(r != 0) & ((r < 0) != (" + y + " < 0))", "r + " + y, "r") + "; }()";
+}
+
+std::string lerp_expr(const Emit& e, const std::string& w) {
+  const std::string a = e.arg(0), b = e.arg(1);
+  return e.sel(e.builtin("fabs") + "(" + w + ") < " + e.lit(0.5),
+               a + " + " + w + " * (" + b + " - " + a + ")",
+               b + " - (" + b + " - " + a + ") * (" + e.lit(1) + " - " + w + ")");
+}
+
+const std::unordered_map<std::string, OpEntry>& op_table() {
+  static const std::unordered_map<std::string, OpEntry> table = [] {
+    std::unordered_map<std::string, OpEntry> t;
+    auto unary_math = [&t](const char* op, Gen gen) { t[op] = {kFloat, gen}; };
+#define LOOM_MATH(NAME) \
+  unary_math("loom::" #NAME, [](const Emit& e) { return e.fn(#NAME) + "(" + e.arg(0) + ")"; })
+    LOOM_MATH(exp);
+    LOOM_MATH(exp2);
+    LOOM_MATH(expm1);
+    LOOM_MATH(log);
+    LOOM_MATH(log2);
+    LOOM_MATH(log10);
+    LOOM_MATH(log1p);
+    LOOM_MATH(sin);
+    LOOM_MATH(cos);
+    LOOM_MATH(tan);
+    LOOM_MATH(asin);
+    LOOM_MATH(acos);
+    LOOM_MATH(atan);
+    LOOM_MATH(sinh);
+    LOOM_MATH(cosh);
+    LOOM_MATH(tanh);
+    LOOM_MATH(erf);
+#undef LOOM_MATH
+    unary_math("loom::sqrt",
+               [](const Emit& e) { return e.builtin("sqrt") + "(" + e.arg(0) + ")"; });
+    unary_math("loom::rsqrt", [](const Emit& e) {
+      return e.lit(1) + " / " + e.builtin("sqrt") + "(" + e.arg(0) + ")";
+    });
+    unary_math("loom::reciprocal", [](const Emit& e) { return e.lit(1) + " / " + e.arg(0); });
+    unary_math("loom::sigmoid", [](const Emit& e) {
+      return e.lit(1) + " / (" + e.lit(1) + " + " + e.fn("exp") + "(-" + e.arg(0) + "))";
+    });
+    unary_math("loom::silu", [](const Emit& e) {
+      return e.arg(0) + " / (" + e.lit(1) + " + " + e.fn("exp") + "(-" + e.arg(0) + "))";
+    });
+    unary_math("loom::gelu", [](const Emit& e) {
+      const std::string x = e.arg(0);
+      if (e.text(1) == "tanh") {
+        return e.lit(0.5) + " * " + x + " * (" + e.lit(1) + " + " + e.fn("tanh") + "(" +
+               e.lit(0.7978845608028654) + " * (" + x + " + " + e.lit(0.044715) + " * " + x +
+               " * " + x + " * " + x + ")))";
+      }
+      if (e.text(1) != "none")
+        e.fail("approximate must be \"none\" or \"tanh\", found \"" + e.text(1) + "\"");
+      return e.lit(0.5) + " * " + x + " * (" + e.lit(1) + " + " + e.fn("erf") + "(" + x + " * " +
+             e.lit(0.7071067811865476) + "))";
+    });
+    unary_math("loom::mish", [](const Emit& e) {
+      return e.arg(0) + " * " + e.fn("tanh") + "(" + e.fn("log1p") + "(" + e.fn("exp") + "(" +
+             e.arg(0) + ")))";
+    });
+    unary_math("loom::log_sigmoid", [](const Emit& e) {
+      const std::string x = e.arg(0);
+      return e.sel(x + " < 0", x, e.lit(0)) + " - " + e.fn("log1p") + "(" + e.fn("exp") + "(-" +
+             e.builtin("fabs") + "(" + x + ")))";
+    });
+    unary_math("loom::softplus", [](const Emit& e) {
+      const std::string bx = "(" + e.arg(1) + " * " + e.arg(0) + ")";
+      return e.sel(bx + " > " + e.arg(2), e.arg(0),
+                   e.fn("log1p") + "(" + e.fn("exp") + "(" + bx + ")) / " + e.arg(1));
+    });
+    // hardsigmoid and hardswish clamp x + 3 to [0, 6]
+    t["loom::hardsigmoid"] = {kFloat, [](const Emit& e) {
+                                const std::string s = "(" + e.arg(0) + " + " + e.lit(3) + ")";
+                                const std::string lo = e.sel(s + " < 0", e.lit(0), s);
+                                return e.sel(lo + " > " + e.lit(6), e.lit(6), lo) + " / " +
+                                       e.lit(6);
+                              }};
+    t["loom::hardswish"] = {kFloat, [](const Emit& e) {
+                              const std::string s = "(" + e.arg(0) + " + " + e.lit(3) + ")";
+                              const std::string lo = e.sel(s + " < 0", e.lit(0), s);
+                              return e.arg(0) + " * " + e.sel(lo + " > " + e.lit(6), e.lit(6), lo) +
+                                     " / " + e.lit(6);
+                            }};
+    unary_math("loom::floor",
+               [](const Emit& e) { return e.builtin("floor") + "(" + e.arg(0) + ")"; });
+    unary_math("loom::ceil",
+               [](const Emit& e) { return e.builtin("ceil") + "(" + e.arg(0) + ")"; });
+    unary_math("loom::trunc",
+               [](const Emit& e) { return e.builtin("trunc") + "(" + e.arg(0) + ")"; });
+    unary_math("loom::round",
+               [](const Emit& e) { return e.builtin("rint") + "(" + e.arg(0) + ")"; });
+    unary_math("loom::atan2", [](const Emit& e) {
+      return e.fn("atan2") + "(" + e.arg(0) + ", " + e.arg(1) + ")";
+    });
+    unary_math("loom::div.Tensor", [](const Emit& e) { return e.arg(0) + " / " + e.arg(1); });
+    unary_math("loom::div.Scalar", [](const Emit& e) { return e.arg(0) + " / " + e.arg(1); });
+    unary_math("loom::pow.Tensor_Tensor", &pow_expr);
+    unary_math("loom::pow.Tensor_Scalar", &pow_expr);
+    unary_math("loom::remainder.Tensor", &remainder_expr);
+    unary_math("loom::remainder.Scalar", &remainder_expr);
+    unary_math("loom::fmod.Tensor", [](const Emit& e) {
+      return e.builtin("fmod") + "(" + e.arg(0) + ", " + e.arg(1) + ")";
+    });
+    unary_math("loom::fmod.Scalar", [](const Emit& e) {
+      return e.builtin("fmod") + "(" + e.arg(0) + ", " + e.arg(1) + ")";
+    });
+    unary_math("loom::lerp.Scalar", [](const Emit& e) { return lerp_expr(e, e.arg(2)); });
+    unary_math("loom::lerp.Tensor", [](const Emit& e) { return lerp_expr(e, e.arg(2)); });
+    unary_math("loom::leaky_relu", [](const Emit& e) {
+      return e.sel(e.arg(0) + " > 0", e.arg(0), e.arg(0) + " * " + e.arg(1));
+    });
+
+    // integers too
+    auto any = [&t](const char* op, uint8_t kinds, Gen gen) { t[op] = {kinds, gen}; };
+    const uint8_t kNumber = kFloat | kInt;
+    any("loom::neg", kNumber, [](const Emit& e) { return "-" + e.arg(0); });
+    any("loom::abs", kNumber, [](const Emit& e) {
+      if (e.floating()) return e.builtin("fabs") + "(" + e.arg(0) + ")";
+      return e.sel(e.arg(0) + " < 0", "-" + e.arg(0), e.arg(0));
+    });
+    any("loom::sign", kNumber, [](const Emit& e) {
+      const std::string x = e.arg(0);
+      const std::string s = "(" + e.ct() + ")((" + x + " > 0) - (" + x + " < 0))";
+      return e.floating() ? e.sel(x + " != " + x, x, s) : s;
+    });
+    any("loom::relu", kNumber,
+        [](const Emit& e) { return e.sel(e.arg(0) + " < 0", e.lit(0), e.arg(0)); });
+    any("loom::clamp", kNumber, [](const Emit& e) { return clamp_expr(e, e.arg(0), 1, 2); });
+    any("loom::clamp_min", kNumber,
+        [](const Emit& e) { return e.sel(e.arg(0) + " < " + e.arg(1), e.arg(1), e.arg(0)); });
+    any("loom::clamp_max", kNumber,
+        [](const Emit& e) { return e.sel(e.arg(0) + " > " + e.arg(1), e.arg(1), e.arg(0)); });
+    any("loom::add.Tensor", kNumber,
+        [](const Emit& e) { return e.arg(0) + " + " + scaled(e, 1, 2); });
+    any("loom::add.Scalar", kNumber,
+        [](const Emit& e) { return e.arg(0) + " + " + scaled(e, 1, 2); });
+    any("loom::sub.Tensor", kNumber,
+        [](const Emit& e) { return e.arg(0) + " - " + scaled(e, 1, 2); });
+    any("loom::sub.Scalar", kNumber,
+        [](const Emit& e) { return e.arg(0) + " - " + scaled(e, 1, 2); });
+    any("loom::mul.Tensor", kAll, [](const Emit& e) {
+      return e.is_bool() ? e.arg(0) + " & " + e.arg(1) : e.arg(0) + " * " + e.arg(1);
+    });
+    any("loom::mul.Scalar", kNumber, [](const Emit& e) { return e.arg(0) + " * " + e.arg(1); });
+    any("loom::maximum", kNumber, [](const Emit& e) { return maximum_expr(e, true); });
+    any("loom::minimum", kNumber, [](const Emit& e) { return maximum_expr(e, false); });
+    any("loom::addcmul", kNumber, [](const Emit& e) {
+      return e.arg(0) + " + " + e.arg(3) + " * " + e.arg(1) + " * " + e.arg(2);
+    });
+    t["loom::addcdiv"] = {kFloat, [](const Emit& e) {
+                            return e.arg(0) + " + " + e.arg(3) + " * (" + e.arg(1) + " / " +
+                                   e.arg(2) + ")";
+                          }};
+    const char* comparisons[][2] = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"},
+                                    {"le", "<="}, {"gt", ">"},  {"ge", ">="}};
+    for (const auto& c : comparisons) {
+      for (const char* overload : {".Tensor", ".Scalar"}) {
+        t[std::string("loom::") + c[0] + overload] = {kAll, nullptr};
+      }
+    }
+    any("loom::logical_not", kAll, [](const Emit& e) { return "!" + e.condition(0); });
+    any("loom::logical_and", kAll,
+        [](const Emit& e) { return e.condition(0) + " & " + e.condition(1); });
+    any("loom::logical_or", kAll,
+        [](const Emit& e) { return e.condition(0) + " | " + e.condition(1); });
+    any("loom::logical_xor", kAll,
+        [](const Emit& e) { return e.condition(0) + " ^ " + e.condition(1); });
+    any("loom::isnan", kAll, [](const Emit& e) {
+      return e.floating() ? "(" + e.arg(0) + " != " + e.arg(0) + ")" : std::string("false");
+    });
+    any("loom::isinf", kAll, [](const Emit& e) {
+      return e.floating()
+                 ? "(" + e.builtin("fabs") + "(" + e.arg(0) + ") == " + e.lit(INFINITY) + ")"
+                 : std::string("false");
+    });
+    any("loom::isfinite", kAll, [](const Emit& e) {
+      return e.floating()
+                 ? "(" + e.builtin("fabs") + "(" + e.arg(0) + ") < " + e.lit(INFINITY) + ")"
+                 : std::string("true");
+    });
+    any("loom::where.self", kAll,
+        [](const Emit& e) { return e.sel(e.condition(0), e.arg(1), e.arg(2)); });
+    any("loom::masked_fill.Scalar", kAll,
+        [](const Emit& e) { return e.sel(e.condition(1), e.arg(2), e.arg(0)); });
+    for (const char* op : {"bitwise_and", "bitwise_or", "bitwise_xor"}) {
+      for (const char* overload : {".Tensor", ".Scalar"}) {
+        t[std::string("loom::") + op + overload] = {kInt | kBool, nullptr};
+      }
+    }
+    return t;
+  }();
+  return table;
+}
+
+// The operators whose expression is one C operator between their two arguments.
+std::string infix(const Emit& e) {
+  static const std::unordered_map<std::string, std::string> ops = {
+      {"eq", "=="}, {"ne", "!="},         {"lt", "<"},         {"le", "<="},        {"gt", ">"},
+      {"ge", ">="}, {"bitwise_and", "&"}, {"bitwise_or", "|"}, {"bitwise_xor", "^"}};
+  std::string name = e.statement().op.substr(6);  // after "loom::"
+  name = name.substr(0, name.find('.'));
+  return "(" + e.arg(0) + " " + ops.at(name) + " " + e.arg(1) + ")";
+}
+
+uint8_t kind_of(LoomDType t) {
+  if (is_float(t)) return kFloat;
+  if (t == LOOM_DTYPE_BOOL) return kBool;
+  return kInt;
+}
+
+std::string expression(const Program& p, const Statement& s, std::set<std::string>& math) {
+  auto it = op_table().find(s.op);
+  if (it == op_table().end()) {
+    throw sdk::Error("[compiler] kernel program: operator '" + s.op + "' cannot be fused",
+                     LOOM_STATUS_UNIMPLEMENTED);
+  }
+  if (ctype(s.compute) == nullptr || ctype(s.dtype) == nullptr ||
+      (it->second.kinds & kind_of(s.compute)) == 0) {
+    throw sdk::Error(std::string("[compiler] kernel program: operator '") + s.op +
+                         "' cannot be fused computing in " + sdk::dtype_name(s.compute),
+                     LOOM_STATUS_UNIMPLEMENTED);
+  }
+  Emit e(p, s, math);
+  return it->second.gen != nullptr ? it->second.gen(e) : infix(e);
+}
+
+const char* kPrelude = R"cc(#include <stdint.h>
+                            struct lk_args {
+                              const void* const* inputs;
+                              const int64_t* const* strides;
+                              void* const* outputs;
+                              const int64_t* sizes;
+                              int64_t numel;
+                              int32_t ndim;
+                              int32_t threads;
+                            };
+                            static inline float lk_sel(bool c, float a, float b) {
+                              uint32_t x, y, m = -(uint32_t)c;
+                              __builtin_memcpy(&x, &a, 4);
+                              __builtin_memcpy(&y, &b, 4);
+                              x = (x & m) | (y & ~m);
+                              float r;
+                              __builtin_memcpy(&r, &x, 4);
+                              return r;
+                            }
+                            static inline double lk_sel(bool c, double a, double b) {
+                              uint64_t x, y, m = -(uint64_t)c;
+                              __builtin_memcpy(&x, &a, 8);
+                              __builtin_memcpy(&y, &b, 8);
+                              x = (x & m) | (y & ~m);
+                              double r;
+                              __builtin_memcpy(&r, &x, 8);
+                              return r;
+                            }
+                            template <typename T>
+                            static inline T lk_sel(bool c, T a, T b) {
+                              return c ? a : b;
+                            }
+)cc";
+
+// The prototype of a libm function ("sinf" -> "float sinf(float)").
+std::string prototype(const std::string& name) {
+  const bool f32 = name.back() == 'f' && name != "erf";
+  const std::string t = f32 ? "float" : "double";
+  const std::string base = f32 ? name.substr(0, name.size() - 1) : name;
+  const bool binary = base == "pow" || base == "atan2";
+  return t + " " + name + "(" + t + (binary ? ", " + t : "") + ")";
+}
+
+}  // namespace
+
+std::string generate_cpp(const Program& p, std::string_view key) {
+  std::set<std::string> math;
+  const int32_t first_statement = static_cast<int32_t>(p.inputs.size());
+  std::string body;
+  for (size_t i = 0; i < p.statements.size(); ++i) {
+    const Statement& s = p.statements[i];
+    const int32_t slot = first_statement + static_cast<int32_t>(i);
+    body += "    const " + std::string(ctype(s.dtype)) + " v" + std::to_string(slot) + " = (" +
+            ctype(s.dtype) + ")(" + expression(p, s, math) + ");\n";
+  }
+  bool strided = false;
+  for (const ProgramInput& in : p.inputs) {
+    if (ctype(in.dtype) == nullptr) {
+      throw sdk::Error(std::string("[compiler] kernel program: inputs of dtype ") +
+                           sdk::dtype_name(in.dtype) + " cannot be fused",
+                       LOOM_STATUS_UNIMPLEMENTED);
+    }
+    strided = strided || in.layout == Layout::Strided;
+  }
+
+  std::string src = "// A fused kernel generated by loom's compiler plugin (cache key " +
+                    std::string(key) + ").\n";
+  src += kPrelude;
+  src += "extern \"C\" {\n";
+  for (const std::string& f : math) {
+    src += "#pragma omp declare simd notinbranch\n" + prototype(f) + ";\n";
+  }
+  src += "__attribute__((visibility(\"default\"))) extern const char " +
+         std::string(kKernelKeySymbol) + "[] = \"" + std::string(key) + "\";\n}\n";
+
+  // The loop over [b, e) of the flat index (dense), or over one row's inner index.
+  std::string loads, stores, params;
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    const ProgramInput& in = p.inputs[k];
+    const std::string n = std::to_string(k);
+    const std::string st = storage_type(in.dtype);
+    const std::string ct = ctype(in.dtype);
+    const std::string conv = in.dtype == LOOM_DTYPE_BOOL ? " != 0" : "";
+    if (in.layout == Layout::Scalar) {
+      params += "  const " + ct + " s" + n + " = (" + ct + ")(((const " + st + "*)A->inputs[" + n +
+                "])[0]" + conv + ");\n";
+      loads += "    const " + ct + " v" + n + " = s" + n + ";\n";
+    } else if (strided) {
+      params += "  const " + st + "* __restrict p" + n + " = (const " + st + "*)A->inputs[" + n +
+                "] + offsets[" + n + "];\n  const int64_t t" + n + " = A->ndim > 0 ? A->strides[" +
+                n + "][A->ndim - 1] : 0;\n";
+      loads += "    const " + ct + " v" + n + " = (" + ct + ")(p" + n + "[i * t" + n + "]" + conv +
+               ");\n";
+    } else {
+      params +=
+          "  const " + st + "* __restrict p" + n + " = (const " + st + "*)A->inputs[" + n + "];\n";
+      loads += "    const " + ct + " v" + n + " = (" + ct + ")(p" + n + "[i]" + conv + ");\n";
+    }
+  }
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    const std::string n = std::to_string(k);
+    const std::string st = storage_type(p.slot_dtype(p.outputs[k]));
+    params += "  " + st + "* __restrict q" + n + " = (" + st + "*)A->outputs[" + n + "]" +
+              (strided ? " + row * inner" : "") + ";\n";
+    stores += "    q" + n + "[i] = (" + st + ")v" + std::to_string(p.outputs[k]) + ";\n";
+  }
+  const std::string loop =
+      "#pragma omp simd\n  for (int64_t i = b; i < e; ++i) {\n" + loads + body + stores + "  }\n";
+  if (!strided) {
+    src +=
+        "__attribute__((noinline)) static void lk_range(const lk_args* A, int64_t b, int64_t e) "
+        "{\n" +
+        params + loop + "}\n";
+    src += R"cc(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(
+                    const lk_args* A) {
+                  const int64_t n = A->numel, grain = 16384;
+                  if (n <= grain || A->threads <= 1) {
+                    lk_range(A, 0, n);
+                    return 0;
+                  }
+                  const int64_t pieces = (n + grain - 1) / grain;
+#pragma omp parallel for num_threads(A->threads) schedule(static)
+                  for (int64_t c = 0; c < pieces; ++c)
+                    lk_range(A, c * grain, c * grain + grain < n ? c * grain + grain : n);
+                  return 0;
+                }
+    )cc";
+    return src;
+  }
+  // Strided: rows of the innermost dimension, each input at its offset for the row.
+  const std::string count = std::to_string(p.inputs.size());
+  src +=
+      "__attribute__((noinline)) static void lk_row(const lk_args* A, const int64_t* offsets, "
+      "int64_t row, int64_t inner) {\n  const int64_t b = 0, e = inner;\n" +
+      params + loop + "}\n";
+  src +=
+      "static void lk_rows(const lk_args* A, int64_t r0, int64_t r1, int64_t inner) {\n"
+      "  int64_t offsets[" +
+      count +
+      "];\n"
+      "  for (int64_t row = r0; row < r1; ++row) {\n"
+      "    for (int k = 0; k < " +
+      count +
+      "; ++k) {\n"
+      "      int64_t rest = row, off = 0;\n"
+      "      for (int32_t d = A->ndim - 2; d >= 0; --d) {\n"
+      "        const int64_t idx = rest % A->sizes[d];\n"
+      "        rest /= A->sizes[d];\n"
+      "        if (A->strides[k] != 0) off += idx * A->strides[k][d];\n"
+      "      }\n"
+      "      offsets[k] = off;\n"
+      "    }\n"
+      "    lk_row(A, offsets, row, inner);\n"
+      "  }\n}\n";
+  src +=
+      R"cc(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(const lk_args* A) {
+             if (A->numel == 0) return 0;
+             const int64_t inner = A->ndim > 0 ? A->sizes[A->ndim - 1] : 1;
+             const int64_t rows = A->numel / inner;
+             const int64_t per_piece = inner >= 16384 ? 1 : 16384 / inner;
+             if (rows <= per_piece || A->threads <= 1) {
+               lk_rows(A, 0, rows, inner);
+               return 0;
+             }
+             const int64_t pieces = (rows + per_piece - 1) / per_piece;
+#pragma omp parallel for num_threads(A->threads) schedule(static)
+             for (int64_t c = 0; c < pieces; ++c) {
+               const int64_t r0 = c * per_piece;
+               lk_rows(A, r0, r0 + per_piece < rows ? r0 + per_piece : rows, inner);
+             }
+             return 0;
+           }
+  )cc";
+  return src;
+}
+
+std::vector<std::string> fusible_ops() {
+  std::vector<std::string> out;
+  for (const auto& [op, entry] : op_table()) {
+    std::string kinds;
+    if (entry.kinds & kFloat) kinds += 'f';
+    if (entry.kinds & kInt) kinds += 'i';
+    if (entry.kinds & kBool) kinds += 'b';
+    out.push_back(op + ":" + kinds);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace loom::compiler

@@ -1,0 +1,399 @@
+// loom::compile (loom/compile.h) and the passes it runs (loom/graph_passes.h): results
+// equal to eager code, fused kernels, guards and recompiles, automatic dynamic shapes,
+// graph breaks, host reads, modules and training through a compiled forward, the kernel
+// cache, and each kind of bad input with its message.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "../frontend/frontend_test_util.h"
+#include "loom/compile.h"
+#include "loom/compiler_api.h"
+#include "loom/core/read_section.h"
+#include "loom/dispatcher/extensions.h"
+#include "loom/graph_interpreter.h"
+#include "loom/graph_passes.h"
+#include "loom/loom.h"
+#include "loom/nn.h"
+
+namespace loom {
+namespace {
+
+using test::expect_error;
+using test::values;
+
+class CompileTest : public test::LoadedRuntimeTest {
+ protected:
+  void SetUp() override {
+    // every test builds into its own cache, so none depends on what another built
+    cache_ = std::filesystem::temp_directory_path() /
+             ("loom-compile-test-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(cache_);
+    setenv("LOOM_CACHE_DIR", cache_.c_str(), 1);
+  }
+  void TearDown() override {
+    unsetenv("LOOM_CACHE_DIR");
+    std::filesystem::remove_all(cache_);
+  }
+  std::filesystem::path cache_;
+};
+
+void expect_near(const Tensor& a, const Tensor& b, double tol = 1e-5) {
+  ASSERT_EQ(std::vector<int64_t>(a.sizes().begin(), a.sizes().end()),
+            std::vector<int64_t>(b.sizes().begin(), b.sizes().end()));
+  ASSERT_EQ(a.dtype(), b.dtype());
+  std::vector<double> x = values(a), y = values(b);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(y[i])) {
+      EXPECT_TRUE(std::isnan(x[i])) << "element " << i;
+      continue;
+    }
+    ASSERT_NEAR(x[i], y[i], tol * (1 + std::abs(y[i]))) << "element " << i;
+  }
+}
+
+Tensor chain(const Tensor& x, const Tensor& y) {
+  return ((x * 2 + 1).sin().exp().tanh() * y + x).relu().sigmoid();
+}
+
+TEST_F(CompileTest, PointwiseChainMatchesEagerAndRunsOneKernel) {
+  manual_seed(0);
+  Tensor x = randn({1000, 37}), y = randn({1000, 37});
+  auto f = compile(chain);
+  expect_near(f(x, y), chain(x, y));  // the capturing call
+  Tensor x2 = randn({1000, 37}), y2 = randn({1000, 37});
+  expect_near(f(x2, y2), chain(x2, y2));  // a compiled run
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_EQ(e.kernels, 1) << e.to_string();
+  EXPECT_EQ(e.ops, 9);
+  EXPECT_NE(e.graph.find("compiled::kernel_"), std::string::npos) << e.graph;
+  EXPECT_EQ(e.graph.find("loom::sin"), std::string::npos) << e.graph;
+}
+
+TEST_F(CompileTest, FusedKernelsBroadcastMixDtypesAndKeepNaNs) {
+  Tensor x = randn({4, 1, 5});
+  Tensor y = randn({3, 1});  // broadcasts: a strided input
+  Tensor n = full({4, 3, 5}, std::nan(""));
+  auto f = compile([](const Tensor& x, const Tensor& y, const Tensor& n) {
+    Tensor m = maximum(x + y, n);             // NaN propagates
+    Tensor c = (x > 0.5).logical_and(y < 0);  // bool
+    Tensor w = where(c, x * 3, y - 1);
+    return std::vector<Tensor>{m, w, clamp(x, -0.5, 0.5).abs() + 1};
+  });
+  for (int i = 0; i < 2; ++i) {
+    std::vector<Tensor> got = f(x, y, n);
+    expect_near(got[0], maximum(x + y, n));
+    expect_near(got[1], where((x > 0.5).logical_and(y < 0), x * 3, y - 1));
+    expect_near(got[2], clamp(x, -0.5, 0.5).abs() + 1);
+  }
+  EXPECT_GE(f.explanation().kernels, 1);
+
+  Tensor i = arange(12).view({3, 4});  // int64 arithmetic
+  auto g = compile([](const Tensor& i) { return (i * 3 - 7).relu() + i.neg(); });
+  g(i);
+  std::vector<double> got = values(g(i)), want = values((i * 3 - 7).relu() + i.neg());
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(g(i).dtype(), ScalarType::Int64);
+}
+
+TEST_F(CompileTest, GuardsRecompileWithTheirReason) {
+  auto f = compile([](const Tensor& x) { return (x + 1) * 2; });
+  Tensor x = randn({8});
+  f(x);
+  f(x);
+  EXPECT_EQ(f.explanation().compiles, 1);
+  Tensor d = x.to(ScalarType::Float64);
+  expect_near(f(d), (d + 1) * 2);
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 2);
+  ASSERT_EQ(e.recompiles.size(), 1u);
+  EXPECT_NE(e.recompiles[0].find("dtype is float64, expected float32"), std::string::npos)
+      << e.recompiles[0];
+  Tensor t = randn({8, 2}).t();  // strides change: a new layout
+  expect_near(f(t), (t + 1) * 2);
+  EXPECT_EQ(f.explanation().compiles, 3);
+  f(x);  // the first specialisation still holds
+  f(d);
+  EXPECT_EQ(f.explanation().compiles, 3);
+}
+
+TEST_F(CompileTest, TenBatchSizesCompileAtMostTwice) {
+  auto f = compile([](const Tensor& x) {
+    Tensor flat = x.view({x.size(0), -1});
+    return (flat * 2).sigmoid() + flat.sum(1, true);
+  });
+  for (int64_t batch : {64, 32, 17, 100, 5, 8, 256, 3, 64, 90}) {
+    Tensor x = randn({batch, 3, 4});
+    Tensor flat = x.view({batch, -1});
+    expect_near(f(x), (flat * 2).sigmoid() + flat.sum(1, true));
+  }
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 2) << e.to_string();
+  EXPECT_NE(e.guards[0].find("s(>=2)"), std::string::npos) << e.guards[0];
+  // a size of 1 changes broadcasting: specialised again
+  Tensor one = randn({1, 3, 4});
+  expect_near(f(one), (one.view({1, -1}) * 2).sigmoid() + one.view({1, -1}).sum(1, true));
+  EXPECT_EQ(f.explanation().compiles, 3);
+}
+
+TEST_F(CompileTest, DynamicFalseSpecialisesEverySize) {
+  CompileOptions o;
+  o.dynamic = false;
+  auto f = compile([](const Tensor& x) { return x * 2; }, o);
+  for (int64_t n : {4, 5, 6}) f(randn({n}));
+  EXPECT_EQ(f.explanation().compiles, 3);
+}
+
+TEST_F(CompileTest, TheRecompileLimitFallsBackToEager) {
+  CompileOptions o;
+  o.recompile_limit = 2;
+  o.dynamic = false;
+  auto f = compile([](const Tensor& x) { return x + 1; }, o);
+  for (int64_t n : {2, 3, 4, 5}) {
+    Tensor x = randn({n});
+    expect_near(f(x), x + 1);
+  }
+  compiler::Explanation e = f.explanation();
+  EXPECT_TRUE(e.eager);
+  EXPECT_NE(e.eager_reason.find("recompile limit (2)"), std::string::npos) << e.eager_reason;
+  EXPECT_EQ(e.compiles, 2);
+}
+
+TEST_F(CompileTest, DataDependentShapesBreakTheGraph) {
+  auto fn = [](const Tensor& x) {
+    Tensor idx = nonzero(x > 0);
+    return (x * 2 + 1).sum() + idx.to(ScalarType::Float32).sum();
+  };
+  Tensor x = randn({50});
+  auto f = compile(fn);
+  for (int i = 0; i < 3; ++i) {
+    Tensor xi = randn({50});
+    expect_near(f(xi), fn(xi));
+  }
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  ASSERT_EQ(e.breaks.size(), 1u);
+  EXPECT_EQ(e.breaks[0].op, "loom::nonzero");
+  EXPECT_EQ(e.graphs, 2);
+
+  CompileOptions full;
+  full.fullgraph = true;
+  auto g = compile(fn, full);
+  expect_error([&] { g(x); }, "compile",
+               {"fullgraph=true", "loom::nonzero", "depends on the input's values"});
+}
+
+TEST_F(CompileTest, HostReadsAreGuardedByValue) {
+  auto fn = [](const Tensor& x) {
+    if (x.sum().item<double>() > 0) return x * 2;
+    return x * 3;
+  };
+  auto f = compile(fn);
+  Tensor pos = full({4}, 1.0), neg = full({4}, -1.0);
+  expect_near(f(pos), pos * 2);
+  expect_near(f(pos), pos * 2);
+  expect_near(f(neg), neg * 3);  // the read value changed: captured again
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 2);
+  ASSERT_EQ(e.recompiles.size(), 1u);
+  EXPECT_NE(e.recompiles[0].find("read on the host"), std::string::npos) << e.recompiles[0];
+}
+
+TEST_F(CompileTest, ModulesReadTheirParametersAtEachCall) {
+  manual_seed(1);
+  nn::Sequential net(nn::Linear(6, 5), nn::ReLU(), nn::Linear(5, 3));
+  auto f = compile(net);
+  Tensor x = randn({4, 6});
+  expect_near(f(x), net->forward(x));
+  {
+    NoGradGuard no_grad;
+    for (auto& [name, p] : net->named_parameters()) p.mul_(0.5);
+  }
+  expect_near(f(x), net->forward(x));  // updated in place: the graph reads them
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_NE(e.graph.find("%0_weight: float32[5, 6] parameter"), std::string::npos) << e.graph;
+  net->eval();
+  f(x);
+  EXPECT_EQ(f.explanation().compiles, 2);  // the training mode is guarded
+}
+
+TEST_F(CompileTest, GradientsFlowThroughACompiledForward) {
+  manual_seed(2);
+  Tensor w = randn({5});
+  w.requires_grad_();
+  auto fn = [&w](const Tensor& x) { return ((x * w).tanh() * 3 + 1).sum(); };
+  auto f = compile(fn);
+  Tensor x = randn({5});
+  for (int step = 0; step < 2; ++step) {
+    w.set_grad(Tensor());
+    f(x).backward();
+    Tensor compiled_grad = w.grad().clone();
+    w.set_grad(Tensor());
+    fn(x).backward();
+    expect_near(compiled_grad, w.grad());
+  }
+  EXPECT_EQ(f.explanation().compiles, 1);
+}
+
+TEST_F(CompileTest, InPlaceWritesHappenOnReplay) {
+  auto f = compile([](const Tensor& x) {
+    x.add_(1);
+    return x * 2;
+  });
+  Tensor x = zeros({3});
+  f(x);
+  Tensor y = f(x);
+  EXPECT_EQ(values(x), (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(values(y), (std::vector<double>{4, 4, 4}));
+}
+
+TEST_F(CompileTest, TheEagerBackendNeedsNoKernels) {
+  CompileOptions o;
+  o.backend = "eager";
+  auto f = compile(chain, o);
+  Tensor x = randn({10}), y = randn({10});
+  f(x, y);
+  expect_near(f(x, y), chain(x, y));
+  EXPECT_EQ(f.explanation().kernels, 0);
+}
+
+TEST_F(CompileTest, BadOptionsAndResultsAreRefused) {
+  auto id = [](const Tensor& x) { return x; };
+  CompileOptions o;
+  o.backend = "inductor";
+  expect_error([&] { compile(id, o); }, "compile", {"unknown backend 'inductor'", "loom or eager"});
+  o = {};
+  o.mode = "fast";
+  expect_error([&] { compile(id, o); }, "compile", {"unknown mode 'fast'", "reduce-overhead"});
+  o = {};
+  o.recompile_limit = 0;
+  expect_error([&] { compile(id, o); }, "compile", {"recompile_limit must be at least 1, found 0"});
+  auto undefined = compile([](const Tensor&) { return Tensor(); });
+  expect_error([&] { undefined(zeros({2})); }, "compile",
+               {"returned an undefined tensor as output 0"});
+}
+
+TEST_F(CompileTest, AMissingCompilerIsNamedAndEagerKeepsWorking) {
+  setenv("LOOM_CXX", "/nonexistent/c++", 1);
+  auto f = compile(chain);
+  Tensor x = randn({8}), y = randn({8});
+  expect_error([&] { f(x, y); }, "compiler",
+               {"no C++ compiler found", "LOOM_CXX='/nonexistent/c++'"});
+  unsetenv("LOOM_CXX");
+  expect_near(chain(x, y), chain(x, y));  // eager ops still run
+  auto g = compile(chain);
+  expect_near(g(x, y), chain(x, y));
+}
+
+// The passes on hand-made graphs.
+TEST_F(CompileTest, DeadCodeAndCommonSubexpressionsGo) {
+  auto f = [](const Tensor& x) {
+    Tensor a = x.exp();
+    Tensor b = x.exp();  // the same call
+    Tensor unused = x.cos();
+    (void)unused;
+    return a + b;
+  };
+  CompileOptions o;
+  o.backend = "eager";
+  auto c = compile(f, o);
+  Tensor x = randn({4});
+  expect_near(c(x), f(x));
+  compiler::Explanation e = c.explanation();
+  EXPECT_EQ(e.ops, 4);
+  EXPECT_EQ(e.graph.find("loom::cos"), std::string::npos) << e.graph;
+  size_t first = e.graph.find("loom::exp");
+  ASSERT_NE(first, std::string::npos);
+  EXPECT_EQ(e.graph.find("loom::exp", first + 1), std::string::npos) << e.graph;
+}
+
+const char* kProbeProgram =
+    "loom-kernel 1\nin a0 float32 dense\nv0 float32 float32 = loom::mul.Tensor a0 #3\n"
+    "v1 float32 float32 = loom::add.Tensor v0 #1 #1\nout v1\n";
+
+// Builds kProbeProgram into `dir`; returns where it came from (0 built, 1 this process,
+// 2 the disk cache).
+int build_probe(const std::string& dir) {
+  LoomKernelBuildArgs args{};
+  args.struct_size = sizeof(args);
+  args.program = kProbeProgram;
+  args.cache_dir = dir.c_str();
+  ReadSection section;
+  const auto* api =
+      static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
+  dispatch::check_table_error(api->build_kernel(&args), "compiler");
+  return args.out_source;
+}
+
+// Run by CacheEntriesAreCheckedInANewProcess in a process of its own (a process keeps
+// every kernel it built, so only a new one reads the disk cache).
+TEST_F(CompileTest, CacheProbe) {
+  const char* dir = std::getenv("LOOM_COMPILE_PROBE_DIR");
+  const char* expect = std::getenv("LOOM_COMPILE_PROBE_EXPECT");
+  if (dir == nullptr || expect == nullptr) {
+    GTEST_SKIP() << "run by CacheEntriesAreCheckedInANewProcess in a process of its own";
+  }
+  EXPECT_EQ(build_probe(dir), std::atoi(expect));
+}
+
+TEST_F(CompileTest, CacheEntriesAreCheckedInANewProcess) {
+  const std::string dir = (cache_ / "kernels").string();
+  EXPECT_EQ(build_probe(dir), 0);  // built
+  EXPECT_EQ(build_probe(dir), 1);  // this process has it
+  auto probe = [&](int expect) {
+    std::string command = "LOOM_COMPILE_PROBE_DIR='" + dir +
+                          "' LOOM_COMPILE_PROBE_EXPECT=" + std::to_string(expect) +
+                          " LOOM_PLUGIN_PATH='" LOOM_PLUGIN_DIR "' " +
+                          std::filesystem::read_symlink("/proc/self/exe").string() +
+                          " --gtest_filter=CompileTest.CacheProbe > /dev/null 2>&1";
+    return std::system(command.c_str());
+  };
+  EXPECT_EQ(probe(2), 0);  // a new process loads the entry from disk
+  std::filesystem::path so;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".so") so = entry.path();
+  }
+  ASSERT_FALSE(so.empty());
+  std::filesystem::resize_file(so, 100);  // truncated
+  EXPECT_EQ(probe(0), 0);                 // detected and built again
+  EXPECT_EQ(probe(2), 0);                 // and sound again
+  {
+    std::ofstream meta(so.replace_extension(".meta"), std::ios::trunc);
+    meta << "loom-kernel-cache 1\nkey nonsense\n";  // a meta that does not match
+  }
+  EXPECT_EQ(probe(0), 0);
+}
+
+TEST_F(CompileTest, KernelProgramsAreChecked) {
+  auto build = [](const std::string& program) {
+    LoomKernelBuildArgs args{};
+    args.cache_dir = "";
+    args.struct_size = sizeof(args);
+    args.program = program.c_str();
+    ReadSection section;
+    const auto* api =
+        static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
+    dispatch::check_table_error(api->build_kernel(&args), "compiler");
+  };
+  expect_error([&] { build("kernel 2\n"); }, "compiler", {"line 1", "loom-kernel 1"});
+  expect_error([&] { build("loom-kernel 1\nin a0 float99 dense\n"); }, "compiler",
+               {"line 2", "expected a dtype", "float99"});
+  expect_error([&] { build("loom-kernel 1\nin a0 float32 dense\nout v3\n"); }, "compiler",
+               {"line 3", "'v3' is not defined"});
+  expect_error(
+      [&] {
+        build("loom-kernel 1\nin a0 float32 dense\nv0 float32 float32 = loom::mm a0 a0\nout v0\n");
+      },
+      "compiler", {"'loom::mm' cannot be fused"});
+  expect_error([&] { build("loom-kernel 1\nin a0 float32 dense\n"); }, "compiler",
+               {"no 'out' line"});
+}
+
+}  // namespace
+}  // namespace loom
