@@ -49,6 +49,9 @@ struct CompileOptions {
   std::string backend = "loom";
   // Compiles per function before it runs eagerly for good (with one warning).
   int recompile_limit = 8;
+  // The fewest consecutive pointwise ops fused into one kernel; a shorter run is left to
+  // the op library's own kernels (1 fuses every fusible op: the compile sweep's setting).
+  int min_fused_ops = 2;
 };
 
 namespace compiler {

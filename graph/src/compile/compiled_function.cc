@@ -125,6 +125,8 @@ CompiledFunction::CompiledFunction(CompileOptions options, std::string name,
              "' (expected loom or eager)");
   LOOM_CHECK(options.recompile_limit >= 1, std::string(detail::kComponent),
              "recompile_limit must be at least 1, found ", options.recompile_limit);
+  LOOM_CHECK(options.min_fused_ops >= 1, std::string(detail::kComponent),
+             "min_fused_ops must be at least 1, found ", options.min_fused_ops);
   state_->options = std::move(options);
   state_->name = std::move(name);
   for (auto& [key, t] : state) state_->state_names.emplace(t.impl(), key);
@@ -204,6 +206,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
       !(grad_mode && any_requires_grad(tensors, c.constants))) {
     graph::FusionOptions fo;
     fo.debug_dir = debug;
+    fo.min_nodes = options.min_fused_ops;
     entry->kernels = graph::fuse_pointwise(c.graph, c.contiguous, fo);
   }
   write_debug(debug, stem + ".graph", c.graph.to_text());

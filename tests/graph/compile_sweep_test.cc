@@ -1,0 +1,123 @@
+// Every op's samples (Note [Op samples]) through loom::compile: captured, fused where the
+// compiler plugin can generate the op (each fusible op becomes a kernel of its own,
+// min_fused_ops = 1), run again compiled, and compared with the eager result within the
+// conformance tolerances (Note [Conformance tolerances]). Graph breaks are counted and
+// reported with the number of ops that ran through generated kernels.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "comparison.h"
+#include "loom/compile.h"
+#include "loom/loom.h"
+#include "op_calls.h"
+#include "sample_inputs.h"
+
+namespace loom {
+namespace {
+
+using conform::Built;
+using conform::Layout;
+
+// `b` with its tensors (and tensor-list elements) replaced by `inputs`, in order.
+Built substitute(const Built& b, const std::vector<Tensor>& inputs) {
+  Built out = b;
+  size_t next = 0;
+  auto swap_in = [&](Value& v) {
+    if (v.is_tensor()) {
+      v = Value(inputs.at(next++));
+    } else if (v.is_tensor_list()) {
+      std::vector<Tensor> list = v.to_tensor_list();
+      for (Tensor& t : list) t = inputs.at(next++);
+      v = Value(std::move(list));
+    }
+  };
+  for (Value& v : out.args) swap_in(v);
+  for (auto& [name, v] : out.kwargs) swap_in(v);
+  return out;
+}
+
+std::vector<Tensor> tensors_of(const Built& b) {
+  std::vector<Tensor> out;
+  auto add = [&](const Value& v) {
+    if (v.is_tensor()) out.push_back(v.to_tensor());
+    if (v.is_tensor_list()) {
+      for (const Tensor& t : v.to_tensor_list()) out.push_back(t);
+    }
+  };
+  for (const Value& v : b.args) add(v);
+  for (const auto& [name, v] : b.kwargs) add(v);
+  return out;
+}
+
+bool returns_tensors(const std::string& op) {
+  for (const std::string& schema : schemas(op)) {
+    std::string returns = schema.substr(schema.rfind("->") + 2);
+    return returns.find("Tensor") != std::string::npos;
+  }
+  return false;
+}
+
+TEST(CompileSweep, EverySampleMatchesEager) {
+  setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
+  Runtime::load_default();
+  CompileOptions options;
+  options.min_fused_ops = 1;
+  options.dynamic = false;
+  int checked = 0, fused = 0, broken = 0;
+  std::set<std::string> fused_ops;
+  std::map<std::string, std::string> failures;  // op -> the first failure
+  std::map<std::string, int> ordinals;
+  const int stride =
+      conform::sample_stride_from_environment();  // Note [A sweep over every k-th sample]
+  for (const ops::OpSample& s : ops::all_samples()) {
+    const int ordinal = ordinals[s.op]++;
+    if (ordinal % stride != 0) continue;
+    if (!s.expected_error.empty() || !s.deterministic || !returns_tensors(s.op)) continue;
+    if (failures.count(s.op)) continue;
+    const Built built = conform::build(s, ordinal, Layout::Contiguous);
+    std::vector<Tensor> inputs = tensors_of(built);
+    const std::string op = s.op;
+    auto fn = [&](const std::vector<Tensor>& in) {
+      std::vector<Tensor> ins = in;
+      for (Tensor& t : ins) t = t.clone();  // in-place ops write to copies, not the inputs
+      return conform::tensors_of(conform::run(op, substitute(built, ins)));
+    };
+    std::vector<Tensor> expected;
+    try {
+      expected = fn(inputs);
+    } catch (const Error&) {
+      continue;  // the op sweep reports eager failures
+    }
+    auto compiled = compile(fn, options);
+    std::vector<Tensor> actual;
+    try {
+      compiled(inputs);           // captures
+      actual = compiled(inputs);  // runs the compiled graph
+    } catch (const Error& e) {
+      failures[s.op] = std::string("threw: ") + e.what();
+      continue;
+    }
+    ++checked;
+    compiler::Explanation e = compiled.explanation();
+    broken += static_cast<int>(e.breaks.size());
+    if (e.kernels > 0) {
+      ++fused;
+      fused_ops.insert(s.op);
+    }
+    conform::Comparison c = conform::compare_outputs(expected, expected, actual, s.tolerance);
+    if (!c.agrees) failures[s.op] = conform::describe_sample(s) + ": " + c.message;
+  }
+  std::printf(
+      "compile sweep: %d samples checked, %d through fused kernels (%zu ops), %d graph breaks\n",
+      checked, fused, fused_ops.size(), broken);
+  std::string report;
+  for (const auto& [op, why] : failures) report += "\n  " + op + ": " + why;
+  EXPECT_TRUE(failures.empty()) << failures.size()
+                                << " ops differ from eager when compiled:" << report;
+  EXPECT_GT(fused, 100 / stride);
+}
+
+}  // namespace
+}  // namespace loom
