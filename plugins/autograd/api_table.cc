@@ -367,6 +367,76 @@ LoomError* api_visit_formulas(void* ctx, LoomAutogradFormulaFn visit) noexcept {
   });
 }
 
+// The node of a custom function (apply_function): its backward is the caller's.
+class FunctionNode final : public Node {
+ public:
+  FunctionNode(const LoomFunctionArgs& a, size_t num_inputs)
+      : name_(a.name != nullptr && *a.name != '\0' ? a.name : "FunctionBackward"),
+        backward_(a.backward),
+        context_(a.context),
+        release_(a.release),
+        num_inputs_(num_inputs) {}
+  ~FunctionNode() override {
+    if (release_ != nullptr) release_(context_);
+  }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    std::vector<LoomTensor*> in;
+    for (const Tensor& g : grads) in.push_back(g.defined() ? g.get() : nullptr);
+    std::vector<LoomTensor*> out(num_inputs_, nullptr);
+    LoomError* err = backward_(context_, in.data(), in.size(), out.data(), out.size());
+    std::vector<Tensor> result;
+    for (LoomTensor* t : out) result.push_back(t != nullptr ? Tensor::adopt(t) : Tensor());
+    sdk::check(err);
+    return result;
+  }
+  std::string name() const override { return name_; }
+
+ private:
+  std::string name_;
+  LoomFunctionBackwardFn backward_;
+  void* context_;
+  LoomGradHookRelease release_;
+  size_t num_inputs_;
+};
+
+LoomError* api_apply_function(const LoomFunctionArgs* args) noexcept {
+  // the context is ours from here on: released once, by the node or on failure
+  void* context = args != nullptr ? args->context : nullptr;
+  LoomGradHookRelease release = args != nullptr ? args->release : nullptr;
+  std::shared_ptr<FunctionNode> node;
+  LoomError* err = entry_point("apply_function()", [&] {
+    if (args == nullptr || args->struct_size < sizeof(LoomFunctionArgs) ||
+        args->backward == nullptr) {
+      fail("the arguments are null, too small or have no backward function");
+    }
+    std::vector<Tensor> inputs = tensors_of(args->inputs, args->num_inputs, false, "inputs");
+    std::vector<Tensor> outputs = tensors_of(args->outputs, args->num_outputs, false, "outputs");
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (AutogradMeta* m = meta_of(outputs[i]); m != nullptr && m->needs_grad()) {
+        fail("output " + std::to_string(i) +
+             " already has a history or requires grad (a function's outputs must be new tensors "
+             "computed without recording)");
+      }
+    }
+    node = std::make_shared<FunctionNode>(*args, inputs.size());
+    release = nullptr;  // the node releases it now
+    for (const Tensor& t : inputs) {
+      node->next_edges.push_back(requires_grad(t) ? gradient_edge(t) : Edge{});
+    }
+    node->input_metadata.resize(outputs.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      InputMetadata& meta = node->input_metadata[i];
+      meta.sizes.assign(outputs[i].sizes());
+      meta.dtype = outputs[i].dtype();
+      meta.device = outputs[i].device();
+      if (is_floating(outputs[i]))
+        set_new_history(outputs[i], node, static_cast<uint32_t>(i), false);
+    }
+  });
+  if (release != nullptr) release(context);
+  return err;
+}
+
 constexpr LoomAutogradApi kApi = {
     sizeof(LoomAutogradApi),
     &api_set_requires_grad,
@@ -385,6 +455,7 @@ constexpr LoomAutogradApi kApi = {
     &api_set_anomaly_enabled,
     &api_is_anomaly_enabled,
     &api_visit_formulas,
+    &api_apply_function,
 };
 
 }  // namespace

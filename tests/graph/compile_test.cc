@@ -241,6 +241,40 @@ TEST_F(CompileTest, GradientsFlowThroughACompiledForward) {
   EXPECT_EQ(f.explanation().compiles, 1);
 }
 
+TEST_F(CompileTest, TrainingCompilesForwardAndBackward) {
+  manual_seed(3);
+  nn::Sequential net(nn::Linear(8, 16), nn::Tanh(), nn::Linear(16, 4));
+  auto loss_of = [](const Tensor& out, const Tensor& target) {
+    return ((out - target) * (out - target)).sigmoid().mean();
+  };
+  auto step = compile(
+      [&](const Tensor& x, const Tensor& target) { return loss_of(net->forward(x), target); });
+  Tensor x = randn({5, 8}), target = randn({5, 4});
+  for (int i = 0; i < 3; ++i) {
+    for (auto& [name, p] : net->named_parameters()) p.set_grad(Tensor());
+    Tensor compiled_loss = step(x, target);
+    compiled_loss.backward();
+    std::vector<Tensor> compiled_grads;
+    for (auto& [name, p] : net->named_parameters()) compiled_grads.push_back(p.grad().clone());
+    for (auto& [name, p] : net->named_parameters()) p.set_grad(Tensor());
+    Tensor eager_loss = loss_of(net->forward(x), target);
+    eager_loss.backward();
+    expect_near(compiled_loss, eager_loss);
+    size_t k = 0;
+    for (auto& [name, p] : net->named_parameters()) {
+      SCOPED_TRACE(name);
+      expect_near(compiled_grads[k++], p.grad(), 1e-4);
+    }
+  }
+  compiler::Explanation e = step.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_GE(e.kernels, 2) << e.to_string();  // forward and backward pointwise runs fused
+  EXPECT_NE(e.backward_graph.find("loom::mm"), std::string::npos) << e.backward_graph;
+  auto forward = compile([&](const Tensor& x) { return net->forward(x); });
+  EXPECT_EQ(forward(x).grad_fn_name(), "AddmmBackward0");  // the capturing call runs eagerly
+  EXPECT_EQ(forward(x).grad_fn_name(), "CompiledFunctionBackward");
+}
+
 TEST_F(CompileTest, InPlaceWritesHappenOnReplay) {
   auto f = compile([](const Tensor& x) {
     x.add_(1);

@@ -6,6 +6,7 @@
 
 #include "autograd_table.h"
 #include "loom/core/error.h"
+#include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/extensions.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/factories.h"
@@ -160,6 +161,62 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
     result.push_back(t != nullptr ? Tensor::adopt(reinterpret_cast<TensorImpl*>(t)) : Tensor());
   }
   return result;
+}
+
+namespace {
+
+// The C side of apply_function: runs the C++ backward, turning its errors into LoomError.
+LoomError* run_function_backward(void* context, LoomTensor* const* grad_outputs, size_t num_outputs,
+                                 LoomTensor** grad_inputs, size_t num_inputs) {
+  try {
+    const auto& backward = *static_cast<FunctionBackward*>(context);
+    std::vector<Tensor> grads;
+    for (size_t i = 0; i < num_outputs; ++i) {
+      grads.push_back(grad_outputs[i] != nullptr
+                          ? Tensor::borrow(reinterpret_cast<TensorImpl*>(grad_outputs[i]))
+                          : Tensor());
+    }
+    std::vector<Tensor> result = backward(grads);
+    LOOM_CHECK(result.size() == num_inputs, "autograd", "a function's backward returned ",
+               result.size(), " gradients for ", num_inputs, " inputs");
+    for (size_t i = 0; i < num_inputs; ++i) {
+      grad_inputs[i] =
+          result[i].defined() ? reinterpret_cast<LoomTensor*>(result[i].release()) : nullptr;
+    }
+    return nullptr;
+  } catch (const Error& e) {
+    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return dispatch::make_host_error(LOOM_STATUS_INTERNAL, std::string("[autograd] ") + e.what());
+  }
+}
+
+}  // namespace
+
+std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs,
+                                   const std::vector<Tensor>& outputs, FunctionBackward backward) {
+  std::vector<LoomTensor*> in = handles_of(inputs), out = handles_of(outputs);
+  auto* context = new FunctionBackward(std::move(backward));
+  LoomFunctionArgs a{};
+  a.struct_size = sizeof(a);
+  a.name = name.c_str();
+  a.inputs = in.data();
+  a.num_inputs = in.size();
+  a.outputs = out.data();
+  a.num_outputs = out.size();
+  a.backward = &run_function_backward;
+  a.context = context;
+  a.release = [](void* c) { delete static_cast<FunctionBackward*>(c); };
+  with_table("apply_function()", [&](const LoomAutogradApi& table) {
+    if (!LOOM_HAS_FIELD(&table, LoomAutogradApi, apply_function)) {
+      a.release(context);
+      fail("autograd",
+           "apply_function: the loaded autograd plugin is older than this frontend "
+           "and has no custom functions");
+    }
+    check(table.apply_function(&a));
+  });
+  return outputs;
 }
 
 std::vector<RecordedOp> recorded_ops() {

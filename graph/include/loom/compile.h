@@ -73,6 +73,8 @@ struct Explanation {
   bool eager = false;  // running eagerly for good
   std::string eager_reason;
   std::string graph;  // the last compiled graph's text, after the passes
+  // Its backward graph's (a call that records gradients), or why it has none.
+  std::string backward_graph;
   std::string to_string() const;
 };
 

@@ -91,8 +91,9 @@ std::string base_name(const std::string& op) {
 class Builder {
  public:
   Builder(const std::vector<Tensor>& inputs,
-          const std::unordered_map<const void*, std::string>& state, Captured& out)
-      : state_(state), out_(out) {
+          const std::unordered_map<const void*, std::string>& state, Captured& out,
+          const Captured* forward)
+      : state_(state), out_(out), forward_(forward) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& t = inputs[i];
       LOOM_CHECK(t.defined(), std::string(kComponent), "argument tensor ", i, " is undefined");
@@ -140,8 +141,12 @@ class Builder {
     meta.device = t.device();
     for (int64_t s : t.sizes()) meta.sizes.push_back(graph::SymSize{s, ""});
     ValueId v = out_.graph.add_value(unique(name), graph::ValueType::Tensor, meta);
-    if (out_.contiguous.size() <= static_cast<size_t>(v)) out_.contiguous.resize(v + 1, 0);
+    if (out_.contiguous.size() <= static_cast<size_t>(v)) {
+      out_.contiguous.resize(v + 1, 0);
+      out_.value_tensors.resize(v + 1);
+    }
     out_.contiguous[v] = t.is_contiguous() ? 1 : 0;
+    out_.value_tensors[v] = t;
     return v;
   }
 
@@ -150,9 +155,12 @@ class Builder {
     auto it = by_handle_.find(impl);
     if (it != by_handle_.end()) return it->second;
     Tensor t = Tensor::borrow(impl);
+    const ValueId saved = forward_ != nullptr ? forward_value(t) : graph::kNoValue;
     auto named = state_.find(impl);
     std::string target =
-        named != state_.end() ? named->second : str_cat("_tensor_constant", out_.constants.size());
+        saved != graph::kNoValue ? str_cat("saved_", forward_->graph.value(saved).name)
+        : named != state_.end()  ? named->second
+                                 : str_cat("_tensor_constant", out_.constants.size());
     graph::InputRole role = graph::InputRole::Constant;
     if (named != state_.end()) {
       role = t.requires_grad() ? graph::InputRole::Parameter : graph::InputRole::Buffer;
@@ -162,9 +170,57 @@ class Builder {
     ValueId v = add_tensor_value(name, t);
     out_.graph.add_input(v, role, target);
     out_.constants.push_back(t);
+    out_.from_forward.push_back(saved);
     external_.insert(impl);
     by_handle_.emplace(impl, v);
     return v;
+  }
+
+  // The forward value `t` is: the same tensor, or the newest one over the same memory
+  // with the same sizes, strides and dtype (autograd saves aliases).
+  ValueId forward_value(const Tensor& t) const {
+    const std::vector<Tensor>& values = forward_->value_tensors;
+    for (size_t v = values.size(); v-- > 0;) {
+      if (values[v].defined() && values[v].impl() == t.impl()) return static_cast<ValueId>(v);
+    }
+    for (size_t v = values.size(); v-- > 0;) {
+      const Tensor& f = values[v];
+      if (f.defined() && f.data_ptr() == t.data_ptr() && f.dtype() == t.dtype() &&
+          std::ranges::equal(f.sizes(), t.sizes()) &&
+          std::ranges::equal(f.strides(), t.strides()) && f.device() == t.device())
+        return static_cast<ValueId>(v);
+    }
+    return graph::kNoValue;
+  }
+
+  // Note [Tensors made without an op]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // Plugins allocate through the host (tensor_empty), which is no op call: a tensor an
+  // autograd formula allocates and then fills is first seen as the written argument of
+  // an op that overwrites all of it (fill_, zero_, copy_, an out= argument). It is taken
+  // as allocated there: an empty_strided node of its sizes, strides, dtype and device
+  // comes first, instead of a held tensor that the graph would write into at each run.
+  static bool overwrites(const std::string& op, const std::string& argument) {
+    return op == "loom::fill_.Scalar" || op == "loom::zero_" || op == "loom::copy_" ||
+           argument == "out";
+  }
+
+  void add_allocation(TensorImpl* impl) {
+    Tensor t = Tensor::borrow(impl);
+    Node node;
+    node.op = "loom::empty_strided";
+    node.arguments.push_back(Argument::of_constant(
+        "size", Value(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))));
+    node.arguments.push_back(Argument::of_constant(
+        "stride", Value(std::vector<int64_t>(t.strides().begin(), t.strides().end()))));
+    node.arguments.push_back(Argument::of_constant("dtype", Value(t.dtype())));
+    node.arguments.push_back(Argument::of_constant("layout", Value()));
+    node.arguments.push_back(Argument::of_constant("device", Value(t.device())));
+    node.arguments.push_back(Argument::of_constant("pin_memory", Value()));
+    ValueId v = add_tensor_value("empty", t);
+    node.outputs.push_back(v);
+    by_handle_[impl] = v;
+    out_.graph.add_node(std::move(node));
   }
 
   static Value number_of_wrapped(TensorImpl* impl) {
@@ -227,12 +283,19 @@ class Builder {
       const LoomValue& v = call.args[i];
       if (v.tag == LOOM_VALUE_TENSOR) {
         auto* impl = reinterpret_cast<TensorImpl*>(v.u.tensor);
+        if (a.alias && a.alias->is_write && !by_handle_.count(impl) &&
+            overwrites(node.op, a.name)) {
+          add_allocation(impl);  // Note [Tensors made without an op]
+        }
         if (impl->is_wrapped_number() && !by_handle_.count(impl)) {
           node.arguments.push_back(Argument::of_constant(a.name, number_of_wrapped(impl)));
         } else {
           node.arguments.push_back(Argument::of_value(a.name, value_of(impl)));
         }
-        if (a.alias && a.alias->is_write && external_.count(impl)) out_.mutates_state = true;
+        if (a.alias && a.alias->is_write && external_.count(impl)) {
+          if (!out_.mutates_state) out_.first_write = node.op;
+          out_.mutates_state = true;
+        }
       } else if (v.tag == LOOM_VALUE_TENSOR_LIST) {
         std::vector<ListItem> items;
         for (uint32_t k = 0; k < v.length; ++k) {
@@ -280,6 +343,7 @@ class Builder {
 
   const std::unordered_map<const void*, std::string>& state_;
   Captured& out_;
+  const Captured* forward_;
   std::unordered_map<const void*, ValueId> by_handle_;
   std::unordered_set<const void*> external_;
   std::unordered_map<std::string, int> name_counts_;
@@ -311,7 +375,7 @@ void check(LoomError* err, const char* what) {
 
 Captured capture(const std::vector<Tensor>& inputs, const CompiledFunction::Eager& eager,
                  const std::unordered_map<const void*, std::string>& state,
-                 std::vector<Tensor>* outputs) {
+                 std::vector<Tensor>* outputs, const Captured* forward) {
   {
     ReadSection section;
     check(plugin_table().capture_begin(), "capture_begin");
@@ -324,7 +388,7 @@ Captured capture(const std::vector<Tensor>& inputs, const CompiledFunction::Eage
     throw;
   }
   Captured out;
-  Builder builder(inputs, state, out);
+  Builder builder(inputs, state, out, forward);
   {
     ReadSection section;
     check(plugin_table().capture_end(&builder, &visit_record), "capture_end");

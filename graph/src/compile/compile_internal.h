@@ -9,9 +9,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include <memory>
 #include "loom/compile.h"
 #include "loom/compiler_api.h"
 #include "loom/graph.h"
+#include "loom/graph_interpreter.h"
 
 namespace loom::compiler::detail {
 
@@ -35,17 +37,52 @@ struct Captured {
   std::vector<double> host_reads;
   size_t function_outputs = 0;      // the function's outputs (then the host reads)
   std::vector<uint8_t> contiguous;  // per value: was its tensor contiguous when captured
+  // Per value, the tensor it was when captured (while compiling only: cleared after).
+  std::vector<Tensor> value_tensors;
+  // A backward capture (Note [Compiling training]): per entry of `constants`, the forward
+  // value it is (a tensor autograd saved), or kNoValue for a tensor held by reference.
+  std::vector<graph::ValueId> from_forward;
   int ops = 0;
   bool mutates_state = false;  // an in-place write to an input or a held tensor
+  std::string first_write;     // the op of the first such write
   std::string unsupported;     // why this capture cannot be replayed, or empty
 };
 
 // Calls `eager` with the Tracer key on (Note [Capturing op calls] in the plugin) and builds
 // the graph of what it did. `outputs` receives the function's results. `state` names
 // held tensors (a module's parameters and buffers) in the graph.
+// `forward`, for a backward capture: a tensor that is none of the inputs is matched with
+// the forward capture's values (by handle, or as an alias of the same memory: saved
+// tensors are aliases), and becomes an input recorded in `from_forward`.
 Captured capture(const std::vector<Tensor>& inputs, const CompiledFunction::Eager& eager,
                  const std::unordered_map<const void*, std::string>& state,
-                 std::vector<Tensor>* outputs);
+                 std::vector<Tensor>* outputs, const Captured* forward = nullptr);
+
+// The backward half of a compiled training function (Note [Compiling training]).
+struct BackwardGraph {
+  Captured captured;  // inputs: one gradient per differentiable output, then `constants`
+  std::vector<size_t> diff_inputs;   // forward graph inputs gradients flow to
+  std::vector<size_t> diff_outputs;  // the function's outputs that require grad
+  std::vector<int> grad_slot;        // per diff input: its gradient's backward output, or -1
+  std::vector<int> saved_slot;       // per backward constant: its saved forward output, or -1
+  size_t num_saved = 0;              // forward outputs after the function's and the host reads
+  std::unique_ptr<graph::Interpreter> interpreter;
+};
+
+// Captures the backward of `forward` (just captured, with `outputs` the function's
+// results and `inputs` the forward graph's inputs: the call's tensors, then the held
+// ones) by running autograd::grad under capture, and adds the tensors it reads to the
+// forward graph's outputs. Returns null, with `why`, when the function has nothing to
+// differentiate or its backward cannot be captured.
+std::unique_ptr<BackwardGraph> capture_backward(
+    Captured& forward, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+    const std::unordered_map<const void*, std::string>& state, std::string* why);
+
+// Runs a compiled training function: the forward graph without recording, then its
+// outputs get one autograd node whose backward runs the backward graph.
+std::vector<Tensor> run_joint(graph::Interpreter& forward, const Captured& forward_captured,
+                              const std::shared_ptr<BackwardGraph>& backward,
+                              const std::vector<Tensor>& inputs, std::string* host_read_mismatch);
 
 // The dtype a pointwise node computes in: its result's, or for a comparison the promoted
 // dtype of its operands.

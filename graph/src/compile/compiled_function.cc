@@ -85,6 +85,8 @@ struct Entry {
   std::vector<std::vector<int64_t>> sizes;  // the call's tensors' sizes when captured
   std::unique_ptr<graph::Interpreter> interpreter;
   std::vector<graph::FusedKernel> kernels;
+  std::shared_ptr<detail::BackwardGraph> backward;  // training (Note [Compiling training])
+  std::string backward_note;                        // why there is none, when it was tried
 };
 
 struct CompiledFunction::State {
@@ -194,22 +196,46 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
   auto entry = std::make_unique<Entry>(std::move(captured),
                                        Guards(tensors, numbers, flags, grad_mode, {}, dynamic));
   Captured& c = entry->captured;
-  entry->guards = Guards(tensors, numbers, flags, grad_mode, c.constants, dynamic);
   entry->sizes = sizes_of(tensors);
   entry->raw = c.graph;
   const std::string debug = debug_dir();
   const std::string stem = str_cat(name, "_", compiles);
   write_debug(debug, stem + ".captured.graph", c.graph.to_text());
-  graph::eliminate_common_subexpressions(c.graph);
-  graph::eliminate_dead_code(c.graph);
-  if (options.backend == "loom" && device.type == kCPU &&
-      !(grad_mode && any_requires_grad(tensors, c.constants))) {
-    graph::FusionOptions fo;
-    fo.debug_dir = debug;
-    fo.min_nodes = options.min_fused_ops;
-    entry->kernels = graph::fuse_pointwise(c.graph, c.contiguous, fo);
+  // training: the backward graph too (Note [Compiling training])
+  const bool records = grad_mode && any_requires_grad(tensors, c.constants);
+  if (records) {
+    std::vector<Tensor> graph_inputs = tensors;
+    graph_inputs.insert(graph_inputs.end(), c.constants.begin(), c.constants.end());
+    entry->backward =
+        detail::capture_backward(c, graph_inputs, outputs, state_names, &entry->backward_note);
   }
-  write_debug(debug, stem + ".graph", c.graph.to_text());
+  // a training graph stays specialised: its backward's sizes are not generalised
+  entry->guards = Guards(tensors, numbers, flags, grad_mode, c.constants,
+                         entry->backward ? DynamicDims{} : dynamic);
+  if (entry->backward) dynamic.clear();
+  auto optimise = [&](Captured& g, const std::string& suffix) {
+    graph::eliminate_common_subexpressions(g.graph);
+    graph::eliminate_dead_code(g.graph);
+    std::vector<graph::FusedKernel> made;
+    if (options.backend == "loom" && device.type == kCPU && (!records || entry->backward)) {
+      graph::FusionOptions fo;
+      fo.debug_dir = debug;
+      fo.min_nodes = options.min_fused_ops;
+      made = graph::fuse_pointwise(g.graph, g.contiguous, fo);
+    }
+    write_debug(debug, stem + suffix + ".graph", g.graph.to_text());
+    g.value_tensors.clear();  // the capture's tensors are not needed any more
+    return made;
+  };
+  if (entry->backward) {
+    detail::BackwardGraph& b = *entry->backward;
+    write_debug(debug, stem + ".backward.captured.graph", b.captured.graph.to_text());
+    std::vector<graph::FusedKernel> made = optimise(b.captured, ".backward");
+    entry->kernels.insert(entry->kernels.end(), made.begin(), made.end());
+    b.interpreter = std::make_unique<graph::Interpreter>(b.captured.graph, device);
+  }
+  std::vector<graph::FusedKernel> made = optimise(c, "");
+  entry->kernels.insert(entry->kernels.begin(), made.begin(), made.end());
   entry->interpreter = std::make_unique<graph::Interpreter>(c.graph, device);
   entries.push_back(std::move(entry));
   return outputs;
@@ -238,6 +264,14 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& tensors,
     }
     std::vector<Tensor> inputs = tensors;
     inputs.insert(inputs.end(), e.captured.constants.begin(), e.captured.constants.end());
+    if (e.backward) {
+      std::string mismatch;
+      std::vector<Tensor> out =
+          detail::run_joint(*e.interpreter, e.captured, e.backward, inputs, &mismatch);
+      if (mismatch.empty()) return out;
+      reason = mismatch;
+      break;
+    }
     std::vector<Tensor> out = (*e.interpreter)(inputs);
     // host reads (Note [Graph breaks]): the values the function saw must be the same
     bool same = true;
@@ -279,6 +313,11 @@ Explanation CompiledFunction::explanation() const {
     e.ops = last.captured.ops;
     e.kernels = static_cast<int>(last.kernels.size());
     e.graph = last.captured.graph.to_text();
+    if (last.backward) {
+      e.backward_graph = last.backward->captured.graph.to_text();
+    } else if (!last.backward_note.empty()) {
+      e.backward_graph = "(none: " + last.backward_note + ")";
+    }
   }
   return e;
 }
@@ -293,6 +332,7 @@ std::string Explanation::to_string() const {
   for (const std::string& r : recompiles) out += "  " + r + "\n";
   if (eager) out += "running eagerly: " + eager_reason + "\n";
   if (!graph.empty()) out += "graph:\n" + graph;
+  if (!backward_graph.empty()) out += "backward graph:\n" + backward_graph + "\n";
   return out;
 }
 

@@ -49,6 +49,30 @@ typedef struct LoomBackwardArgs {
   LoomTensor** out_grads; /* grad only: num_inputs entries, each owned or NULL */
 } LoomBackwardArgs;
 
+/* A custom function's backward (apply_function): grad_outputs[i] is the gradient of
+ * output i (borrowed; NULL where none flowed); the function writes num_inputs gradients to
+ * grad_inputs (owned; NULL for an input that gets none). */
+typedef LoomError* (*LoomFunctionBackwardFn)(void* context, LoomTensor* const* grad_outputs,
+                                             size_t num_outputs, LoomTensor** grad_inputs,
+                                             size_t num_inputs);
+
+/* apply_function: `outputs` were computed from `inputs` without recording (no grad mode);
+ * they become the outputs of one node whose backward is `backward`, as
+ * torch.autograd.Function's. Outputs must be new tensors with no history of their own. */
+typedef struct LoomFunctionArgs {
+  size_t struct_size;
+  const char* name;          /* the node's name ("CompiledFunctionBackward") */
+  LoomTensor* const* inputs; /* borrowed: the tensors gradients flow to */
+  size_t num_inputs;
+  LoomTensor* const* outputs; /* borrowed */
+  size_t num_outputs;
+  LoomFunctionBackwardFn backward;
+  /* The plugin owns `context` from the call on: release(context) runs once, when the node
+   * is destroyed or the call fails. */
+  void* context;
+  LoomGradHookRelease release;
+} LoomFunctionArgs;
+
 typedef void (*LoomAutogradTextFn)(void* ctx, const char* text);
 typedef void (*LoomAutogradFormulaFn)(void* ctx, const char* op, int32_t differentiable);
 
@@ -81,6 +105,9 @@ typedef struct LoomAutogradApi {
   /* visit(ctx, "loom::mul.Tensor", 1) once per op the plugin records: 1 when it has a
    * backward formula, 0 when its outputs are marked not differentiable. */
   LoomError* (*visit_formulas)(void* ctx, LoomAutogradFormulaFn visit);
+  /* Appended (test LOOM_HAS_FIELD(api, LoomAutogradApi, apply_function)): a custom
+   * function's node, as LoomFunctionArgs describes. */
+  LoomError* (*apply_function)(const LoomFunctionArgs* args);
 } LoomAutogradApi;
 
 #ifdef __cplusplus

@@ -97,6 +97,15 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,
                          bool allow_unused = false);
 
+// A custom function's backward: the gradients of its outputs (undefined where none
+// flowed) -> one gradient per input (undefined for none).
+using FunctionBackward = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+// Gives `outputs`, computed from `inputs` without recording (under NoGradGuard), one
+// backward node that runs `backward`, as torch.autograd.Function does; returns them. The
+// outputs must be new tensors; `name` names the node ("CompiledFunctionBackward").
+std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs,
+                                   const std::vector<Tensor>& outputs, FunctionBackward backward);
+
 using Function = std::function<Tensor(const Tensor&)>;
 using MultiFunction = std::function<Tensor(const std::vector<Tensor>&)>;
 
