@@ -7,11 +7,11 @@
 // functionality: the op is recorded as the caller made it (add.Tensor, not the kernels
 // below it) and then runs below the key, so the captured function computes its real
 // results. Calls made from inside an op (a decomposition's ops, a kernel calling another
-// op) reach the fallback too, one level deeper, and are not recorded: the graph holds
-// the caller's ops. Ops that autograd's engine runs for a backward() inside the function
-// are top-level calls of the thread and are recorded. A record keeps its arguments and
-// returns as the op saw them, every tensor retained, so a tensor is known by its handle
-// until capture_end visits the records and drops them.
+// op) reach the fallback too and are recorded with their parent, so the graph builder
+// can take a decomposition's ops instead of the op (what autograd records too). Ops
+// that autograd's engine runs for a backward are top-level calls of the thread. A record
+// keeps its arguments and returns as the op saw them, every tensor retained, so a
+// tensor is known by its handle until capture_end visits the records and drops them.
 #include "capture.h"
 
 #include <memory>
@@ -115,6 +115,8 @@ struct Record {
   const LoomOperator* op = nullptr;
   std::vector<OwnedValue> args;
   std::vector<OwnedValue> returns;
+  int64_t parent = -1;
+  int64_t num_children = 0;
 };
 
 struct Capture {
@@ -125,7 +127,8 @@ struct Capture {
 
 // Plain initial-exec data: one %fs-relative load in this dlopen'ed module.
 thread_local Capture* t_capture __attribute__((tls_model("initial-exec"))) = nullptr;
-thread_local int t_depth __attribute__((tls_model("initial-exec"))) = 0;
+// The record of the call running on this thread, -1 outside any.
+thread_local int64_t t_current __attribute__((tls_model("initial-exec"))) = -1;
 
 LoomError* run_below(const LoomKernelCall* call) {
   return sdk::host().redispatch(call->op, call->key_set, call->args, call->num_args, call->returns,
@@ -136,19 +139,32 @@ LoomError* run_below(const LoomKernelCall* call) {
 
 LoomError* capture_op(void*, const LoomKernelCall* call) {
   Capture* capture = t_capture;
-  if (capture == nullptr || t_depth > 0) return run_below(call);
-  ++t_depth;
-  LoomError* err = run_below(call);
-  --t_depth;
-  if (err != nullptr) return err;
+  if (capture == nullptr || capture->failed) return run_below(call);
+  // the record is made when the call begins (before the calls inside it) and gets its
+  // returns when it ends
+  int64_t index = -1;
   try {
     Record r;
     r.op = call->op;
+    r.parent = t_current;
     r.args.reserve(call->num_args);
     for (size_t i = 0; i < call->num_args; ++i) r.args.emplace_back(call->args[i]);
+    capture->records.push_back(std::move(r));
+    index = static_cast<int64_t>(capture->records.size()) - 1;
+    if (t_current >= 0) ++capture->records[t_current].num_children;
+  } catch (...) {
+    capture->failed = true;
+    return run_below(call);
+  }
+  const int64_t outer = t_current;
+  t_current = index;
+  LoomError* err = run_below(call);
+  t_current = outer;
+  if (err != nullptr) return err;
+  try {
+    Record& r = capture->records[index];
     r.returns.reserve(call->num_returns);
     for (size_t i = 0; i < call->num_returns; ++i) r.returns.emplace_back(call->returns[i]);
-    capture->records.push_back(std::move(r));
   } catch (...) {
     capture->failed = true;
   }
@@ -168,6 +184,7 @@ LoomError* capture_begin() {
     capture->saved.include = &kTracer;
     capture->saved.num_include = 1;
     sdk::check(sdk::host().local_keys_push(&capture->saved));
+    t_current = -1;
     t_capture = capture.release();
   });
 }
@@ -189,13 +206,21 @@ LoomError* capture_end(void* ctx, LoomCaptureVisitFn visit) {
     }
     if (visit == nullptr) return;
     std::vector<LoomValue> args, returns;
-    for (const Record& r : capture->records) {
+    for (size_t i = 0; i < capture->records.size(); ++i) {
+      const Record& r = capture->records[i];
       args.clear();
       returns.clear();
       for (const OwnedValue& v : r.args) args.push_back(v.view());
       for (const OwnedValue& v : r.returns) returns.push_back(v.view());
-      LoomCapturedCall c{sizeof(LoomCapturedCall), r.op,          args.data(), args.size(),
-                         returns.data(),           returns.size()};
+      LoomCapturedCall c{sizeof(LoomCapturedCall),
+                         r.op,
+                         args.data(),
+                         args.size(),
+                         returns.data(),
+                         returns.size(),
+                         static_cast<int64_t>(i),
+                         r.parent,
+                         r.num_children};
       visit(ctx, &c);
     }
   });

@@ -612,7 +612,7 @@ std::string generate_cpp(const Program& p, std::string_view key) {
              }
              return 0;
            }
-  )cc";
+      )cc";
   return src;
 }
 

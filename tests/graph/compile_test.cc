@@ -18,6 +18,7 @@
 #include "loom/graph_passes.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
+#include "loom/optim.h"
 
 namespace loom {
 namespace {
@@ -273,6 +274,38 @@ TEST_F(CompileTest, TrainingCompilesForwardAndBackward) {
   auto forward = compile([&](const Tensor& x) { return net->forward(x); });
   EXPECT_EQ(forward(x).grad_fn_name(), "AddmmBackward0");  // the capturing call runs eagerly
   EXPECT_EQ(forward(x).grad_fn_name(), "CompiledFunctionBackward");
+}
+
+// The `loom train --compile` loop: forward and loss compiled, backward, an Adam step.
+TEST_F(CompileTest, TrainingStepsFollowTheEagerLossCurve) {
+  auto make = [] {
+    manual_seed(4);
+    return nn::Sequential(nn::Flatten(), nn::Linear(12, 16), nn::ReLU(), nn::Linear(16, 3));
+  };
+  nn::Sequential eager_net = make(), compiled_net = make();
+  nn::CrossEntropyLoss criterion;
+  optim::Adam eager_opt(eager_net->parameters(), optim::AdamOptions(0.01));
+  optim::Adam compiled_opt(compiled_net->parameters(), optim::AdamOptions(0.01));
+  auto step = compile([&](const Tensor& x, const Tensor& y) {
+    Tensor logits = compiled_net->forward(x);
+    return std::tuple<Tensor, Tensor>(logits, criterion(logits, y));
+  });
+  manual_seed(5);
+  for (int i = 0; i < 6; ++i) {
+    Tensor x = randn({8, 3, 4});
+    Tensor y = randint(0, 3, {8});
+    eager_opt.zero_grad();
+    Tensor eager_loss = criterion(eager_net->forward(x), y);
+    eager_loss.backward();
+    eager_opt.step();
+    compiled_opt.zero_grad();
+    auto [logits, loss] = step(x, y);
+    loss.backward();
+    compiled_opt.step();
+    SCOPED_TRACE("step " + std::to_string(i));
+    expect_near(loss, eager_loss, 1e-4);
+  }
+  EXPECT_EQ(step.explanation().compiles, 1);
 }
 
 TEST_F(CompileTest, InPlaceWritesHappenOnReplay) {

@@ -37,6 +37,9 @@ ABSL_FLAG(std::string, device, "cpu", "for `train` and `run`: the device to comp
 ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
 ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
 ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
+ABSL_FLAG(bool, compile, false,
+          "for `train`: compile the model's forward and backward (loom::compile; needs the "
+          "compiler plugin and a C++ compiler)");
 ABSL_FLAG(std::string, profile, "",
           "for `train`: write a Chrome trace of steps 4-7 to this file and print the top ops");
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
@@ -101,7 +104,8 @@ const std::vector<Command>& commands() {
         {"limit", "N"},
         {"save", "FILE"},
         {"resume", "FILE"},
-        {"profile", "TRACE.json"}}},
+        {"profile", "TRACE.json"},
+        {"compile", ""}}},
       {"conform",
        "",
        "checks a backend's ops against the cpu and writes a coverage report",
@@ -300,6 +304,7 @@ int run(const std::vector<char*>& args) {
     options.save = absl::GetFlag(FLAGS_save);
     options.resume = absl::GetFlag(FLAGS_resume);
     options.profile = absl::GetFlag(FLAGS_profile);
+    options.compile = absl::GetFlag(FLAGS_compile);
     return loom::cli::run_train(options);
   }
   if (command == "run" && args.size() == 3) {

@@ -8,9 +8,12 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "loom/checkpoint.h"
+#include "loom/compile.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/read_section.h"
 #include "loom/data.h"
@@ -222,6 +225,20 @@ int run_train(const TrainOptions& o) {
   }
 
   std::unique_ptr<profiler::Profiler> profile = make_profiler(o.profile);
+  // --compile: the forward and the loss as one compiled function, whose backward graph
+  // runs in loss.backward() (Note [Compiling training] in graph/src/compile/joint_graph.cc)
+  auto forward_and_loss = [&](const Tensor& x, const Tensor& y) {
+    Tensor logits = net(x);
+    return std::tuple<Tensor, Tensor>(logits, criterion(logits, y));
+  };
+  std::optional<Compiled<decltype(forward_and_loss)>> compiled;
+  if (o.compile) {
+    std::vector<std::pair<std::string, Tensor>> state;
+    for (auto& [name, p] : net->named_parameters()) state.emplace_back(name, p);
+    auto impl = net.ptr();
+    compiled.emplace(forward_and_loss, CompileOptions{}, "train_step", std::move(state),
+                     [impl] { return impl->is_training() ? uint64_t{1} : 0; });
+  }
   using Clock = std::chrono::steady_clock;
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     Progress progress(epoch, o.epochs, train_loader.num_batches());
@@ -236,8 +253,12 @@ int run_train(const TrainOptions& o) {
       Tensor logits, loss;
       {
         profiler::Range range("forward");
-        logits = net(x);
-        loss = criterion(logits, y);
+        if (compiled) {
+          std::tie(logits, loss) = (*compiled)(x, y);
+        } else {
+          logits = net(x);
+          loss = criterion(logits, y);
+        }
       }
       {
         profiler::Range range("backward");

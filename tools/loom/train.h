@@ -20,6 +20,7 @@ struct TrainOptions {
   std::string save;     // checkpoint written after each epoch ("" none)
   std::string resume;   // checkpoint to continue from ("" none)
   std::string profile;  // Chrome trace of a few steps ("" none; Note [Profiling a run])
+  bool compile = false;  // forward and backward through loom::compile
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.

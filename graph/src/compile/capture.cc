@@ -33,6 +33,7 @@
 #include <unordered_set>
 
 #include "compile_internal.h"
+#include "loom/autograd.h"
 #include "loom/core/error.h"
 #include "loom/core/read_section.h"
 #include "loom/core/str_cat.h"
@@ -82,6 +83,27 @@ const std::unordered_map<std::string, std::string>& breaking_ops() {
   return ops;
 }
 
+// The op library's decompositions a capture takes apart (Note [Decomposed ops in
+// captures]): those autograd records through their decomposition, having no formula.
+const std::unordered_set<std::string>& decomposed_ops() {
+  static const std::unordered_set<std::string> ops = [] {
+    std::unordered_set<std::string> recorded;
+    if (autograd::is_available()) {
+      for (const autograd::RecordedOp& op : autograd::recorded_ops()) recorded.insert(op.op);
+    }
+    std::unordered_set<std::string> s;
+    for (const OpDefinition& def : standard_ops()) {
+      std::string name(def.schema.substr(0, def.schema.find('(')));
+      if (has_tag(def.tags, "decomposition") && !has_tag(def.tags, "data_dependent_output") &&
+          !recorded.count(name)) {
+        s.insert(std::move(name));
+      }
+    }
+    return s;
+  }();
+  return ops;
+}
+
 std::string base_name(const std::string& op) {
   size_t ns = op.find("::");
   std::string name = ns == std::string::npos ? op : op.substr(ns + 2);
@@ -105,10 +127,31 @@ class Builder {
   }
 
   // Called for each record; errors are kept and rethrown after the visit.
+  // Note [Decomposed ops in captures]
+  // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+  // The plugin records every call with its parent. A top-level call becomes a node,
+  // unless its op is one of the op library's decompositions that ran as one (it made
+  // calls of its own): then its calls are taken instead, recursively. So the graph holds
+  // the ops that ran, as autograd saw them (a training capture needs every tensor a
+  // backward formula saved to be a value of the graph: cross_entropy_loss's log_softmax
+  // output), and fusion sees the decompositions' pointwise ops: the "primitive op set" of
+  // the op library. Ops autograd differentiates by a formula of their own (the copies:
+  // _to_copy) and data-dependent ops (item()) stay whole.
   void visit(const LoomCapturedCall& call) {
     if (error_) return;
     try {
-      add_node(call);
+      const auto i = static_cast<size_t>(call.index);
+      if (visible_.size() <= i) {
+        visible_.resize(i + 1, 0);
+        expanded_.resize(i + 1, 0);
+      }
+      const bool visible = call.parent < 0 || (visible_[call.parent] && expanded_[call.parent]);
+      const bool expand =
+          visible && call.num_children > 0 &&
+          decomposed_ops().count(dispatch::OperatorHandle::from_abi(call.op).name());
+      visible_[i] = visible;
+      expanded_[i] = expand;
+      if (visible && !expand) add_node(call);
     } catch (...) {
       error_ = std::current_exception();
     }
@@ -150,11 +193,13 @@ class Builder {
     return v;
   }
 
-  // The value of a tensor an op read: known, or a held tensor made an input now.
+  // The value of a tensor an op read: known, a view of a known one made without an op
+  // (an as_strided node), or a held tensor made an input now.
   ValueId value_of(TensorImpl* impl) {
     auto it = by_handle_.find(impl);
     if (it != by_handle_.end()) return it->second;
     Tensor t = Tensor::borrow(impl);
+    if (ValueId base = value_sharing_memory(t); base != graph::kNoValue) return add_view(base, t);
     const ValueId saved = forward_ != nullptr ? forward_value(t) : graph::kNoValue;
     auto named = state_.find(impl);
     std::string target =
@@ -205,6 +250,34 @@ class Builder {
            argument == "out";
   }
 
+  // A copy into a tensor allocated without an op, of the source's shape (how the copy
+  // decompositions convert dtypes and devices): a _to_copy node, which allocates when
+  // the graph runs, so the size follows the source's (a nonzero's result, say).
+  bool copies_into_new(const LoomCapturedCall& call) {
+    auto* self = reinterpret_cast<TensorImpl*>(call.args[0].u.tensor);
+    auto* src = reinterpret_cast<TensorImpl*>(call.args[1].u.tensor);
+    if (call.args[0].tag != LOOM_VALUE_TENSOR || call.args[1].tag != LOOM_VALUE_TENSOR ||
+        by_handle_.count(self) || !by_handle_.count(src)) {
+      return false;
+    }
+    Tensor t = Tensor::borrow(self), s = Tensor::borrow(src);
+    if (!std::ranges::equal(t.sizes(), s.sizes()) || !t.is_contiguous()) return false;
+    Node node;
+    node.op = "loom::_to_copy";
+    node.arguments.push_back(Argument::of_value("self", by_handle_.at(src)));
+    node.arguments.push_back(Argument::of_constant("dtype", Value(t.dtype())));
+    node.arguments.push_back(Argument::of_constant("layout", Value()));
+    node.arguments.push_back(Argument::of_constant("device", Value(t.device())));
+    node.arguments.push_back(Argument::of_constant("pin_memory", Value()));
+    node.arguments.push_back(Argument::of_constant("non_blocking", Value(false)));
+    node.arguments.push_back(Argument::of_constant("memory_format", Value(int64_t{1})));
+    ValueId v = add_tensor_value("to_copy", t);
+    node.outputs.push_back(v);
+    by_handle_[self] = v;
+    out_.graph.add_node(std::move(node));
+    return true;
+  }
+
   void add_allocation(TensorImpl* impl) {
     Tensor t = Tensor::borrow(impl);
     Node node;
@@ -221,6 +294,31 @@ class Builder {
     node.outputs.push_back(v);
     by_handle_[impl] = v;
     out_.graph.add_node(std::move(node));
+  }
+
+  // The newest value whose tensor shares `t`'s storage, or kNoValue.
+  ValueId value_sharing_memory(const Tensor& t) const {
+    for (size_t v = out_.value_tensors.size(); v-- > 0;) {
+      const Tensor& known = out_.value_tensors[v];
+      if (known.defined() && known.is_alias_of(t)) return static_cast<ValueId>(v);
+    }
+    return graph::kNoValue;
+  }
+
+  ValueId add_view(ValueId base, const Tensor& t) {
+    Node node;
+    node.op = "loom::as_strided";
+    node.arguments.push_back(Argument::of_value("self", base));
+    node.arguments.push_back(Argument::of_constant(
+        "size", Value(std::vector<int64_t>(t.sizes().begin(), t.sizes().end()))));
+    node.arguments.push_back(Argument::of_constant(
+        "stride", Value(std::vector<int64_t>(t.strides().begin(), t.strides().end()))));
+    node.arguments.push_back(Argument::of_constant("storage_offset", Value(t.storage_offset())));
+    ValueId v = add_tensor_value("as_strided", t);
+    node.outputs.push_back(v);
+    by_handle_[t.impl()] = v;
+    out_.graph.add_node(std::move(node));
+    return v;
   }
 
   static Value number_of_wrapped(TensorImpl* impl) {
@@ -275,6 +373,7 @@ class Builder {
     LOOM_CHECK(call.num_args == schema.arguments.size(), std::string(kComponent), node.op,
                ": the record has ", call.num_args, " arguments, the schema ",
                schema.arguments.size());
+    if (node.op == "loom::copy_" && copies_into_new(call)) return;
     if (auto b = breaking_ops().find(node.op); b != breaking_ops().end()) {
       out_.breaks.push_back(GraphBreak{node.op, b->second});
     }
@@ -349,6 +448,7 @@ class Builder {
   std::unordered_map<std::string, int> name_counts_;
   std::unordered_map<const LoomOperator*, dispatch::FunctionSchema> schemas_;
   std::vector<ValueId> host_read_values_;
+  std::vector<uint8_t> visible_, expanded_;  // per record (Note [Decomposed ops in captures])
   std::exception_ptr error_;
 };
 

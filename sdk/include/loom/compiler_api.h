@@ -45,10 +45,10 @@ extern "C" {
 
 #define LOOM_COMPILER_EXTENSION_NAME "loom.compiler"
 
-/* One op call made outside any other op while capturing, in call order. Everything is
- * borrowed for the duration of the visit: the arguments as the op received them, and its
- * returns (tensors the caller got). The tensors stay alive until capture_end returns, so
- * a tensor is identified by its handle. */
+/* One op call made while capturing, in the order the calls began (a call before the
+ * calls made inside it). Everything is borrowed for the duration of the visit: the
+ * arguments as the op received them, and its returns. The tensors stay alive until
+ * capture_end returns, so a tensor is identified by its handle. */
 typedef struct LoomCapturedCall {
   size_t struct_size;
   const LoomOperator* op;
@@ -56,6 +56,9 @@ typedef struct LoomCapturedCall {
   size_t num_args;
   const LoomValue* returns;
   size_t num_returns;
+  int64_t index;        /* its place in the visit order, from 0 */
+  int64_t parent;       /* the call it was made inside (an index), or -1 at the top */
+  int64_t num_children; /* the calls made directly inside it */
 } LoomCapturedCall;
 
 typedef void (*LoomCaptureVisitFn)(void* ctx, const LoomCapturedCall* call);
