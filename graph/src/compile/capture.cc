@@ -83,6 +83,19 @@ const std::unordered_map<std::string, std::string>& breaking_ops() {
   return ops;
 }
 
+// Ops that change a tensor's metadata in place (the tag "metadata": resize_).
+const std::unordered_set<std::string>& writes_metadata() {
+  static const std::unordered_set<std::string> ops = [] {
+    std::unordered_set<std::string> s;
+    for (const OpDefinition& def : standard_ops()) {
+      if (has_tag(def.tags, "metadata"))
+        s.insert(std::string(def.schema.substr(0, def.schema.find('('))));
+    }
+    return s;
+  }();
+  return ops;
+}
+
 // The op library's decompositions a capture takes apart (Note [Decomposed ops in
 // captures]): those autograd records through their decomposition, having no formula.
 const std::unordered_set<std::string>& decomposed_ops() {
@@ -278,6 +291,24 @@ class Builder {
     return true;
   }
 
+  // Whether every tensor of a call is on the meta device: a decomposition computing a
+  // shape, which the graph does not need (its sizes are the values').
+  static bool only_meta(const LoomCapturedCall& call) {
+    bool any = false;
+    auto meta = [&](const LoomValue& v) {
+      if (v.tag != LOOM_VALUE_TENSOR || v.u.tensor == nullptr) return true;
+      any = true;
+      return reinterpret_cast<TensorImpl*>(v.u.tensor)->device().type == kMeta;
+    };
+    for (size_t i = 0; i < call.num_args; ++i) {
+      if (!meta(call.args[i])) return false;
+    }
+    for (size_t i = 0; i < call.num_returns; ++i) {
+      if (!meta(call.returns[i])) return false;
+    }
+    return any;
+  }
+
   void add_allocation(TensorImpl* impl) {
     Tensor t = Tensor::borrow(impl);
     Node node;
@@ -374,6 +405,11 @@ class Builder {
                ": the record has ", call.num_args, " arguments, the schema ",
                schema.arguments.size());
     if (node.op == "loom::copy_" && copies_into_new(call)) return;
+    if (call.parent >= 0 && only_meta(call)) return;  // a decomposition's shape computation
+    if (writes_metadata().count(node.op)) {
+      out_.unsupported =
+          node.op + " changes a tensor's sizes in place, which a graph cannot replay";
+    }
     if (auto b = breaking_ops().find(node.op); b != breaking_ops().end()) {
       out_.breaks.push_back(GraphBreak{node.op, b->second});
     }
@@ -494,7 +530,7 @@ Captured capture(const std::vector<Tensor>& inputs, const CompiledFunction::Eage
     check(plugin_table().capture_end(&builder, &visit_record), "capture_end");
   }
   builder.finish(*outputs);
-  if (!out.host_reads.empty() && out.mutates_state) {
+  if (out.unsupported.empty() && !out.host_reads.empty() && out.mutates_state) {
     out.unsupported =
         "the function reads a value on the host (item()) and writes to its inputs or held "
         "tensors, so a replay could not stop before its writes when the value changes";
