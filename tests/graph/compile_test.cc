@@ -427,9 +427,15 @@ TEST_F(CompileTest, CacheEntriesAreCheckedInANewProcess) {
     if (entry.path().extension() == ".so") so = entry.path();
   }
   ASSERT_FALSE(so.empty());
-  std::filesystem::resize_file(so, 100);  // truncated
-  EXPECT_EQ(probe(0), 0);                 // detected and built again
-  EXPECT_EQ(probe(2), 0);                 // and sound again
+  {  // truncated: a new file renamed over the entry (this process has the old one mapped)
+    std::filesystem::path part = so;
+    part += ".part";
+    std::filesystem::copy_file(so, part);
+    std::filesystem::resize_file(part, 100);
+    std::filesystem::rename(part, so);
+  }
+  EXPECT_EQ(probe(0), 0);  // detected and built again
+  EXPECT_EQ(probe(2), 0);  // and sound again
   {
     std::ofstream meta(so.replace_extension(".meta"), std::ios::trunc);
     meta << "loom-kernel-cache 1\nkey nonsense\n";  // a meta that does not match

@@ -1,5 +1,7 @@
 // loom::compile on the CPU (tools/bench/run-compile-bench.sh): a 9-op pointwise chain on
-// 4M float32 run eagerly and compiled, and (`--first-call`) the time of a compiled
+// 4M float32 run eagerly and compiled; a training step (forward, loss, backward, Adam) of
+// `loom train`'s MLP and CNN at batch 64, eager and with the forward and loss compiled
+// (their backward with them); and (`--first-call`) the time of a compiled
 // function's first call in a new process, which run-compile-bench.sh runs with an empty
 // kernel cache (cold) and again with the cache it filled (warm). The PyTorch side is
 // tools/bench/compile_peer.py.
@@ -11,6 +13,8 @@
 
 #include "bench_runtime.h"
 #include "loom/compile.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
 
 namespace {
 
@@ -48,6 +52,52 @@ void BM_ChainCompiled(benchmark::State& state) {
   state.counters["kernels"] = f.explanation().kernels;
 }
 BENCHMARK(BM_ChainCompiled)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// `loom train`'s models (tools/loom/train.cc).
+nn::Sequential make_mlp() {
+  return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
+}
+nn::Sequential make_cnn() {
+  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
+                        nn::MaxPool2d(2), nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),
+                        nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(), nn::Linear(3136, 128),
+                        nn::ReLU(), nn::Linear(128, 10));
+}
+
+// One training step per iteration; `compiled`: the forward and loss through loom::compile.
+void training_step(benchmark::State& state, nn::Sequential net, bool compiled) {
+  bench::load_runtime();
+  manual_seed(0);
+  optim::Adam optimizer(net->parameters(), optim::AdamOptions(1e-3));
+  nn::CrossEntropyLoss criterion;
+  Tensor x = randn({64, 1, 28, 28});
+  Tensor y = randint(0, 10, {64});
+  auto eager = [&](const Tensor& x, const Tensor& y) { return criterion(net(x), y); };
+  auto step = compile(eager);
+  for (auto _ : state) {
+    optimizer.zero_grad();
+    Tensor loss = compiled ? step(x, y) : eager(x, y);
+    loss.backward();
+    optimizer.step();
+  }
+  if (compiled) state.counters["kernels"] = step.explanation().kernels;
+}
+void BM_MlpStepEager(benchmark::State& state) {
+  training_step(state, make_mlp(), false);
+}
+void BM_MlpStepCompiled(benchmark::State& state) {
+  training_step(state, make_mlp(), true);
+}
+void BM_CnnStepEager(benchmark::State& state) {
+  training_step(state, make_cnn(), false);
+}
+void BM_CnnStepCompiled(benchmark::State& state) {
+  training_step(state, make_cnn(), true);
+}
+BENCHMARK(BM_MlpStepEager)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_MlpStepCompiled)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_CnnStepEager)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_CnnStepCompiled)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // One eager call, then the compiled function's first call, in this (new) process.
 int first_call() {
