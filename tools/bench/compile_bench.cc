@@ -83,15 +83,19 @@ void training_step(benchmark::State& state, nn::Sequential net, bool compiled) {
   if (compiled) state.counters["kernels"] = step.explanation().kernels;
 }
 void BM_MlpStepEager(benchmark::State& state) {
+  bench::load_runtime();
   training_step(state, make_mlp(), false);
 }
 void BM_MlpStepCompiled(benchmark::State& state) {
+  bench::load_runtime();
   training_step(state, make_mlp(), true);
 }
 void BM_CnnStepEager(benchmark::State& state) {
+  bench::load_runtime();
   training_step(state, make_cnn(), false);
 }
 void BM_CnnStepCompiled(benchmark::State& state) {
+  bench::load_runtime();
   training_step(state, make_cnn(), true);
 }
 BENCHMARK(BM_MlpStepEager)->Unit(benchmark::kMicrosecond)->UseRealTime();
