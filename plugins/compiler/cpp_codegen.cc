@@ -73,8 +73,10 @@ const std::set<std::string>& vector_math() {
 
 class Emit {
  public:
-  Emit(const Program& p, const Statement& s, std::set<std::string>& math)
-      : p_(p), s_(s), math_(math), ct_(ctype(s.compute)) {}
+  // `names`: each slot's expression where the statement is computed ("v<slot>" when null).
+  Emit(const Program& p, const Statement& s, std::set<std::string>& math,
+       const std::vector<std::string>* names = nullptr)
+      : p_(p), s_(s), math_(math), ct_(ctype(s.compute)), names_(names) {}
 
   const Statement& statement() const { return s_; }
   bool floating() const { return is_float(s_.compute); }
@@ -86,8 +88,8 @@ class Emit {
     const Operand& o = operand(i);
     switch (o.kind) {
       case Operand::Kind::Value:
-        if (p_.slot_dtype(o.value) == s_.compute) return "v" + std::to_string(o.value);
-        return "((" + ct_ + ")v" + std::to_string(o.value) + ")";
+        if (p_.slot_dtype(o.value) == s_.compute) return name(o.value);
+        return "((" + ct_ + ")" + name(o.value) + ")";
       case Operand::Kind::Int:
       case Operand::Kind::Bool:
         return lit(static_cast<double>(o.i), o.kind == Operand::Kind::Int ? o.i : o.i != 0);
@@ -100,7 +102,7 @@ class Emit {
   // Operand i as a bool (a condition or mask).
   std::string condition(size_t i) const {
     const Operand& o = operand(i);
-    if (o.kind == Operand::Kind::Value) return "(v" + std::to_string(o.value) + " != 0)";
+    if (o.kind == Operand::Kind::Value) return "(" + name(o.value) + " != 0)";
     if (o.kind == Operand::Kind::Bool || o.kind == Operand::Kind::Int)
       return o.i ? "true" : "false";
     fail("argument " + std::to_string(i) + " is not a condition");
@@ -168,10 +170,14 @@ class Emit {
     }
     return s_.args[i];
   }
+  std::string name(int32_t slot) const {
+    return names_ != nullptr ? (*names_)[slot] : "v" + std::to_string(slot);
+  }
   const Program& p_;
   const Statement& s_;
   std::set<std::string>& math_;
   std::string ct_;
+  const std::vector<std::string>* names_;
 };
 
 using Gen = std::string (*)(const Emit&);
@@ -424,7 +430,8 @@ uint8_t kind_of(LoomDType t) {
   return kInt;
 }
 
-std::string expression(const Program& p, const Statement& s, std::set<std::string>& math) {
+std::string expression(const Program& p, const Statement& s, std::set<std::string>& math,
+                       const std::vector<std::string>* names = nullptr) {
   auto it = op_table().find(s.op);
   if (it == op_table().end()) {
     throw sdk::Error("[compiler] kernel program: operator '" + s.op + "' cannot be fused",
@@ -436,7 +443,7 @@ std::string expression(const Program& p, const Statement& s, std::set<std::strin
                          "' cannot be fused computing in " + sdk::dtype_name(s.compute),
                      LOOM_STATUS_UNIMPLEMENTED);
   }
-  Emit e(p, s, math);
+  Emit e(p, s, math, names);
   return it->second.gen != nullptr ? it->second.gen(e) : infix(e);
 }
 
@@ -483,9 +490,260 @@ std::string prototype(const std::string& name) {
   return t + " " + name + "(" + t + (binary ? ", " + t : "") + ")";
 }
 
+// --- row kernels ---
+//
+// Note [Row kernels]
+// ~~~~~~~~~~~~~~~~~~
+// A program with a row op (softmax, log_softmax, layer_norm, or a sum, mean or amax) over
+// the last dimension runs row by row: the kernel's shape is [rows, n], a row's statements
+// run in order, each over the whole row into a scratch array of n elements (a row's
+// values stay in cache, so the inputs are read and the outputs written once), a row op
+// with its reduction loops, a reduction giving one value per row. Each loop is its own
+// `omp simd` loop (reductions with a reduction clause); rows are split over the threads.
+// Inputs are read through their strides (a bias of shape [n], a value of shape
+// [rows, 1]), so every layout is allowed.
+
+enum class Rank : uint8_t { Scalar, Row, Full };
+}  // namespace
+bool reduces_to_row(const std::string& op);
+namespace {
+
+const std::set<std::string>& row_ops() {
+  static const std::set<std::string> ops = {
+      "loom::softmax.int",  "loom::_softmax",          "loom::log_softmax.int",
+      "loom::_log_softmax", "loom::native_layer_norm", "loom::sum.dim_IntList",
+      "loom::amax",         "loom::mean.dim"};
+  return ops;
+}
+bool is_row_program(const Program& p) {
+  for (const Statement& s : p.statements) {
+    if (row_ops().count(s.op)) return true;
+  }
+  return false;
+}
+
+// The code of one row op over operand 0 (`x(j)` its element expression) writing the
+// scratch array `out` (full results) or the row value `out` (reductions).
+std::string row_op_code(const Program& p, const Statement& s, int32_t slot,
+                        const std::vector<std::string>& names, std::set<std::string>& math) {
+  if (s.compute != LOOM_DTYPE_FLOAT32 && s.compute != LOOM_DTYPE_FLOAT64) {
+    throw sdk::Error("[compiler] kernel program: " + s.op + " computes in floats only, found " +
+                         sdk::dtype_name(s.compute),
+                     LOOM_STATUS_UNIMPLEMENTED);
+  }
+  Emit e(p, s, math, &names);
+  const std::string ct = ctype(s.compute);
+  const std::string x = e.arg(0);
+  const std::string out = "s" + std::to_string(slot);
+  const std::string v = "v" + std::to_string(slot);
+  const std::string simd = "    #pragma omp simd\n    for (int64_t j = 0; j < n; ++j) ";
+  auto reduce = [&](const char* clause) {
+    return std::string("    #pragma omp simd reduction(") + clause +
+           ")\n    for (int64_t j = 0; j < n; ++j) ";
+  };
+  std::string c = "    // " + s.op + "\n";
+  if (s.op == "loom::sum.dim_IntList" || s.op == "loom::mean.dim") {
+    c += "    " + ct + " " + v + "_acc = 0;\n" + reduce(("+:" + v + "_acc").c_str()) + v +
+         "_acc += " + x + ";\n";
+    c += "    const " + std::string(ctype(s.dtype)) + " " + v + " = (" + ctype(s.dtype) + ")(" + v +
+         "_acc" + (s.op == "loom::mean.dim" ? " / (" + ct + ")n" : std::string()) + ");\n";
+    return c;
+  }
+  if (s.op == "loom::amax") {
+    c += "    " + ct + " " + v + "_max = -" + e.lit(INFINITY) + ";\n    int " + v + "_nan = 0;\n" +
+         reduce(("max:" + v + "_max) reduction(|:" + v + "_nan").c_str()) + "{ const " + ct +
+         " x = " + x + "; " + v + "_nan |= x != x; " + v + "_max = x > " + v + "_max ? x : " + v +
+         "_max; }\n";
+    c += "    const " + std::string(ctype(s.dtype)) + " " + v + " = " + v + "_nan ? " + e.lit(NAN) +
+         " : " + v + "_max;\n";
+    return c;
+  }
+  if (s.op == "loom::native_layer_norm") {
+    c += "    " + ct + " " + v + "_mean = 0;\n" + reduce(("+:" + v + "_mean").c_str()) + v +
+         "_mean += " + x + ";\n";
+    c += "    " + v + "_mean /= (" + ct + ")n;\n    " + ct + " " + v + "_var = 0;\n" +
+         reduce(("+:" + v + "_var").c_str()) + "{ const " + ct + " d = " + x + " - " + v +
+         "_mean; " + v + "_var += d * d; }\n";
+    c += "    const " + ct + " " + v + "_rstd = " + e.lit(1) + " / " + e.builtin("sqrt") + "(" + v +
+         "_var / (" + ct + ")n + " + e.arg(4) + ");\n";
+    std::string value = "(" + x + " - " + v + "_mean) * " + v + "_rstd";
+    if (!e.is_none(2)) value = "(" + value + ") * " + e.arg(2);
+    if (!e.is_none(3)) value = "(" + value + ") + " + e.arg(3);
+    c += simd + out + "[j] = (" + ctype(s.dtype) + ")(" + value + ");\n";
+    return c;
+  }
+  // softmax and log_softmax: the row's max, then the sum of exponentials
+  const bool log = s.op.find("log_softmax") != std::string::npos;
+  c += "    " + ct + " " + v + "_max = -" + e.lit(INFINITY) + ";\n" +
+       reduce(("max:" + v + "_max").c_str()) + "{ const " + ct + " x = " + x + "; " + v +
+       "_max = x > " + v + "_max ? x : " + v + "_max; }\n";
+  c += "    " + ct + " " + v + "_sum = 0;\n" + reduce(("+:" + v + "_sum").c_str()) + "{ const " +
+       ct + " e = " + e.fn("exp") + "(" + x + " - " + v + "_max); " +
+       (log ? "" : out + "[j] = e; ") + v + "_sum += e; }\n";
+  if (log) {
+    c += "    const " + ct + " " + v + "_shift = " + v + "_max + " + e.fn("log") + "(" + v +
+         "_sum);\n";
+    c += simd + out + "[j] = (" + ctype(s.dtype) + ")(" + x + " - " + v + "_shift);\n";
+  } else {
+    c += "    const " + ct + " " + v + "_inv = " + e.lit(1) + " / " + v + "_sum;\n";
+    c += simd + out + "[j] *= " + v + "_inv;\n";
+  }
+  return c;
+}
+
+std::string generate_row_cpp(const Program& p, std::string_view key, std::string prelude) {
+  std::set<std::string> math;
+  const size_t ni = p.inputs.size();
+  std::vector<Rank> rank(ni + p.statements.size(), Rank::Full);
+  std::vector<std::string> names(rank.size());
+  std::string setup, body, scratch;
+  for (size_t k = 0; k < ni; ++k) {
+    const ProgramInput& in = p.inputs[k];
+    const std::string n = std::to_string(k);
+    const std::string st = storage_type(in.dtype), ct = ctype(in.dtype);
+    const std::string conv = in.dtype == LOOM_DTYPE_BOOL ? " != 0" : "";
+    if (in.layout == Layout::Scalar) {
+      rank[k] = Rank::Scalar;
+      setup += "  const " + ct + " v" + n + " = (" + ct + ")(((const " + st + "*)A->inputs[" + n +
+               "])[0]" + conv + ");\n";
+      names[k] = "v" + n;
+    } else {
+      body += "    const " + st + "* __restrict p" + n + " = (const " + st + "*)A->inputs[" + n +
+              "] + offsets[" + n + "];\n    const int64_t t" + n + " = A->ndim > 0 ? A->strides[" +
+              n + "][A->ndim - 1] : 0;\n";
+      names[k] = "(" + ct + ")(p" + n + "[j * t" + n + "]" + conv + ")";
+    }
+  }
+  size_t scratch_bytes = 0;
+  for (size_t i = 0; i < p.statements.size(); ++i) {
+    const Statement& s = p.statements[i];
+    const int32_t slot = static_cast<int32_t>(ni + i);
+    const std::string t = ctype(s.dtype);
+    if (row_ops().count(s.op)) {
+      rank[slot] = reduces_to_row(s.op) ? Rank::Row : Rank::Full;
+    } else {
+      Rank r = Rank::Scalar;
+      for (const Operand& o : s.args) {
+        if (o.kind == Operand::Kind::Value) r = std::max(r, rank[o.value]);
+      }
+      rank[slot] = r == Rank::Full ? Rank::Full : Rank::Row;
+    }
+    if (rank[slot] == Rank::Full) {
+      scratch += "  " + t + "* __restrict s" + std::to_string(slot) + " = (" + t + "*)(scratch + " +
+                 std::to_string(scratch_bytes) + " * n);\n";
+      scratch_bytes += 8;  // 8 bytes per element: any dtype fits
+      names[slot] = "s" + std::to_string(slot) + "[j]";
+    } else {
+      names[slot] = "v" + std::to_string(slot);
+    }
+    if (row_ops().count(s.op)) {
+      body += row_op_code(p, s, slot, names, math);
+    } else if (rank[slot] == Rank::Full) {
+      body += "    #pragma omp simd\n    for (int64_t j = 0; j < n; ++j) s" + std::to_string(slot) +
+              "[j] = (" + t + ")(" + expression(p, s, math, &names) + ");\n";
+    } else {
+      body += "    const " + t + " v" + std::to_string(slot) + " = (" + t + ")(" +
+              expression(p, s, math, &names) + ");\n";
+    }
+  }
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    const int32_t slot = p.outputs[k];
+    const std::string st = storage_type(p.slot_dtype(slot));
+    const std::string q = "((" + st + "*)A->outputs[" + std::to_string(k) + "])";
+    if (rank[slot] == Rank::Full) {
+      body += "    #pragma omp simd\n    for (int64_t j = 0; j < n; ++j) " + q +
+              "[row * n + j] = (" + st + ")s" + std::to_string(slot) + "[j];\n";
+    } else {
+      body += "    " + q + "[row] = (" + st + ")" + names[slot] + ";\n";
+    }
+  }
+  std::string src = "// A fused row kernel generated by loom's compiler plugin (cache key " +
+                    std::string(key) + "): Note [Row kernels].\n" + prelude +
+                    "#include <stdlib.h>\nextern \"C\" {\n";
+  for (const std::string& f : math)
+    src += "#pragma omp declare simd notinbranch\n" + prototype(f) + ";\n";
+  src += "__attribute__((visibility(\"default\"))) extern const char " +
+         std::string(kKernelKeySymbol) + "[] = \"" + std::string(key) + "\";\n}\n";
+  const std::string count = std::to_string(ni);
+  src +=
+      "__attribute__((noinline)) static void lk_rows(const lk_args* A, int64_t r0, int64_t r1, "
+      "int64_t n) {\n"
+      "  char* scratch = (char*)malloc(" +
+      std::to_string(scratch_bytes + 8) +
+      " * (n + 8));\n"
+      "  if (scratch == 0) return;\n" +
+      scratch + setup + "  int64_t offsets[" + count +
+      " + 1];\n"
+      "  for (int64_t row = r0; row < r1; ++row) {\n"
+      "    for (int k = 0; k < " +
+      count +
+      "; ++k) {\n"
+      "      int64_t rest = row, off = 0;\n"
+      "      for (int32_t d = A->ndim - 2; d >= 0; --d) {\n"
+      "        const int64_t idx = rest % A->sizes[d];\n"
+      "        rest /= A->sizes[d];\n"
+      "        if (A->strides[k] != 0) off += idx * A->strides[k][d];\n"
+      "      }\n"
+      "      offsets[k] = off;\n"
+      "    }\n" +
+      body + "  }\n  free(scratch);\n}\n";
+  src +=
+      R"cc(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(const lk_args* A) {
+             if (A->numel == 0) return 0;
+             const int64_t n = A->ndim > 0 ? A->sizes[A->ndim - 1] : 1;
+             const int64_t rows = A->numel / n;
+             const int64_t per_piece = n >= 4096 ? 1 : 4096 / n;
+             if (rows <= per_piece || A->threads <= 1) {
+               lk_rows(A, 0, rows, n);
+               return 0;
+             }
+             const int64_t pieces = (rows + per_piece - 1) / per_piece;
+#pragma omp parallel for num_threads(A->threads) schedule(static)
+             for (int64_t c = 0; c < pieces; ++c) {
+               const int64_t r0 = c * per_piece;
+               lk_rows(A, r0, r0 + per_piece < rows ? r0 + per_piece : rows, n);
+             }
+             return 0;
+           }
+  )cc";
+  return src;
+}
+
 }  // namespace
 
+bool reduces_to_row(const std::string& op) {
+  return op == "loom::sum.dim_IntList" || op == "loom::amax" || op == "loom::mean.dim";
+}
+
+std::vector<bool> row_values(const Program& p) {
+  std::vector<bool> row(p.inputs.size() + p.statements.size(), false);
+  if (!is_row_program(p)) return row;
+  for (size_t i = 0; i < p.statements.size(); ++i) {
+    const Statement& s = p.statements[i];
+    bool full = false;
+    for (const Operand& o : s.args) {
+      if (o.kind == Operand::Kind::Value) {
+        full = full || (o.value < static_cast<int32_t>(p.inputs.size())
+                            ? p.inputs[o.value].layout != Layout::Scalar
+                            : !row[o.value]);
+      }
+    }
+    row[p.inputs.size() + i] = reduces_to_row(s.op) || (!row_ops().count(s.op) && !full);
+  }
+  return row;
+}
+
 std::string generate_cpp(const Program& p, std::string_view key) {
+  if (is_row_program(p)) {
+    for (const ProgramInput& in : p.inputs) {
+      if (ctype(in.dtype) == nullptr) {
+        throw sdk::Error(std::string("[compiler] kernel program: inputs of dtype ") +
+                             sdk::dtype_name(in.dtype) + " cannot be fused",
+                         LOOM_STATUS_UNIMPLEMENTED);
+      }
+    }
+    return generate_row_cpp(p, key, kPrelude);
+  }
   std::set<std::string> math;
   const int32_t first_statement = static_cast<int32_t>(p.inputs.size());
   std::string body;
@@ -625,6 +883,7 @@ std::vector<std::string> fusible_ops() {
     if (entry.kinds & kBool) kinds += 'b';
     out.push_back(op + ":" + kinds);
   }
+  for (const std::string& op : row_ops()) out.push_back(op + ":fr");  // Note [Row kernels]
   std::sort(out.begin(), out.end());
   return out;
 }

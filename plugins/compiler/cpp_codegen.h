@@ -31,8 +31,16 @@ inline constexpr const char* kKernelKeySymbol = "loom_kernel_key";
 // "[compiler] ..." (UNIMPLEMENTED) for an operator or dtype it cannot generate.
 std::string generate_cpp(const Program& program, std::string_view key);
 
+// Whether `op` is a row reduction of a row kernel (sum, mean, amax over the last
+// dimension: one value per row; Note [Row kernels]).
+bool reduces_to_row(const std::string& op);
+// Per slot of a row kernel's program: whether it holds one value per row (a reduction,
+// or an elementwise statement of such values alone). All false for other programs.
+std::vector<bool> row_values(const Program& program);
+
 // The operators a program may use, with the dtypes they compute in: "loom::sin:f" (floats)
-// or "loom::add.Tensor:fib" (floats, integers and bool).
+// or "loom::add.Tensor:fib" (floats, integers and bool); "r" marks a row op (Note [Row
+// kernels]): softmax, log_softmax, layer_norm, sum, mean, amax over the last dimension.
 std::vector<std::string> fusible_ops();
 
 }  // namespace loom::compiler

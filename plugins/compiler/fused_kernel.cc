@@ -27,6 +27,7 @@ int g_threads = 1;
 struct Kernel {
   std::string key;
   Program program;
+  std::vector<bool> row_values;  // per slot (Note [Row kernels])
   KernelFn fn = nullptr;
   const LoomOperator* op = nullptr;
 };
@@ -132,9 +133,17 @@ LoomError* run_kernel(void* ctx, const LoomKernelCall* call) {
     }
     std::vector<sdk::Tensor> outputs;
     std::vector<void*> out_data;
+    const size_t first_statement = k.program.inputs.size();
     for (int32_t slot : k.program.outputs) {
+      std::vector<int64_t> out_shape = shape;
+      if (k.row_values[slot]) {  // one value per row: [..., 1], or [...] for keepdim=False
+        if (out_shape.empty()) throw sdk::Error(name + "a row kernel needs at least one dimension");
+        out_shape.back() = 1;
+        const Statement& s = k.program.statements[slot - first_statement];
+        if (reduces_to_row(s.op) && s.args.size() > 2 && s.args[2].i == 0) out_shape.pop_back();
+      }
       outputs.push_back(
-          sdk::empty(shape, k.program.slot_dtype(slot), LoomDevice{LOOM_DEVICE_CPU, -1}));
+          sdk::empty(out_shape, k.program.slot_dtype(slot), LoomDevice{LOOM_DEVICE_CPU, -1}));
       out_data.push_back(outputs.back().data<char>());
     }
     KernelArgs a{data.data(), stride_ptrs.data(), out_data.data(), shape.data(), numel,
@@ -198,6 +207,7 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
     auto k = std::make_unique<Kernel>();
     k->key = key;
     k->program = std::move(program);
+    k->row_values = row_values(k->program);
     k->fn = built.fn;
     const std::string schema = "compiled::kernel_" + key + "(Tensor[] inputs) -> Tensor[]";
     const LoomOperator* op = nullptr;

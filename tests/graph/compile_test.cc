@@ -102,6 +102,32 @@ TEST_F(CompileTest, FusedKernelsBroadcastMixDtypesAndKeepNaNs) {
   EXPECT_EQ(g(i).dtype(), ScalarType::Int64);
 }
 
+// softmax, layer_norm, GELU and a sum over the last dimension: one row kernel
+// (Note [Row kernels]), inputs broadcast (the affine weight) and one-element.
+Tensor norm_block(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& s) {
+  Tensor h = layer_norm(softmax(x * s, -1) + x, {x.size(-1)}, w, b, 1e-5);
+  h = gelu(h, "tanh") * 2;
+  return amax(h, {-1}, true) + sum(h, std::vector<int64_t>{-1}, true) + h;
+}
+
+TEST_F(CompileTest, SoftmaxLayerNormAndReductionsFuseIntoARowKernel) {
+  manual_seed(6);
+  Tensor x = randn({6, 5, 33}), w = randn({33}), b = randn({33}), s = full({}, 0.7);
+  auto f = compile(norm_block);
+  for (int i = 0; i < 2; ++i) expect_near(f(x, w, b, s), norm_block(x, w, b, s), 1e-4);
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.kernels, 1) << e.graph;
+  EXPECT_EQ(e.graph.find("layer_norm"), std::string::npos) << e.graph;
+  // a reduction without keepdim can end a run, not feed it
+  auto g = compile([](const Tensor& x) {
+    return (log_softmax(x.exp(), -1) * 3).mean(std::vector<int64_t>{-1});
+  });
+  for (int i = 0; i < 2; ++i) {
+    expect_near(g(x), (log_softmax(x.exp(), -1) * 3).mean(std::vector<int64_t>{-1}), 1e-4);
+  }
+  EXPECT_EQ(g.explanation().kernels, 1) << g.explanation().graph;
+}
+
 TEST_F(CompileTest, GuardsRecompileWithTheirReason) {
   auto f = compile([](const Tensor& x) { return (x + 1) * 2; });
   Tensor x = randn({8});

@@ -53,6 +53,39 @@ void BM_ChainCompiled(benchmark::State& state) {
 }
 BENCHMARK(BM_ChainCompiled)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// softmax, layer_norm, GELU and a reduction over rows of 1024 (Note [Row kernels]).
+Tensor norm_block(const Tensor& x, const Tensor& w, const Tensor& b) {
+  Tensor h = gelu(layer_norm(softmax(x, -1) + x, {x.size(-1)}, w, b, 1e-5), "tanh");
+  return h + amax(h, {-1}, true);
+}
+
+struct BlockInputs {
+  Tensor x, w, b;
+};
+const BlockInputs& block_inputs() {
+  static const BlockInputs in = [] {
+    bench::load_runtime();
+    manual_seed(0);
+    return BlockInputs{randn({4096, 1024}), randn({1024}), randn({1024})};
+  }();
+  return in;
+}
+
+void BM_NormBlockEager(benchmark::State& state) {
+  const BlockInputs& in = block_inputs();
+  for (auto _ : state) benchmark::DoNotOptimize(norm_block(in.x, in.w, in.b));
+}
+BENCHMARK(BM_NormBlockEager)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_NormBlockCompiled(benchmark::State& state) {
+  const BlockInputs& in = block_inputs();
+  auto f = compile(norm_block);
+  f(in.x, in.w, in.b);
+  for (auto _ : state) benchmark::DoNotOptimize(f(in.x, in.w, in.b));
+  state.counters["kernels"] = f.explanation().kernels;
+}
+BENCHMARK(BM_NormBlockCompiled)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 // `loom train`'s models (tools/loom/train.cc).
 nn::Sequential make_mlp() {
   return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));

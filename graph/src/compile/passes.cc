@@ -1,6 +1,10 @@
 // Dead-code elimination, common-subexpression elimination and pointwise fusion
 // (loom/graph_passes.h).
+#include <cmath>
+#include <cstdio>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -228,11 +232,89 @@ std::string program_constant(const Value& v) {
   return "";
 }
 
-// Whether `node` can join a fused run, and its output's metadata.
-const TensorMeta* fusible(const Graph& g, const Node& node) {
-  if (node.outputs.size() != 1 || node.outputs[0] == kNoValue || node.list_return) return nullptr;
+// Whether a row op (Note [Row kernels] in plugins/compiler/cpp_codegen.cc) reduces the
+// last dimension of its input only, with arguments a row kernel computes; `unread`
+// says whether a value is read by nobody.
+bool row_op_fits(const Graph& g, const Node& node, const std::function<bool(ValueId)>& unread) {
+  const Argument& in = node.arguments.at(0);
+  if (in.kind != Argument::Kind::Value) return false;
+  const ValueInfo& x = g.value(in.value);
+  if (!x.meta || x.meta->sizes.empty() ||
+      (x.meta->dtype != ScalarType::Float32 && x.meta->dtype != ScalarType::Float64))
+    return false;
+  const int64_t last = static_cast<int64_t>(x.meta->sizes.size()) - 1;
+  auto is_last = [&](const Value& v) {
+    if (v.is_int()) return v.to_int() == -1 || v.to_int() == last;
+    if (v.kind() != Value::Kind::IntList || v.to_int_list().size() != 1) return false;
+    const int64_t d = v.to_int_list()[0];
+    return d == -1 || d == last;
+  };
+  auto constant = [&](size_t i) -> const Value* {
+    const Argument& a = node.arguments.at(i);
+    return a.kind == Argument::Kind::Constant ? &a.constant : nullptr;
+  };
+  const std::string& op = node.op;
+  if (op == "loom::softmax.int" || op == "loom::log_softmax.int") {
+    return constant(1) && is_last(*constant(1)) && constant(2) && constant(2)->is_none();
+  }
+  if (op == "loom::_softmax" || op == "loom::_log_softmax") {
+    return constant(1) && is_last(*constant(1)) && constant(2) && !constant(2)->to_bool();
+  }
+  if (op == "loom::native_layer_norm") {  // normalized_shape: the last size alone
+    const SymSize& n = x.meta->sizes.back();
+    return constant(1) && constant(1)->kind() == Value::Kind::IntList &&
+           constant(1)->to_int_list().size() == 1 && !n.is_symbolic() &&
+           constant(1)->to_int_list()[0] == n.value && node.outputs.size() == 3 &&
+           unread(node.outputs[1]) && unread(node.outputs[2]);
+  }
+  if (op == "loom::sum.dim_IntList" || op == "loom::mean.dim") {
+    return constant(1) && is_last(*constant(1)) && constant(3) && constant(3)->is_none();
+  }
+  return op == "loom::amax" && constant(1) && is_last(*constant(1));
+}
+
+const TensorMeta* pointwise_fusible(const Graph& g, const Node& node);
+
+// A node that can join a fused run: the shape of the run it joins (a row op's input's,
+// a pointwise op's output's) and whether it is a row op.
+struct Candidate {
+  const TensorMeta* shape = nullptr;
+  bool row_op = false;
+  bool flat_row = false;  // a row reduction without keepdim: nothing in the run may read it
+};
+
+std::optional<Candidate> fusible(const Graph& g, const Node& node,
+                                 const std::function<bool(ValueId)>& unread) {
+  if (node.outputs.empty() || node.outputs[0] == kNoValue || node.list_return) return std::nullopt;
   auto it = fusible_ops().find(node.op);
-  if (it == fusible_ops().end()) return nullptr;
+  if (it == fusible_ops().end()) return std::nullopt;
+  if (it->second.find('r') != std::string::npos) {
+    if (!row_op_fits(g, node, unread)) return std::nullopt;
+    for (const Argument& a : node.arguments) {
+      if (a.kind == Argument::Kind::List) return std::nullopt;
+      if (a.kind == Argument::Kind::Value) {
+        const ValueInfo& v = g.value(a.value);
+        if (!v.meta || v.meta->device.type != kCPU || dtype_class(v.meta->dtype) != 'f')
+          return std::nullopt;
+      }
+    }
+    const ValueInfo& out = g.value(node.outputs[0]);
+    if (!out.meta) return std::nullopt;
+    const bool keepdim = node.arguments.size() > 2 && node.arguments[2].constant.is_bool() &&
+                         node.arguments[2].constant.to_bool();
+    const bool reduction = node.op == "loom::sum.dim_IntList" || node.op == "loom::mean.dim" ||
+                           node.op == "loom::amax";
+    return Candidate{&*g.value(node.arguments[0].value).meta, true, reduction && !keepdim};
+  }
+  if (node.outputs.size() != 1) return std::nullopt;
+  const TensorMeta* shape = pointwise_fusible(g, node);
+  if (shape == nullptr) return std::nullopt;
+  return Candidate{shape, false, false};
+}
+
+// Whether pointwise `node` can join a fused run, and its output's metadata.
+const TensorMeta* pointwise_fusible(const Graph& g, const Node& node) {
+  auto it = fusible_ops().find(node.op);
   const ValueInfo& out = g.value(node.outputs[0]);
   if (!out.meta || out.meta->device.type != kCPU || dtype_class(out.meta->dtype) == 0)
     return nullptr;
@@ -266,23 +348,6 @@ int64_t static_numel(const TensorMeta& m) {
 std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
                                         const FusionOptions& options) {
   const std::vector<Node>& nodes = graph.nodes();
-  // runs of consecutive fusible nodes with one output shape
-  std::vector<std::pair<size_t, size_t>> runs;
-  for (size_t n = 0; n < nodes.size();) {
-    const TensorMeta* first = fusible(graph, nodes[n]);
-    size_t end = n + 1;
-    if (first != nullptr) {
-      while (end < nodes.size()) {
-        const TensorMeta* m = fusible(graph, nodes[end]);
-        if (m == nullptr || m->sizes != first->sizes) break;
-        ++end;
-      }
-      if (static_cast<int>(end - n) >= options.min_nodes) runs.emplace_back(n, end);
-    }
-    n = end;
-  }
-  if (runs.empty()) return {};
-
   // who reads each value, by node index; graph outputs count as read after everything
   std::vector<size_t> last_reader(graph.values().size(), 0);
   std::vector<uint8_t> read(graph.values().size(), 0);
@@ -296,6 +361,47 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
     last_reader[v] = nodes.size();
     read[v] = 1;
   }
+  auto unread = [&](ValueId v) { return v == kNoValue || !read[v]; };
+
+  // runs of consecutive fusible nodes over one shape; a run is a row kernel when it holds
+  // a row op, and then nothing in it may read a reduction made without keepdim
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t n = 0; n < nodes.size();) {
+    std::optional<Candidate> first = fusible(graph, nodes[n], unread);
+    size_t end = n + 1;
+    if (first) {
+      std::set<ValueId> flat_rows, rows;  // the run's row values without and with keepdim
+      auto note = [&](const Node& node, const Candidate& c) {
+        if (c.flat_row) flat_rows.insert(node.outputs[0]);
+        const bool reduction = node.op == "loom::sum.dim_IntList" || node.op == "loom::mean.dim" ||
+                               node.op == "loom::amax";
+        if (reduction && !c.flat_row) rows.insert(node.outputs[0]);
+      };
+      note(nodes[n], *first);
+      std::vector<SymSize> row_shape = first->shape->sizes;
+      if (!row_shape.empty()) row_shape.back() = SymSize{1, ""};
+      while (end < nodes.size()) {
+        std::optional<Candidate> c = fusible(graph, nodes[end], unread);
+        if (!c) break;
+        bool reads_flat = false, reads_full = false;
+        for_each_read(nodes[end], [&](ValueId v) {
+          reads_flat = reads_flat || flat_rows.count(v);
+          reads_full = reads_full || !rows.count(v);
+        });
+        if (reads_flat) break;
+        if (c->shape->sizes != first->shape->sizes) {
+          // a pointwise op of the run's row values alone: one value per row
+          if (c->row_op || reads_full || row_shape.empty() || c->shape->sizes != row_shape) break;
+          rows.insert(nodes[end].outputs[0]);
+        }
+        note(nodes[end], *c);
+        ++end;
+      }
+      if (static_cast<int>(end - n) >= options.min_nodes) runs.emplace_back(n, end);
+    }
+    n = end;
+  }
+  if (runs.empty()) return {};
 
   std::vector<FusedKernel> made;
   std::vector<Node> out;
@@ -303,7 +409,7 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
   for (auto [begin, end] : runs) {
     for (; next < begin; ++next) out.push_back(nodes[next]);
     next = end;
-    const TensorMeta& shape = *graph.value(nodes[begin].outputs[0]).meta;
+    const TensorMeta& shape = *fusible(graph, nodes[begin], unread)->shape;
     std::map<ValueId, std::string> names;  // value -> a<i> / v<k>
     std::vector<ValueId> inputs, outputs;
     std::string program = "loom-kernel 1\n";
@@ -315,7 +421,9 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
       std::string line;
       for (const Argument& a : node.arguments) {
         if (a.kind == Argument::Kind::Constant) {
-          line += " " + program_constant(a.constant);
+          // a row op's dims and normalized shape are the last dimension (row_op_fits)
+          line += " " + (a.constant.kind() == Value::Kind::IntList ? std::string("#-1")
+                                                                   : program_constant(a.constant));
           continue;
         }
         auto it = names.find(a.value);
@@ -334,7 +442,7 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
         }
         line += " " + it->second;
       }
-      ValueId result = node.outputs[0];
+      ValueId result = node.outputs[0];  // a layer norm's mean and rstd are unread
       std::string name = str_cat("v", n - begin);
       names[result] = name;
       statements += str_cat(name, " ", scalar_type_name(graph.value(result).meta->dtype), " ",
