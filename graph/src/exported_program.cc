@@ -1,7 +1,9 @@
 // Running an exported program: its state and user inputs into the graph's inputs, the
 // interpreter on the program's device, and the outputs back out (returned, or written
-// into the state for the buffers it mutates).
+// into the state for the buffers it mutates, in place when the shapes allow).
 #include "loom/exported_program.h"
+
+#include <algorithm>
 
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
@@ -60,7 +62,15 @@ std::vector<Tensor> ExportedProgram::operator()(const std::vector<Tensor>& input
         break;
       case OutputSpec::Kind::BufferMutation:
         for (auto& [name, t] : state_) {
-          if (name == spec.target) t = outputs[i];
+          if (name != spec.target) continue;
+          // in place when it fits, so whoever holds the buffer (loom::compile) sees it
+          const bool fits = t.dtype() == outputs[i].dtype() && t.device() == outputs[i].device() &&
+                            std::ranges::equal(t.sizes(), outputs[i].sizes());
+          if (fits) {
+            loom::copy_(t, outputs[i]);
+          } else {
+            t = outputs[i];
+          }
         }
         break;
       case OutputSpec::Kind::UserInputMutation:

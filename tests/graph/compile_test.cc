@@ -16,6 +16,7 @@
 #include "loom/dispatcher/extensions.h"
 #include "loom/graph_interpreter.h"
 #include "loom/graph_passes.h"
+#include "loom/graph_proto.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
 #include "loom/optim.h"
@@ -332,6 +333,32 @@ TEST_F(CompileTest, TrainingStepsFollowTheEagerLossCurve) {
     expect_near(loss, eager_loss, 1e-4);
   }
   EXPECT_EQ(step.explanation().compiles, 1);
+}
+
+TEST_F(CompileTest, ACapturedGraphSavesLoadsAndRunsWithoutItsSource) {
+  manual_seed(7);
+  nn::Sequential net(nn::Linear(4, 3), nn::GELU());
+  auto f = compile(net);
+  Tensor x = randn({2, 4});
+  Tensor want = f(x);
+  graph::Graph g = graph::parse_graph(graph::serialize_graph(f.captured_graph()));
+  std::vector<Tensor> inputs = {x};
+  for (auto& [name, t] : f.captured_state()) inputs.push_back(t);
+  EXPECT_EQ(f.captured_state().front().first, "0.weight");
+  graph::Interpreter run(g, Device{});
+  expect_near(run(inputs).at(0), want);
+}
+
+TEST_F(CompileTest, ExportedProgramsCompile) {
+  ExportedProgram ep =
+      load_exported(std::string(LOOM_SOURCE_DIR) + "/tests/models/cnn_batch_norm.pt2");
+  auto f = compile(ep);
+  manual_seed(8);
+  Tensor x = randn({8, 1, 28, 28});
+  for (int i = 0; i < 2; ++i) expect_near(f(std::vector<Tensor>{x}).at(0), ep({x}).at(0), 1e-4);
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_GE(e.kernels, 1) << e.graph;
 }
 
 TEST_F(CompileTest, InPlaceWritesHappenOnReplay) {

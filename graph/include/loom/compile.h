@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/exported_program.h"
 #include "loom/graph.h"
 #include "loom/ops/tensor.h"
 
@@ -100,6 +101,11 @@ class CompiledFunction {
                           const Eager& eager, uint64_t flags = 0);
   Explanation explanation() const;
   const CompileOptions& options() const;
+  // The newest specialisation's graph as captured, before the passes (plain ops: it can
+  // be saved with loom/graph_proto.h and run by an Interpreter in another process), and
+  // the tensors it reads after the call's own, by their input names' targets.
+  graph::Graph captured_graph() const;
+  std::vector<std::pair<std::string, Tensor>> captured_state() const;
 
   struct State;
 
@@ -192,6 +198,11 @@ class Compiled {
   }
 
   compiler::Explanation explanation() const { return impl_->explanation(); }
+  // The newest captured graph and the tensors it holds (CompiledFunction::captured_graph).
+  graph::Graph captured_graph() const { return impl_->captured_graph(); }
+  std::vector<std::pair<std::string, Tensor>> captured_state() const {
+    return impl_->captured_state();
+  }
 
  private:
   std::shared_ptr<F> fn_;
@@ -224,6 +235,15 @@ auto compile(const Holder& module, CompileOptions options = {}) {
   auto forward = [impl](auto&&... args) { return impl->forward(args...); };
   return Compiled<decltype(forward)>(forward, std::move(options), "forward", std::move(state),
                                      [impl] { return impl->is_training() ? uint64_t{1} : 0; });
+}
+
+// An exported program (loom/exported_program.h), compiled: its interpreter's op calls are
+// captured like a function's, its state read by reference. `program` must outlive the
+// result; call it with the user inputs as one std::vector<Tensor>.
+inline auto compile(ExportedProgram& program, CompileOptions options = {}) {
+  std::vector<std::pair<std::string, Tensor>> state(program.state().begin(), program.state().end());
+  auto run = [&program](const std::vector<Tensor>& inputs) { return program(inputs); };
+  return Compiled<decltype(run)>(run, std::move(options), "exported_program", std::move(state));
 }
 
 namespace compiler {

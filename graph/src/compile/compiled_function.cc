@@ -297,6 +297,27 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& tensors,
   return s.compile(tensors, numbers, flags, eager, reason);
 }
 
+graph::Graph CompiledFunction::captured_graph() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  LOOM_CHECK(!state_->entries.empty(), std::string(detail::kComponent), state_->name,
+             ": nothing is captured yet (call it first)");
+  return state_->entries.back()->raw;
+}
+
+std::vector<std::pair<std::string, Tensor>> CompiledFunction::captured_state() const {
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  LOOM_CHECK(!state_->entries.empty(), std::string(detail::kComponent), state_->name,
+             ": nothing is captured yet (call it first)");
+  const Entry& e = *state_->entries.back();
+  std::vector<std::pair<std::string, Tensor>> out;
+  const std::vector<graph::GraphInput>& inputs = e.raw.inputs();
+  const size_t first = inputs.size() - e.captured.constants.size();
+  for (size_t i = 0; i < e.captured.constants.size(); ++i) {
+    out.emplace_back(inputs[first + i].target, e.captured.constants[i]);
+  }
+  return out;
+}
+
 Explanation CompiledFunction::explanation() const {
   State& s = *state_;
   std::lock_guard<std::mutex> lock(s.mutex);
