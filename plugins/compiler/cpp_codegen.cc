@@ -94,7 +94,7 @@ class Emit {
       case Operand::Kind::Bool:
         return lit(static_cast<double>(o.i), o.kind == Operand::Kind::Int ? o.i : o.i != 0);
       case Operand::Kind::Double:
-        return lit(o.d, static_cast<int64_t>(o.d));
+        return lit(o.d, as_int(o.d));
       default:
         fail("argument " + std::to_string(i) + " is not a number or a value");
     }
@@ -145,7 +145,14 @@ class Emit {
     if (s.find_first_of(".e") == std::string::npos) s += ".0";
     return "(" + s + (f32 ? "f" : "") + ")";
   }
-  std::string lit(double d) const { return lit(d, static_cast<int64_t>(d)); }
+  std::string lit(double d) const { return lit(d, as_int(d)); }
+  // A double as an int literal's value: truncated, saturated, NaN as 0 (no UB on inf).
+  static int64_t as_int(double d) {
+    if (d != d) return 0;
+    if (d >= 9.2e18) return INT64_MAX;
+    if (d <= -9.2e18) return INT64_MIN;
+    return static_cast<int64_t>(d);
+  }
   // A libm function in the compute dtype ("sinf" for float32).
   std::string fn(const std::string& name) const {
     std::string full = name + (s_.compute == LOOM_DTYPE_FLOAT32 ? "f" : "");
@@ -705,7 +712,7 @@ std::string generate_row_cpp(const Program& p, std::string_view key, std::string
              }
              return 0;
            }
-  )cc";
+      )cc";
   return src;
 }
 

@@ -393,10 +393,11 @@ TEST_F(CompileTest, BadOptionsAndResultsAreRefused) {
   expect_error([&] { compile(id, o); }, "compile", {"unknown mode 'fast'", "reduce-overhead"});
   o = {};
   o.recompile_limit = 0;
-  expect_error([&] { compile(id, o); }, "compile", {"recompile_limit must be at least 1, found 0"});
+  expect_error([&] { compile(id, o); }, "compile",
+               std::vector<std::string>{"recompile_limit must be at least 1, found 0"});
   auto undefined = compile([](const Tensor&) { return Tensor(); });
   expect_error([&] { undefined(zeros({2})); }, "compile",
-               {"returned an undefined tensor as output 0"});
+               std::vector<std::string>{"returned an undefined tensor as output 0"});
 }
 
 TEST_F(CompileTest, AMissingCompilerIsNamedAndEagerKeepsWorking) {
@@ -516,9 +517,9 @@ TEST_F(CompileTest, KernelProgramsAreChecked) {
       [&] {
         build("loom-kernel 1\nin a0 float32 dense\nv0 float32 float32 = loom::mm a0 a0\nout v0\n");
       },
-      "compiler", {"'loom::mm' cannot be fused"});
+      "compiler", std::vector<std::string>{"'loom::mm' cannot be fused"});
   expect_error([&] { build("loom-kernel 1\nin a0 float32 dense\n"); }, "compiler",
-               {"no 'out' line"});
+               std::vector<std::string>{"no 'out' line"});
 }
 
 }  // namespace
