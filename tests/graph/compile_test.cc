@@ -361,6 +361,15 @@ TEST_F(CompileTest, ExportedProgramsCompile) {
   EXPECT_GE(e.kernels, 1) << e.graph;
 }
 
+TEST_F(CompileTest, ACompiledFunctionInsideAnotherIsPartOfItsGraph) {
+  auto inner = compile([](const Tensor& x) { return (x * 3).exp(); });
+  auto outer = compile([&inner](const Tensor& x) { return inner(x + 1).sigmoid(); });
+  Tensor x = randn({16});
+  for (int i = 0; i < 2; ++i) expect_near(outer(x), ((x + 1) * 3).exp().sigmoid());
+  EXPECT_EQ(outer.explanation().kernels, 1) << outer.explanation().graph;  // one run of 4 ops
+  EXPECT_EQ(inner.explanation().compiles, 0);  // it ran inside the outer capture only
+}
+
 TEST_F(CompileTest, InPlaceWritesHappenOnReplay) {
   auto f = compile([](const Tensor& x) {
     x.add_(1);

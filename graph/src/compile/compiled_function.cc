@@ -30,6 +30,7 @@
 #include "loom/autograd.h"
 #include "loom/core/error.h"
 #include "loom/core/str_cat.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/graph_interpreter.h"
 #include "loom/graph_passes.h"
 #include "loom/tensor_io.h"
@@ -244,6 +245,12 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
 std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& tensors,
                                           const std::vector<double>& numbers, const Eager& eager,
                                           uint64_t flags) {
+  // called while another compiled function captures this thread: run the ops, so that
+  // the outer capture records them (captures do not nest)
+  if ((dispatch::local_dispatch_key_set().included & DispatchKeySet(DispatchKey::Tracer).raw()) !=
+      0) {
+    return eager();
+  }
   State& s = *state_;
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.eager) return eager();
