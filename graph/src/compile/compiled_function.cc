@@ -179,7 +179,11 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
       return outputs;
     }
   }
-  if (!tensors.empty()) device = tensors.front().device();
+  if (!tensors.empty()) {
+    device = tensors.front().device();
+  } else if (!captured.constants.empty()) {
+    device = captured.constants.front().device();
+  }
   // automatic dynamic shapes: generalise against the newest capture of the same structure
   if (!dynamic.empty() && !entries.empty()) {
     Captured trial = captured;
