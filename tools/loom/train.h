@@ -16,10 +16,10 @@ struct TrainOptions {
   std::string optimizer = "adam";  // adam | adamw | sgd | rmsprop
   uint64_t seed = 0;
   std::string device = "cpu";
-  int64_t limit = 0;    // train on the first `limit` examples only (0: all)
-  std::string save;     // checkpoint written after each epoch ("" none)
-  std::string resume;   // checkpoint to continue from ("" none)
-  std::string profile;  // Chrome trace of a few steps ("" none; Note [Profiling a run])
+  int64_t limit = 0;     // train on the first `limit` examples only (0: all)
+  std::string save;      // checkpoint written after each epoch ("" none)
+  std::string resume;    // checkpoint to continue from ("" none)
+  std::string profile;   // Chrome trace of a few steps ("" none; Note [Profiling a run])
   bool compile = false;  // forward and backward through loom::compile
 };
 
