@@ -454,39 +454,39 @@ std::string expression(const Program& p, const Statement& s, std::set<std::strin
   return it->second.gen != nullptr ? it->second.gen(e) : infix(e);
 }
 
-const char* kPrelude = R"cc(#include <stdint.h>
-                            struct lk_args {
-                              const void* const* inputs;
-                              const int64_t* const* strides;
-                              void* const* outputs;
-                              const int64_t* sizes;
-                              int64_t numel;
-                              int32_t ndim;
-                              int32_t threads;
-                            };
-                            static inline float lk_sel(bool c, float a, float b) {
-                              uint32_t x, y, m = -(uint32_t)c;
-                              __builtin_memcpy(&x, &a, 4);
-                              __builtin_memcpy(&y, &b, 4);
-                              x = (x & m) | (y & ~m);
-                              float r;
-                              __builtin_memcpy(&r, &x, 4);
-                              return r;
-                            }
-                            static inline double lk_sel(bool c, double a, double b) {
-                              uint64_t x, y, m = -(uint64_t)c;
-                              __builtin_memcpy(&x, &a, 8);
-                              __builtin_memcpy(&y, &b, 8);
-                              x = (x & m) | (y & ~m);
-                              double r;
-                              __builtin_memcpy(&r, &x, 8);
-                              return r;
-                            }
-                            template <typename T>
-                            static inline T lk_sel(bool c, T a, T b) {
-                              return c ? a : b;
-                            }
-)cc";
+const char* kPrelude = R"src(#include <stdint.h>
+struct lk_args {
+  const void* const* inputs;
+  const int64_t* const* strides;
+  void* const* outputs;
+  const int64_t* sizes;
+  int64_t numel;
+  int32_t ndim;
+  int32_t threads;
+};
+static inline float lk_sel(bool c, float a, float b) {
+  uint32_t x, y, m = -(uint32_t)c;
+  __builtin_memcpy(&x, &a, 4);
+  __builtin_memcpy(&y, &b, 4);
+  x = (x & m) | (y & ~m);
+  float r;
+  __builtin_memcpy(&r, &x, 4);
+  return r;
+}
+static inline double lk_sel(bool c, double a, double b) {
+  uint64_t x, y, m = -(uint64_t)c;
+  __builtin_memcpy(&x, &a, 8);
+  __builtin_memcpy(&y, &b, 8);
+  x = (x & m) | (y & ~m);
+  double r;
+  __builtin_memcpy(&r, &x, 8);
+  return r;
+}
+template <typename T>
+static inline T lk_sel(bool c, T a, T b) {
+  return c ? a : b;
+}
+)src";
 
 // The prototype of a libm function ("sinf" -> "float sinf(float)").
 std::string prototype(const std::string& name) {
@@ -495,6 +495,46 @@ std::string prototype(const std::string& name) {
   const std::string base = f32 ? name.substr(0, name.size() - 1) : name;
   const bool binary = base == "pow" || base == "atan2";
   return t + " " + name + "(" + t + (binary ? ", " + t : "") + ")";
+}
+
+// The generated code that sets offsets[k], each input's element offset at the start of
+// row `row` (every dimension but the last), for strided and row kernels.
+std::string offsets_code(const std::string& count) {
+  return "    for (int k = 0; k < " + count +
+         "; ++k) {\n"
+         "      int64_t rest = row, off = 0;\n"
+         "      for (int32_t d = A->ndim - 2; d >= 0; --d) {\n"
+         "        const int64_t idx = rest % A->sizes[d];\n"
+         "        rest /= A->sizes[d];\n"
+         "        if (A->strides[k] != 0) off += idx * A->strides[k][d];\n"
+         "      }\n"
+         "      offsets[k] = off;\n"
+         "    }\n";
+}
+
+// The entry of a kernel that works row by row (lk_rows): rows split into pieces of about
+// `grain` elements over the threads.
+std::string rows_entry(int64_t grain) {
+  const std::string g = std::to_string(grain);
+  return R"src(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(const lk_args* A) {
+  if (A->numel == 0) return 0;
+  const int64_t n = A->ndim > 0 ? A->sizes[A->ndim - 1] : 1;
+  const int64_t rows = A->numel / n;
+  const int64_t per_piece = n >= )src" +
+         g + " ? 1 : " + g + R"src( / n;
+  if (rows <= per_piece || A->threads <= 1) {
+    lk_rows(A, 0, rows, n);
+    return 0;
+  }
+  const int64_t pieces = (rows + per_piece - 1) / per_piece;
+#pragma omp parallel for num_threads(A->threads) schedule(static)
+  for (int64_t c = 0; c < pieces; ++c) {
+    const int64_t r0 = c * per_piece;
+    lk_rows(A, r0, r0 + per_piece < rows ? r0 + per_piece : rows, n);
+  }
+  return 0;
+}
+)src";
 }
 
 // --- row kernels ---
@@ -681,38 +721,9 @@ std::string generate_row_cpp(const Program& p, std::string_view key, std::string
       "  if (scratch == 0) return;\n" +
       scratch + setup + "  int64_t offsets[" + count +
       " + 1];\n"
-      "  for (int64_t row = r0; row < r1; ++row) {\n"
-      "    for (int k = 0; k < " +
-      count +
-      "; ++k) {\n"
-      "      int64_t rest = row, off = 0;\n"
-      "      for (int32_t d = A->ndim - 2; d >= 0; --d) {\n"
-      "        const int64_t idx = rest % A->sizes[d];\n"
-      "        rest /= A->sizes[d];\n"
-      "        if (A->strides[k] != 0) off += idx * A->strides[k][d];\n"
-      "      }\n"
-      "      offsets[k] = off;\n"
-      "    }\n" +
-      body + "  }\n  free(scratch);\n}\n";
-  src +=
-      R"cc(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(const lk_args* A) {
-             if (A->numel == 0) return 0;
-             const int64_t n = A->ndim > 0 ? A->sizes[A->ndim - 1] : 1;
-             const int64_t rows = A->numel / n;
-             const int64_t per_piece = n >= 4096 ? 1 : 4096 / n;
-             if (rows <= per_piece || A->threads <= 1) {
-               lk_rows(A, 0, rows, n);
-               return 0;
-             }
-             const int64_t pieces = (rows + per_piece - 1) / per_piece;
-#pragma omp parallel for num_threads(A->threads) schedule(static)
-             for (int64_t c = 0; c < pieces; ++c) {
-               const int64_t r0 = c * per_piece;
-               lk_rows(A, r0, r0 + per_piece < rows ? r0 + per_piece : rows, n);
-             }
-             return 0;
-           }
-      )cc";
+      "  for (int64_t row = r0; row < r1; ++row) {\n" +
+      offsets_code(count) + body + "  }\n  free(scratch);\n}\n";
+  src += rows_entry(4096);
   return src;
 }
 
@@ -818,20 +829,20 @@ std::string generate_cpp(const Program& p, std::string_view key) {
         "__attribute__((noinline)) static void lk_range(const lk_args* A, int64_t b, int64_t e) "
         "{\n" +
         params + loop + "}\n";
-    src += R"cc(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(
-                    const lk_args* A) {
-                  const int64_t n = A->numel, grain = 16384;
-                  if (n <= grain || A->threads <= 1) {
-                    lk_range(A, 0, n);
-                    return 0;
-                  }
-                  const int64_t pieces = (n + grain - 1) / grain;
+    src += R"src(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(
+    const lk_args* A) {
+  const int64_t n = A->numel, grain = 16384;
+  if (n <= grain || A->threads <= 1) {
+    lk_range(A, 0, n);
+    return 0;
+  }
+  const int64_t pieces = (n + grain - 1) / grain;
 #pragma omp parallel for num_threads(A->threads) schedule(static)
-                  for (int64_t c = 0; c < pieces; ++c)
-                    lk_range(A, c * grain, c * grain + grain < n ? c * grain + grain : n);
-                  return 0;
-                }
-    )cc";
+  for (int64_t c = 0; c < pieces; ++c)
+    lk_range(A, c * grain, c * grain + grain < n ? c * grain + grain : n);
+  return 0;
+}
+)src";
     return src;
   }
   // Strided: rows of the innermost dimension, each input at its offset for the row.
@@ -845,39 +856,11 @@ std::string generate_cpp(const Program& p, std::string_view key) {
       "  int64_t offsets[" +
       count +
       "];\n"
-      "  for (int64_t row = r0; row < r1; ++row) {\n"
-      "    for (int k = 0; k < " +
-      count +
-      "; ++k) {\n"
-      "      int64_t rest = row, off = 0;\n"
-      "      for (int32_t d = A->ndim - 2; d >= 0; --d) {\n"
-      "        const int64_t idx = rest % A->sizes[d];\n"
-      "        rest /= A->sizes[d];\n"
-      "        if (A->strides[k] != 0) off += idx * A->strides[k][d];\n"
-      "      }\n"
-      "      offsets[k] = off;\n"
-      "    }\n"
+      "  for (int64_t row = r0; row < r1; ++row) {\n" +
+      offsets_code(count) +
       "    lk_row(A, offsets, row, inner);\n"
       "  }\n}\n";
-  src +=
-      R"cc(extern "C" __attribute__((visibility("default"))) int loom_kernel_v1(const lk_args* A) {
-             if (A->numel == 0) return 0;
-             const int64_t inner = A->ndim > 0 ? A->sizes[A->ndim - 1] : 1;
-             const int64_t rows = A->numel / inner;
-             const int64_t per_piece = inner >= 16384 ? 1 : 16384 / inner;
-             if (rows <= per_piece || A->threads <= 1) {
-               lk_rows(A, 0, rows, inner);
-               return 0;
-             }
-             const int64_t pieces = (rows + per_piece - 1) / per_piece;
-#pragma omp parallel for num_threads(A->threads) schedule(static)
-             for (int64_t c = 0; c < pieces; ++c) {
-               const int64_t r0 = c * per_piece;
-               lk_rows(A, r0, r0 + per_piece < rows ? r0 + per_piece : rows, inner);
-             }
-             return 0;
-           }
-      )cc";
+  src += rows_entry(16384);
   return src;
 }
 

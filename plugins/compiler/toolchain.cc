@@ -45,7 +45,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever generated code changes for the same program.
-constexpr const char* kGeneratorVersion = "cpp-2";
+constexpr const char* kGeneratorVersion = "cpp-3";
 
 bool is_executable(const std::string& path) {
   struct stat st;
