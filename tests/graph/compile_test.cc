@@ -421,6 +421,18 @@ TEST_F(CompileTest, AMissingCompilerIsNamedAndEagerKeepsWorking) {
   expect_near(g(x, y), chain(x, y));
 }
 
+TEST_F(CompileTest, AnUnwritableCacheDirectoryIsNamed) {
+  setenv("LOOM_CACHE_DIR", "/proc/loom-kernel-cache", 1);  // cannot be created
+  // a kernel no other test builds (this process may have built theirs already)
+  auto fn = [](const Tensor& x) { return (x * 7.25).cos().abs(); };
+  auto f = compile(fn);
+  Tensor x = randn({8});
+  expect_error(
+      [&] { f(x); }, "compiler",
+      {"the kernel cache directory '/proc/loom-kernel-cache' cannot be created", "LOOM_CACHE_DIR"});
+  expect_near(fn(x), (x * 7.25).cos().abs());  // eager ops still run
+}
+
 // The passes on hand-made graphs.
 TEST_F(CompileTest, DeadCodeAndCommonSubexpressionsGo) {
   auto f = [](const Tensor& x) {
