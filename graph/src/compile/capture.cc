@@ -42,6 +42,7 @@
 #include "loom/dispatcher/extensions.h"
 #include "loom/dispatcher/function_schema.h"
 #include "loom/ops/op_library.h"
+#include "loom/ops/structured_schemas.h"
 #include "loom/tensor_io.h"
 
 namespace loom::compiler::detail {
@@ -54,24 +55,14 @@ using graph::Node;
 using graph::ValueId;
 using K = SchemaType::Kind;
 
-bool has_tag(std::string_view tags, std::string_view tag) {
-  size_t start = 0;
-  while (start <= tags.size()) {
-    size_t end = tags.find(',', start);
-    if (end == std::string_view::npos) end = tags.size();
-    if (tags.substr(start, end - start) == tag) return true;
-    start = end + 1;
-  }
-  return false;
-}
+using ops::has_tag;
 
 // The ops that break graphs, by name, with the reason (Note [Graph breaks]).
 const std::unordered_map<std::string, std::string>& breaking_ops() {
   static const std::unordered_map<std::string, std::string> ops = [] {
     std::unordered_map<std::string, std::string> m;
     for (const OpDefinition& def : standard_ops()) {
-      std::string_view schema = def.schema;
-      std::string name(schema.substr(0, schema.find('(')));
+      std::string name = op_name_of(def);
       if (has_tag(def.tags, "dynamic_output_shape")) {
         m[name] = "its output's shape depends on the input's values";
       } else if (has_tag(def.tags, "data_dependent_output")) {
@@ -85,14 +76,8 @@ const std::unordered_map<std::string, std::string>& breaking_ops() {
 
 // Ops that change a tensor's metadata in place (the tag "metadata": resize_).
 const std::unordered_set<std::string>& writes_metadata() {
-  static const std::unordered_set<std::string> ops = [] {
-    std::unordered_set<std::string> s;
-    for (const OpDefinition& def : standard_ops()) {
-      if (has_tag(def.tags, "metadata"))
-        s.insert(std::string(def.schema.substr(0, def.schema.find('('))));
-    }
-    return s;
-  }();
+  static const std::unordered_set<std::string> ops =
+      standard_ops_where([](const OpDefinition& def) { return has_tag(def.tags, "metadata"); });
   return ops;
 }
 
@@ -104,15 +89,10 @@ const std::unordered_set<std::string>& decomposed_ops() {
     if (autograd::is_available()) {
       for (const autograd::RecordedOp& op : autograd::recorded_ops()) recorded.insert(op.op);
     }
-    std::unordered_set<std::string> s;
-    for (const OpDefinition& def : standard_ops()) {
-      std::string name(def.schema.substr(0, def.schema.find('(')));
-      if (has_tag(def.tags, "decomposition") && !has_tag(def.tags, "data_dependent_output") &&
-          !recorded.count(name)) {
-        s.insert(std::move(name));
-      }
-    }
-    return s;
+    return standard_ops_where([&](const OpDefinition& def) {
+      return has_tag(def.tags, "decomposition") && !has_tag(def.tags, "data_dependent_output") &&
+             !recorded.count(op_name_of(def));
+    });
   }();
   return ops;
 }
@@ -536,6 +516,19 @@ Captured capture(const std::vector<Tensor>& inputs, const CompiledFunction::Eage
         "tensors, so a replay could not stop before its writes when the value changes";
   }
   return out;
+}
+
+std::string op_name_of(const OpDefinition& def) {
+  return std::string(def.schema.substr(0, def.schema.find('(')));
+}
+
+std::unordered_set<std::string> standard_ops_where(
+    const std::function<bool(const OpDefinition&)>& keep) {
+  std::unordered_set<std::string> names;
+  for (const OpDefinition& def : standard_ops()) {
+    if (keep(def)) names.insert(op_name_of(def));
+  }
+  return names;
 }
 
 ScalarType compute_dtype(const graph::Graph& g, const graph::Node& node) {

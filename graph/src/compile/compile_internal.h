@@ -5,15 +5,17 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
-#include <memory>
 #include "loom/compile.h"
 #include "loom/compiler_api.h"
 #include "loom/graph.h"
 #include "loom/graph_interpreter.h"
+#include "loom/ops/op_library.h"
 
 namespace loom::compiler::detail {
 
@@ -83,6 +85,12 @@ std::unique_ptr<BackwardGraph> capture_backward(
 std::vector<Tensor> run_joint(graph::Interpreter& forward, const Captured& forward_captured,
                               const std::shared_ptr<BackwardGraph>& backward,
                               const std::vector<Tensor>& inputs, std::string* host_read_mismatch);
+
+// "loom::add.Tensor" for an op library entry.
+std::string op_name_of(const OpDefinition& def);
+// The names of the op library's ops whose definition `keep` accepts (by tags, family).
+std::unordered_set<std::string> standard_ops_where(
+    const std::function<bool(const OpDefinition&)>& keep);
 
 // The dtype a pointwise node computes in: its result's, or for a comparison the promoted
 // dtype of its operands.

@@ -17,6 +17,7 @@
 #include "loom/dispatcher/function_schema.h"
 #include "loom/graph_passes.h"
 #include "loom/ops/op_library.h"
+#include "loom/ops/structured_schemas.h"
 
 namespace loom::graph {
 namespace {
@@ -30,23 +31,17 @@ struct OpFacts {
 const OpFacts& facts_of(const std::string& op) {
   static std::mutex mutex;
   static std::unordered_map<std::string, OpFacts> cache;
-  static const std::unordered_set<std::string> random_ops = [] {
-    std::unordered_set<std::string> s;
-    for (const OpDefinition& def : standard_ops()) {
-      if (def.family == "random" ||
-          def.tags.find("data_dependent_output") != std::string_view::npos) {
-        s.insert(std::string(def.schema.substr(0, def.schema.find('('))));
-      }
-    }
-    return s;
-  }();
+  static const std::unordered_set<std::string> impure_ops =
+      compiler::detail::standard_ops_where([](const OpDefinition& def) {
+        return def.family == "random" || ops::has_tag(def.tags, "data_dependent_output");
+      });
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(op);
   if (it != cache.end()) return it->second;
   OpFacts f;
   if (!is_symbolic_builtin(op)) {
     dispatch::OperatorHandle h = dispatch::Dispatcher::instance().find_defined(op);
-    f.side_effects = h.schema().is_mutable() || random_ops.count(op) > 0;
+    f.side_effects = h.schema().is_mutable() || impure_ops.count(op) > 0;
   }
   return cache.emplace(op, f).first->second;
 }
