@@ -325,6 +325,7 @@ const std::unordered_map<std::string, OpEntry>& op_table() {
     unary_math("loom::div.Scalar", [](const Emit& e) { return e.arg(0) + " / " + e.arg(1); });
     unary_math("loom::pow.Tensor_Tensor", &pow_expr);
     unary_math("loom::pow.Tensor_Scalar", &pow_expr);
+    unary_math("loom::pow.Scalar", &pow_expr);
     unary_math("loom::remainder.Tensor", &remainder_expr);
     unary_math("loom::remainder.Scalar", &remainder_expr);
     unary_math("loom::fmod.Tensor", [](const Emit& e) {
@@ -751,8 +752,25 @@ std::vector<bool> row_values(const Program& p) {
   return row;
 }
 
+// " __restrict" for an input pointer, unless an output is written into that input (then
+// the two pointers alias, and a restrict promise would be false).
+std::string restrict_unless_written(const Program& p, size_t input) {
+  for (int32_t into : p.output_into) {
+    if (into == static_cast<int32_t>(input)) return "";
+  }
+  return " __restrict";
+}
+
 std::string generate_cpp(const Program& p, std::string_view key) {
   if (is_row_program(p)) {
+    for (int32_t into : p.output_into) {
+      if (into >= 0) {
+        throw sdk::Error(
+            "[compiler] kernel program: 'out ... into' is for element-wise kernels, "
+            "found one in a row kernel",
+            LOOM_STATUS_UNIMPLEMENTED);
+      }
+    }
     for (const ProgramInput& in : p.inputs) {
       if (ctype(in.dtype) == nullptr) {
         throw sdk::Error(std::string("[compiler] kernel program: inputs of dtype ") +
@@ -804,22 +822,22 @@ std::string generate_cpp(const Program& p, std::string_view key) {
                 "])[0]" + conv + ");\n";
       loads += "    const " + ct + " v" + n + " = s" + n + ";\n";
     } else if (strided) {
-      params += "  const " + st + "* __restrict p" + n + " = (const " + st + "*)A->inputs[" + n +
-                "] + offsets[" + n + "];\n  const int64_t t" + n + " = A->ndim > 0 ? A->strides[" +
-                n + "][A->ndim - 1] : 0;\n";
+      params += "  const " + st + "*" + restrict_unless_written(p, k) + " p" + n + " = (const " +
+                st + "*)A->inputs[" + n + "] + offsets[" + n + "];\n  const int64_t t" + n +
+                " = A->ndim > 0 ? A->strides[" + n + "][A->ndim - 1] : 0;\n";
       loads += "    const " + ct + " v" + n + " = (" + ct + ")(p" + n + "[i * t" + n + "]" + conv +
                ");\n";
     } else {
-      params +=
-          "  const " + st + "* __restrict p" + n + " = (const " + st + "*)A->inputs[" + n + "];\n";
+      params += "  const " + st + "*" + restrict_unless_written(p, k) + " p" + n + " = (const " +
+                st + "*)A->inputs[" + n + "];\n";
       loads += "    const " + ct + " v" + n + " = (" + ct + ")(p" + n + "[i]" + conv + ");\n";
     }
   }
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     const std::string n = std::to_string(k);
     const std::string st = storage_type(p.slot_dtype(p.outputs[k]));
-    params += "  " + st + "* __restrict q" + n + " = (" + st + "*)A->outputs[" + n + "]" +
-              (strided ? " + row * inner" : "") + ";\n";
+    params += "  " + st + "*" + (p.output_into[k] >= 0 ? "" : " __restrict") + " q" + n + " = (" +
+              st + "*)A->outputs[" + n + "]" + (strided ? " + row * inner" : "") + ";\n";
     stores += "    q" + n + "[i] = (" + st + ")v" + std::to_string(p.outputs[k]) + ";\n";
   }
   const std::string loop =

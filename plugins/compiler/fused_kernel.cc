@@ -134,7 +134,14 @@ LoomError* run_kernel(void* ctx, const LoomKernelCall* call) {
     std::vector<sdk::Tensor> outputs;
     std::vector<void*> out_data;
     const size_t first_statement = k.program.inputs.size();
-    for (int32_t slot : k.program.outputs) {
+    for (size_t o = 0; o < k.program.outputs.size(); ++o) {
+      const int32_t slot = k.program.outputs[o];
+      if (const int32_t into = k.program.output_into[o]; into >= 0) {
+        // written in place: a dense input of the kernel's shape, checked above
+        outputs.push_back(inputs[into]);
+        out_data.push_back(outputs.back().data<char>());
+        continue;
+      }
       std::vector<int64_t> out_shape = shape;
       if (k.row_values[slot]) {  // one value per row: [..., 1], or [...] for keepdim=False
         if (out_shape.empty()) throw sdk::Error(name + "a row kernel needs at least one dimension");
@@ -209,7 +216,11 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
     k->program = std::move(program);
     k->row_values = row_values(k->program);
     k->fn = built.fn;
-    const std::string schema = "compiled::kernel_" + key + "(Tensor[] inputs) -> Tensor[]";
+    bool writes = false;
+    for (int32_t into : k->program.output_into) writes = writes || into >= 0;
+    const std::string schema = "compiled::kernel_" + key +
+                               (writes ? "(Tensor(a!)[] inputs)" : "(Tensor[] inputs)") +
+                               " -> Tensor[]";
     const LoomOperator* op = nullptr;
     LoomPluginContext* plugin = sdk::plugin_state().context;
     sdk::check(sdk::host().define_op(plugin, schema.c_str(), &op));

@@ -111,8 +111,25 @@ class Parser {
   }
 
   void output(const std::vector<std::string_view>& w) {
-    if (w.size() != 2) fail("expected 'out NAME'");
-    program_.outputs.push_back(value(w[1]));
+    if (w.size() != 2 && (w.size() != 4 || w[2] != "into"))
+      fail("expected 'out NAME' or 'out NAME into INPUT'");
+    const int32_t slot = value(w[1]);
+    int32_t into = -1;
+    if (w.size() == 4) {
+      into = value(w[3]);
+      const std::string target(w[3]);
+      if (into >= static_cast<int32_t>(program_.inputs.size()))
+        fail("'into " + target + "': expected an input, found a statement's value");
+      if (program_.inputs[into].layout != Layout::Dense)
+        fail("'into " + target + "': expected a dense input, found another layout");
+      if (program_.inputs[into].dtype != program_.slot_dtype(slot))
+        fail("'into " + target + "': the input's dtype differs from the value's");
+      for (int32_t other : program_.output_into) {
+        if (other == into) fail("input " + target + " is written into twice");
+      }
+    }
+    program_.outputs.push_back(slot);
+    program_.output_into.push_back(into);
   }
 
   Operand operand(std::string_view word) const {

@@ -39,6 +39,7 @@ struct Program {
   std::vector<ProgramInput> inputs;   // slots 0 .. inputs.size() - 1
   std::vector<Statement> statements;  // slot inputs.size() + i
   std::vector<int32_t> outputs;       // slots
+  std::vector<int32_t> output_into;   // per output: the input slot it is written into, or -1
   LoomDType slot_dtype(int32_t slot) const {
     return slot < static_cast<int32_t>(inputs.size()) ? inputs[slot].dtype
                                                       : statements[slot - inputs.size()].dtype;

@@ -382,6 +382,117 @@ TEST_F(CompileTest, InPlaceWritesHappenOnReplay) {
   EXPECT_EQ(values(y), (std::vector<double>{4, 4, 4}));
 }
 
+// Note [In-place ops in fused kernels]: writes to held tensors join the fused run.
+TEST_F(CompileTest, InPlaceOpsOnHeldTensorsFuseIntoTheKernel) {
+  Tensor dense = ones({64});
+  Tensor strided = zeros({8, 4}).t();  // [4, 8], not contiguous: written back by copy_
+  auto f = compile([&](const Tensor& x) {
+    dense.mul_(0.5).add_(x);
+    strided.add_(x.narrow(0, 0, 32).reshape({4, 8})).mul_(2);
+    return dense * 3;
+  });
+  Tensor x = randn({64});
+  Tensor want_dense = ones({64}), want_strided = zeros({4, 8});
+  for (int i = 0; i < 3; ++i) {
+    Tensor y = f(x);
+    want_dense = want_dense * 0.5 + x;
+    want_strided = (want_strided + x.narrow(0, 0, 32).reshape({4, 8})) * 2;
+    SCOPED_TRACE("call " + std::to_string(i));
+    expect_near(dense, want_dense);
+    expect_near(strided, want_strided);
+    expect_near(y, want_dense * 3);
+  }
+  compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_EQ(e.kernels, 2) << e.graph;
+  // the dense tensor is written by its kernel, the strided one by one copy_ after it
+  const size_t copy = e.graph.find("loom::copy_");
+  EXPECT_NE(copy, std::string::npos) << e.graph;
+  EXPECT_EQ(e.graph.find("loom::copy_", copy + 1), std::string::npos) << e.graph;
+}
+
+// A tensor read through a view after a write must see the write: such a tensor stays with
+// its in-place ops, unfused.
+TEST_F(CompileTest, WritesToATensorReadThroughAViewAreNotFused) {
+  Tensor base = zeros({8});
+  Tensor view = base.view({2, 4});
+  auto f = compile([&](const Tensor& x) {
+    base.add_(x).mul_(2);
+    return view * 1 + 1;
+  });
+  Tensor x = ones({8});
+  f(x);
+  Tensor y = f(x);
+  EXPECT_EQ(values(base), std::vector<double>(8, 6));  // (0 + 1) * 2, then (2 + 1) * 2
+  EXPECT_EQ(values(y), std::vector<double>(8, 7));
+  EXPECT_NE(f.explanation().graph.find("loom::add_.Tensor"), std::string::npos)
+      << f.explanation().graph;
+}
+
+// compile(optimizer): the update fused, equal to the eager update step after step,
+// across a learning-rate change and a loaded state.
+TEST_F(CompileTest, ACompiledOptimizerStepFollowsTheEagerOne) {
+  auto make = [] {
+    manual_seed(11);
+    return nn::Sequential(nn::Linear(6, 5), nn::Tanh(), nn::Linear(5, 2));
+  };
+  nn::Sequential eager_net = make(), compiled_net = make();
+  auto options = optim::AdamOptions(0.05).capturable(true).weight_decay(0.1);
+  optim::AdamW eager_opt(eager_net->parameters(), options);
+  optim::AdamW compiled_opt(compiled_net->parameters(), options);
+  auto step = compile(compiled_opt);
+  manual_seed(12);
+  auto train = [&](int steps) {
+    for (int i = 0; i < steps; ++i) {
+      Tensor x = randn({4, 6});
+      for (auto [net, opt] : {std::pair<nn::Sequential*, optim::Optimizer*>{&eager_net, &eager_opt},
+                              {&compiled_net, &compiled_opt}}) {
+        opt->zero_grad();
+        (*net)->forward(x).pow(2).sum().backward();
+      }
+      eager_opt.step();
+      step();
+      std::vector<Tensor> want = eager_net->parameters(), got = compiled_net->parameters();
+      for (size_t p = 0; p < want.size(); ++p) expect_near(got[p], want[p], 1e-5);
+    }
+  };
+  train(4);
+  compiler::Explanation e = step.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_EQ(e.kernels, 8) << e.graph;  // per parameter: the bias corrections, the update
+  EXPECT_EQ(e.graph.find("loom::lerp_"), std::string::npos) << e.graph;
+  for (auto& [key, t] : compiled_opt.state_dict()) {
+    if (key == "state.0.0.step") EXPECT_EQ(t.item<double>(), 4);  // the step tensor's count
+  }
+  eager_opt.set_lr(0.01);
+  compiled_opt.set_lr(0.01);
+  train(2);
+  EXPECT_EQ(step.explanation().compiles, 2);
+  EXPECT_NE(step.explanation().recompiles.back().find("number argument 0 is 0.01"),
+            std::string::npos)
+      << step.explanation().recompiles.back();
+  compiled_opt.load_state_dict(eager_opt.state_dict());
+  train(2);  // an eager step makes the state, then a capture
+  EXPECT_EQ(step.explanation().compiles, 3);
+}
+
+TEST_F(CompileTest, OptimizersThatCountStepsOnTheHostAreRefused) {
+  nn::Linear net(3, 2);
+  optim::Adam adam(net->parameters());
+  expect_error([&] { compile(adam); }, "compile", {"counts steps on the host", "capturable(true)"});
+  optim::SGD sgd(net->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  auto step = compile(sgd);
+  Tensor x = randn({2, 3});
+  Tensor before = net->weight.clone();
+  for (int i = 0; i < 3; ++i) {
+    sgd.zero_grad();
+    net->forward(x).sum().backward();
+    step();
+  }
+  EXPECT_EQ(step.explanation().compiles, 1);
+  EXPECT_GT(values((before - net->weight).abs().sum())[0], 0);
+}
+
 TEST_F(CompileTest, TheEagerBackendNeedsNoKernels) {
   CompileOptions o;
   o.backend = "eager";
@@ -541,6 +652,17 @@ TEST_F(CompileTest, KernelProgramsAreChecked) {
       "compiler", std::vector<std::string>{"'loom::mm' cannot be fused"});
   expect_error([&] { build("loom-kernel 1\nin a0 float32 dense\n"); }, "compiler",
                std::vector<std::string>{"no 'out' line"});
+  const std::string add =
+      "loom-kernel 1\nin a0 float32 dense\nin a1 float32 scalar\n"
+      "v0 float32 float32 = loom::add.Tensor a0 a1 #1\n";
+  expect_error([&] { build(add + "out v0 into a1\n"); }, "compiler",
+               {"line 5", "expected a dense input"});
+  expect_error([&] { build(add + "out v0 into v0\n"); }, "compiler",
+               std::vector<std::string>{"expected an input, found a statement's value"});
+  expect_error([&] { build(add + "out v0 into a0\nout v0 into a0\n"); }, "compiler",
+               std::vector<std::string>{"input a0 is written into twice"});
+  expect_error([&] { build(add + "out v0 onto a0\n"); }, "compiler",
+               std::vector<std::string>{"'out NAME into INPUT'"});
 }
 
 }  // namespace

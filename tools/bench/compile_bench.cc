@@ -6,6 +6,7 @@
 // kernel cache (cold) and again with the cache it filled (warm). The PyTorch side is
 // tools/bench/compile_peer.py.
 #include <benchmark/benchmark.h>
+#include <optional>
 
 #include <chrono>
 #include <cstdio>
@@ -97,24 +98,64 @@ nn::Sequential make_cnn() {
                         nn::ReLU(), nn::Linear(128, 10));
 }
 
-// One training step per iteration; `compiled`: the forward and loss through loom::compile.
+// One training step per iteration; `compiled`: the forward and loss, and the optimizer's
+// step (a capturable Adam), through loom::compile.
 void training_step(benchmark::State& state, nn::Sequential net, bool compiled) {
   bench::load_runtime();
   manual_seed(0);
-  optim::Adam optimizer(net->parameters(), optim::AdamOptions(1e-3));
+  optim::Adam optimizer(net->parameters(), optim::AdamOptions(1e-3).capturable(compiled));
   nn::CrossEntropyLoss criterion;
   Tensor x = randn({64, 1, 28, 28});
   Tensor y = randint(0, 10, {64});
   auto eager = [&](const Tensor& x, const Tensor& y) { return criterion(net(x), y); };
-  auto step = compile(eager);
+  auto forward = compile(eager);
+  std::optional<compiler::CompiledStep> update;
+  if (compiled) update.emplace(optimizer, CompileOptions{});
   for (auto _ : state) {
     optimizer.zero_grad();
-    Tensor loss = compiled ? step(x, y) : eager(x, y);
+    Tensor loss = compiled ? forward(x, y) : eager(x, y);
     loss.backward();
-    optimizer.step();
+    if (compiled) {
+      (*update)();
+    } else {
+      optimizer.step();
+    }
   }
-  if (compiled) state.counters["kernels"] = step.explanation().kernels;
+  if (compiled) {
+    state.counters["kernels"] = forward.explanation().kernels + update->explanation().kernels;
+  }
 }
+// Adam's update alone over the MLP's parameters (fixed gradients): eager (per-parameter
+// ops), eager with capturable(true), and compiled (the capturable update, fused).
+void adam_update(benchmark::State& state, bool capturable, bool compiled) {
+  bench::load_runtime();
+  manual_seed(0);
+  nn::Sequential net = make_mlp();
+  for (const Tensor& p : net->parameters()) p.set_grad(randn_like(p));
+  optim::Adam optimizer(net->parameters(), optim::AdamOptions(1e-3).capturable(capturable));
+  std::optional<compiler::CompiledStep> update;
+  if (compiled) update.emplace(optimizer, CompileOptions{});
+  for (auto _ : state) {
+    if (compiled) {
+      (*update)();
+    } else {
+      optimizer.step();
+    }
+  }
+}
+void BM_AdamUpdateEager(benchmark::State& state) {
+  adam_update(state, false, false);
+}
+void BM_AdamUpdateCapturableEager(benchmark::State& state) {
+  adam_update(state, true, false);
+}
+void BM_AdamUpdateCompiled(benchmark::State& state) {
+  adam_update(state, true, true);
+}
+BENCHMARK(BM_AdamUpdateEager)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_AdamUpdateCapturableEager)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_AdamUpdateCompiled)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 void BM_MlpStepEager(benchmark::State& state) {
   bench::load_runtime();
   training_step(state, make_mlp(), false);

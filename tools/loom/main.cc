@@ -38,8 +38,8 @@ ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples onl
 ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
 ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
 ABSL_FLAG(bool, compile, false,
-          "for `train`: compile the model's forward and backward (loom::compile; needs the "
-          "compiler plugin and a C++ compiler)");
+          "for `train`: compile the model's forward and backward and the optimizer's step "
+          "(loom::compile; needs the compiler plugin and a C++ compiler)");
 ABSL_FLAG(std::string, profile, "",
           "for `train`: write a Chrome trace of steps 4-7 to this file and print the top ops");
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");

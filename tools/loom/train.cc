@@ -42,11 +42,16 @@ nn::Sequential make_mlp() {
   return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
 }
 
+// `capturable`: Adam and AdamW keep their step counts in tensors, for a compiled step.
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
-                                                 std::vector<Tensor> params, double lr) {
-  if (name == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr));
+                                                 std::vector<Tensor> params, double lr,
+                                                 bool capturable) {
+  if (name == "adam") {
+    return std::make_unique<optim::Adam>(params, optim::AdamOptions(lr).capturable(capturable));
+  }
   if (name == "adamw") {
-    return std::make_unique<optim::AdamW>(params, optim::AdamOptions(lr).weight_decay(0.01));
+    return std::make_unique<optim::AdamW>(
+        params, optim::AdamOptions(lr).weight_decay(0.01).capturable(capturable));
   }
   if (name == "sgd") {
     return std::make_unique<optim::SGD>(params, optim::SGDOptions(lr).momentum(0.9));
@@ -190,7 +195,7 @@ int run_train(const TrainOptions& o) {
               o.model.c_str(), static_cast<long long>(count), o.optimizer.c_str(), o.lr,
               static_cast<long long>(o.batch_size), o.device.c_str());
   std::unique_ptr<optim::Optimizer> optimizer =
-      make_optimizer(o.optimizer, net->parameters(), o.lr);
+      make_optimizer(o.optimizer, net->parameters(), o.lr, o.compile);
   nn::CrossEntropyLoss criterion;
 
   data::DataLoaderOptions train_options;
@@ -226,18 +231,22 @@ int run_train(const TrainOptions& o) {
 
   std::unique_ptr<profiler::Profiler> profile = make_profiler(o.profile);
   // --compile: the forward and the loss as one compiled function, whose backward graph
-  // runs in loss.backward() (Note [Compiling training] in graph/src/compile/joint_graph.cc)
+  // runs in loss.backward() (Note [Compiling training] in graph/src/compile/joint_graph.cc),
+  // and the optimizer's step (rmsprop and adafactor count steps on the host: theirs stays
+  // eager)
   auto forward_and_loss = [&](const Tensor& x, const Tensor& y) {
     Tensor logits = net(x);
     return std::tuple<Tensor, Tensor>(logits, criterion(logits, y));
   };
   std::optional<Compiled<decltype(forward_and_loss)>> compiled;
+  std::optional<compiler::CompiledStep> compiled_step;
   if (o.compile) {
     std::vector<std::pair<std::string, Tensor>> state;
     for (auto& [name, p] : net->named_parameters()) state.emplace_back(name, p);
     auto impl = net.ptr();
     compiled.emplace(forward_and_loss, CompileOptions{}, "train_step", std::move(state),
                      [impl] { return impl->is_training() ? uint64_t{1} : 0; });
+    if (optimizer->capturable()) compiled_step.emplace(*optimizer, CompileOptions{});
   }
   using Clock = std::chrono::steady_clock;
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
@@ -266,7 +275,11 @@ int run_train(const TrainOptions& o) {
       }
       {
         profiler::Range range("optimizer.step");
-        optimizer->step();
+        if (compiled_step) {
+          (*compiled_step)();
+        } else {
+          optimizer->step();
+        }
       }
       if (profile) profile->step();
       const int64_t n = y.size(0);

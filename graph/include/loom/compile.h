@@ -33,6 +33,7 @@
 #include "loom/exported_program.h"
 #include "loom/graph.h"
 #include "loom/ops/tensor.h"
+#include "loom/optim/optimizer.h"
 
 namespace loom {
 
@@ -218,8 +219,9 @@ concept ModuleHolderLike = requires(const T& h) {
 }  // namespace compiler::detail
 
 template <typename F>
-requires(!compiler::detail::ModuleHolderLike<F>) Compiled<F> compile(F fn,
-                                                                     CompileOptions options = {}) {
+requires(!compiler::detail::ModuleHolderLike<F> &&
+         !std::is_base_of_v<optim::Optimizer, F>) Compiled<F> compile(F fn,
+                                                                      CompileOptions options = {}) {
   return Compiled<F>(std::move(fn), std::move(options), "fn");
 }
 
@@ -244,6 +246,39 @@ inline auto compile(ExportedProgram& program, CompileOptions options = {}) {
   std::vector<std::pair<std::string, Tensor>> state(program.state().begin(), program.state().end());
   auto run = [&program](const std::vector<Tensor>& inputs) { return program(inputs); };
   return Compiled<decltype(run)>(run, std::move(options), "exported_program", std::move(state));
+}
+
+namespace compiler {
+
+// An optimizer's step, compiled: torch.compile(optimizer.step). Call it where step()
+// was called; it reads the gradients at each call (as the call's tensors) and the
+// parameters and the optimizer's state by reference, and writes them in place: Adam's
+// update becomes two fused kernels per parameter (the bias corrections, then the
+// element-wise update: Note [In-place ops in fused kernels]). A step with gradients on
+// another set of parameters, or after load_state_dict, runs eagerly once (making the
+// state it needs) and captures again at the next call. Each group's learning rate is
+// guarded (a scheduler's change recompiles); the other options are read when it captures.
+class CompiledStep {
+ public:
+  // Refuses an optimizer whose step counts steps on the host ("[compile] ... expected a
+  // capturable optimizer"): replaying it would repeat the captured step's numbers.
+  CompiledStep(optim::Optimizer& optimizer, CompileOptions options);
+  void operator()();
+  Explanation explanation() const { return impl_->explanation(); }
+
+ private:
+  optim::Optimizer* optimizer_;
+  std::shared_ptr<CompiledFunction> impl_;
+  // (which parameters had gradients, generation) pairs whose state an eager step made
+  std::vector<std::pair<std::vector<bool>, uint64_t>> prepared_;
+};
+
+}  // namespace compiler
+
+// An optimizer's step, compiled (compiler::CompiledStep): `auto step =
+// loom::compile(optimizer); ... loss.backward(); step();`. `optimizer` must outlive it.
+inline compiler::CompiledStep compile(optim::Optimizer& optimizer, CompileOptions options = {}) {
+  return compiler::CompiledStep(optimizer, std::move(options));
 }
 
 namespace compiler {

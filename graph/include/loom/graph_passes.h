@@ -5,6 +5,7 @@
 // public so that a graph from anywhere (a .pt2 program, one built by hand) can use them.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct FusionOptions {
   std::optional<std::string> cache_dir;  // the kernel cache; nullopt: the plugin's default
   std::string debug_dir;                 // where programs and sources are written, or ""
   int min_nodes = 2;                     // shorter runs stay as they are
+  // Whether two values' tensors shared memory when the graph was captured. Set, in-place
+  // pointwise ops join runs (Note [In-place ops in fused kernels]); unset, they never do.
+  std::function<bool(ValueId, ValueId)> shares_memory;
 };
 
 // One fused kernel that fuse_pointwise made.
@@ -53,6 +57,19 @@ struct FusedKernel {
 // contiguous (`contiguous[value]`, from the capture), `scalar` when it has one element,
 // else `strided`. Consecutive runs keep the program order, so writes and reads around
 // them stay where they were. Needs the compiler plugin; returns the kernels made.
+//
+// Note [In-place ops in fused kernels]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// An optimizer's step is in-place ops on held tensors (`m.lerp_(g, 0.1)`, `v.mul_(b2)`,
+// `p.addcdiv_(m, denom, -lr)`). Such an op joins a run as its functional form (mul_.Tensor
+// as mul.Tensor: the same value, computed in the written tensor's dtype, so every tensor
+// it reads must have that dtype). The kernel writes the last value of each tensor into
+// it (`out v8 into a5`, when the tensor is a dense input of an element-wise kernel) or
+// returns it as a fresh output that a copy_ node after the kernel writes back (strided
+// tensors, row kernels). Reads inside the run see the written values, as in the program. This is
+// sound only when nothing else reads the written memory meanwhile: the written tensor must not be a
+// call input (another call may pass aliasing tensors) and, when captured, must have shared memory
+// with no other value of the graph but its own in-place results (a view of it would be read stale).
 std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
                                         const FusionOptions& options = {});
 

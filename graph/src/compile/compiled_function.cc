@@ -226,6 +226,11 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
       graph::FusionOptions fo;
       fo.debug_dir = debug;
       fo.min_nodes = options.min_fused_ops;
+      fo.shares_memory = [&g](graph::ValueId a, graph::ValueId b) {
+        const std::vector<Tensor>& t = g.value_tensors;
+        if (std::max(a, b) >= static_cast<graph::ValueId>(t.size())) return false;
+        return t[a].defined() && t[b].defined() && t[a].is_alias_of(t[b]);
+      };
       made = graph::fuse_pointwise(g.graph, g.contiguous, fo);
     }
     write_debug(debug, stem + suffix + ".graph", g.graph.to_text());

@@ -1,5 +1,6 @@
 // Dead-code elimination, common-subexpression elimination and pointwise fusion
 // (loom/graph_passes.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -338,11 +339,78 @@ int64_t static_numel(const TensorMeta& m) {
   return n;
 }
 
+// The functional form of an in-place pointwise op the plugin fuses ("loom::mul_.Tensor"
+// -> "loom::mul.Tensor") when every tensor it reads has the written tensor's dtype (Note
+// [In-place ops in fused kernels]), else "".
+std::string functional_form(const Graph& g, const Node& node) {
+  const std::string& op = node.op;
+  const size_t dot = op.find('.');
+  const std::string base = op.substr(0, dot);
+  if (base.size() < 8 || base.back() != '_' || op.rfind("loom::", 0) != 0) return "";
+  if (node.outputs.size() != 1 || node.outputs[0] == kNoValue || node.arguments.empty() ||
+      node.arguments[0].kind != Argument::Kind::Value)
+    return "";
+  std::string functional = base.substr(0, base.size() - 1);
+  if (dot != std::string::npos) functional += op.substr(dot);
+  auto it = fusible_ops().find(functional);
+  if (it == fusible_ops().end() || it->second.find('r') != std::string::npos) return "";
+  const ValueInfo& self = g.value(node.arguments[0].value);
+  if (!self.meta) return "";
+  for (const Argument& a : node.arguments) {
+    if (a.kind != Argument::Kind::Value) continue;
+    const ValueInfo& v = g.value(a.value);
+    if (!v.meta || v.meta->dtype != self.meta->dtype) return "";
+  }
+  return functional;
+}
+
+// `base`, or base_<n> when a value has that name.
+std::string unique_value_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int n = 1; g.find_value(name); ++n) name = str_cat(base, "_", n);
+  return name;
+}
+
 }  // namespace
 
 std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
                                         const FusionOptions& options) {
-  const std::vector<Node>& nodes = graph.nodes();
+  const std::vector<Node> originals = graph.nodes();
+  // the nodes as the runs see them: in-place ops that may join a run in their functional
+  // form (Note [In-place ops in fused kernels]), with the tensor each writes (its chain's
+  // first value: every in-place result of a tensor is the same tensor)
+  std::vector<Node> nodes = originals;
+  std::vector<ValueId> written(graph.values().size(), kNoValue);  // in-place result -> tensor
+  std::vector<uint8_t> in_place(nodes.size(), 0);
+  if (options.shares_memory) {
+    std::unordered_set<ValueId> call_inputs;
+    for (const GraphInput& in : graph.inputs()) {
+      if (in.role == InputRole::UserInput) call_inputs.insert(in.value);
+    }
+    std::vector<std::string> functional(nodes.size());
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      functional[n] = functional_form(graph, nodes[n]);
+      if (functional[n].empty()) continue;
+      const ValueId self = nodes[n].arguments[0].value;
+      written[nodes[n].outputs[0]] = written[self] != kNoValue ? written[self] : self;
+    }
+    std::map<ValueId, bool> may_write;  // per written tensor
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      if (functional[n].empty()) continue;
+      const ValueId root = written[nodes[n].outputs[0]];
+      auto [it, fresh] = may_write.emplace(root, !call_inputs.count(root));
+      if (fresh && it->second) {
+        for (ValueId v = 0; v < static_cast<ValueId>(graph.values().size()) && it->second; ++v) {
+          const bool own = v == root || written[v] == root;
+          it->second =
+              own || graph.value(v).type != ValueType::Tensor || !options.shares_memory(v, root);
+        }
+      }
+      if (!it->second) continue;
+      nodes[n].op = std::move(functional[n]);
+      in_place[n] = 1;
+    }
+  }
   // who reads each value, by node index; graph outputs count as read after everything
   std::vector<size_t> last_reader(graph.values().size(), 0);
   std::vector<uint8_t> read(graph.values().size(), 0);
@@ -402,17 +470,32 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
   std::vector<Node> out;
   size_t next = 0;
   for (auto [begin, end] : runs) {
-    for (; next < begin; ++next) out.push_back(nodes[next]);
+    for (; next < begin; ++next) out.push_back(originals[next]);
     next = end;
-    const TensorMeta& shape = *fusible(graph, nodes[begin], unread)->shape;
+    const TensorMeta shape = *fusible(graph, nodes[begin], unread)->shape;
     std::map<ValueId, std::string> names;  // value -> a<i> / v<k>
     std::vector<ValueId> inputs, outputs;
     std::string program = "loom-kernel 1\n";
     std::string statements;
     FusedKernel kernel;
+    // per tensor the run writes: the value it had before the run and its last value
+    std::vector<std::pair<ValueId, ValueId>> writes;
+    std::set<ValueId> dense_inputs;
+    bool row_kernel = false;
     for (size_t n = begin; n < end; ++n) {
       const Node& node = nodes[n];
-      kernel.fused_ops.push_back(node.op);
+      row_kernel = row_kernel || fusible(graph, node, unread)->row_op;
+      kernel.fused_ops.push_back(originals[n].op);
+      if (in_place[n]) {
+        const ValueId root = written[node.outputs[0]];
+        auto w = std::find_if(writes.begin(), writes.end(),
+                              [&](const auto& p) { return written[p.second] == root; });
+        if (w == writes.end()) {
+          writes.emplace_back(node.arguments[0].value, node.outputs[0]);
+        } else {
+          w->second = node.outputs[0];
+        }
+      }
       std::string line;
       for (const Argument& a : node.arguments) {
         if (a.kind == Argument::Kind::Constant) {
@@ -432,6 +515,7 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
                   ? "dense"
                   : "strided";
           program += str_cat("in ", name, " ", scalar_type_name(m.dtype), " ", layout, "\n");
+          if (std::string_view(layout) == "dense") dense_inputs.insert(a.value);
           inputs.push_back(a.value);
           it = names.emplace(a.value, name).first;
         }
@@ -446,7 +530,29 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
       if (read[result] && last_reader[result] >= end) outputs.push_back(result);
     }
     program += statements;
-    for (ValueId v : outputs) program += "out " + names[v] + "\n";
+    // a written tensor's last value: written into the tensor by the kernel when it is a
+    // dense input of an element-wise kernel, else a fresh output copied back after it
+    std::map<ValueId, std::string> into;
+    std::vector<std::pair<ValueId, ValueId>> copies;  // (tensor, fresh output) -> last value
+    std::vector<ValueId> copied_values;
+    for (auto [before, last] : writes) {
+      std::erase(outputs, last);
+      if (!row_kernel && dense_inputs.count(before)) {
+        outputs.push_back(last);
+        into[last] = names[before];
+        continue;
+      }
+      ValueInfo info = graph.value(last);
+      ValueId fresh = graph.add_value(unique_value_name(graph, info.name + "_fused"),
+                                      ValueType::Tensor, info.meta);
+      names[fresh] = names[last];
+      outputs.push_back(fresh);
+      copies.emplace_back(before, fresh);
+      copied_values.push_back(last);
+    }
+    for (ValueId v : outputs) {
+      program += "out " + names[v] + (into.count(v) ? " into " + into[v] : "") + "\n";
+    }
     if (outputs.empty()) {  // nothing reads the run: dead code
       continue;
     }
@@ -461,7 +567,7 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
     } catch (const Error& e) {
       // an op or dtype this plugin version cannot generate after all: the run stays as is
       if (e.code() != ErrorCode::Unimplemented) throw;
-      for (size_t n = begin; n < end; ++n) out.push_back(nodes[n]);
+      for (size_t n = begin; n < end; ++n) out.push_back(originals[n]);
       continue;
     }
     kernel.op = dispatch::OperatorHandle::from_abi(args.out_op).name();
@@ -477,9 +583,19 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
     fused.outputs = outputs;
     fused.list_return = true;
     out.push_back(std::move(fused));
+    for (size_t w = 0; w < copies.size(); ++w) {
+      Node copy;
+      copy.op = "loom::copy_";
+      copy.source = "fused in-place write";
+      copy.arguments.push_back(Argument::of_value("self", copies[w].first));
+      copy.arguments.push_back(Argument::of_value("src", copies[w].second));
+      copy.arguments.push_back(Argument::of_constant("non_blocking", Value(false)));
+      copy.outputs.push_back(copied_values[w]);
+      out.push_back(std::move(copy));
+    }
     made.push_back(std::move(kernel));
   }
-  for (; next < nodes.size(); ++next) out.push_back(nodes[next]);
+  for (; next < nodes.size(); ++next) out.push_back(originals[next]);
   graph.replace_nodes(std::move(out));
   return made;
 }

@@ -31,8 +31,11 @@
  * `scalar` (one element, read for every place) and `strided` (any strides, broadcast
  * to the kernel's shape). Every statement is elementwise over the kernel's shape, the
  * broadcast of the inputs' shapes, which is known only when it runs; each `out` is a
- * new contiguous tensor of that shape. The operator runs as
- * `compiled::kernel_<hash>(Tensor[] inputs) -> Tensor[]` on the CPU backend.
+ * new contiguous tensor of that shape. `out v8 into a5` writes the value into dense input
+ * a5 instead (of the value's dtype; each element is read before it is written) and
+ * returns that input: an in-place update. The operator runs as
+ * `compiled::kernel_<hash>(Tensor[] inputs) -> Tensor[]` on the CPU backend, with
+ * `Tensor(a!)[] inputs` when the program writes into an input.
  */
 #ifndef LOOM_COMPILER_API_H_
 #define LOOM_COMPILER_API_H_

@@ -25,8 +25,30 @@ void Adam::check_options(const AdamOptions& o) const {
 // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void Adam::step() {
   step_groups(
-      state_, [this](auto&... args) { step_single(args...); },
-      [this](auto& group) { step_foreach(group); });
+      state_,
+      [this](const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) {
+        if (o.capturable()) {
+          step_capturable(o, p, std::move(g), s);
+        } else {
+          step_single(o, p, std::move(g), s);
+        }
+      },
+      [this](GroupUpdate<AdamParamState>& group) {
+        if (!group.options.capturable()) {
+          step_foreach(group);
+          return;
+        }
+        for (size_t i = 0; i < group.params.size(); ++i) {
+          step_capturable(group.options, group.params[i], group.grads[i], *group.states[i]);
+        }
+      });
+}
+
+bool Adam::capturable() const {
+  for (const auto& g : groups_) {
+    if (!g.options.capturable()) return false;
+  }
+  return true;
 }
 
 void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {
@@ -56,6 +78,45 @@ void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState
   denom /= std::sqrt(bias_correction2);
   denom += o.eps();
   loom::addcdiv_(p, s.exp_avg, denom, -o.lr() / bias_correction1);
+}
+
+// The update of step_single with the step count in a tensor: the scalars first (one
+// small kernel when compiled), then the element-wise update (one kernel when compiled:
+// Note [In-place ops in fused kernels]). PyTorch's capturable Adam computes the same
+// values in another order, so results differ from step_single's in the last bits.
+void Adam::step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {
+  if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
+  if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
+  if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
+  if (!s.step_tensor.defined()) {
+    s.step_tensor = loom::full({}, static_cast<double>(s.step),
+                               TensorOptions().dtype(ScalarType::Float32).device(p.device()));
+  }
+  Tensor& t = s.step_tensor;
+  t += 1;
+  // 1 - beta^t, as -beta^t + 1
+  Tensor bias_correction1 = loom::pow(o.beta1(), t) * -1.0 + 1.0;
+  Tensor bias_correction2 = loom::pow(o.beta2(), t) * -1.0 + 1.0;
+  Tensor step_size = loom::reciprocal(bias_correction1) * o.lr();
+  Tensor inverse_bias_correction2_sqrt = loom::rsqrt(bias_correction2);
+  if (o.weight_decay() != 0) {
+    if (decoupled_) {
+      p *= 1.0 - o.lr() * o.weight_decay();
+    } else {
+      g = loom::add(g, p, o.weight_decay());
+    }
+  }
+  loom::lerp_(s.exp_avg, g, 1.0 - o.beta1());
+  s.exp_avg_sq *= o.beta2();
+  loom::addcmul_(s.exp_avg_sq, g, g, 1.0 - o.beta2());
+  Tensor second = s.exp_avg_sq;
+  if (o.amsgrad()) {
+    loom::copy_(s.max_exp_avg_sq, loom::maximum(s.max_exp_avg_sq, s.exp_avg_sq));
+    second = s.max_exp_avg_sq;
+  }
+  // one division per element: a multiplication by 1 / sqrt(1 - beta2^t) instead
+  Tensor denom = loom::sqrt(second) * inverse_bias_correction2_sqrt + o.eps();
+  p -= s.exp_avg * step_size / denom;
 }
 
 // The same update over a group's lists (Note [Foreach ops]: the same bits as above).
@@ -97,10 +158,18 @@ void Adam::step_foreach(GroupUpdate<AdamParamState>& group) const {
 
 std::vector<Optimizer::StateField> Adam::state_fields(size_t group, size_t i) {
   AdamParamState& s = state_slot(state_, group, i);
+  if (s.step_tensor.defined()) s.step = std::llround(s.step_tensor.item<double>());
   return {{"step", nullptr, &s.step},
           {"exp_avg", &s.exp_avg},
           {"exp_avg_sq", &s.exp_avg_sq},
           {"max_exp_avg_sq", &s.max_exp_avg_sq}};
+}
+
+// A loaded count replaces the step tensor (made again from it at the next step).
+void Adam::state_loaded() {
+  for (auto& group : state_) {
+    for (AdamParamState& s : group) s.step_tensor = Tensor();
+  }
 }
 
 }  // namespace loom::optim

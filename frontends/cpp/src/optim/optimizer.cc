@@ -50,6 +50,8 @@ void Optimizer::check_state_dict(const NamedTensors& state) const {
 void Optimizer::load_state_dict(const NamedTensors& state) {
   restore(state, false);
   restore(state, true);
+  ++generation_;
+  state_loaded();
 }
 
 // Keys: param_groups.<g>.lr or state.<g>.<i>.<field>.

@@ -21,12 +21,20 @@ struct AdamOptions {
   // few kernel calls per step) or per parameter: the same bits. Unset: use_foreach's
   // default (optimizer.h).
   LOOM_OPTION(std::optional<bool>, foreach) = std::nullopt;
+  // Keep the step count in a tensor and compute the bias corrections with tensor ops, so
+  // that no number the update uses is read on the host and a compiled step
+  // (loom::compile(optimizer), loom/compile.h) stays right at every step: PyTorch's
+  // `capturable`. The update runs per parameter (foreach is not used).
+  LOOM_OPTION(bool, capturable) = false;
 };
 
 // The per-parameter state of Adam and AdamW.
 struct AdamParamState {
   int64_t step = 0;
   Tensor exp_avg, exp_avg_sq, max_exp_avg_sq;
+  // capturable: the step count as a float32 scalar on the parameter's device (the truth;
+  // `step` follows it when the state is saved).
+  Tensor step_tensor;
 };
 
 // Adam: weight decay adds weight_decay * param to the gradient (L2).
@@ -44,7 +52,10 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   void check_options(const AdamOptions& options) const override;
   void step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
   void step_foreach(GroupUpdate<AdamParamState>& group) const;
+  void step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
   std::vector<StateField> state_fields(size_t group, size_t i) override;
+  void state_loaded() override;
+  bool capturable() const override;
 
  private:
   bool decoupled_;

@@ -44,6 +44,14 @@ class Optimizer {
   void load_state_dict(const NamedTensors& state);
   void check_state_dict(const NamedTensors& state) const;
 
+  // Whether step() computes every number it uses from tensors and its options, so that
+  // a compiled step (loom::compile(optimizer)) may replay it: SGD; Adam and AdamW with
+  // `capturable`. Not so for an update that counts steps on the host.
+  virtual bool capturable() const { return false; }
+  // Changes whenever the optimizer's tensors may have been replaced (a loaded state, a
+  // new group): a compiled step captures again then.
+  uint64_t generation() const { return generation_; }
+
  protected:
   // One entry of a parameter's state: a tensor buffer or a step count.
   struct StateField {
@@ -55,6 +63,9 @@ class Optimizer {
   virtual const char* optimizer_name() const = 0;
   // The state entries of parameter i of group g (its state created empty if absent).
   virtual std::vector<StateField> state_fields(size_t group, size_t i) = 0;
+  // Called after load_state_dict changed the state.
+  virtual void state_loaded() {}
+  uint64_t generation_ = 0;
 
  private:
   void restore(const NamedTensors& state, bool apply);
@@ -97,6 +108,7 @@ class OptimizerWithOptions : public Optimizer {
   // Adds a group (its options checked as the constructor's).
   void add_param_group(ParamGroup<Options> group) {
     check_group(group);
+    ++generation_;
     groups_.push_back(std::move(group));
   }
   std::vector<ParamGroup<Options>>& param_groups() { return groups_; }

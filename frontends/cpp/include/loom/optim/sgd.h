@@ -31,6 +31,8 @@ class SGD : public OptimizerWithOptions<SGDOptions> {
       : SGD(std::vector<ParamGroup<SGDOptions>>{{std::move(params), options}}) {}
   explicit SGD(std::vector<ParamGroup<SGDOptions>> groups);
   void step() override;
+  // Every number of SGD's update comes from its options (no step count).
+  bool capturable() const override { return true; }
   const SGDParamState& state(size_t group, size_t i) const { return state_at(state_, group, i); }
 
  protected:
