@@ -493,6 +493,26 @@ TEST_F(CompileTest, OptimizersThatCountStepsOnTheHostAreRefused) {
   EXPECT_GT(values((before - net->weight).abs().sum())[0], 0);
 }
 
+// Note [Constant folding]
+TEST_F(CompileTest, ConstantsFoldOnceAndNeitherLeakNorAccumulate) {
+  auto f = compile([](const Tensor& x) {
+    Tensor mask = ones({4, 4}).triu();  // the same at every call: folded
+    Tensor sum = zeros({4, 4});         // written: made at every call
+    sum.add_(x * mask);
+    return std::tuple<Tensor, Tensor>(sum, ones({2}));  // returned: made at every call
+  });
+  Tensor x = randn({4, 4});
+  auto [a, first] = f(x);
+  auto [b, second] = f(x);
+  expect_near(b, x * ones({4, 4}).triu());  // not twice x: the zeros were made again
+  expect_near(a, b);
+  EXPECT_NE(first.data_ptr(), second.data_ptr());
+  const std::string g = f.explanation().graph;
+  EXPECT_EQ(g.find("loom::triu"), std::string::npos) << g;
+  EXPECT_NE(g.find("_folded_0"), std::string::npos) << g;
+  EXPECT_NE(g.find("loom::fill_.Scalar(self=%empty_1, value=0)"), std::string::npos) << g;
+}
+
 TEST_F(CompileTest, TheEagerBackendNeedsNoKernels) {
   CompileOptions o;
   o.backend = "eager";

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "loom/graph.h"
+#include "loom/ops/tensor.h"
 
 namespace loom::graph {
 
@@ -28,6 +29,21 @@ int eliminate_dead_code(Graph& graph);
 // to anything (a write through a view could change what an equal-looking node reads).
 // Returns how many nodes were replaced.
 int eliminate_common_subexpressions(Graph& graph);
+
+// Note [Constant folding]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// A node whose every argument is a constant or a folded value (ones, arange, a mask made
+// of them with triu) computes the same tensor at every run: it runs once, here, and its
+// value becomes a graph input (role Constant, target "_folded_<n>") appended after the
+// others. Nodes that draw random numbers or read values on the host never fold; a write
+// folds when the tensor it writes is folded (ones() records empty_strided and fill_).
+// Only values that cannot change or leak fold: one that is returned, written by an op
+// that does not fold, or read by a view op (whose alias could be written) is computed at
+// each run as before, and so is a tensor read by an op that does not fold before a
+// folded write changes it. Returns the folded
+// tensors, for the new inputs in order (the caller passes them after the graph's other
+// inputs).
+std::vector<Tensor> fold_constants(Graph& graph, Device device);
 
 struct FusionOptions {
   std::optional<std::string> cache_dir;  // the kernel cache; nullopt: the plugin's default

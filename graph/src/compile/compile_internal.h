@@ -39,6 +39,7 @@ struct Captured {
   std::vector<double> host_reads;
   size_t function_outputs = 0;      // the function's outputs (then the host reads)
   std::vector<uint8_t> contiguous;  // per value: was its tensor contiguous when captured
+  std::vector<Tensor> folded;       // graph inputs after `constants` (Note [Constant folding])
   // Per value, the tensor it was when captured (while compiling only: cleared after).
   std::vector<Tensor> value_tensors;
   // A backward capture (Note [Compiling training]): per entry of `constants`, the forward

@@ -6,10 +6,10 @@
 // A call that no specialisation's guards accept is captured: the function runs once with
 // the compiler plugin recording its op calls (so that call's results are the function's
 // own), and the records become a graph (Note [From op calls to a graph]). Dead code and
-// common subexpressions are removed (loom/graph_passes.h); with the "loom" backend, runs
-// of pointwise ops become fused kernels (Note [Pointwise fusion]) unless the call records
-// gradients (a fused kernel has no backward formula yet: the graph's ops then run one by
-// one under autograd, which records them as eager code would). The graph runs on the
+// common subexpressions are removed and constants folded (loom/graph_passes.h); with the
+// "loom" backend, runs of pointwise ops become fused kernels (Note [Pointwise fusion]),
+// in the forward and the backward graph of a call that records gradients (Note
+// [Compiling training]). The graph runs on the
 // interpreter (Note [Prepared calls]) with the call's tensors and the tensors the
 // function holds. Each specialisation keeps its guards (guards.h); a call that fails
 // them all compiles again, up to recompile_limit times per function, after which the
@@ -221,6 +221,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
   auto optimise = [&](Captured& g, const std::string& suffix) {
     graph::eliminate_common_subexpressions(g.graph);
     graph::eliminate_dead_code(g.graph);
+    g.folded = graph::fold_constants(g.graph, device);
     std::vector<graph::FusedKernel> made;
     if (options.backend == "loom" && device.type == kCPU && (!records || entry->backward)) {
       graph::FusionOptions fo;
@@ -280,6 +281,7 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& tensors,
     }
     std::vector<Tensor> inputs = tensors;
     inputs.insert(inputs.end(), e.captured.constants.begin(), e.captured.constants.end());
+    inputs.insert(inputs.end(), e.captured.folded.begin(), e.captured.folded.end());
     if (e.backward) {
       std::string mismatch;
       std::vector<Tensor> out =

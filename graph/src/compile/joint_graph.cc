@@ -151,6 +151,7 @@ std::vector<Tensor> run_joint(graph::Interpreter& forward, const Captured& fc,
         for (size_t k = 0; k < b->saved_slot.size(); ++k) {
           in.push_back(b->saved_slot[k] >= 0 ? saved[b->saved_slot[k]] : b->captured.constants[k]);
         }
+        in.insert(in.end(), b->captured.folded.begin(), b->captured.folded.end());
         std::vector<Tensor> out = (*b->interpreter)(in);
         std::vector<Tensor> result;
         for (int slot : b->grad_slot) result.push_back(slot >= 0 ? out[slot] : Tensor());

@@ -16,6 +16,7 @@
 #include "loom/core/str_cat.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/function_schema.h"
+#include "loom/graph_interpreter.h"
 #include "loom/graph_passes.h"
 #include "loom/ops/op_library.h"
 #include "loom/ops/structured_schemas.h"
@@ -27,6 +28,8 @@ using compiler::detail::kComponent;
 
 struct OpFacts {
   bool side_effects = false;
+  bool returns_alias = false;  // a view op: a return aliases an argument (`Tensor(a)`)
+  bool impure = false;         // draws random numbers or reads a value on the host
 };
 
 const OpFacts& facts_of(const std::string& op) {
@@ -42,7 +45,11 @@ const OpFacts& facts_of(const std::string& op) {
   OpFacts f;
   if (!is_symbolic_builtin(op)) {
     dispatch::OperatorHandle h = dispatch::Dispatcher::instance().find_defined(op);
-    f.side_effects = h.schema().is_mutable() || impure_ops.count(op) > 0;
+    f.impure = impure_ops.count(op) > 0;
+    f.side_effects = h.schema().is_mutable() || f.impure;
+    for (const dispatch::Argument& r : h.schema().returns) {
+      f.returns_alias = f.returns_alias || r.alias.has_value();
+    }
   }
   return cache.emplace(op, f).first->second;
 }
@@ -125,6 +132,101 @@ int eliminate_dead_code(Graph& graph) {
   }
   if (removed > 0) graph.replace_nodes(std::move(kept));
   return removed;
+}
+
+std::vector<Tensor> fold_constants(Graph& graph, Device device) {
+  const std::vector<Node>& nodes = graph.nodes();
+  const size_t num_values = graph.values().size();
+  std::vector<uint8_t> folded_node(nodes.size(), 0), constant(num_values, 0);
+  auto all_args_constant = [&](const Node& node) {
+    bool yes = true;
+    for_each_read(node, [&](ValueId v) { yes = yes && constant[v]; });
+    return yes;
+  };
+  // values that must not be folded: returned, or read by a writing or view op
+  std::vector<uint8_t> pinned(num_values, 0);
+  // a folded write's tensor before the write (an empty_strided that fill_ writes: what
+  // ones() and zeros() record): the folded tensor holds the written contents
+  std::vector<uint8_t> overwritten(num_values, 0);
+  for (ValueId v : graph.outputs()) pinned[v] = 1;
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::fill(constant.begin(), constant.end(), 0);
+    std::fill(overwritten.begin(), overwritten.end(), 0);
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      const Node& node = nodes[n];
+      // a write folds with its tensor: every argument (the written one too) is constant
+      const bool pure = !is_symbolic_builtin(node.op) && !facts_of(node.op).impure;
+      bool fold = pure && all_args_constant(node);
+      for (ValueId out : node.outputs) {
+        fold = fold && (out == kNoValue ||
+                        (!pinned[out] && graph.value(out).type == ValueType::Tensor));
+      }
+      folded_node[n] = fold ? 1 : 0;
+      for (ValueId out : node.outputs) {
+        if (out != kNoValue) constant[out] = fold ? 1 : 0;
+      }
+      if (fold && has_side_effects(node)) for_each_read(node, [&](ValueId v) { overwritten[v] = 1; });
+    }
+    for (size_t n = 0; n < nodes.size(); ++n) {
+      if (folded_node[n]) continue;
+      const Node& node = nodes[n];
+      const bool leaks = is_symbolic_builtin(node.op) || has_side_effects(node) ||
+                         facts_of(node.op).returns_alias;
+      for_each_read(node, [&](ValueId v) {
+        if (constant[v] && !pinned[v] && (leaks || overwritten[v])) {
+          pinned[v] = 1;
+          changed = true;
+        }
+      });
+    }
+  }
+  // the folded values the rest of the graph reads become inputs
+  std::vector<ValueId> boundary;
+  std::vector<uint8_t> is_boundary(num_values, 0);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (folded_node[n]) continue;
+    for_each_read(nodes[n], [&](ValueId v) {
+      if (constant[v] && !is_boundary[v]) {
+        is_boundary[v] = 1;
+        boundary.push_back(v);
+      }
+    });
+  }
+  if (boundary.empty()) return {};
+  Graph sub;
+  std::unordered_map<ValueId, ValueId> in_sub;
+  auto sub_value = [&](ValueId v) {
+    auto it = in_sub.find(v);
+    if (it != in_sub.end()) return it->second;
+    const ValueInfo& info = graph.value(v);
+    return in_sub.emplace(v, sub.add_value(info.name, info.type, info.meta)).first->second;
+  };
+  std::vector<Node> kept;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (!folded_node[n]) {
+      kept.push_back(nodes[n]);
+      continue;
+    }
+    Node node = nodes[n];
+    for (Argument& a : node.arguments) {
+      if (a.kind == Argument::Kind::Value) a.value = sub_value(a.value);
+      for (ListItem& item : a.items) {
+        if (item.value != kNoValue) item.value = sub_value(item.value);
+      }
+    }
+    for (ValueId& out : node.outputs) {
+      if (out != kNoValue) out = sub_value(out);
+    }
+    sub.add_node(std::move(node));
+  }
+  for (ValueId v : boundary) sub.add_output(in_sub.at(v));
+  std::vector<Tensor> values = Interpreter(sub, device)({});
+  graph.replace_nodes(std::move(kept));
+  for (size_t i = 0; i < boundary.size(); ++i) {
+    graph.add_input(boundary[i], InputRole::Constant, str_cat("_folded_", i));
+  }
+  return values;
 }
 
 int eliminate_common_subexpressions(Graph& graph) {
