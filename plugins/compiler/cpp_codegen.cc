@@ -35,7 +35,7 @@ bool is_float(LoomDType t) {
   return t == LOOM_DTYPE_FLOAT32 || t == LOOM_DTYPE_FLOAT64;
 }
 
-const char* ctype(LoomDType t) {
+const char* c_type(LoomDType t) {
   switch (t) {
     case LOOM_DTYPE_BOOL:
       return "bool";
@@ -75,8 +75,8 @@ class Emit {
  public:
   // `names`: each slot's expression where the statement is computed ("v<slot>" when null).
   Emit(const Program& p, const Statement& s, std::set<std::string>& math,
-       const std::vector<std::string>* names = nullptr)
-      : p_(p), s_(s), math_(math), ct_(ctype(s.compute)), names_(names) {}
+       const std::vector<std::string>* names = nullptr, Target target = Target::Cpu)
+      : p_(p), s_(s), math_(math), ct_(ctype(s.compute)), names_(names), target_(target) {}
 
   const Statement& statement() const { return s_; }
   bool floating() const { return is_float(s_.compute); }
@@ -134,9 +134,16 @@ class Emit {
     if (is_bool()) return i != 0 ? "true" : "false";
     if (!floating()) return "((" + ct_ + ")" + std::to_string(i) + "LL)";
     const bool f32 = s_.compute == LOOM_DTYPE_FLOAT32;
-    if (std::isnan(d)) return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    const bool cuda = target_ == Target::Cuda;  // device code: bit patterns, no builtins
+    if (std::isnan(d)) {
+      if (cuda)
+        return f32 ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000LL)";
+      return f32 ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+    }
     if (std::isinf(d)) {
       std::string inf = f32 ? "__builtin_inff()" : "__builtin_inf()";
+      if (cuda)
+        inf = f32 ? "__int_as_float(0x7f800000)" : "__longlong_as_double(0x7ff0000000000000LL)";
       return d < 0 ? "(-" + inf + ")" : inf;
     }
     char buf[64];
@@ -159,8 +166,10 @@ class Emit {
     if (vector_math().count(name)) math_.insert(full);
     return full;
   }
+  // sqrt, fabs, floor, fmod...: GCC's builtins on the CPU, CUDA's math functions on a GPU.
   std::string builtin(const std::string& name) const {
-    return "__builtin_" + name + (s_.compute == LOOM_DTYPE_FLOAT32 ? "f" : "");
+    return (target_ == Target::Cuda ? "" : "__builtin_") + name +
+           (s_.compute == LOOM_DTYPE_FLOAT32 ? "f" : "");
   }
   std::string sel(const std::string& c, const std::string& a, const std::string& b) const {
     return "lk_sel((bool)(" + c + "), (" + ct_ + ")(" + a + "), (" + ct_ + ")(" + b + "))";
@@ -185,6 +194,7 @@ class Emit {
   std::set<std::string>& math_;
   std::string ct_;
   const std::vector<std::string>* names_;
+  Target target_;
 };
 
 using Gen = std::string (*)(const Emit&);
@@ -438,8 +448,10 @@ uint8_t kind_of(LoomDType t) {
   return kInt;
 }
 
+}  // namespace
+
 std::string expression(const Program& p, const Statement& s, std::set<std::string>& math,
-                       const std::vector<std::string>* names = nullptr) {
+                       const std::vector<std::string>* names, Target target) {
   auto it = op_table().find(s.op);
   if (it == op_table().end()) {
     throw sdk::Error("[compiler] kernel program: operator '" + s.op + "' cannot be fused",
@@ -451,9 +463,15 @@ std::string expression(const Program& p, const Statement& s, std::set<std::strin
                          "' cannot be fused computing in " + sdk::dtype_name(s.compute),
                      LOOM_STATUS_UNIMPLEMENTED);
   }
-  Emit e(p, s, math, names);
+  Emit e(p, s, math, names, target);
   return it->second.gen != nullptr ? it->second.gen(e) : infix(e);
 }
+
+const char* ctype(LoomDType t) {
+  return c_type(t);
+}
+
+namespace {
 
 const char* kPrelude = R"src(#include <stdint.h>
 struct lk_args {
@@ -563,12 +581,17 @@ const std::set<std::string>& row_ops() {
       "loom::amax",         "loom::mean.dim"};
   return ops;
 }
+
+}  // namespace
+
 bool is_row_program(const Program& p) {
   for (const Statement& s : p.statements) {
     if (row_ops().count(s.op)) return true;
   }
   return false;
 }
+
+namespace {
 
 // The code of one row op over operand 0 (`x(j)` its element expression) writing the
 // scratch array `out` (full results) or the row value `out` (reductions).

@@ -50,6 +50,13 @@ class Parser {
           fail("expected the header 'loom-kernel 1', found '" + std::string(line) + "'");
         }
         header = true;
+      } else if (words[0] == "target") {
+        if (!program_.inputs.empty() || !program_.statements.empty())
+          fail("the 'target' line must come before the inputs");
+        if (words.size() != 2 || (words[1] != "cpu" && words[1] != "cuda")) {
+          fail("expected 'target cpu' or 'target cuda', found '" + std::string(line) + "'");
+        }
+        program_.target = words[1] == "cuda" ? Target::Cuda : Target::Cpu;
       } else if (words[0] == "in") {
         input(words);
       } else if (words[0] == "out") {

@@ -13,6 +13,10 @@ namespace loom::compiler {
 
 enum class Layout : uint8_t { Dense, Scalar, Strided };
 
+// Where a kernel's code runs: the CPU (C++ built by the system compiler) or a CUDA GPU
+// (CUDA C++ built by NVRTC: cuda_codegen.h). A program's `target` line; CPU without one.
+enum class Target : uint8_t { Cpu, Cuda };
+
 struct ProgramInput {
   LoomDType dtype = LOOM_DTYPE_FLOAT32;
   Layout layout = Layout::Dense;
@@ -36,6 +40,7 @@ struct Statement {
 };
 
 struct Program {
+  Target target = Target::Cpu;
   std::vector<ProgramInput> inputs;   // slots 0 .. inputs.size() - 1
   std::vector<Statement> statements;  // slot inputs.size() + i
   std::vector<int32_t> outputs;       // slots

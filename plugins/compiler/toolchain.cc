@@ -14,6 +14,8 @@
 // built again. Kernels stay loaded for the life of the process.
 #include "toolchain.h"
 
+#include "cuda_libraries.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -46,6 +48,7 @@ namespace fs = std::filesystem;
 
 // Bumped whenever generated code changes for the same program.
 constexpr const char* kGeneratorVersion = "cpp-3";
+constexpr const char* kCudaGeneratorVersion = "cuda-1";
 
 bool is_executable(const std::string& path) {
   struct stat st;
@@ -273,19 +276,51 @@ std::string default_cache_dir() {
   return fs::temp_directory_path().string() + "/loom-compile-cache-" + std::to_string(::getuid());
 }
 
+namespace {
+
+// LOOM_COMPILE_DEBUG: the program and its source, named by the key.
+void write_debug(const std::string& debug_dir, const std::string& key, const std::string& program,
+                 const std::string& source, const char* extension) {
+  if (debug_dir.empty()) return;
+  std::error_code ec;
+  fs::create_directories(debug_dir, ec);
+  if (ec)
+    throw sdk::Error("[compiler] LOOM_COMPILE_DEBUG: cannot create '" + debug_dir +
+                     "': " + ec.message());
+  write_file(debug_dir + "/kernel_" + key + ".program", program);
+  write_file(debug_dir + "/kernel_" + key + extension, source);
+}
+
+}  // namespace
+
+std::string cuda_kernel_key(const std::string& program) {
+  const std::string material = std::string(kCudaGeneratorVersion) + "\nloom " +
+                               LOOM_COMPILER_VERSION + "\n" + nvrtc_version() + "\n" + program;
+  XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
+  return hex64(h.high64) + hex64(h.low64);
+}
+
+BuiltKernel build_cuda(const std::string& key, const std::string& program,
+                       const std::string& source, const std::string& debug_dir,
+                       std::string* image) {
+  const auto start = std::chrono::steady_clock::now();
+  write_debug(debug_dir, key, program, source, ".cu");
+  // a cubin for device 0's architecture; without a device (building only), PTX that the
+  // driver would compile for whichever device loads it
+  std::string arch = "compute_75";
+  try {
+    arch = cuda_device_arch(0);
+  } catch (const sdk::Error&) {
+  }
+  *image = nvrtc_compile(source, "kernel_" + key + ".cu", arch);
+  return {nullptr, 0, ms_since(start)};
+}
+
 BuiltKernel build_or_load(const std::string& key, const std::string& program,
                           const std::string& source, const std::string& cache_dir,
                           const std::string& debug_dir) {
   const auto start = std::chrono::steady_clock::now();
-  if (!debug_dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(debug_dir, ec);
-    if (ec)
-      throw sdk::Error("[compiler] LOOM_COMPILE_DEBUG: cannot create '" + debug_dir +
-                       "': " + ec.message());
-    write_file(debug_dir + "/kernel_" + key + ".program", program);
-    write_file(debug_dir + "/kernel_" + key + ".cc", source);
-  }
+  write_debug(debug_dir, key, program, source, ".cc");
   std::string dir = cache_dir;
   bool temporary = false;
   if (!dir.empty()) {

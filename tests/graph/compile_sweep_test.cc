@@ -5,11 +5,18 @@
 // reported with the number of ops that ran through generated kernels.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "comparison.h"
 #include "loom/compile.h"
+#include "loom/compiler_api.h"
+#include "loom/core/read_section.h"
+#include "loom/dispatcher/extensions.h"
 #include "loom/loom.h"
 #include "op_calls.h"
 #include "sample_inputs.h"
@@ -59,9 +66,45 @@ bool returns_tensors(const std::string& op) {
   return false;
 }
 
+// Each kernel program the sweep made once per set of ops, as `target cuda`, through
+// NVRTC: the CUDA generator's code for every fusible op compiles (it runs on a GPU in the
+// CUDA plugin's tests). Returns the number built; fails naming each program NVRTC refused.
+int build_as_cuda(const std::filesystem::path& programs) {
+  const auto* api =
+      static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
+  std::set<std::string> op_sets;
+  int built = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(programs)) {
+    if (entry.path().extension() != ".program") continue;
+    std::ifstream in(entry.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string ops;
+    for (size_t at = text.find(" = "); at != std::string::npos; at = text.find(" = ", at + 1))
+      ops += text.substr(at + 3, text.find(' ', at + 3) - at - 3) + ",";
+    if (!op_sets.insert(ops).second) continue;
+    const std::string program = "loom-kernel 1\ntarget cuda\n" + text.substr(text.find('\n') + 1);
+    LoomKernelBuildArgs args{};
+    args.struct_size = sizeof(args);
+    args.program = program.c_str();
+    args.cache_dir = "";
+    ReadSection section;
+    try {
+      dispatch::check_table_error(api->build_kernel(&args), "compiler");
+      ++built;
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::Unimplemented) ADD_FAILURE() << program << e.what();
+    }
+  }
+  return built;
+}
+
 TEST(CompileSweep, EverySampleMatchesEager) {
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 1);
   Runtime::load_default();
+  const std::filesystem::path programs =
+      std::filesystem::temp_directory_path() / ("loom-compile-sweep-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(programs);
+  setenv("LOOM_COMPILE_DEBUG", programs.c_str(), 1);
   CompileOptions options;
   options.min_fused_ops = 1;
   options.dynamic = false;
@@ -117,6 +160,30 @@ TEST(CompileSweep, EverySampleMatchesEager) {
   EXPECT_TRUE(failures.empty()) << failures.size()
                                 << " ops differ from eager when compiled:" << report;
   EXPECT_GT(fused, 100 / stride);
+  unsetenv("LOOM_COMPILE_DEBUG");
+  std::string why_not;
+  try {
+    ReadSection section;
+    const auto* api =
+        static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
+    LoomKernelBuildArgs probe{};
+    probe.struct_size = sizeof(probe);
+    const char* kProbe =
+        "loom-kernel 1\ntarget cuda\nin a0 float32 dense\nv0 float32 float32 = loom::neg a0\n"
+        "out v0\n";
+    probe.program = kProbe;
+    probe.cache_dir = "";
+    dispatch::check_table_error(api->build_kernel(&probe), "compiler");
+  } catch (const Error& e) {
+    why_not = e.what();
+  }
+  if (why_not.empty()) {
+    std::printf("compile sweep: %d kernel programs built for CUDA by NVRTC\n",
+                build_as_cuda(programs));
+  } else {
+    std::printf("compile sweep: no CUDA programs built (%s)\n", why_not.c_str());
+  }
+  std::filesystem::remove_all(programs);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "loom/compile.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
@@ -94,6 +95,7 @@ int main(int argc, char** argv) {
       return loom::dispatch::parse_manifest(
           std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
               "\"\nplugins { name: \"cpu\" }\nplugins { name: \"autograd\" }\n"
+              "plugins { name: \"compiler\" optional: true }\n"
               "plugins { name: \"cuda\" " +
               cuda_options + " }\n",
           "<bench>");
@@ -128,6 +130,18 @@ int main(int argc, char** argv) {
       loom::Tensor pinned = loom::empty({n}, loom::TensorOptions().pinned_memory(true));
       run_case(options, "h2d_pinned_f32_16777216", [&] { return on_gpu.copy_(pinned, true); });
       run_case(options, "d2h_pinned_f32_16777216", [&] { return pinned.copy_(on_gpu, true); });
+    }
+    {
+      // issue #44's 9-op pointwise chain on 4M floats: eager (9 kernels) and compiled
+      // (one CUDA kernel built by NVRTC)
+      auto chain = [](const loom::Tensor& x, const loom::Tensor& y) {
+        return ((x * 2 + 1).sin().exp().tanh() * y + x).relu().sigmoid();
+      };
+      loom::Tensor x = randn_on_gpu({int64_t{1} << 22}, ScalarType::Float32);
+      loom::Tensor y = randn_on_gpu({int64_t{1} << 22}, ScalarType::Float32);
+      run_case(options, "chain_f32_4194304", [&] { return chain(x, y); });
+      auto compiled = loom::compile(chain);
+      run_case(options, "chain_compiled_f32_4194304", [&] { return compiled(x, y); });
     }
     {
       loom::Tensor x = randn_on_gpu({8192, 8192}, ScalarType::Float32);

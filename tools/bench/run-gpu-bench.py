@@ -88,6 +88,18 @@ def torch_cases():
         (f"d2h_pinned_f32_{n}", lambda g=on_gpu, p=pinned: p.copy_(g, non_blocking=True), None,
          None),
     ]
+    def chain(x, y):
+        return ((x * 2 + 1).sin().exp().tanh() * y + x).relu().sigmoid()
+    cx = torch.randn(1 << 22, device=dev)
+    cy = torch.randn(1 << 22, device=dev)
+    cases.append(("chain_f32_4194304", lambda: chain(cx, cy), 12 * (1 << 22), None))
+    try:  # torch.compile needs Triton (in the CUDA wheels of PyTorch)
+        compiled = torch.compile(chain)
+        compiled(cx, cy)
+        cases.append(("chain_compiled_f32_4194304", lambda: compiled(cx, cy), 12 * (1 << 22),
+                      None))
+    except Exception as e:  # noqa: BLE001 - any failure: the row shows loom alone
+        print(f"torch.compile unavailable: {e}", file=sys.stderr)
     x = torch.randn(8192, 8192, device=dev)
     bcast = torch.randn(8192, device=dev)
     elems = 8192 * 8192

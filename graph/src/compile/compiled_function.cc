@@ -223,7 +223,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
     graph::eliminate_dead_code(g.graph);
     g.folded = graph::fold_constants(g.graph, device);
     std::vector<graph::FusedKernel> made;
-    if (options.backend == "loom" && device.type == kCPU && (!records || entry->backward)) {
+    if (options.backend == "loom" && (!records || entry->backward)) {
       graph::FusionOptions fo;
       fo.debug_dir = debug;
       fo.min_nodes = options.min_fused_ops;

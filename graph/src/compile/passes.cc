@@ -159,20 +159,21 @@ std::vector<Tensor> fold_constants(Graph& graph, Device device) {
       const bool pure = !is_symbolic_builtin(node.op) && !facts_of(node.op).impure;
       bool fold = pure && all_args_constant(node);
       for (ValueId out : node.outputs) {
-        fold = fold && (out == kNoValue ||
-                        (!pinned[out] && graph.value(out).type == ValueType::Tensor));
+        fold = fold &&
+               (out == kNoValue || (!pinned[out] && graph.value(out).type == ValueType::Tensor));
       }
       folded_node[n] = fold ? 1 : 0;
       for (ValueId out : node.outputs) {
         if (out != kNoValue) constant[out] = fold ? 1 : 0;
       }
-      if (fold && has_side_effects(node)) for_each_read(node, [&](ValueId v) { overwritten[v] = 1; });
+      if (fold && has_side_effects(node))
+        for_each_read(node, [&](ValueId v) { overwritten[v] = 1; });
     }
     for (size_t n = 0; n < nodes.size(); ++n) {
       if (folded_node[n]) continue;
       const Node& node = nodes[n];
-      const bool leaks = is_symbolic_builtin(node.op) || has_side_effects(node) ||
-                         facts_of(node.op).returns_alias;
+      const bool leaks =
+          is_symbolic_builtin(node.op) || has_side_effects(node) || facts_of(node.op).returns_alias;
       for_each_read(node, [&](ValueId v) {
         if (constant[v] && !pinned[v] && (leaks || overwritten[v])) {
           pinned[v] = 1;
@@ -410,17 +411,26 @@ std::optional<Candidate> fusible(const Graph& g, const Node& node,
   return Candidate{shape, false, false};
 }
 
-// Whether pointwise `node` can join a fused run, and its output's metadata.
+// The `target` of a kernel on `device`'s tensors: "cpu", "cuda" (a device type the CUDA
+// backend serves; Note [Fused kernel programs]), or "" where kernels are not generated.
+std::string kernel_target(const Device& device) {
+  if (device.type == kCPU) return "cpu";
+  if (DeviceTypeRegistry::instance().backend(device.type) == DispatchKey::CUDA) return "cuda";
+  return "";
+}
+
+// Whether pointwise `node` can join a fused run, and its output's metadata: every tensor
+// it reads on the device of its output, where kernels are generated.
 const TensorMeta* pointwise_fusible(const Graph& g, const Node& node) {
   auto it = fusible_ops().find(node.op);
   const ValueInfo& out = g.value(node.outputs[0]);
-  if (!out.meta || out.meta->device.type != kCPU || dtype_class(out.meta->dtype) == 0)
+  if (!out.meta || kernel_target(out.meta->device).empty() || dtype_class(out.meta->dtype) == 0)
     return nullptr;
   for (const Argument& a : node.arguments) {
     if (a.kind == Argument::Kind::List) return nullptr;
     if (a.kind == Argument::Kind::Value) {
       const ValueInfo& v = g.value(a.value);
-      if (v.type != ValueType::Tensor || !v.meta || v.meta->device.type != kCPU ||
+      if (v.type != ValueType::Tensor || !v.meta || v.meta->device != out.meta->device ||
           dtype_class(v.meta->dtype) == 0)
         return nullptr;
     } else if (program_constant(a.constant).empty()) {
@@ -553,7 +563,7 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
           reads_flat = reads_flat || flat_rows.count(v);
           reads_full = reads_full || !rows.count(v);
         });
-        if (reads_flat) break;
+        if (reads_flat || c->shape->device != first->shape->device) break;
         if (c->shape->sizes != first->shape->sizes) {
           // a pointwise op of the run's row values alone: one value per row
           if (c->row_op || reads_full || row_shape.empty() || c->shape->sizes != row_shape) break;
@@ -578,6 +588,7 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
     std::map<ValueId, std::string> names;  // value -> a<i> / v<k>
     std::vector<ValueId> inputs, outputs;
     std::string program = "loom-kernel 1\n";
+    if (shape.device.type != kCPU) program += "target " + kernel_target(shape.device) + "\n";
     std::string statements;
     FusedKernel kernel;
     // per tensor the run writes: the value it had before the run and its last value
