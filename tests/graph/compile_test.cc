@@ -493,6 +493,30 @@ TEST_F(CompileTest, OptimizersThatCountStepsOnTheHostAreRefused) {
   EXPECT_GT(values((before - net->weight).abs().sum())[0], 0);
 }
 
+// Note [Buffer reuse]
+TEST_F(CompileTest, KernelsWriteIntoInputsThatDieThere) {
+  const std::filesystem::path debug = cache_ / "debug";
+  setenv("LOOM_COMPILE_DEBUG", debug.c_str(), 1);
+  auto f = compile([](const Tensor& x) {
+    Tensor u = (x + 1.25).exp().cumsum(0);  // cumsum is not fused: it ends the first run
+    return (u * 0.01).tanh();               // u dies in the second run
+  });
+  Tensor x = randn({16, 8});
+  f(x);
+  Tensor y = f(x);
+  unsetenv("LOOM_COMPILE_DEBUG");
+  expect_near(y, ((x + 1.25).exp().cumsum(0) * 0.01).tanh());
+  std::vector<std::string> reusing;
+  for (const auto& entry : std::filesystem::directory_iterator(debug)) {
+    if (entry.path().extension() != ".program") continue;
+    std::ifstream in(entry.path());
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find(" into ") != std::string::npos) reusing.push_back(text);
+  }
+  ASSERT_EQ(reusing.size(), 1u);  // the second kernel; the first reads x, which lives on
+  EXPECT_NE(reusing[0].find("loom::tanh"), std::string::npos) << reusing[0];
+}
+
 // Note [Constant folding]
 TEST_F(CompileTest, ConstantsFoldOnceAndNeitherLeakNorAccumulate) {
   auto f = compile([](const Tensor& x) {

@@ -86,6 +86,14 @@ struct FusedKernel {
 // sound only when nothing else reads the written memory meanwhile: the written tensor must not be a
 // call input (another call may pass aliasing tensors) and, when captured, must have shared memory
 // with no other value of the graph but its own in-place results (a view of it would be read stale).
+//
+// Note [Buffer reuse]
+// ~~~~~~~~~~~~~~~~~~~
+// A kernel's output takes the buffer of one of its inputs when that input dies in the
+// run (read by nothing after it, not returned, not a graph input), is dense, has the
+// output's dtype and shares memory with no other value: `out v3 into a1`, as in-place
+// writes are made. Each element is read before it is written, so the kernel's result is
+// the same, with one allocation (and its page faults) fewer. Needs `shares_memory`.
 std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
                                         const FusionOptions& options = {});
 

@@ -537,6 +537,8 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
     read[v] = 1;
   }
   auto unread = [&](ValueId v) { return v == kNoValue || !read[v]; };
+  std::unordered_set<ValueId> graph_inputs;
+  for (const GraphInput& in : graph.inputs()) graph_inputs.insert(in.value);
 
   // runs of consecutive fusible nodes over one shape; a run is a row kernel when it holds
   // a row op, and then nothing in it may read a reduction made without keepdim
@@ -662,6 +664,29 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
       outputs.push_back(fresh);
       copies.emplace_back(before, fresh);
       copied_values.push_back(last);
+    }
+    // Note [Buffer reuse]
+    std::set<std::string> taken;
+    for (const auto& [value, input] : into) taken.insert(input);
+    for (auto [before, last] : writes) taken.insert(names[before]);
+    for (ValueId v : outputs) {
+      if (row_kernel || !options.shares_memory) break;
+      if (into.count(v)) continue;
+      for (ValueId in : inputs) {
+        const std::string& input = names[in];
+        if (taken.count(input) || !dense_inputs.count(in) || graph_inputs.count(in) ||
+            last_reader[in] >= end || graph.value(in).meta->dtype != graph.value(v).meta->dtype)
+          continue;
+        bool alone = true;
+        for (ValueId u = 0; u < static_cast<ValueId>(read.size()) && alone; ++u) {
+          alone = u == in || graph.value(u).type != ValueType::Tensor ||
+                  !options.shares_memory(u, in);
+        }
+        if (!alone) continue;
+        into[v] = input;
+        taken.insert(input);
+        break;
+      }
     }
     for (ValueId v : outputs) {
       program += "out " + names[v] + (into.count(v) ? " into " + into[v] : "") + "\n";
