@@ -15,8 +15,8 @@ trap 'rm -rf "$stage"' EXIT
 
 binaries=(bin/cuda_plugin_tests bin/gpu_bench bin/loom)
 libraries=(lib/libloom.so lib/libloom_core.so lib/libloom_dispatcher.so lib/libloom_ops.so
-           lib/libloom_schema.so)
-plugins=(cpu cuda autograd profiler)
+           lib/libloom_schema.so lib/libloom_graph.so)
+plugins=(cpu cuda autograd profiler compiler)
 
 mkdir -p "$stage/build/bin" "$stage/build/lib/loom/plugins" "$stage/debian-libs" \
   "$stage/fashion-mnist"
