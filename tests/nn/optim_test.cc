@@ -80,6 +80,35 @@ TEST_F(Optim, AdamStepsByTheLearningRateForAConstantGradient) {
   expect_near(run(ams, d, 2), {0.9, 0.8});
 }
 
+// capturable(true): the step count in a float64 tensor, the bias corrections as tensor
+// ops; the same updates (to rounding), the count saved and restored as an int64.
+TEST_F(Optim, CapturableAdamMatchesAdamAndSavesItsStepCount) {
+  for (bool amsgrad : {false, true}) {
+    LinearLoss a, b;
+    optim::AdamW plain({a.p}, optim::AdamOptions(0.1).amsgrad(amsgrad).weight_decay(0.5));
+    optim::AdamW capturable(
+        {b.p}, optim::AdamOptions(0.1).amsgrad(amsgrad).weight_decay(0.5).capturable(true));
+    EXPECT_FALSE(plain.capturable());
+    EXPECT_TRUE(capturable.capturable());
+    expect_near(run(capturable, b, 3), run(plain, a, 3));
+    EXPECT_EQ(capturable.state(0, 0).step_tensor.item<double>(), 3);
+    optim::NamedTensors saved = capturable.state_dict();
+    bool found = false;
+    for (const auto& [key, t] : saved) {
+      if (key != "state.0.0.step") continue;
+      found = true;
+      EXPECT_EQ(t.dtype(), ScalarType::Int64);
+      EXPECT_EQ(t.item<double>(), 3);
+    }
+    EXPECT_TRUE(found);
+    const uint64_t generation = capturable.generation();
+    capturable.load_state_dict(plain.state_dict());
+    EXPECT_GT(capturable.generation(), generation);  // a compiled step captures again
+    expect_near(run(capturable, b, 1), run(plain, a, 1));
+    EXPECT_EQ(capturable.state(0, 0).step_tensor.item<double>(), 4);
+  }
+}
+
 TEST_F(Optim, RMSpropPlainCenteredAndMomentum) {
   LinearLoss a;  // v = 0.01 * 4 = 0.04; p -= 0.01 * 2 / 0.2
   optim::RMSprop plain({a.p}, optim::RMSpropOptions(0.01));

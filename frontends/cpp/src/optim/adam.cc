@@ -82,15 +82,17 @@ void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState
 
 // The update of step_single with the step count in a tensor: the scalars first (one
 // small kernel when compiled), then the element-wise update (one kernel when compiled:
-// Note [In-place ops in fused kernels]). PyTorch's capturable Adam computes the same
-// values in another order, so results differ from step_single's in the last bits.
+// Note [In-place ops in fused kernels]). The count is a float64 tensor (PyTorch's is
+// float32, whose 1 - 0.999^t is off by 1e-5 relative at the first step), so the bias
+// corrections are step_single's; the element-wise ops round the corrections to the
+// parameter's dtype, so results differ from step_single's in the last bits.
 void Adam::step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {
   if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
   if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
   if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
   if (!s.step_tensor.defined()) {
     s.step_tensor = loom::full({}, static_cast<double>(s.step),
-                               TensorOptions().dtype(ScalarType::Float32).device(p.device()));
+                               TensorOptions().dtype(ScalarType::Float64).device(p.device()));
   }
   Tensor& t = s.step_tensor;
   t += 1;

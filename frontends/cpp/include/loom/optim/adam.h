@@ -32,7 +32,7 @@ struct AdamOptions {
 struct AdamParamState {
   int64_t step = 0;
   Tensor exp_avg, exp_avg_sq, max_exp_avg_sq;
-  // capturable: the step count as a float32 scalar on the parameter's device (the truth;
+  // capturable: the step count as a float64 scalar on the parameter's device (the truth;
   // `step` follows it when the state is saved).
   Tensor step_tensor;
 };
@@ -45,6 +45,9 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   explicit Adam(std::vector<ParamGroup<AdamOptions>> groups)
       : Adam("Adam", std::move(groups), false) {}
   void step() override;
+  // Whether every group has AdamOptions::capturable (then loom::compile(optimizer) may
+  // replay its step).
+  bool capturable() const override;
   const AdamParamState& state(size_t group, size_t i) const { return state_at(state_, group, i); }
 
  protected:
@@ -55,7 +58,6 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   void step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
   std::vector<StateField> state_fields(size_t group, size_t i) override;
   void state_loaded() override;
-  bool capturable() const override;
 
  private:
   bool decoupled_;
