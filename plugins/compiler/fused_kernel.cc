@@ -297,14 +297,14 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
       return;
     }
     const std::string debug_dir = args->debug_dir != nullptr ? args->debug_dir : "";
+    const std::string cache_dir =
+        args->cache_dir != nullptr ? args->cache_dir : default_cache_dir();
     auto k = std::make_unique<Kernel>();
     k->key = key;
     BuiltKernel built;
     if (program.target == Target::Cuda) {
-      built = build_cuda(key, text, generate_cuda(program, key), debug_dir, &k->image);
+      built = build_cuda(key, text, generate_cuda(program, key), cache_dir, debug_dir, &k->image);
     } else {
-      const std::string cache_dir =
-          args->cache_dir != nullptr ? args->cache_dir : default_cache_dir();
       built = build_or_load(key, text, generate_cpp(program, key), cache_dir, debug_dir);
     }
     k->program = std::move(program);

@@ -11,7 +11,10 @@
 // partial one. A reader trusts an entry only when its meta parses, the library's size
 // and hash match it, and the loaded library's loom_kernel_key symbol is the key; an
 // entry that fails any of these (truncated, corrupt, from another build) is removed and
-// built again. Kernels stay loaded for the life of the process.
+// built again. Kernels stay loaded for the life of the process. A CUDA kernel's entry is
+// KEY.cuda (NVRTC's cubin or PTX; its key hashes NVRTC's version and the architecture
+// too) with the same KEY.meta: the image holds no key symbol, so the meta's key, size and
+// hash are what is checked before the driver loads it.
 #include "toolchain.h"
 
 #include "cuda_libraries.h"
@@ -293,26 +296,80 @@ void write_debug(const std::string& debug_dir, const std::string& key, const std
 
 }  // namespace
 
+namespace {
+
+// What NVRTC builds for: a cubin for device 0's architecture ("sm_90"), or, without a
+// device (building only), PTX ("compute_75") that the driver compiles for whichever
+// device loads it. Asked once per process.
+const std::string& cuda_target_arch() {
+  static const std::string arch = [] {
+    try {
+      return cuda_device_arch(0);
+    } catch (const sdk::Error&) {
+      return std::string("compute_75");
+    }
+  }();
+  return arch;
+}
+
+// The cache directory, created; the error names LOOM_CACHE_DIR.
+void make_cache_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw sdk::Error("[compiler] the kernel cache directory '" + dir + "' cannot be created: " +
+                         ec.message() + " (set LOOM_CACHE_DIR to a writable directory)",
+                     LOOM_STATUS_FAILED_PRECONDITION);
+  }
+}
+
+// A CUDA entry of the cache: KEY.cuda (the cubin or PTX) and KEY.meta, checked as a
+// library's entry (the image holds no key of its own: the meta's key, size and hash
+// vouch for it). An entry that fails is removed; returns "" then.
+std::string load_image_entry(const std::string& dir, const std::string& key) {
+  const std::string image = dir + "/" + key + ".cuda";
+  const std::string meta = read_file(dir + "/" + key + ".meta", 4096);
+  if (meta.empty()) return "";
+  std::string bytes = read_file(image);
+  if (!bytes.empty() && meta == meta_text(key, bytes)) return bytes;
+  std::error_code ignored;
+  fs::remove(dir + "/" + key + ".meta", ignored);
+  fs::remove(image, ignored);
+  return "";
+}
+
+// Writes both files under names of their own, then renames them into place, the image
+// first (Note [The kernel cache]).
+void store_image_entry(const std::string& dir, const std::string& key, const std::string& image) {
+  const std::string base = dir + "/" + key + "." + unique_suffix();
+  write_file(base + ".cuda", image);
+  write_file(base + ".meta", meta_text(key, image));
+  fs::rename(base + ".cuda", dir + "/" + key + ".cuda");
+  fs::rename(base + ".meta", dir + "/" + key + ".meta");
+}
+
+}  // namespace
+
 std::string cuda_kernel_key(const std::string& program) {
   const std::string material = std::string(kCudaGeneratorVersion) + "\nloom " +
-                               LOOM_COMPILER_VERSION + "\n" + nvrtc_version() + "\n" + program;
+                               LOOM_COMPILER_VERSION + "\n" + nvrtc_version() + " " +
+                               cuda_target_arch() + "\n" + program;
   XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
   return hex64(h.high64) + hex64(h.low64);
 }
 
 BuiltKernel build_cuda(const std::string& key, const std::string& program,
-                       const std::string& source, const std::string& debug_dir,
-                       std::string* image) {
+                       const std::string& source, const std::string& cache_dir,
+                       const std::string& debug_dir, std::string* image) {
   const auto start = std::chrono::steady_clock::now();
   write_debug(debug_dir, key, program, source, ".cu");
-  // a cubin for device 0's architecture; without a device (building only), PTX that the
-  // driver would compile for whichever device loads it
-  std::string arch = "compute_75";
-  try {
-    arch = cuda_device_arch(0);
-  } catch (const sdk::Error&) {
+  if (!cache_dir.empty()) {
+    make_cache_dir(cache_dir);
+    *image = load_image_entry(cache_dir, key);
+    if (!image->empty()) return {nullptr, 2, ms_since(start)};
   }
-  *image = nvrtc_compile(source, "kernel_" + key + ".cu", arch);
+  *image = nvrtc_compile(source, "kernel_" + key + ".cu", cuda_target_arch());
+  if (!cache_dir.empty()) store_image_entry(cache_dir, key, *image);
   return {nullptr, 0, ms_since(start)};
 }
 
@@ -324,13 +381,7 @@ BuiltKernel build_or_load(const std::string& key, const std::string& program,
   std::string dir = cache_dir;
   bool temporary = false;
   if (!dir.empty()) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) {
-      throw sdk::Error("[compiler] the kernel cache directory '" + dir + "' cannot be created: " +
-                           ec.message() + " (set LOOM_CACHE_DIR to a writable directory)",
-                       LOOM_STATUS_FAILED_PRECONDITION);
-    }
+    make_cache_dir(dir);
     if (KernelFn fn = load_entry(dir, key)) return {fn, 2, ms_since(start)};
   } else {
     char tmpl[] = "/tmp/loom-kernel-XXXXXX";

@@ -40,14 +40,15 @@ BuiltKernel build_or_load(const std::string& key, const std::string& program,
                           const std::string& debug_dir);
 
 // The key of a CUDA program: a hash of it, the CUDA generator's version, NVRTC's and
-// loom's. Throws as nvrtc_version() where NVRTC is missing.
+// loom's, and the architecture built for. Throws as nvrtc_version() where NVRTC is missing.
 std::string cuda_kernel_key(const std::string& program);
 
-// Builds CUDA `source` with NVRTC into `image` (a cubin for device 0, or PTX where no
-// device is present), writing program and source to `debug_dir` (may be empty). CUDA
-// kernels are kept in memory only, for the life of the process.
+// Loads the CUDA image of `key` from `cache_dir` ("": no disk cache) when a sound entry
+// is there, else builds `source` with NVRTC (a cubin for device 0, or PTX where no device
+// is present) and stores it; writes program and source to `debug_dir` (may be empty).
 BuiltKernel build_cuda(const std::string& key, const std::string& program,
-                       const std::string& source, const std::string& debug_dir, std::string* image);
+                       const std::string& source, const std::string& cache_dir,
+                       const std::string& debug_dir, std::string* image);
 
 // $LOOM_CACHE_DIR, else $HOME/.cache/loom/compile.
 std::string default_cache_dir();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -614,12 +615,16 @@ const char* kProbeProgram =
     "loom-kernel 1\nin a0 float32 dense\nv0 float32 float32 = loom::mul.Tensor a0 #3\n"
     "v1 float32 float32 = loom::add.Tensor v0 #1 #1\nout v1\n";
 
-// Builds kProbeProgram into `dir`; returns where it came from (0 built, 1 this process,
-// 2 the disk cache).
-int build_probe(const std::string& dir) {
+// kProbeProgram for a CUDA GPU: built by NVRTC, cached as KEY.cuda.
+const std::string kCudaProbeProgram =
+    std::string("loom-kernel 1\ntarget cuda\n") + (kProbeProgram + std::strlen("loom-kernel 1\n"));
+
+// Builds kProbeProgram (or, `cuda`, kCudaProbeProgram) into `dir`; returns where it came
+// from (0 built, 1 this process, 2 the disk cache).
+int build_probe(const std::string& dir, bool cuda = false) {
   LoomKernelBuildArgs args{};
   args.struct_size = sizeof(args);
-  args.program = kProbeProgram;
+  args.program = cuda ? kCudaProbeProgram.c_str() : kProbeProgram;
   args.cache_dir = dir.c_str();
   ReadSection section;
   const auto* api =
@@ -636,21 +641,24 @@ TEST_F(CompileTest, CacheProbe) {
   if (dir == nullptr || expect == nullptr) {
     GTEST_SKIP() << "run by CacheEntriesAreCheckedInANewProcess in a process of its own";
   }
-  EXPECT_EQ(build_probe(dir), std::atoi(expect));
+  EXPECT_EQ(build_probe(dir, std::getenv("LOOM_COMPILE_PROBE_CUDA") != nullptr), std::atoi(expect));
+}
+
+// Runs CacheProbe in a new process, expecting `expect` from build_probe.
+int probe_in_new_process(const std::string& dir, int expect, bool cuda = false) {
+  std::string command =
+      "LOOM_COMPILE_PROBE_DIR='" + dir + "' LOOM_COMPILE_PROBE_EXPECT=" + std::to_string(expect) +
+      (cuda ? " LOOM_COMPILE_PROBE_CUDA=1" : "") + " LOOM_PLUGIN_PATH='" LOOM_PLUGIN_DIR "' " +
+      std::filesystem::read_symlink("/proc/self/exe").string() +
+      " --gtest_filter=CompileTest.CacheProbe > /dev/null 2>&1";
+  return std::system(command.c_str());
 }
 
 TEST_F(CompileTest, CacheEntriesAreCheckedInANewProcess) {
   const std::string dir = (cache_ / "kernels").string();
   EXPECT_EQ(build_probe(dir), 0);  // built
   EXPECT_EQ(build_probe(dir), 1);  // this process has it
-  auto probe = [&](int expect) {
-    std::string command = "LOOM_COMPILE_PROBE_DIR='" + dir +
-                          "' LOOM_COMPILE_PROBE_EXPECT=" + std::to_string(expect) +
-                          " LOOM_PLUGIN_PATH='" LOOM_PLUGIN_DIR "' " +
-                          std::filesystem::read_symlink("/proc/self/exe").string() +
-                          " --gtest_filter=CompileTest.CacheProbe > /dev/null 2>&1";
-    return std::system(command.c_str());
-  };
+  auto probe = [&](int expect) { return probe_in_new_process(dir, expect); };
   EXPECT_EQ(probe(2), 0);  // a new process loads the entry from disk
   std::filesystem::path so;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -671,6 +679,26 @@ TEST_F(CompileTest, CacheEntriesAreCheckedInANewProcess) {
     meta << "loom-kernel-cache 1\nkey nonsense\n";  // a meta that does not match
   }
   EXPECT_EQ(probe(0), 0);
+}
+
+// CUDA images have disk entries too (KEY.cuda and KEY.meta), checked the same way.
+TEST_F(CompileTest, CudaCacheEntriesAreCheckedInANewProcess) {
+  const std::string dir = (cache_ / "kernels").string();
+  try {
+    EXPECT_EQ(build_probe(dir, true), 0);
+  } catch (const Error& e) {
+    if (e.code() == ErrorCode::Unimplemented) GTEST_SKIP() << e.what();  // no NVRTC here
+    throw;
+  }
+  EXPECT_EQ(probe_in_new_process(dir, 2, true), 0);  // loaded from disk
+  std::filesystem::path image;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".cuda") image = entry.path();
+  }
+  ASSERT_FALSE(image.empty());
+  std::filesystem::resize_file(image, 10);           // truncated
+  EXPECT_EQ(probe_in_new_process(dir, 0, true), 0);  // detected and built again
+  EXPECT_EQ(probe_in_new_process(dir, 2, true), 0);
 }
 
 // A `target cuda` program becomes CUDA C++ that NVRTC compiles, GPU or not (the kernel
