@@ -14,6 +14,7 @@
 #include "cpp_codegen.h"
 #include "cuda_codegen.h"
 #include "cuda_libraries.h"
+#include "hip_libraries.h"
 #include "kernel_program.h"
 #include "loom/sdk/dtype.hpp"
 #include "loom/sdk/error.hpp"
@@ -202,9 +203,10 @@ LoomError* run_kernel(void* ctx, const LoomKernelCall* call) {
   });
 }
 
-// The CUDA kernel of one fused program: the same checks, every input on one GPU, and a
-// launch on the caller's current stream (loaded on each device at its first call).
-LoomError* run_cuda_kernel(void* ctx, const LoomKernelCall* call) {
+// The GPU kernel of one fused program (target cuda or hip): the same checks, every input
+// on one GPU, and a launch on the caller's current stream (loaded on each device at its
+// first call).
+LoomError* run_gpu_kernel(void* ctx, const LoomKernelCall* call) {
   return sdk::catch_all([&] {
     Kernel& k = *static_cast<Kernel*>(ctx);
     CheckedCall c = check_call(k, call);
@@ -212,12 +214,12 @@ LoomError* run_cuda_kernel(void* ctx, const LoomKernelCall* call) {
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       const LoomDevice d = c.inputs[i].device();
       if (d.type != device.type || d.index != device.index || d.type == LOOM_DEVICE_CPU) {
-        throw sdk::Error(c.name + "expected every input on one CUDA device, found input " +
+        throw sdk::Error(c.name + "expected every input on one GPU, found input " +
                          std::to_string(i) + " on another device");
       }
     }
     if (c.shape.size() > static_cast<size_t>(kCudaMaxDims)) {
-      throw sdk::Error(c.name + "a CUDA kernel takes at most " + std::to_string(kCudaMaxDims) +
+      throw sdk::Error(c.name + "a GPU kernel takes at most " + std::to_string(kCudaMaxDims) +
                        " dimensions, found " + std::to_string(c.shape.size()));
     }
     std::vector<sdk::Tensor> outputs = make_outputs(k, c, device);
@@ -229,7 +231,9 @@ LoomError* run_cuda_kernel(void* ctx, const LoomKernelCall* call) {
         if (k.functions.size() <= index) k.functions.resize(index + 1, nullptr);
         if (k.functions[index] == nullptr) {
           k.functions[index] =
-              cuda_load_function(k.image, static_cast<int>(index), kCudaKernelSymbol);
+              k.program.target == Target::Hip
+                  ? hip_load_function(k.image, static_cast<int>(index), kCudaKernelSymbol)
+                  : cuda_load_function(k.image, static_cast<int>(index), kCudaKernelSymbol);
         }
         function = k.functions[index];
       }
@@ -252,7 +256,11 @@ LoomError* run_cuda_kernel(void* ctx, const LoomKernelCall* call) {
       params.push_back(&ndim);
       params.push_back(&numel);
       void* stream = LOOM_HAS_FIELD(call, LoomKernelCall, stream) ? call->stream : nullptr;
-      cuda_launch(function, device.index, stream, c.numel, params.data());
+      if (k.program.target == Target::Hip) {
+        hip_launch(function, device.index, stream, c.numel, params.data());
+      } else {
+        cuda_launch(function, device.index, stream, c.numel, params.data());
+      }
     }
     return_outputs(c, outputs, call);
   });
@@ -287,7 +295,7 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
     const std::string text = args->program;
     Program program = parse_program(text);
     const std::string key =
-        program.target == Target::Cuda ? cuda_kernel_key(text) : kernel_key(text);
+        program.target == Target::Cpu ? kernel_key(text) : gpu_kernel_key(program.target, text);
     Kernels& ks = kernels();
     std::lock_guard<std::mutex> lock(ks.mutex);
     if (auto it = ks.by_key.find(key); it != ks.by_key.end()) {
@@ -302,8 +310,9 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
     auto k = std::make_unique<Kernel>();
     k->key = key;
     BuiltKernel built;
-    if (program.target == Target::Cuda) {
-      built = build_cuda(key, text, generate_cuda(program, key), cache_dir, debug_dir, &k->image);
+    if (program.target != Target::Cpu) {
+      built = build_gpu(program.target, key, text, generate_cuda(program, key), cache_dir,
+                        debug_dir, &k->image);
     } else {
       built = build_or_load(key, text, generate_cpp(program, key), cache_dir, debug_dir);
     }
@@ -318,9 +327,11 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
     const LoomOperator* op = nullptr;
     LoomPluginContext* plugin = sdk::plugin_state().context;
     sdk::check(sdk::host().define_op(plugin, schema.c_str(), &op));
-    if (k->program.target == Target::Cuda) {
-      sdk::check(sdk::host().register_kernel(plugin, op, LOOM_KEY_CUDA, &run_cuda_kernel, k.get(),
-                                             nullptr));
+    if (k->program.target != Target::Cpu) {
+      const LoomDispatchKey backend =
+          k->program.target == Target::Hip ? LOOM_KEY_HIP : LOOM_KEY_CUDA;
+      sdk::check(
+          sdk::host().register_kernel(plugin, op, backend, &run_gpu_kernel, k.get(), nullptr));
     } else {
       sdk::check(
           sdk::host().register_kernel(plugin, op, LOOM_KEY_CPU, &run_kernel, k.get(), nullptr));

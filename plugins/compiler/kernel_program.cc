@@ -53,10 +53,13 @@ class Parser {
       } else if (words[0] == "target") {
         if (!program_.inputs.empty() || !program_.statements.empty())
           fail("the 'target' line must come before the inputs");
-        if (words.size() != 2 || (words[1] != "cpu" && words[1] != "cuda")) {
-          fail("expected 'target cpu' or 'target cuda', found '" + std::string(line) + "'");
+        if (words.size() != 2 || (words[1] != "cpu" && words[1] != "cuda" && words[1] != "hip")) {
+          fail("expected 'target cpu', 'target cuda' or 'target hip', found '" + std::string(line) +
+               "'");
         }
-        program_.target = words[1] == "cuda" ? Target::Cuda : Target::Cpu;
+        program_.target = words[1] == "cuda"  ? Target::Cuda
+                          : words[1] == "hip" ? Target::Hip
+                                              : Target::Cpu;
       } else if (words[0] == "in") {
         input(words);
       } else if (words[0] == "out") {

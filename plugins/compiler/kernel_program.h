@@ -13,9 +13,10 @@ namespace loom::compiler {
 
 enum class Layout : uint8_t { Dense, Scalar, Strided };
 
-// Where a kernel's code runs: the CPU (C++ built by the system compiler) or a CUDA GPU
-// (CUDA C++ built by NVRTC: cuda_codegen.h). A program's `target` line; CPU without one.
-enum class Target : uint8_t { Cpu, Cuda };
+// Where a kernel's code runs: the CPU (C++ built by the system compiler), a CUDA GPU
+// (CUDA C++ built by NVRTC: cuda_codegen.h) or an AMD GPU (the same source, built by
+// hiprtc). A program's `target` line; CPU without one.
+enum class Target : uint8_t { Cpu, Cuda, Hip };
 
 struct ProgramInput {
   LoomDType dtype = LOOM_DTYPE_FLOAT32;

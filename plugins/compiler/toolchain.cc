@@ -11,13 +11,15 @@
 // partial one. A reader trusts an entry only when its meta parses, the library's size
 // and hash match it, and the loaded library's loom_kernel_key symbol is the key; an
 // entry that fails any of these (truncated, corrupt, from another build) is removed and
-// built again. Kernels stay loaded for the life of the process. A CUDA kernel's entry is
-// KEY.cuda (NVRTC's cubin or PTX; its key hashes NVRTC's version and the architecture
-// too) with the same KEY.meta: the image holds no key symbol, so the meta's key, size and
-// hash are what is checked before the driver loads it.
+// built again. Kernels stay loaded for the life of the process. A GPU kernel's entry is
+// KEY.cuda (NVRTC's cubin or PTX) or KEY.hip (hiprtc's code object), its key hashing the
+// runtime compiler's version and the architecture too, with the same KEY.meta: the image
+// holds no key symbol, so the meta's key, size and hash are what is checked before the
+// driver loads it.
 #include "toolchain.h"
 
 #include "cuda_libraries.h"
+#include "hip_libraries.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -51,7 +53,7 @@ namespace fs = std::filesystem;
 
 // Bumped whenever generated code changes for the same program.
 constexpr const char* kGeneratorVersion = "cpp-3";
-constexpr const char* kCudaGeneratorVersion = "cuda-1";
+constexpr const char* kGpuGeneratorVersion = "cuda-1";
 
 bool is_executable(const std::string& path) {
   struct stat st;
@@ -323,11 +325,12 @@ void make_cache_dir(const std::string& dir) {
   }
 }
 
-// A CUDA entry of the cache: KEY.cuda (the cubin or PTX) and KEY.meta, checked as a
-// library's entry (the image holds no key of its own: the meta's key, size and hash
-// vouch for it). An entry that fails is removed; returns "" then.
-std::string load_image_entry(const std::string& dir, const std::string& key) {
-  const std::string image = dir + "/" + key + ".cuda";
+// A GPU entry of the cache: KEY.cuda (the cubin or PTX) or KEY.hip (the code object) and
+// KEY.meta, checked as a library's entry (the image holds no key of its own: the meta's
+// key, size and hash vouch for it). An entry that fails is removed; returns "" then.
+std::string load_image_entry(const std::string& dir, const std::string& key,
+                             const std::string& extension) {
+  const std::string image = dir + "/" + key + extension;
   const std::string meta = read_file(dir + "/" + key + ".meta", 4096);
   if (meta.empty()) return "";
   std::string bytes = read_file(image);
@@ -340,36 +343,41 @@ std::string load_image_entry(const std::string& dir, const std::string& key) {
 
 // Writes both files under names of their own, then renames them into place, the image
 // first (Note [The kernel cache]).
-void store_image_entry(const std::string& dir, const std::string& key, const std::string& image) {
+void store_image_entry(const std::string& dir, const std::string& key, const std::string& image,
+                       const std::string& extension) {
   const std::string base = dir + "/" + key + "." + unique_suffix();
-  write_file(base + ".cuda", image);
+  write_file(base + extension, image);
   write_file(base + ".meta", meta_text(key, image));
-  fs::rename(base + ".cuda", dir + "/" + key + ".cuda");
+  fs::rename(base + extension, dir + "/" + key + extension);
   fs::rename(base + ".meta", dir + "/" + key + ".meta");
 }
 
 }  // namespace
 
-std::string cuda_kernel_key(const std::string& program) {
-  const std::string material = std::string(kCudaGeneratorVersion) + "\nloom " +
-                               LOOM_COMPILER_VERSION + "\n" + nvrtc_version() + " " +
-                               cuda_target_arch() + "\n" + program;
+std::string gpu_kernel_key(Target target, const std::string& program) {
+  const std::string tools = target == Target::Hip ? hiprtc_version() + " " + hip_target()
+                                                  : nvrtc_version() + " " + cuda_target_arch();
+  const std::string material = std::string(kGpuGeneratorVersion) + "\nloom " +
+                               LOOM_COMPILER_VERSION + "\n" + tools + "\n" + program;
   XXH128_hash_t h = XXH3_128bits(material.data(), material.size());
   return hex64(h.high64) + hex64(h.low64);
 }
 
-BuiltKernel build_cuda(const std::string& key, const std::string& program,
-                       const std::string& source, const std::string& cache_dir,
-                       const std::string& debug_dir, std::string* image) {
+BuiltKernel build_gpu(Target target, const std::string& key, const std::string& program,
+                      const std::string& source, const std::string& cache_dir,
+                      const std::string& debug_dir, std::string* image) {
   const auto start = std::chrono::steady_clock::now();
   write_debug(debug_dir, key, program, source, ".cu");
+  const std::string extension = target == Target::Hip ? ".hip" : ".cuda";
   if (!cache_dir.empty()) {
     make_cache_dir(cache_dir);
-    *image = load_image_entry(cache_dir, key);
+    *image = load_image_entry(cache_dir, key, extension);
     if (!image->empty()) return {nullptr, 2, ms_since(start)};
   }
-  *image = nvrtc_compile(source, "kernel_" + key + ".cu", cuda_target_arch());
-  if (!cache_dir.empty()) store_image_entry(cache_dir, key, *image);
+  const std::string name = "kernel_" + key + ".cu";
+  *image = target == Target::Hip ? hiprtc_compile(source, name)
+                                 : nvrtc_compile(source, name, cuda_target_arch());
+  if (!cache_dir.empty()) store_image_entry(cache_dir, key, *image, extension);
   return {nullptr, 0, ms_since(start)};
 }
 

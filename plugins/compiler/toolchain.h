@@ -39,16 +39,18 @@ BuiltKernel build_or_load(const std::string& key, const std::string& program,
                           const std::string& source, const std::string& cache_dir,
                           const std::string& debug_dir);
 
-// The key of a CUDA program: a hash of it, the CUDA generator's version, NVRTC's and
-// loom's, and the architecture built for. Throws as nvrtc_version() where NVRTC is missing.
-std::string cuda_kernel_key(const std::string& program);
+// The key of a GPU program (target cuda or hip): a hash of it, the GPU generator's
+// version, loom's, the runtime compiler's (NVRTC, hiprtc) and the architecture built for.
+// Throws as nvrtc_version() / hiprtc_version() where that compiler is missing.
+std::string gpu_kernel_key(Target target, const std::string& program);
 
-// Loads the CUDA image of `key` from `cache_dir` ("": no disk cache) when a sound entry
-// is there, else builds `source` with NVRTC (a cubin for device 0, or PTX where no device
-// is present) and stores it; writes program and source to `debug_dir` (may be empty).
-BuiltKernel build_cuda(const std::string& key, const std::string& program,
-                       const std::string& source, const std::string& cache_dir,
-                       const std::string& debug_dir, std::string* image);
+// Loads the GPU image of `key` from `cache_dir` ("": no disk cache) when a sound entry
+// is there, else builds `source` (cuda_codegen.h) with NVRTC (a cubin for device 0, or
+// PTX where no device is present) or hiprtc (a code object) and stores it; writes program
+// and source to `debug_dir` (may be empty).
+BuiltKernel build_gpu(Target target, const std::string& key, const std::string& program,
+                      const std::string& source, const std::string& cache_dir,
+                      const std::string& debug_dir, std::string* image);
 
 // $LOOM_CACHE_DIR, else $HOME/.cache/loom/compile.
 std::string default_cache_dir();

@@ -66,10 +66,11 @@ bool returns_tensors(const std::string& op) {
   return false;
 }
 
-// Each kernel program the sweep made once per set of ops, as `target cuda`, through
-// NVRTC: the CUDA generator's code for every fusible op compiles (it runs on a GPU in the
-// CUDA plugin's tests). Returns the number built; fails naming each program NVRTC refused.
-int build_as_cuda(const std::filesystem::path& programs) {
+// Each kernel program the sweep made once per set of ops, as `target` (cuda or hip),
+// through NVRTC or hiprtc: the GPU generator's code for every fusible op compiles (it runs
+// on a GPU in the GPU plugins' tests). Returns the number built; fails naming each
+// program the runtime compiler refused.
+int build_for_gpu(const std::filesystem::path& programs, const std::string& target) {
   const auto* api =
       static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
   std::set<std::string> op_sets;
@@ -82,7 +83,8 @@ int build_as_cuda(const std::filesystem::path& programs) {
     for (size_t at = text.find(" = "); at != std::string::npos; at = text.find(" = ", at + 1))
       ops += text.substr(at + 3, text.find(' ', at + 3) - at - 3) + ",";
     if (!op_sets.insert(ops).second) continue;
-    const std::string program = "loom-kernel 1\ntarget cuda\n" + text.substr(text.find('\n') + 1);
+    const std::string program =
+        "loom-kernel 1\ntarget " + target + "\n" + text.substr(text.find('\n') + 1);
     LoomKernelBuildArgs args{};
     args.struct_size = sizeof(args);
     args.program = program.c_str();
@@ -161,27 +163,29 @@ TEST(CompileSweep, EverySampleMatchesEager) {
                                 << " ops differ from eager when compiled:" << report;
   EXPECT_GT(fused, 100 / stride);
   unsetenv("LOOM_COMPILE_DEBUG");
-  std::string why_not;
-  try {
-    ReadSection section;
-    const auto* api =
-        static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
-    LoomKernelBuildArgs probe{};
-    probe.struct_size = sizeof(probe);
-    const char* kProbe =
-        "loom-kernel 1\ntarget cuda\nin a0 float32 dense\nv0 float32 float32 = loom::neg a0\n"
-        "out v0\n";
-    probe.program = kProbe;
-    probe.cache_dir = "";
-    dispatch::check_table_error(api->build_kernel(&probe), "compiler");
-  } catch (const Error& e) {
-    why_not = e.what();
-  }
-  if (why_not.empty()) {
-    std::printf("compile sweep: %d kernel programs built for CUDA by NVRTC\n",
-                build_as_cuda(programs));
-  } else {
-    std::printf("compile sweep: no CUDA programs built (%s)\n", why_not.c_str());
+  for (const std::string target : {"cuda", "hip"}) {
+    std::string why_not;
+    try {
+      ReadSection section;
+      const auto* api = static_cast<const LoomCompilerApi*>(
+          dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
+      const std::string probe = "loom-kernel 1\ntarget " + target +
+                                "\nin a0 float32 dense\nv0 float32 float32 = loom::neg a0\n"
+                                "out v0\n";
+      LoomKernelBuildArgs args{};
+      args.struct_size = sizeof(args);
+      args.program = probe.c_str();
+      args.cache_dir = "";
+      dispatch::check_table_error(api->build_kernel(&args), "compiler");
+    } catch (const Error& e) {
+      why_not = e.what();
+    }
+    if (why_not.empty()) {
+      std::printf("compile sweep: %d kernel programs built for %s\n",
+                  build_for_gpu(programs, target), target.c_str());
+    } else {
+      std::printf("compile sweep: no %s programs built (%s)\n", target.c_str(), why_not.c_str());
+    }
   }
   std::filesystem::remove_all(programs);
 }

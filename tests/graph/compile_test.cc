@@ -463,7 +463,9 @@ TEST_F(CompileTest, ACompiledOptimizerStepFollowsTheEagerOne) {
   EXPECT_EQ(e.kernels, 8) << e.graph;  // per parameter: the bias corrections, the update
   EXPECT_EQ(e.graph.find("loom::lerp_"), std::string::npos) << e.graph;
   for (auto& [key, t] : compiled_opt.state_dict()) {
-    if (key == "state.0.0.step") EXPECT_EQ(t.item<double>(), 4);  // the step tensor's count
+    if (key == "state.0.0.step") {
+      EXPECT_EQ(t.item<double>(), 4);  // the step tensor's count
+    }
   }
   eager_opt.set_lr(0.01);
   compiled_opt.set_lr(0.01);
@@ -701,43 +703,54 @@ TEST_F(CompileTest, CudaCacheEntriesAreCheckedInANewProcess) {
   EXPECT_EQ(probe_in_new_process(dir, 2, true), 0);
 }
 
-// A `target cuda` program becomes CUDA C++ that NVRTC compiles, GPU or not (the kernel
-// runs in the CUDA plugin's tests, tests/gpu/cuda/compile_test.cc, where there is one).
-TEST_F(CompileTest, CudaKernelProgramsBuildWithNvrtc) {
-  const std::filesystem::path debug = cache_ / "debug";
-  const std::string program =
-      "loom-kernel 1\ntarget cuda\n"
-      "in a0 float32 dense\nin a1 float32 strided\nin a2 float32 scalar\nin a3 bool strided\n"
-      "v0 float32 float32 = loom::sin a0\n"
-      "v1 float32 float32 = loom::add.Tensor v0 a1 #2\n"
-      "v2 float32 float32 = loom::remainder.Tensor v1 a2\n"
-      "v3 float32 float32 = loom::where.self a3 v2 #nan\n"
-      "v4 float32 float32 = loom::clamp v3 #-inf #1.5\n"
-      "v5 bool bool = loom::isnan v4\n"
-      "v6 int64 int64 = loom::mul.Tensor a0 #3\n"
-      "out v4 into a0\nout v5\n";
-  LoomKernelBuildArgs args{};
-  args.struct_size = sizeof(args);
-  args.cache_dir = "";
-  args.program = program.c_str();
-  const std::string debug_dir = debug.string();
-  args.debug_dir = debug_dir.c_str();
-  ReadSection section;
-  const auto* api =
-      static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
-  try {
-    dispatch::check_table_error(api->build_kernel(&args), "compiler");
-  } catch (const Error& e) {
-    if (e.code() == ErrorCode::Unimplemented) GTEST_SKIP() << e.what();  // no NVRTC here
-    throw;
+// A `target cuda` program becomes CUDA C++ that NVRTC compiles, and a `target hip` one the
+// same source that hiprtc compiles, GPU or not (the kernels run in the GPU plugins' tests,
+// tests/gpu/cuda/compile_test.cc, where there is a GPU). Each is skipped where its runtime
+// compiler is missing.
+TEST_F(CompileTest, GpuKernelProgramsBuildWithNvrtcAndHiprtc) {
+  int built = 0;
+  std::string missing;
+  for (const std::string target : {"cuda", "hip"}) {
+    SCOPED_TRACE(target);
+    const std::filesystem::path debug = cache_ / ("debug-" + target);
+    const std::string program =
+        "loom-kernel 1\ntarget " + target +
+        "\nin a0 float32 dense\nin a1 float32 strided\nin a2 float32 scalar\n"
+        "in a3 bool strided\n"
+        "v0 float32 float32 = loom::sin a0\n"
+        "v1 float32 float32 = loom::add.Tensor v0 a1 #2\n"
+        "v2 float32 float32 = loom::remainder.Tensor v1 a2\n"
+        "v3 float32 float32 = loom::where.self a3 v2 #nan\n"
+        "v4 float32 float32 = loom::clamp v3 #-inf #1.5\n"
+        "v5 bool float32 = loom::isnan v4\n"
+        "v6 int64 int64 = loom::mul.Tensor a0 #3\n"
+        "out v4 into a0\nout v5\nout v6\n";
+    LoomKernelBuildArgs args{};
+    args.struct_size = sizeof(args);
+    args.cache_dir = "";
+    args.program = program.c_str();
+    const std::string debug_dir = debug.string();
+    args.debug_dir = debug_dir.c_str();
+    ReadSection section;
+    const auto* api =
+        static_cast<const LoomCompilerApi*>(dispatch::find_extension(LOOM_COMPILER_EXTENSION_NAME));
+    try {
+      dispatch::check_table_error(api->build_kernel(&args), "compiler");
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::Unimplemented) throw;
+      missing += std::string(e.what()) + "; ";  // no NVRTC or hiprtc here
+      continue;
+    }
+    ++built;
+    const std::string op = dispatch::OperatorHandle::from_abi(args.out_op).name();
+    ASSERT_EQ(op.rfind("compiled::kernel_", 0), 0u) << op;
+    std::ifstream source(debug / (op.substr(std::string("compiled::").size()) + ".cu"));
+    std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("__global__ void loom_cuda_kernel"), std::string::npos) << op;
+    EXPECT_NE(text.find("__int_as_float(0x7fc00000)"), std::string::npos) << text;  // the NaN
+    EXPECT_NE(text.find("float* q0"), std::string::npos) << text;  // written into a0: aliased
   }
-  const std::string op = dispatch::OperatorHandle::from_abi(args.out_op).name();
-  ASSERT_EQ(op.rfind("compiled::kernel_", 0), 0u) << op;
-  std::ifstream source(debug / (op.substr(std::string("compiled::").size()) + ".cu"));
-  std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("__global__ void loom_cuda_kernel"), std::string::npos) << op;
-  EXPECT_NE(text.find("__int_as_float(0x7fc00000)"), std::string::npos) << text;  // the NaN
-  EXPECT_NE(text.find("float* q0"), std::string::npos) << text;  // written into a0: no restrict
+  if (built == 0) GTEST_SKIP() << missing;
 }
 
 TEST_F(CompileTest, KernelProgramsAreChecked) {
@@ -775,7 +788,7 @@ TEST_F(CompileTest, KernelProgramsAreChecked) {
   expect_error([&] { build(add + "out v0 onto a0\n"); }, "compiler",
                std::vector<std::string>{"'out NAME into INPUT'"});
   expect_error([&] { build("loom-kernel 1\ntarget tpu\n"); }, "compiler",
-               {"line 2", "expected 'target cpu' or 'target cuda'"});
+               {"line 2", "expected 'target cpu', 'target cuda' or 'target hip'"});
   expect_error([&] { build("loom-kernel 1\nin a0 float32 dense\ntarget cuda\n"); }, "compiler",
                std::vector<std::string>{"the 'target' line must come before the inputs"});
 }

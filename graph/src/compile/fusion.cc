@@ -161,11 +161,14 @@ std::optional<Candidate> fusible(const Graph& g, const Node& node,
   return Candidate{shape, false, false};
 }
 
-// The `target` of a kernel on `device`'s tensors: "cpu", "cuda" (a device type the CUDA
-// backend serves; Note [Fused kernel programs]), or "" where kernels are not generated.
+// The `target` of a kernel on `device`'s tensors: "cpu", "cuda" or "hip" (a device type
+// the CUDA or HIP backend serves; Note [Fused kernel programs]), or "" where kernels are
+// not generated.
 std::string kernel_target(const Device& device) {
   if (device.type == kCPU) return "cpu";
-  if (DeviceTypeRegistry::instance().backend(device.type) == DispatchKey::CUDA) return "cuda";
+  const DispatchKey backend = DeviceTypeRegistry::instance().backend(device.type);
+  if (backend == DispatchKey::CUDA) return "cuda";
+  if (backend == DispatchKey::HIP) return "hip";
   return "";
 }
 

@@ -18,7 +18,7 @@
  * cache key and can be read in LOOM_COMPILE_DEBUG's files:
  *
  *   loom-kernel 1
- *   target cuda                optional: where it runs (cpu, the default, or cuda)
+ *   target cuda                optional: where it runs (cpu, the default, cuda or hip)
  *   in a0 float32 dense        inputs in order: dtype and layout
  *   in a1 float32 scalar
  *   v2 float32 float32 = loom::mul.Tensor a0 #2
@@ -36,8 +36,8 @@
  * a5 instead (of the value's dtype; each element is read before it is written) and
  * returns that input: an in-place update. The operator runs as
  * `compiled::kernel_<hash>(Tensor[] inputs) -> Tensor[]` on the target's backend (CPU,
- * or CUDA with every input on one GPU), with `Tensor(a!)[] inputs` when the program
- * writes into an input. A CUDA kernel is element-wise only (no row operators).
+ * or CUDA or HIP with every input on one GPU), with `Tensor(a!)[] inputs` when the
+ * program writes into an input. A GPU kernel is element-wise only (no row operators).
  */
 #ifndef LOOM_COMPILER_API_H_
 #define LOOM_COMPILER_API_H_

@@ -1,0 +1,180 @@
+// hiprtc and the HIP runtime through dlopen; their C ABIs declared here (opaque handles,
+// int status codes), so no ROCm header is needed to build the plugin.
+#include "hip_libraries.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "loom/sdk/error.hpp"
+
+namespace loom::compiler {
+namespace {
+
+using HiprtcProgram = void*;
+using HipModule = void*;
+using HipFunction = void*;
+constexpr int kGcnArchAttribute = 10003;  // hipDeviceAttributeGcnArch (AMD-specific)
+constexpr const char* kBuildOnlyArch = "gfx90a";
+
+struct Hip {
+  // hiprtc
+  const char* (*error_string)(int);
+  int (*version)(int*, int*);
+  int (*create)(HiprtcProgram*, const char*, const char*, int, const char* const*,
+                const char* const*);
+  int (*compile)(HiprtcProgram, int, const char* const*);
+  int (*log_size)(HiprtcProgram, size_t*);
+  int (*log)(HiprtcProgram, char*);
+  int (*code_size)(HiprtcProgram, size_t*);
+  int (*code)(HiprtcProgram, char*);
+  int (*destroy)(HiprtcProgram*);
+  // runtime
+  int (*device_count)(int*);
+  int (*set_device)(int);
+  int (*attribute)(int*, int, int);
+  const char* (*runtime_error)(int);
+  int (*load_data)(HipModule*, const void*);
+  int (*get_function)(HipFunction*, HipModule, const char*);
+  int (*launch)(HipFunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                void*, void**, void**);
+  std::string description;
+  int devices = 0;
+};
+
+template <typename F>
+void bind(void* library, const char* name, F* out) {
+  void* s = ::dlsym(library, name);
+  if (s == nullptr) {
+    throw sdk::Error(std::string("[compiler] libamdhip64 has no symbol ") + name,
+                     LOOM_STATUS_UNIMPLEMENTED);
+  }
+  *out = reinterpret_cast<F>(s);
+}
+
+const Hip& hip() {
+  static std::mutex mutex;
+  static std::unique_ptr<Hip> loaded;
+  static std::string failure;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded) return *loaded;
+  if (!failure.empty()) throw sdk::Error(failure, LOOM_STATUS_UNIMPLEMENTED);
+  void* h = nullptr;
+  std::string tried;
+  for (const char* name : {"libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so"}) {
+    if ((h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    tried += std::string(tried.empty() ? "" : ", ") + name;
+  }
+  if (h == nullptr) {
+    failure = "[compiler] HIP kernels need hiprtc: none of " + tried + " could be loaded";
+    throw sdk::Error(failure, LOOM_STATUS_UNIMPLEMENTED);
+  }
+  auto x = std::make_unique<Hip>();
+  bind(h, "hiprtcGetErrorString", &x->error_string);
+  bind(h, "hiprtcVersion", &x->version);
+  bind(h, "hiprtcCreateProgram", &x->create);
+  bind(h, "hiprtcCompileProgram", &x->compile);
+  bind(h, "hiprtcGetProgramLogSize", &x->log_size);
+  bind(h, "hiprtcGetProgramLog", &x->log);
+  bind(h, "hiprtcGetCodeSize", &x->code_size);
+  bind(h, "hiprtcGetCode", &x->code);
+  bind(h, "hiprtcDestroyProgram", &x->destroy);
+  bind(h, "hipGetDeviceCount", &x->device_count);
+  bind(h, "hipSetDevice", &x->set_device);
+  bind(h, "hipDeviceGetAttribute", &x->attribute);
+  bind(h, "hipGetErrorString", &x->runtime_error);
+  bind(h, "hipModuleLoadData", &x->load_data);
+  bind(h, "hipModuleGetFunction", &x->get_function);
+  bind(h, "hipModuleLaunchKernel", &x->launch);
+  int major = 0, minor = 0;
+  x->version(&major, &minor);
+  x->description = "hiprtc " + std::to_string(major) + "." + std::to_string(minor);
+  if (x->device_count(&x->devices) != 0) x->devices = 0;  // no driver: building only
+  loaded = std::move(x);
+  return *loaded;
+}
+
+void check_runtime(const Hip& x, int r, const std::string& what) {
+  if (r == 0) return;
+  throw sdk::Error("[compiler] " + what + ": " + x.runtime_error(r), LOOM_STATUS_INTERNAL);
+}
+
+}  // namespace
+
+std::string hiprtc_version() {
+  return hip().description;
+}
+
+std::string hip_target() {
+  const Hip& x = hip();
+  int arch = 0;
+  if (x.devices > 0 && x.attribute(&arch, kGcnArchAttribute, 0) == 0) {
+    return "gcnArch " + std::to_string(arch);
+  }
+  return kBuildOnlyArch;
+}
+
+std::string hiprtc_compile(const std::string& source, const std::string& name) {
+  const Hip& x = hip();
+  HiprtcProgram program = nullptr;
+  if (int r = x.create(&program, source.c_str(), name.c_str(), 0, nullptr, nullptr); r != 0) {
+    throw sdk::Error("[compiler] hiprtc could not create " + name + ": " + x.error_string(r),
+                     LOOM_STATUS_INTERNAL);
+  }
+  struct Destroy {
+    const Hip& x;
+    HiprtcProgram* p;
+    ~Destroy() { x.destroy(p); }
+  } destroy{x, &program};
+  // with a device, hiprtc builds for the current one; without, for a named architecture
+  std::vector<const char*> options = {"-std=c++17"};
+  const std::string arch = std::string("--offload-arch=") + kBuildOnlyArch;
+  if (x.devices > 0) {
+    check_runtime(x, x.set_device(0), "hipSetDevice");
+  } else {
+    options.push_back(arch.c_str());
+  }
+  const int compiled = x.compile(program, static_cast<int>(options.size()), options.data());
+  if (compiled != 0) {
+    size_t size = 0;
+    x.log_size(program, &size);
+    std::string log(size, '\0');
+    if (size > 0) x.log(program, log.data());
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    throw sdk::Error("[compiler] hiprtc could not compile " + name + " (" +
+                         x.error_string(compiled) + "): " + log,
+                     LOOM_STATUS_INTERNAL);
+  }
+  size_t size = 0;
+  x.code_size(program, &size);
+  std::string image(size, '\0');
+  x.code(program, image.data());
+  return image;
+}
+
+void* hip_load_function(const std::string& image, int index, const char* symbol) {
+  const Hip& x = hip();
+  check_runtime(x, x.set_device(std::max(index, 0)), "hipSetDevice");
+  HipModule module = nullptr;
+  check_runtime(x, x.load_data(&module, image.data()), "hipModuleLoadData");
+  HipFunction function = nullptr;
+  check_runtime(x, x.get_function(&function, module, symbol), "hipModuleGetFunction");
+  return function;
+}
+
+void hip_launch(void* function, int index, void* stream, int64_t numel, void** params) {
+  const Hip& x = hip();
+  check_runtime(x, x.set_device(std::max(index, 0)), "hipSetDevice");
+  constexpr int64_t kThreads = 256;
+  // the grid-stride loop covers what a bounded grid does not
+  const int64_t blocks = std::clamp<int64_t>((numel + kThreads - 1) / kThreads, 1, 65536);
+  check_runtime(x,
+                x.launch(function, static_cast<unsigned>(blocks), 1, 1, kThreads, 1, 1, 0, stream,
+                         params, nullptr),
+                "hipModuleLaunchKernel");
+}
+
+}  // namespace loom::compiler
