@@ -3,7 +3,7 @@
 // skipped with that message, a required one stops the load, and allow_no_device
 // registers its "hip" device type and the kernels of the shared tree. With an AMD GPU
 // (none is lent to this project yet) the kernels run through the same pointwise check as
-// the CUDA plugin's.
+// the CUDA plugin's, and a compiled chain runs as one kernel built by hiprtc.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -13,6 +13,7 @@
 #include <hip/hip_runtime_api.h>
 
 #include "../frontend/frontend_test_util.h"
+#include "loom/compile.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
@@ -84,6 +85,31 @@ TEST(RocmPlugin, PointwiseOpsMatchTheCpuOnAnAmdGpu) {
   std::vector<double> want = test::values((a + b * 2.0).exp().sum({1}).to(ScalarType::Float64));
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4 * (1 + want[i]));
+}
+
+// loom::compile on HIP tensors: the chain becomes one kernel built by hiprtc.
+TEST(RocmPlugin, ACompiledPointwiseChainRunsAsOneHipKernel) {
+  if (rocm_devices() == 0) GTEST_SKIP() << "no AMD GPU here (runs on a machine with one)";
+  test::unload_if_other_options("rocm", "path: \"" + kPlugin + "\" ");
+  Runtime runtime = Runtime::load(
+      dispatch::parse_manifest(std::string("search_dirs: \"") + LOOM_PLUGIN_DIR +
+                                   "\"\nplugins { name: \"cpu\" }\nplugins { name: \"compiler\" }\n"
+                                   "plugins { path: \"" +
+                                   kPlugin + "\" }\n",
+                               "<rocm compile test>"));
+  auto chain = [](const Tensor& x, const Tensor& y) {
+    return ((x * 2 + 1).sin().exp().tanh() * y + x).relu().sigmoid();
+  };
+  auto f = compile(chain);
+  const Device hip = parse_device("hip:0");
+  Tensor x = randn({1 << 16}), y = randn({1 << 16});
+  Tensor gx = x.to(hip), gy = y.to(hip);
+  f(gx, gy);
+  std::vector<double> got = test::values(f(gx, gy).to(parse_device("cpu")).to(ScalarType::Float64));
+  std::vector<double> want = test::values(chain(x, y).to(ScalarType::Float64));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5 * (1 + want[i]));
+  EXPECT_EQ(f.explanation().kernels, 1) << f.explanation().graph;
 }
 
 }  // namespace
