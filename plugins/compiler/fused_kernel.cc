@@ -98,6 +98,18 @@ CheckedCall check_call(const Kernel& k, const LoomKernelCall* call) {
       }
     }
   }
+  // the inputs written into, again (a mutable list: their versions bump, no others')
+  size_t written = 0;
+  for (int32_t into : k.program.output_into) {
+    if (into < 0) continue;
+    const LoomValue& w = call->args[1];
+    if (w.tag != LOOM_VALUE_TENSOR_LIST || written >= w.length ||
+        w.u.tensors[written] != list.u.tensors[into]) {
+      throw sdk::Error(name + "expected input " + std::to_string(into) +
+                       " again in `written`, as the tensor the kernel writes into");
+    }
+    ++written;
+  }
   for (int64_t s : shape) c.numel *= s;
   const int32_t ndim = static_cast<int32_t>(shape.size());
   c.strides.resize(count);
@@ -321,9 +333,9 @@ LoomError* build_kernel(LoomKernelBuildArgs* args) {
     k->fn = built.fn;
     bool writes = false;
     for (int32_t into : k->program.output_into) writes = writes || into >= 0;
-    const std::string schema = "compiled::kernel_" + key +
-                               (writes ? "(Tensor(a!)[] inputs)" : "(Tensor[] inputs)") +
-                               " -> Tensor[]";
+    const std::string schema =
+        "compiled::kernel_" + key +
+        (writes ? "(Tensor[] inputs, Tensor(a!)[] written)" : "(Tensor[] inputs)") + " -> Tensor[]";
     const LoomOperator* op = nullptr;
     LoomPluginContext* plugin = sdk::plugin_state().context;
     sdk::check(sdk::host().define_op(plugin, schema.c_str(), &op));

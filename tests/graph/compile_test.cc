@@ -412,6 +412,28 @@ TEST_F(CompileTest, InPlaceOpsOnHeldTensorsFuseIntoTheKernel) {
   EXPECT_EQ(e.graph.find("loom::copy_", copy + 1), std::string::npos) << e.graph;
 }
 
+// A kernel that writes into a tensor bumps that tensor's version only: a tensor it just
+// reads may be saved for a backward that checks its version.
+TEST_F(CompileTest, FusedWritesBumpOnlyTheWrittenTensorsVersion) {
+  Tensor w = randn({16}).requires_grad_();
+  Tensor state = zeros({16});
+  auto f = compile([&](const Tensor& x) {
+    state.mul_(0.5).add_(w.detach() * x);
+    return state * 1;
+  });
+  Tensor y = (w * w).sum();  // saves w
+  Tensor x = randn({16});
+  {
+    NoGradGuard no_grad;
+    f(x);
+    f(x);  // the kernel: writes state, reads w
+  }
+  EXPECT_GE(f.explanation().kernels, 1) << f.explanation().graph;
+  y.backward();  // w's version is the one saved
+  expect_near(w.grad(), w.detach() * 2);
+  expect_near(state, (w.detach() * x) * 1.5);
+}
+
 // A tensor read through a view after a write must see the write: such a tensor stays with
 // its in-place ops, unfused.
 TEST_F(CompileTest, WritesToATensorReadThroughAViewAreNotFused) {

@@ -80,12 +80,14 @@ struct FusedKernel {
 // `p.addcdiv_(m, denom, -lr)`). Such an op joins a run as its functional form (mul_.Tensor
 // as mul.Tensor: the same value, computed in the written tensor's dtype, so every tensor
 // it reads must have that dtype). The kernel writes the last value of each tensor into
-// it (`out v8 into a5`, when the tensor is a dense input of an element-wise kernel) or
-// returns it as a fresh output that a copy_ node after the kernel writes back (strided
-// tensors, row kernels). Reads inside the run see the written values, as in the program. This is
-// sound only when nothing else reads the written memory meanwhile: the written tensor must not be a
-// call input (another call may pass aliasing tensors) and, when captured, must have shared memory
-// with no other value of the graph but its own in-place results (a view of it would be read stale).
+// it (`out v8 into a5`, when the tensor is a dense input of an element-wise kernel; the
+// node passes it again in its `written` list, whose versions bump) or returns it as a
+// fresh output that a copy_ node after the kernel writes back (strided tensors, row
+// kernels). Reads inside the run see the written values, as in the program. This is
+// sound only when nothing else reads the written memory meanwhile: the written tensor
+// must not be a call input (another call may pass aliasing tensors) and, when captured,
+// must have shared memory with no other value of the graph but its own in-place results
+// (a view of it would be read stale).
 //
 // Note [Buffer reuse]
 // ~~~~~~~~~~~~~~~~~~~

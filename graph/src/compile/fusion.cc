@@ -491,6 +491,16 @@ std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>
     fused.op = kernel.op;
     fused.source = str_cat("fused ", end - begin, " ops");
     fused.arguments.push_back(Argument::of_list("inputs", std::move(items)));
+    std::vector<ListItem> written_items;  // the inputs written into, in `out` order
+    for (ValueId v : outputs) {
+      if (!into.count(v)) continue;
+      for (ValueId in : inputs) {
+        if (names[in] == into[v]) written_items.push_back(ListItem{in, 0});
+      }
+    }
+    if (!written_items.empty()) {
+      fused.arguments.push_back(Argument::of_list("written", std::move(written_items)));
+    }
     fused.outputs = outputs;
     fused.list_return = true;
     out.push_back(std::move(fused));
