@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,17 +25,6 @@ struct KernelArgs {
 using KernelFn = int (*)(const KernelArgs*);
 inline constexpr const char* kKernelSymbol = "loom_kernel_v1";
 inline constexpr const char* kKernelKeySymbol = "loom_kernel_key";
-
-// The C type of a dtype ("float"), or null for a dtype kernels do not compute in.
-const char* ctype(LoomDType t);
-
-// The expression that computes statement `s` of `p` from its operands (named by `names`,
-// per slot, or "v<slot>" when null), for `target`. Adds each libm function it calls to
-// `math`. Throws sdk::Error "[compiler] ..." (UNIMPLEMENTED) for an operator or dtype it
-// cannot generate.
-std::string expression(const Program& p, const Statement& s, std::set<std::string>& math,
-                       const std::vector<std::string>* names = nullptr,
-                       Target target = Target::Cpu);
 
 // The source of `program`; `key` is written into it (kKernelKeySymbol) so that a loaded
 // library can be matched with the cache entry it came from. Throws sdk::Error

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cpp_codegen.h"
-#include "loom/sdk/dtype.hpp"
+#include "kernel_expressions.h"
 #include "loom/sdk/error.hpp"
 
 namespace loom::compiler {
@@ -29,10 +29,6 @@ __device__ __forceinline__ T lk_sel(bool c, T a, T b) {
 }
 )src";
 
-const char* storage(LoomDType t) {
-  return t == LOOM_DTYPE_BOOL ? "uint8_t" : ctype(t);
-}
-
 }  // namespace
 
 std::string generate_cuda(const Program& p, std::string_view key) {
@@ -40,20 +36,14 @@ std::string generate_cuda(const Program& p, std::string_view key) {
     throw sdk::Error("[compiler] kernel program: row operators have no CUDA kernel yet",
                      LOOM_STATUS_UNIMPLEMENTED);
   }
-  for (const ProgramInput& in : p.inputs) {
-    if (ctype(in.dtype) == nullptr) {
-      throw sdk::Error(std::string("[compiler] kernel program: inputs of dtype ") +
-                           sdk::dtype_name(in.dtype) + " cannot be fused",
-                       LOOM_STATUS_UNIMPLEMENTED);
-    }
-  }
+  check_input_dtypes(p);
   std::set<std::string> math;  // CUDA's math functions need no declarations
   const int32_t first_statement = static_cast<int32_t>(p.inputs.size());
   std::string params, offsets, loads, body, stores;
   std::vector<size_t> strided;
   for (size_t k = 0; k < p.inputs.size(); ++k) {
     const ProgramInput& in = p.inputs[k];
-    const std::string n = std::to_string(k), st = storage(in.dtype), ct = ctype(in.dtype);
+    const std::string n = std::to_string(k), st = storage_type(in.dtype), ct = ctype(in.dtype);
     bool written = false;
     for (int32_t into : p.output_into) written = written || into == static_cast<int32_t>(k);
     params += "    const " + st + "*" + (written ? "" : " __restrict__") + " p" + n + ",\n";
@@ -66,7 +56,7 @@ std::string generate_cuda(const Program& p, std::string_view key) {
     if (in.layout == Layout::Strided) strided.push_back(k);
   }
   for (size_t k = 0; k < p.outputs.size(); ++k) {
-    const std::string n = std::to_string(k), st = storage(p.slot_dtype(p.outputs[k]));
+    const std::string n = std::to_string(k), st = storage_type(p.slot_dtype(p.outputs[k]));
     params += "    " + st + "*" + (p.output_into[k] >= 0 ? "" : " __restrict__") + " q" + n + ",\n";
     stores += "    q" + n + "[i] = (" + st + ")v" + std::to_string(p.outputs[k]) + ";\n";
   }

@@ -2,13 +2,12 @@
 // handles, int status codes), so no CUDA header is needed to build the plugin.
 #include "cuda_libraries.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "dynamic_library.h"
 #include "loom/sdk/error.hpp"
 
 namespace loom::compiler {
@@ -23,24 +22,6 @@ using CuFunction = void*;
 constexpr int kComputeCapabilityMajor = 75;  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 constexpr int kComputeCapabilityMinor = 76;
 constexpr int kMultiprocessorCount = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
-
-// Opens the first of `names` that loads; `tried` lists them for an error.
-void* open_first(const std::vector<const char*>& names, std::string* tried) {
-  for (const char* name : names) {
-    if (void* h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
-    *tried += std::string(tried->empty() ? "" : ", ") + name;
-  }
-  return nullptr;
-}
-
-template <typename F>
-F symbol(void* library, const char* name, const std::string& what) {
-  void* s = ::dlsym(library, name);
-  if (s == nullptr) {
-    throw sdk::Error("[compiler] " + what + " has no symbol " + name, LOOM_STATUS_UNIMPLEMENTED);
-  }
-  return reinterpret_cast<F>(s);
-}
 
 struct Nvrtc {
   const char* (*error_string)(int);
@@ -74,18 +55,17 @@ const Nvrtc& nvrtc() {
     throw sdk::Error(failure, LOOM_STATUS_UNIMPLEMENTED);
   }
   auto n = std::make_unique<Nvrtc>();
-  const std::string what = "NVRTC";
-  n->error_string = symbol<decltype(n->error_string)>(h, "nvrtcGetErrorString", what);
-  n->version = symbol<decltype(n->version)>(h, "nvrtcVersion", what);
-  n->create = symbol<decltype(n->create)>(h, "nvrtcCreateProgram", what);
-  n->compile = symbol<decltype(n->compile)>(h, "nvrtcCompileProgram", what);
-  n->log_size = symbol<decltype(n->log_size)>(h, "nvrtcGetProgramLogSize", what);
-  n->log = symbol<decltype(n->log)>(h, "nvrtcGetProgramLog", what);
-  n->cubin_size = symbol<decltype(n->cubin_size)>(h, "nvrtcGetCUBINSize", what);
-  n->cubin = symbol<decltype(n->cubin)>(h, "nvrtcGetCUBIN", what);
-  n->ptx_size = symbol<decltype(n->ptx_size)>(h, "nvrtcGetPTXSize", what);
-  n->ptx = symbol<decltype(n->ptx)>(h, "nvrtcGetPTX", what);
-  n->destroy = symbol<decltype(n->destroy)>(h, "nvrtcDestroyProgram", what);
+  bind(h, "nvrtcGetErrorString", &n->error_string, "NVRTC");
+  bind(h, "nvrtcVersion", &n->version, "NVRTC");
+  bind(h, "nvrtcCreateProgram", &n->create, "NVRTC");
+  bind(h, "nvrtcCompileProgram", &n->compile, "NVRTC");
+  bind(h, "nvrtcGetProgramLogSize", &n->log_size, "NVRTC");
+  bind(h, "nvrtcGetProgramLog", &n->log, "NVRTC");
+  bind(h, "nvrtcGetCUBINSize", &n->cubin_size, "NVRTC");
+  bind(h, "nvrtcGetCUBIN", &n->cubin, "NVRTC");
+  bind(h, "nvrtcGetPTXSize", &n->ptx_size, "NVRTC");
+  bind(h, "nvrtcGetPTX", &n->ptx, "NVRTC");
+  bind(h, "nvrtcDestroyProgram", &n->destroy, "NVRTC");
   int major = 0, minor = 0;
   n->version(&major, &minor);
   n->description = "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
@@ -122,16 +102,15 @@ Driver& driver() {
         LOOM_STATUS_UNIMPLEMENTED);
   }
   auto d = std::make_unique<Driver>();
-  const std::string what = "the CUDA driver";
-  d->init = symbol<decltype(d->init)>(h, "cuInit", what);
-  d->error_string = symbol<decltype(d->error_string)>(h, "cuGetErrorString", what);
-  d->device_get = symbol<decltype(d->device_get)>(h, "cuDeviceGet", what);
-  d->attribute = symbol<decltype(d->attribute)>(h, "cuDeviceGetAttribute", what);
-  d->primary_context = symbol<decltype(d->primary_context)>(h, "cuDevicePrimaryCtxRetain", what);
-  d->set_current = symbol<decltype(d->set_current)>(h, "cuCtxSetCurrent", what);
-  d->load_data = symbol<decltype(d->load_data)>(h, "cuModuleLoadData", what);
-  d->get_function = symbol<decltype(d->get_function)>(h, "cuModuleGetFunction", what);
-  d->launch = symbol<decltype(d->launch)>(h, "cuLaunchKernel", what);
+  bind(h, "cuInit", &d->init, "the CUDA driver");
+  bind(h, "cuGetErrorString", &d->error_string, "the CUDA driver");
+  bind(h, "cuDeviceGet", &d->device_get, "the CUDA driver");
+  bind(h, "cuDeviceGetAttribute", &d->attribute, "the CUDA driver");
+  bind(h, "cuDevicePrimaryCtxRetain", &d->primary_context, "the CUDA driver");
+  bind(h, "cuCtxSetCurrent", &d->set_current, "the CUDA driver");
+  bind(h, "cuModuleLoadData", &d->load_data, "the CUDA driver");
+  bind(h, "cuModuleGetFunction", &d->get_function, "the CUDA driver");
+  bind(h, "cuLaunchKernel", &d->launch, "the CUDA driver");
   if (CuResult r = d->init(0); r != 0) {
     throw sdk::Error(
         "[compiler] the CUDA driver did not start (cuInit returned " + std::to_string(r) + ")",

@@ -2,13 +2,12 @@
 // int status codes), so no ROCm header is needed to build the plugin.
 #include "hip_libraries.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "dynamic_library.h"
 #include "loom/sdk/error.hpp"
 
 namespace loom::compiler {
@@ -45,16 +44,6 @@ struct Hip {
   int devices = 0;
 };
 
-template <typename F>
-void bind(void* library, const char* name, F* out) {
-  void* s = ::dlsym(library, name);
-  if (s == nullptr) {
-    throw sdk::Error(std::string("[compiler] libamdhip64 has no symbol ") + name,
-                     LOOM_STATUS_UNIMPLEMENTED);
-  }
-  *out = reinterpret_cast<F>(s);
-}
-
 const Hip& hip() {
   static std::mutex mutex;
   static std::unique_ptr<Hip> loaded;
@@ -62,33 +51,29 @@ const Hip& hip() {
   std::lock_guard<std::mutex> lock(mutex);
   if (loaded) return *loaded;
   if (!failure.empty()) throw sdk::Error(failure, LOOM_STATUS_UNIMPLEMENTED);
-  void* h = nullptr;
   std::string tried;
-  for (const char* name : {"libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so"}) {
-    if ((h = ::dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    tried += std::string(tried.empty() ? "" : ", ") + name;
-  }
+  void* h = open_first({"libamdhip64.so.5", "libamdhip64.so.6", "libamdhip64.so"}, &tried);
   if (h == nullptr) {
     failure = "[compiler] HIP kernels need hiprtc: none of " + tried + " could be loaded";
     throw sdk::Error(failure, LOOM_STATUS_UNIMPLEMENTED);
   }
   auto x = std::make_unique<Hip>();
-  bind(h, "hiprtcGetErrorString", &x->error_string);
-  bind(h, "hiprtcVersion", &x->version);
-  bind(h, "hiprtcCreateProgram", &x->create);
-  bind(h, "hiprtcCompileProgram", &x->compile);
-  bind(h, "hiprtcGetProgramLogSize", &x->log_size);
-  bind(h, "hiprtcGetProgramLog", &x->log);
-  bind(h, "hiprtcGetCodeSize", &x->code_size);
-  bind(h, "hiprtcGetCode", &x->code);
-  bind(h, "hiprtcDestroyProgram", &x->destroy);
-  bind(h, "hipGetDeviceCount", &x->device_count);
-  bind(h, "hipSetDevice", &x->set_device);
-  bind(h, "hipDeviceGetAttribute", &x->attribute);
-  bind(h, "hipGetErrorString", &x->runtime_error);
-  bind(h, "hipModuleLoadData", &x->load_data);
-  bind(h, "hipModuleGetFunction", &x->get_function);
-  bind(h, "hipModuleLaunchKernel", &x->launch);
+  bind(h, "hiprtcGetErrorString", &x->error_string, "libamdhip64");
+  bind(h, "hiprtcVersion", &x->version, "libamdhip64");
+  bind(h, "hiprtcCreateProgram", &x->create, "libamdhip64");
+  bind(h, "hiprtcCompileProgram", &x->compile, "libamdhip64");
+  bind(h, "hiprtcGetProgramLogSize", &x->log_size, "libamdhip64");
+  bind(h, "hiprtcGetProgramLog", &x->log, "libamdhip64");
+  bind(h, "hiprtcGetCodeSize", &x->code_size, "libamdhip64");
+  bind(h, "hiprtcGetCode", &x->code, "libamdhip64");
+  bind(h, "hiprtcDestroyProgram", &x->destroy, "libamdhip64");
+  bind(h, "hipGetDeviceCount", &x->device_count, "libamdhip64");
+  bind(h, "hipSetDevice", &x->set_device, "libamdhip64");
+  bind(h, "hipDeviceGetAttribute", &x->attribute, "libamdhip64");
+  bind(h, "hipGetErrorString", &x->runtime_error, "libamdhip64");
+  bind(h, "hipModuleLoadData", &x->load_data, "libamdhip64");
+  bind(h, "hipModuleGetFunction", &x->get_function, "libamdhip64");
+  bind(h, "hipModuleLaunchKernel", &x->launch, "libamdhip64");
   int major = 0, minor = 0;
   x->version(&major, &minor);
   x->description = "hiprtc " + std::to_string(major) + "." + std::to_string(minor);

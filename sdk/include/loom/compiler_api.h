@@ -38,7 +38,8 @@
  * `compiled::kernel_<hash>(Tensor[] inputs) -> Tensor[]` on the target's backend (CPU,
  * or CUDA or HIP with every input on one GPU); a program that writes into inputs takes
  * them again in a second list, `(Tensor[] inputs, Tensor(a!)[] written)`, in the order of
- * its `out ... into` lines, so that their versions bump and no other input's do. A GPU kernel is element-wise only (no row operators).
+ * its `out ... into` lines, so that their versions bump and no other input's do. A GPU
+ * kernel is element-wise only (no row operators).
  */
 #ifndef LOOM_COMPILER_API_H_
 #define LOOM_COMPILER_API_H_

@@ -51,18 +51,32 @@ bool Adam::capturable() const {
   return true;
 }
 
-void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {
+namespace {
+
+// The moment buffers of a parameter, made at its first step.
+void make_buffers(const AdamOptions& o, const Tensor& p, AdamParamState& s) {
   if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
   if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
   if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
-  ++s.step;
-  if (o.weight_decay() != 0) {
-    if (decoupled_) {
-      p *= 1.0 - o.lr() * o.weight_decay();
-    } else {
-      g = loom::add(g, p, o.weight_decay());
-    }
+}
+
+}  // namespace
+
+// Weight decay: AdamW's scales the parameter, Adam's adds weight_decay * p to the gradient
+// (returned).
+Tensor Adam::decay(const AdamOptions& o, Tensor& p, Tensor g) const {
+  if (o.weight_decay() == 0) return g;
+  if (decoupled_) {
+    p *= 1.0 - o.lr() * o.weight_decay();
+    return g;
   }
+  return loom::add(g, p, o.weight_decay());
+}
+
+void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {
+  make_buffers(o, p, s);
+  ++s.step;
+  g = decay(o, p, std::move(g));
   loom::lerp_(s.exp_avg, g, 1.0 - o.beta1());
   s.exp_avg_sq *= o.beta2();
   loom::addcmul_(s.exp_avg_sq, g, g, 1.0 - o.beta2());
@@ -87,9 +101,7 @@ void Adam::step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState
 // corrections are step_single's; the element-wise ops round the corrections to the
 // parameter's dtype, so results differ from step_single's in the last bits.
 void Adam::step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const {
-  if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
-  if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
-  if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
+  make_buffers(o, p, s);
   if (!s.step_tensor.defined()) {
     s.step_tensor = loom::full({}, static_cast<double>(s.step),
                                TensorOptions().dtype(ScalarType::Float64).device(p.device()));
@@ -101,13 +113,7 @@ void Adam::step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamS
   Tensor bias_correction2 = loom::pow(o.beta2(), t) * -1.0 + 1.0;
   Tensor step_size = loom::reciprocal(bias_correction1) * o.lr();
   Tensor inverse_bias_correction2_sqrt = loom::rsqrt(bias_correction2);
-  if (o.weight_decay() != 0) {
-    if (decoupled_) {
-      p *= 1.0 - o.lr() * o.weight_decay();
-    } else {
-      g = loom::add(g, p, o.weight_decay());
-    }
-  }
+  g = decay(o, p, std::move(g));
   loom::lerp_(s.exp_avg, g, 1.0 - o.beta1());
   s.exp_avg_sq *= o.beta2();
   loom::addcmul_(s.exp_avg_sq, g, g, 1.0 - o.beta2());
@@ -128,10 +134,7 @@ void Adam::step_foreach(GroupUpdate<AdamParamState>& group) const {
   std::vector<double> denom_divisors, step_sizes;
   for (size_t i = 0; i < group.params.size(); ++i) {
     AdamParamState& s = *group.states[i];
-    const Tensor& p = group.params[i];
-    if (!s.exp_avg.defined()) s.exp_avg = loom::zeros_like(p);
-    if (!s.exp_avg_sq.defined()) s.exp_avg_sq = loom::zeros_like(p);
-    if (o.amsgrad() && !s.max_exp_avg_sq.defined()) s.max_exp_avg_sq = loom::zeros_like(p);
+    make_buffers(o, group.params[i], s);
     ++s.step;
     exp_avgs.push_back(s.exp_avg);
     exp_avg_sqs.push_back(s.exp_avg_sq);

@@ -56,6 +56,7 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   void step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
   void step_foreach(GroupUpdate<AdamParamState>& group) const;
   void step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
+  Tensor decay(const AdamOptions& o, Tensor& p, Tensor g) const;
   std::vector<StateField> state_fields(size_t group, size_t i) override;
   void state_loaded() override;
 
