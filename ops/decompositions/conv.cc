@@ -1,6 +1,7 @@
 // Decompositions of the convolution ops: conv1d (a conv2d over a height-1 plane), conv3d
 // (one batched conv2d per kernel depth), the transposed convolutions conv_transpose1d/2d
-// (conv2d's input gradient) and PyTorch's convolution (whichever of them it names).
+// (conv2d's input gradient), PyTorch's convolution (whichever of them it names) and
+// _conv2d_activation (conv2d, then its activation in place).
 #include <array>
 
 #include "decomposition.h"
@@ -274,6 +275,20 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
   }
 }
 
+// conv2d, then its activation ("relu", "sigmoid" or "tanh") in place on the result.
+Tensor conv2d_activation(const Tensor& input, const Tensor& weight,
+                         const std::optional<Tensor>& bias, const IntList& stride,
+                         const IntList& padding, const IntList& dilation, int64_t groups,
+                         std::string_view activation) {
+  if (activation != "relu" && activation != "sigmoid" && activation != "tanh") {
+    fail("loom::_conv2d_activation",
+         "expected activation \"relu\", \"sigmoid\" or \"tanh\", found \"", activation, "\"");
+  }
+  Tensor out = loom::conv2d(input, weight, bias, stride, padding, dilation, groups);
+  if (activation == "relu") return loom::relu_(out);
+  return activation == "sigmoid" ? loom::sigmoid_(out) : loom::tanh_(out);
+}
+
 // convolution's gradients, 1-D and 2-D, not transposed: conv2d's backward ops (1-D
 // over a height-1 plane) and the bias gradient, each only when output_mask asks for it.
 std::tuple<Tensor, Tensor, Tensor> convolution_backward(
@@ -330,6 +345,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::convolution", decomposition<&convolution>()},
     {"loom::convolution_backward", decomposition<&convolution_backward>()},
     {"loom::conv1d", decomposition<&conv1d>()},
+    {"loom::_conv2d_activation", decomposition<&conv2d_activation>()},
     {"loom::conv3d", decomposition<&conv3d>()},
     {"loom::conv_transpose2d.input", decomposition<&conv_transpose2d>()},
     {"loom::conv_transpose1d", decomposition<&conv_transpose1d>()},

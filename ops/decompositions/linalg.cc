@@ -95,6 +95,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
   return bias ? loom::add(out, *bias) : out;
 }
 
+// addmm, then relu in place on the product (which nothing else holds; relu's gradient
+// needs only its result), or gelu (whose gradient needs the product).
+Tensor addmm_activation(const Tensor& self, const Tensor& mat1, const Tensor& mat2,
+                        const Scalar& beta, const Scalar& alpha, bool use_gelu) {
+  Tensor out = loom::addmm(self, mat1, mat2, beta, alpha);
+  return use_gelu ? loom::gelu(out) : loom::relu_(out);
+}
+
 void check_matrix_vector(const char* op, const Tensor& mat, const Tensor& vec) {
   if (mat.dim() != 2 || vec.dim() != 1) {
     fail(op, "expected a 2-D matrix and a 1-D vector, found ", mat.dim(), "-D and ", vec.dim(),
@@ -209,6 +217,7 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::mv", decomposition<&mv>()},
     {"loom::addmv", decomposition<&addmv>()},
     {"loom::linear", decomposition<&linear>()},
+    {"loom::_addmm_activation", decomposition<&addmm_activation>()},
 };
 
 }  // namespace

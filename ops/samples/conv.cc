@@ -1,6 +1,7 @@
-// Samples of the convolution family: conv1d, conv2d, conv3d, the transposed convolutions,
-// conv2d's backward ops, im2col and col2im (Note [Op samples] in loom/ops/samples.h). Float32 sums
-// compare within 1e-4 (oneDNN's blocking may differ per layout).
+// Samples of the convolution family: conv1d, conv2d, _conv2d_activation, conv3d, the
+// transposed convolutions, conv2d's backward ops, im2col and col2im (Note [Op samples] in
+// loom/ops/samples.h). Float32 sums compare within 1e-4 (oneDNN's blocking may differ per
+// layout).
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -17,6 +18,17 @@ std::vector<OpSample> make() {
                    {{"bias", T({4})}, {"padding", I(2)}, {"dilation", I(2)}, {"groups", I(2)}}),
       blocked_sums("loom::conv2d", {T({1, 2, 4, 5}), T({2, 2, 1, 3})}, {{"stride", L({1, 2})}}),
       {"loom::conv2d", {T({1, 1, 4, 4}, kF64), T({2, 1, 2, 2}, kF64), T({2}, kF64)}},
+      blocked_sums("loom::_conv2d_activation",
+                   {T({2, 2, 5, 6}), T({3, 2, 3, 3}), T({3}), L({1, 1}), L({1, 1})}),
+      blocked_sums("loom::_conv2d_activation", {T({1, 4, 6, 6}), T({4, 2, 3, 3})},
+                   {{"stride", I(2)}, {"groups", I(2)}, {"activation", S("sigmoid")}}),
+      blocked_sums("loom::_conv2d_activation", {T({1, 2, 5, 5}), T({3, 2, 3, 3}), T({3})},
+                   {{"dilation", I(2)}, {"activation", S("tanh")}}),
+      {"loom::_conv2d_activation", {T({1, 1, 4, 4}, kF64), T({2, 1, 2, 2}, kF64), T({2}, kF64)}},
+      OpSample{"loom::_conv2d_activation",
+               {T({1, 2, 5, 5}), T({3, 2, 3, 3})},
+               {{"activation", S("gelu")}}}
+          .raises("expected activation \"relu\", \"sigmoid\" or \"tanh\", found \"gelu\""),
       blocked_sums("loom::conv1d", {T({2, 2, 7}), T({4, 2, 3})}),
       blocked_sums("loom::conv_transpose2d.input", {T({1, 2, 3, 3}), T({2, 3, 3, 3}), T({3})},
                    {{"stride", I(2)}, {"padding", I(1)}, {"output_padding", I(1)}}),

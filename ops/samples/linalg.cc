@@ -1,6 +1,6 @@
 // Samples of the linear algebra family: mm, bmm, addmm, baddbmm, dot (kernels) and
-// matmul, linear (decompositions; Note [Op samples] in loom/ops/samples.h). Float32
-// products compare within 1e-4: oneDNN may block the sums differently per layout.
+// matmul, linear, _addmm_activation (decompositions; Note [Op samples] in loom/ops/samples.h).
+// Float32 products compare within 1e-4: oneDNN may block the sums differently per layout.
 #include <limits>
 
 #include "loom/ops/samples.h"
@@ -30,6 +30,10 @@ std::vector<OpSample> make() {
       blocked_sums("loom::addmm", {T({}), T({3, 2}), T({2, 2})}, {{"beta", I(0)}}),
       blocked_sums("loom::addmm", {T({2, 1}), T({2, 3}), T({3, 3})}, {{"alpha", D(-1.0)}}),
       {"loom::addmm", {T({2, 3}), T({2, 0}), T({0, 3})}, {{"beta", D(2.0)}}},
+      blocked_sums("loom::_addmm_activation", {T({4}), T({2, 3}), T({3, 4})}),
+      blocked_sums("loom::_addmm_activation", {T({2, 4}), T({2, 3}), T({3, 4})},
+                   {{"beta", D(0.5)}, {"alpha", D(2.0)}, {"use_gelu", B(true)}}),
+      {"loom::_addmm_activation", {T({3}, kF64), T({2, 2}, kF64), T({2, 3}, kF64)}},
       blocked_sums("loom::baddbmm", {T({2, 2, 4}), T({2, 2, 3}), T({2, 3, 4})}),
       OpSample{"loom::baddbmm",
                {T({4}, kF64), T({3, 2, 3}, kF64), T({3, 3, 4}, kF64)},

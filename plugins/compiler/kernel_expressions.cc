@@ -213,6 +213,10 @@ const std::unordered_map<std::string, OpEntry>& op_table() {
     });
     any("loom::relu", kNumber,
         [](const Emit& e) { return e.sel(e.arg(0) + " < 0", e.lit(0), e.arg(0)); });
+    // relu's gradient: grad_output where self > threshold, else 0 (NaN in self passes it)
+    t["loom::threshold_backward"] = {
+        kFloat,
+        [](const Emit& e) { return e.sel(e.arg(1) + " <= " + e.arg(2), e.lit(0), e.arg(0)); }};
     any("loom::clamp", kNumber, [](const Emit& e) { return clamp_expr(e, e.arg(0), 1, 2); });
     any("loom::clamp_min", kNumber,
         [](const Emit& e) { return e.sel(e.arg(0) + " < " + e.arg(1), e.arg(1), e.arg(0)); });

@@ -52,7 +52,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bumped whenever generated code changes for the same program.
-constexpr const char* kGeneratorVersion = "cpp-3";
+constexpr const char* kGeneratorVersion = "cpp-4";
 constexpr const char* kGpuGeneratorVersion = "cuda-1";
 
 bool is_executable(const std::string& path) {

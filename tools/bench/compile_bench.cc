@@ -87,6 +87,30 @@ void BM_NormBlockCompiled(benchmark::State& state) {
 }
 BENCHMARK(BM_NormBlockCompiled)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The CNN's first convolution and its relu (batch 64): conv2d then relu, and the fused
+// epilogue loom::compile makes of them (Note [Fused epilogues]).
+struct ConvInputs {
+  Tensor x, w, b;
+};
+const ConvInputs& conv_inputs() {
+  static const ConvInputs in = [] {
+    bench::load_runtime();
+    manual_seed(0);
+    return ConvInputs{randn({64, 1, 28, 28}), randn({32, 1, 3, 3}), randn({32})};
+  }();
+  return in;
+}
+void BM_ConvReluSeparate(benchmark::State& state) {
+  const ConvInputs& in = conv_inputs();
+  for (auto _ : state) benchmark::DoNotOptimize(relu(conv2d(in.x, in.w, in.b, 1, 1)));
+}
+void BM_ConvReluFused(benchmark::State& state) {
+  const ConvInputs& in = conv_inputs();
+  for (auto _ : state) benchmark::DoNotOptimize(_conv2d_activation(in.x, in.w, in.b, 1, 1));
+}
+BENCHMARK(BM_ConvReluSeparate)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_ConvReluFused)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // `loom train`'s models (tools/loom/train.cc).
 nn::Sequential make_mlp() {
   return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));

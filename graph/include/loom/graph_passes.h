@@ -1,6 +1,7 @@
 // Passes over the graph IR (loom/graph.h), each in place and each keeping the graph
-// valid: dead-code elimination, common-subexpression elimination and pointwise fusion
-// into kernels the compiler plugin builds. loom::compile runs them in that order
+// valid: dead-code elimination, common-subexpression elimination, constant folding,
+// activations fused into the products before them, and pointwise fusion into kernels the
+// compiler plugin builds. loom::compile runs them in that order
 // (Note [The compile pipeline] in graph/src/compile/compiled_function.cc); they are
 // public so that a graph from anywhere (a .pt2 program, one built by hand) can use them.
 #pragma once
@@ -44,6 +45,12 @@ int eliminate_common_subexpressions(Graph& graph);
 // tensors, for the new inputs in order (the caller passes them after the graph's other
 // inputs).
 std::vector<Tensor> fold_constants(Graph& graph, Device device);
+
+// Replaces a conv2d or addmm whose result only an activation reads (relu, sigmoid and
+// tanh after conv2d; relu and exact gelu after addmm) by one op that computes both,
+// _conv2d_activation or _addmm_activation (Note [Fused epilogues] in
+// graph/src/compile/epilogues.cc). Returns how many pairs were fused.
+int fuse_epilogues(Graph& graph);
 
 struct FusionOptions {
   std::optional<std::string> cache_dir;  // the kernel cache; nullopt: the plugin's default

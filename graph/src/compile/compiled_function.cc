@@ -7,7 +7,8 @@
 // the compiler plugin recording its op calls (so that call's results are the function's
 // own), and the records become a graph (Note [From op calls to a graph]). Dead code and
 // common subexpressions are removed and constants folded (loom/graph_passes.h); with the
-// "loom" backend, runs of pointwise ops become fused kernels (Note [Pointwise fusion]),
+// "loom" backend, activations join the convolutions and matrix products before them (Note
+// [Fused epilogues]) and runs of pointwise ops become fused kernels (Note [Pointwise fusion]),
 // in the forward and the backward graph of a call that records gradients (Note
 // [Compiling training]). The graph runs on the
 // interpreter (Note [Prepared calls]) with the call's tensors and the tensors the
@@ -232,6 +233,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
         if (std::max(a, b) >= static_cast<graph::ValueId>(t.size())) return false;
         return t[a].defined() && t[b].defined() && t[a].is_alias_of(t[b]);
       };
+      graph::fuse_epilogues(g.graph);
       made = graph::fuse_pointwise(g.graph, g.contiguous, fo);
     }
     write_debug(debug, stem + suffix + ".graph", g.graph.to_text());

@@ -1,6 +1,7 @@
 // Pointwise fusion (loom/graph_passes.h, Note [Pointwise fusion]): runs of fusible nodes
 // become kernels the compiler plugin builds, in-place ops and dead inputs included (Note
-// [In-place ops in fused kernels], Note [Buffer reuse]).
+// [In-place ops in fused kernels], Note [Buffer reuse]), and a plane sum of a pointwise
+// result joins the op that makes it (Note [Plane reductions]).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -290,10 +291,171 @@ bool alone_in_memory(const Graph& graph, ValueId v, const FusionOptions& options
   return true;
 }
 
+// Whether `node` sums a static, contiguous CPU float tensor of rank >= 3 over every dim
+// but the second (a convolution's bias gradient), without keepdim or dtype.
+bool plane_sum(const Graph& g, const Node& node, const std::vector<uint8_t>& contiguous) {
+  if (node.op != "loom::sum.dim_IntList" || node.arguments.size() != 4 ||
+      node.arguments[0].kind != Argument::Kind::Value || node.outputs.size() != 1)
+    return false;
+  const ValueId x = node.arguments[0].value;
+  const ValueInfo& in = g.value(x);
+  if (!in.meta || in.meta->sizes.size() < 3 || in.meta->device.type != kCPU ||
+      (in.meta->dtype != ScalarType::Float32 && in.meta->dtype != ScalarType::Float64) ||
+      static_numel(*in.meta) <= 1 || x >= static_cast<ValueId>(contiguous.size()) || !contiguous[x])
+    return false;
+  const Argument &dim = node.arguments[1], &keepdim = node.arguments[2], &dtype = node.arguments[3];
+  if (dim.kind != Argument::Kind::Constant || dim.constant.kind() != Value::Kind::IntList ||
+      keepdim.kind != Argument::Kind::Constant || !keepdim.constant.is_bool() ||
+      keepdim.constant.to_bool() || dtype.kind != Argument::Kind::Constant ||
+      !dtype.constant.is_none())
+    return false;
+  const int64_t rank = static_cast<int64_t>(in.meta->sizes.size());
+  std::set<int64_t> dims;
+  for (int64_t d : dim.constant.to_int_list()) dims.insert(d < 0 ? d + rank : d);
+  std::set<int64_t> expected{0};
+  for (int64_t d = 2; d < rank; ++d) expected.insert(d);
+  return dims == expected;
+}
+
+// Note [Plane reductions]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// A sum over every dim but the second of a pointwise op's result (a convolution's bias
+// gradient, sum(threshold_backward(g, y, 0), [0, 2, 3])) would read the result again after
+// the op wrote it. When the op's tensors are contiguous with its static shape [N, C, ...]
+// (or hold one element), the pair is rewritten over [N * C, L] views, L the product of the
+// trailing sizes: the op, a row sum (the two one row kernel, which sums each row as it
+// writes it), the op's result viewed back as before, and a sum over N of the [N, C] row
+// sums. Returns the new views with the values they alias, for the memory checks.
+std::vector<std::pair<ValueId, ValueId>> rewrite_plane_reductions(
+    Graph& graph, std::vector<uint8_t>& contiguous, const std::function<bool(ValueId)>& unread) {
+  std::vector<std::pair<ValueId, ValueId>> aliases;
+  const std::vector<Node> nodes = graph.nodes();
+  std::unordered_map<ValueId, size_t> producer;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    for (ValueId v : nodes[n].outputs) producer[v] = n;
+  }
+  std::map<size_t, size_t> sum_of;  // the producer's node -> the plane sum's
+  std::set<size_t> sums;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (!plane_sum(graph, nodes[n], contiguous)) continue;
+    auto p = producer.find(nodes[n].arguments[0].value);
+    if (p == producer.end() || sum_of.count(p->second)) continue;
+    const Node& op = nodes[p->second];
+    std::optional<Candidate> c = fusible(graph, op, unread);
+    if (!c || c->row_op || detail::facts_of(op.op).side_effects) continue;
+    const TensorMeta& x = *graph.value(op.outputs[0]).meta;
+    bool fits = true;
+    for (const Argument& a : op.arguments) {
+      if (a.kind != Argument::Kind::Value) continue;
+      const TensorMeta& m = *graph.value(a.value).meta;
+      fits = fits && (static_numel(m) == 1 ||
+                      (m.sizes == x.sizes && a.value < static_cast<ValueId>(contiguous.size()) &&
+                       contiguous[a.value]));
+    }
+    if (!fits) continue;
+    sum_of[p->second] = n;
+    sums.insert(n);
+  }
+  if (sum_of.empty()) return aliases;
+  auto add_value = [&](ValueId like, const std::string& suffix, ScalarType dtype,
+                       std::vector<int64_t> sizes) {
+    TensorMeta meta = *graph.value(like).meta;
+    meta.dtype = dtype;
+    meta.sizes.clear();
+    for (int64_t size : sizes) meta.sizes.push_back(SymSize{size, ""});
+    const std::string name = unique_value_name(graph, graph.value(like).name + suffix);
+    const ValueId v = graph.add_value(name, ValueType::Tensor, meta);
+    contiguous.resize(graph.values().size(), 0);
+    contiguous[v] = 1;
+    return v;
+  };
+  auto view = [](ValueId from, ValueId to, std::vector<int64_t> sizes) {
+    Node n;
+    n.op = "loom::view";
+    n.source = "plane reduction";
+    n.arguments = {Argument::of_value("self", from),
+                   Argument::of_constant("size", Value(std::move(sizes)))};
+    n.outputs = {to};
+    return n;
+  };
+  auto sum = [](ValueId from, ValueId to, int64_t dim) {
+    Node n;
+    n.op = "loom::sum.dim_IntList";
+    n.source = "plane reduction";
+    n.arguments = {Argument::of_value("self", from),
+                   Argument::of_constant("dim", Value(std::vector<int64_t>{dim})),
+                   Argument::of_constant("keepdim", Value(false)),
+                   Argument::of_constant("dtype", Value())};
+    n.outputs = {to};
+    return n;
+  };
+  std::vector<Node> out;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (sums.count(n)) continue;
+    auto m = sum_of.find(n);
+    if (m == sum_of.end()) {
+      out.push_back(nodes[n]);
+      continue;
+    }
+    Node op = nodes[n];
+    const ValueId x = op.outputs[0], total = nodes[m->second].outputs[0];
+    std::vector<int64_t> sizes;
+    for (const SymSize& size : graph.value(x).meta->sizes) sizes.push_back(size.value);
+    const int64_t planes = sizes[0], channels = sizes[1], rows = planes * channels;
+    const int64_t length = static_numel(*graph.value(x).meta) / std::max<int64_t>(rows, 1);
+    for (Argument& a : op.arguments) {
+      if (a.kind != Argument::Kind::Value || static_numel(*graph.value(a.value).meta) == 1)
+        continue;
+      const ValueId rows_view =
+          add_value(a.value, "_rows", graph.value(a.value).meta->dtype, {rows, length});
+      out.push_back(view(a.value, rows_view, {rows, length}));
+      aliases.emplace_back(rows_view, a.value);
+      a.value = rows_view;
+    }
+    const ScalarType sum_dtype = graph.value(total).meta->dtype;
+    const ValueId flat = add_value(x, "_rows", graph.value(x).meta->dtype, {rows, length});
+    const ValueId row_sums = add_value(total, "_rows", sum_dtype, {rows});
+    const ValueId per_plane = add_value(total, "_planes", sum_dtype, {planes, channels});
+    op.outputs = {flat};
+    out.push_back(std::move(op));
+    out.push_back(sum(flat, row_sums, 1));
+    out.push_back(view(flat, x, sizes));
+    aliases.emplace_back(flat, x);
+    out.push_back(view(row_sums, per_plane, {planes, channels}));
+    aliases.emplace_back(per_plane, row_sums);
+    out.push_back(sum(per_plane, total, 0));
+  }
+  graph.replace_nodes(std::move(out));
+  return aliases;
+}
+
 }  // namespace
 
-std::vector<FusedKernel> fuse_pointwise(Graph& graph, const std::vector<uint8_t>& contiguous,
-                                        const FusionOptions& options) {
+std::vector<FusedKernel> fuse_pointwise(Graph& graph,
+                                        const std::vector<uint8_t>& contiguous_at_capture,
+                                        const FusionOptions& fusion_options) {
+  std::vector<uint8_t> contiguous = contiguous_at_capture;
+  FusionOptions options = fusion_options;
+  {
+    std::vector<uint8_t> read_before(graph.values().size(), 0);
+    for (const Node& node : graph.nodes())
+      for_each_read(node, [&](ValueId v) { read_before[v] = 1; });
+    for (ValueId v : graph.outputs()) read_before[v] = 1;
+    auto unread_before = [&](ValueId v) { return v == kNoValue || !read_before[v]; };
+    std::vector<std::pair<ValueId, ValueId>> aliases =
+        rewrite_plane_reductions(graph, contiguous, unread_before);
+    if (!aliases.empty() && options.shares_memory) {
+      std::unordered_map<ValueId, ValueId> base(aliases.begin(), aliases.end());
+      auto root = [base](ValueId v) {
+        for (auto it = base.find(v); it != base.end(); it = base.find(v)) v = it->second;
+        return v;
+      };
+      options.shares_memory = [shares = fusion_options.shares_memory, root](ValueId a, ValueId b) {
+        const ValueId ra = root(a), rb = root(b);
+        return ra == rb || shares(ra, rb);
+      };
+    }
+  }
   const std::vector<Node> originals = graph.nodes();
   // the nodes as the runs see them: in-place ops that may join a run in their functional
   // form (Note [In-place ops in fused kernels])

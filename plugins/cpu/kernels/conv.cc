@@ -1,6 +1,7 @@
-// 2-D convolution on CPU tensors (NCHW, row-major or channels last): forward, backward
-// data and backward weights. float32 (and float16/bfloat16 through float32) on oneDNN's
-// convolution primitives, float64 by a direct loop.
+// 2-D convolution on CPU tensors (NCHW, row-major or channels last): forward (also with
+// an activation, _conv2d_activation), backward data and backward weights. float32 (and
+// float16/bfloat16 through float32) on oneDNN's convolution primitives, float64 by a
+// direct loop.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -8,10 +9,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "../kernels.h"
 #include "../onednn_util.h"
 #include "../scalar_types.h"
+#include "loom/sdk/ops.hpp"
 
 namespace loom::cpu {
 namespace {
@@ -231,6 +235,7 @@ template <typename Primitive>
 struct ConvPrimitive {
   typename Primitive::primitive_desc pd;
   Primitive prim;
+  bool plain_layout;  // on the caller's layouts (else oneDNN's, with reorders)
 };
 
 // Seconds of the best of `runs` calls of run().
@@ -253,24 +258,24 @@ double best_time(Run&& run, int runs) {
 template <typename Primitive, typename MakePd, typename Run>
 std::shared_ptr<ConvPrimitive<Primitive>> create_conv(MakePd&& make_pd, Run&& run) {
   using Conv = ConvPrimitive<Primitive>;
-  auto make = [](const typename Primitive::primitive_desc& pd) {
-    return std::make_shared<Conv>(Conv{pd, Primitive(pd)});
+  auto make = [](const typename Primitive::primitive_desc& pd, bool plain_layout) {
+    return std::make_shared<Conv>(Conv{pd, Primitive(pd), plain_layout});
   };
   const ConvLayout setting = conv_layout_setting();
   std::shared_ptr<Conv> plain;
   if (setting != ConvLayout::blocked) {
     try {
       auto pd = make_pd(true);
-      if (!is_reference(pd)) plain = make(pd);
+      if (!is_reference(pd)) plain = make(pd, true);
     } catch (const dnnl::error&) {
       // no implementation for plain activations
     }
   }
   if (plain != nullptr && setting == ConvLayout::plain) return plain;
-  if (plain == nullptr) return make(make_pd(false));
+  if (plain == nullptr) return make(make_pd(false), false);
   std::shared_ptr<Conv> blocked;
   try {
-    blocked = make(make_pd(false));
+    blocked = make(make_pd(false), false);
   } catch (const dnnl::error&) {
     return plain;  // no implementation for oneDNN's own layouts
   }
@@ -289,7 +294,8 @@ memory::desc activation(const memory::dims& dims, bool plain_layout, bool channe
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias,
                                                      dnnl::prop_kind kind, bool plain_layout,
-                                                     const ConvLayouts& layouts) {
+                                                     const ConvLayouts& layouts,
+                                                     const dnnl::primitive_attr& attr = {}) {
   OnednnConv d = onednn_dims(g);
   memory::desc src = activation(d.src, plain_layout, layouts.src),
                dst = activation(d.dst, plain_layout, layouts.dst);
@@ -299,13 +305,17 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool
                    : dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, src,
                                                      any(d.weights), dst, d.strides, d.dilates,
                                                      d.padding, d.padding);
-  return dnnl::convolution_forward::primitive_desc(desc, onednn_engine());
+  return dnnl::convolution_forward::primitive_desc(desc, attr, onednn_engine());
 }
 
-void onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* bias, Operand dst,
-                    const char* op) {
+// The forward convolution into dst. With `activation` (an eltwise algorithm, Note [conv2d
+// with an activation]) it is applied to each output block as oneDNN writes it, unless the
+// convolution runs as a gemm: then the call returns false and the caller applies it.
+bool onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* bias, Operand dst,
+                    const char* op, std::optional<dnnl::algorithm> activation = std::nullopt) {
   using Forward = ConvPrimitive<dnnl::convolution_forward>;
   static PrimitiveCache<std::shared_ptr<Forward>> cache;
+  bool activated = false;
   with_onednn_errors(op, [&] {
     const OnednnConv d = onednn_dims(g);
     const ConvLayouts layouts{src.channels_last, weights.channels_last, dst.channels_last};
@@ -321,7 +331,8 @@ void onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* 
       }
       execute(conv.prim, args, wanted);
     };
-    auto conv = cache.get(conv_key("conv_fwd", g, bias != nullptr, layouts), [&] {
+    const PrimitiveKey key = conv_key("conv_fwd", g, bias != nullptr, layouts);
+    auto conv = cache.get(key, [&] {
       return create_conv<dnnl::convolution_forward>(
           [&](bool plain_layout) {
             return forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference, plain_layout,
@@ -329,8 +340,25 @@ void onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* 
           },
           run);
     });
+    const bool gemm = std::string_view(conv->pd.impl_info_str()).find("gemm") != std::string::npos;
+    if (activation && !gemm) {
+      PrimitiveKey fused_key = key;
+      fused_key.add(static_cast<int64_t>(*activation));
+      conv = cache.get(fused_key, [&] {
+        dnnl::primitive_attr attr;
+        dnnl::post_ops post;
+        post.append_eltwise(1.0f, *activation, 0.0f, 0.0f);
+        attr.set_post_ops(post);
+        auto pd = forward_pd(g, bias != nullptr, dnnl::prop_kind::forward_inference,
+                             conv->plain_layout, layouts, attr);
+        return std::make_shared<Forward>(
+            Forward{pd, dnnl::convolution_forward(pd), conv->plain_layout});
+      });
+      activated = true;
+    }
     run(*conv);
   });
+  return activated;
 }
 
 // A backward convolution primitive (convolution_backward_data or _weights) for g, created
@@ -528,6 +556,99 @@ sdk::Tensor conv2d_out(const sdk::Tensor& input, const sdk::Tensor& weight,
   return out;
 }
 
+// Note [conv2d with an activation]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// _conv2d_activation (the compiler's fused conv2d + relu / sigmoid / tanh) on float32
+// tensors is one oneDNN convolution with an eltwise post-op: the activation runs on each
+// block of the output while oneDNN still holds it in cache, so the activation's own pass
+// over the output (a read and a write of every element) is gone. The post-op joins the
+// primitive conv2d itself would run (same layouts, Note [Convolution layouts by
+// measurement]), except a gemm-based one: oneDNN 2.6's gemm convolution applies
+// post-ops slowly (the CNN's first convolution, [64, 1, 28, 28] -> 32 channels: 3.8 ms
+// with relu as a post-op, 0.4 ms without, 2-core Xeon), so there the activation runs
+// after it in place. Any other case (another dtype, an input conv2d refuses) is conv2d
+// and the activation in place, through the dispatcher: its errors are conv2d's messages.
+
+// The eltwise algorithm of a _conv2d_activation activation name.
+dnnl::algorithm eltwise_of(std::string_view activation) {
+  if (activation == "relu") return dnnl::algorithm::eltwise_relu;
+  if (activation == "sigmoid") return dnnl::algorithm::eltwise_logistic;
+  if (activation == "tanh") return dnnl::algorithm::eltwise_tanh;
+  throw sdk::Error(
+      "[loom::_conv2d_activation] expected activation \"relu\", \"sigmoid\" or \"tanh\", "
+      "found \"" +
+      std::string(activation) + "\"");
+}
+
+// The activation in place, as its own op (the path without a post-op).
+void apply_activation(const sdk::Tensor& out, std::string_view activation) {
+  if (activation == "relu") {
+    sdk::op::relu_(out);
+  } else if (activation == "sigmoid") {
+    sdk::op::sigmoid_(out);
+  } else {
+    sdk::op::tanh_(out);
+  }
+}
+
+// The output sizes of a batched float32 conv2d that oneDNN computes directly, or nullopt
+// when the call must take conv2d's own path (and its checks).
+std::optional<std::vector<int64_t>> post_op_output_sizes(
+    const sdk::Tensor& input, const sdk::Tensor& weight, const std::optional<sdk::Tensor>& bias,
+    std::span<const int64_t> stride, std::span<const int64_t> padding,
+    std::span<const int64_t> dilation, int64_t groups) {
+  auto f32 = [&](const sdk::Tensor& t) { return t.dtype() == LOOM_DTYPE_FLOAT32; };
+  auto valid_pair = [](std::span<const int64_t> v, int64_t least) {
+    return (v.size() == 1 || v.size() == 2) && v[0] >= least && v.back() >= least;
+  };
+  if (!f32(input) || !f32(weight) || (bias && !f32(*bias)) || input.dim() != 4 ||
+      weight.dim() != 4 || groups < 1 || !valid_pair(stride, 1) || !valid_pair(padding, 0) ||
+      !valid_pair(dilation, 1)) {
+    return std::nullopt;
+  }
+  const int64_t oc = weight.sizes()[0];
+  if (oc % groups != 0 || weight.sizes()[1] * groups != input.sizes()[1] ||
+      (bias && (bias->dim() != 1 || bias->sizes()[0] != oc))) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> sizes{input.sizes()[0], oc};
+  const auto s = pair_of(stride), p = pair_of(padding), d = pair_of(dilation);
+  for (int i = 0; i < 2; ++i) {
+    const int64_t padded = input.sizes()[2 + i] + 2 * p[i];
+    const int64_t reach = d[i] * (weight.sizes()[2 + i] - 1) + 1;
+    if (padded < reach) return std::nullopt;
+    sizes.push_back((padded - reach) / s[i] + 1);
+  }
+  if (input.numel() == 0 || weight.numel() == 0) return std::nullopt;  // conv2d's edge cases
+  return sizes;
+}
+
+sdk::Tensor conv2d_activation(const sdk::Tensor& input, const sdk::Tensor& weight,
+                              const std::optional<sdk::Tensor>& bias,
+                              std::span<const int64_t> stride, std::span<const int64_t> padding,
+                              std::span<const int64_t> dilation, int64_t groups,
+                              std::string_view activation) {
+  const dnnl::algorithm eltwise = eltwise_of(activation);
+  std::optional<std::vector<int64_t>> sizes =
+      post_op_output_sizes(input, weight, bias, stride, padding, dilation, groups);
+  if (!sizes) {
+    sdk::Tensor out = sdk::op::conv2d(input, weight, bias, stride, padding, dilation, groups);
+    apply_activation(out, activation);
+    return out;
+  }
+  sdk::Tensor out = sdk::empty(*sizes, LOOM_DTYPE_FLOAT32, input.device());
+  ConvGeometry g =
+      geometry(input.sizes(), weight.sizes(), out.sizes(), stride, padding, dilation, groups);
+  F32Input x = f32_input(input), w = f32_input(weight);
+  std::optional<F32Input> b;
+  if (bias) b = f32_input(*bias);
+  if (!onednn_forward(g, x.operand, w.operand, b ? b->operand.data : nullptr,
+                      Operand{out.data<float>(), false}, "_conv2d_activation", eltwise)) {
+    apply_activation(out, activation);
+  }
+  return out;
+}
+
 // A backward convolution into `out` from grad_output and `other` (the weight for the
 // input's gradient, the input for the weight's): float64 by the reference loop, where
 // tap(result, other, grad, i, k, o) adds one product; the other dtypes by oneDNN in
@@ -612,6 +733,7 @@ void register_conv_kernels(sdk::Registrar& r) {
   }
   r.attribute("conv_layout", requested.empty() ? "measure" : requested.c_str());
   r.impl<&conv2d_out>("loom::conv2d.out", LOOM_KEY_CPU, sdk::dtypes::floating);
+  r.impl<&conv2d_activation>("loom::_conv2d_activation", LOOM_KEY_CPU, sdk::dtypes::floating);
   r.impl<&conv2d_backward_input_out>("loom::conv2d_backward_input.out", LOOM_KEY_CPU,
                                      sdk::dtypes::floating);
   r.impl<&conv2d_backward_weight_out>("loom::conv2d_backward_weight.out", LOOM_KEY_CPU,
