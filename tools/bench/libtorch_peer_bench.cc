@@ -15,7 +15,6 @@
 #include <torch/csrc/autograd/profiler_legacy.h>
 #include <torch/library.h>
 #include <torch/torch.h>
-#include "loom/dispatcher/dispatcher.h"
 
 namespace {
 
