@@ -1,7 +1,8 @@
-// Fusions around the products and convolutions loom::compile leaves to the op library:
-// activations as their epilogues (Note [Fused epilogues]: _conv2d_activation,
-// _addmm_activation, and their CPU kernel and gradients) and a convolution's bias
-// gradient summed in the kernel that computes it (Note [Plane reductions]).
+// Fusions around the products, convolutions and poolings loom::compile leaves to the op
+// library: activations as their epilogues (Note [Fused epilogues]: _conv2d_activation,
+// _addmm_activation, and their CPU kernel and gradients), a convolution's bias gradient
+// summed in the kernel that computes it (Note [Plane reductions]) and relu's gradient mask
+// applied before max pooling's gradient (Note [Masks before max-pool gradients]).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -118,6 +119,12 @@ TEST_F(CompileEpilogueTest, ConvolutionWithAnActivationMatchesItsPiecesWithGradi
   Tensor strided = randn({1, 5, 5, 2}).permute({0, 3, 1, 2}), w32 = randn({3, 2, 3, 3});
   expect_near(_conv2d_activation(strided, w32, std::nullopt, 1, 0, 1, 1, "tanh"),
               tanh(conv2d(strided, w32)), 1e-5);
+  // a channels-last input gives the layout conv2d gives it
+  Tensor channels_last = randn({2, 2, 5, 5}).contiguous(MemoryFormat::ChannelsLast);
+  Tensor fused = _conv2d_activation(channels_last, w32), plain = conv2d(channels_last, w32);
+  EXPECT_EQ(std::vector<int64_t>(fused.strides().begin(), fused.strides().end()),
+            std::vector<int64_t>(plain.strides().begin(), plain.strides().end()));
+  expect_near(fused, relu(plain), 1e-5);
 }
 
 TEST_F(CompileEpilogueTest, BadActivationsAndShapesAreNamed) {
@@ -164,6 +171,33 @@ TEST_F(CompileEpilogueTest, ABiasGradientIsSummedInTheKernelThatComputesIt) {
   std::vector<Tensor> got = h(t, y), want = eager(t, y);
   expect_near(got[1], want[1], 1e-5);
   EXPECT_EQ(count(h.explanation().graph, "dim=[0, 2, 3]"), 1u) << h.explanation().graph;
+}
+
+// Note [Masks before max-pool gradients]
+TEST_F(CompileEpilogueTest, ReluGradientsAreMaskedBeforeMaxPoolScattersThem) {
+  manual_seed(5);
+  // 2x2 windows, and overlapping 3x3 windows with stride 2 (positions shared by windows)
+  for (int64_t kernel : {2, 3}) {
+    SCOPED_TRACE(kernel);
+    Tensor x = randn({3, 2, 9, 9});
+    Tensor w = (randn({4, 2, 3, 3}) * 0.5).requires_grad_(true);
+    Tensor b = randn({4}).requires_grad_(true);
+    auto eager = [kernel](const Tensor& x, const Tensor& w, const Tensor& b) {
+      Tensor h = max_pool2d(relu(conv2d(x, w, b, 1, 1)), kernel, 2);
+      return (h * h).sum();
+    };
+    auto f = compile(eager);
+    for (int call = 0; call < 2; ++call) {
+      std::vector<Tensor> got = autograd::grad({f(x, w, b)}, {w, b});
+      std::vector<Tensor> want = autograd::grad({eager(x, w, b)}, {w, b});
+      expect_near(got[0], want[0], 1e-4);
+      expect_near(got[1], want[1], 1e-4);
+    }
+    const std::string backward = f.explanation().backward_graph;
+    // the mask runs on the pooled gradient; the bias gradient sums it
+    EXPECT_NE(backward.find("_pooled"), std::string::npos) << backward;
+    EXPECT_EQ(backward.find("loom::threshold_backward"), std::string::npos) << backward;
+  }
 }
 
 }  // namespace

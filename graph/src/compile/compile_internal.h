@@ -81,6 +81,11 @@ std::unique_ptr<BackwardGraph> capture_backward(
     Captured& forward, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
     const std::unordered_map<const void*, std::string>& state, std::string* why);
 
+// Moves relu's gradient mask before max pooling's gradient in `backward`, reading the
+// pooled values (saved by `forward` now, when they were not): Note [Masks before max-pool
+// gradients] in pool_gradients.cc. Returns how many masks moved.
+int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward);
+
 // Runs a compiled training function: the forward graph without recording, then its
 // outputs get one autograd node whose backward runs the backward graph.
 std::vector<Tensor> run_joint(graph::Interpreter& forward, const Captured& forward_captured,

@@ -10,7 +10,8 @@
 // "loom" backend, activations join the convolutions and matrix products before them (Note
 // [Fused epilogues]) and runs of pointwise ops become fused kernels (Note [Pointwise fusion]),
 // in the forward and the backward graph of a call that records gradients (Note
-// [Compiling training]). The graph runs on the
+// [Compiling training]; there relu's gradient mask moves before max pooling's gradient
+// first, Note [Masks before max-pool gradients]). The graph runs on the
 // interpreter (Note [Prepared calls]) with the call's tensors and the tensors the
 // function holds. Each specialisation keeps its guards (guards.h); a call that fails
 // them all compiles again, up to recompile_limit times per function, after which the
@@ -243,6 +244,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
   if (entry->backward) {
     detail::BackwardGraph& b = *entry->backward;
     write_debug(debug, stem + ".backward.captured.graph", b.captured.graph.to_text());
+    if (options.backend == "loom") detail::mask_before_pool_gradients(c, b);
     std::vector<graph::FusedKernel> made = optimise(b.captured, ".backward");
     entry->kernels.insert(entry->kernels.end(), made.begin(), made.end());
     b.interpreter = std::make_unique<graph::Interpreter>(b.captured.graph, device);

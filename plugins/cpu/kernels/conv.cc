@@ -591,13 +591,17 @@ void apply_activation(const sdk::Tensor& out, std::string_view activation) {
   }
 }
 
-// The output sizes of a batched float32 conv2d that oneDNN computes directly, or nullopt
-// when the call must take conv2d's own path (and its checks).
+// The output sizes of a batched row-major float32 conv2d that oneDNN computes directly,
+// or nullopt when the call must take conv2d's own path (and its checks and layout rule).
 std::optional<std::vector<int64_t>> post_op_output_sizes(
     const sdk::Tensor& input, const sdk::Tensor& weight, const std::optional<sdk::Tensor>& bias,
     std::span<const int64_t> stride, std::span<const int64_t> padding,
     std::span<const int64_t> dilation, int64_t groups) {
-  auto f32 = [&](const sdk::Tensor& t) { return t.dtype() == LOOM_DTYPE_FLOAT32; };
+  // row-major float32 operands (conv2d's output is then row-major too; a channels-last
+  // operand, or one that is both, leaves the output's layout to conv2d's own rule)
+  auto f32 = [&](const sdk::Tensor& t) {
+    return t.dtype() == LOOM_DTYPE_FLOAT32 && t.is_contiguous() && !t.is_channels_last();
+  };
   auto valid_pair = [](std::span<const int64_t> v, int64_t least) {
     return (v.size() == 1 || v.size() == 2) && v[0] >= least && v.back() >= least;
   };
