@@ -198,11 +198,16 @@ void check_inplace(const OpInfo& info, const LoomKernelCall& call) {
 
 // An argument the op is about to write in place, saved for a formula that reads its
 // old values (mul_'s other needs the old self): a copy, as PyTorch keeps original_self.
-SavedTensor save_original(const Tensor& t) {
+// The copy keeps the history the old values had (`history`, the argument's gradient edge
+// before the write), so a double backward differentiates through it (gelu_'s formula
+// reads the old self).
+SavedTensor save_original(const Tensor& t, const Edge& history) {
   sdk::LocalKeyGuard no_grad({}, {LOOM_KEY_AUTOGRAD});
   SavedTensor s;
   s.data = sdk::op::clone(t);
   s.version = sdk::version(s.data);
+  s.history = history.node;
+  s.history_nr = history.input_nr;
   return s;
 }
 
@@ -348,7 +353,7 @@ void record(const OpInfo& info, const LoomKernelCall& call, const KnownMetas& me
       Tensor t = Tensor::borrow(v.u.tensor);
       node->next_edges.push_back(i < kKnownMetas ? gradient_edge(t, metas[i]) : gradient_edge(t));
       if (save) {
-        a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t)
+        a.saved.push_back(info.mutable_args >> i & 1 ? save_original(t, node->next_edges.back())
                                                      : save_input(t, node->next_edges.back()));
       }
       if (save_shape) a.saved.push_back(save_layout(t));

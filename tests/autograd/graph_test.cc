@@ -212,6 +212,22 @@ TEST_F(Autograd, InPlaceOnANonLeafRebasesItsHistory) {
                {"backward()", "a tensor saved by mul_ for backward was modified in place"});
 }
 
+// The copy of the old values an in-place op saves keeps their history: gelu_'s second
+// derivative equals gelu's.
+TEST_F(Autograd, InPlaceOpsHaveSecondDerivatives) {
+  Tensor x = leaf({-1.5, -0.2, 0.3, 2.0});
+  auto second = [&](bool in_place) {
+    Tensor h = x * 1.5;
+    Tensor y = in_place ? gelu_(h) : gelu(h);
+    std::vector<Tensor> g =
+        autograd::grad({(y * y).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true);
+    return values(autograd::grad({g[0].sum()}, {x})[0]);
+  };
+  const std::vector<double> functional = second(false);
+  expect_near(second(true), functional);
+  EXPECT_GT(std::abs(functional[3]), 0.1);  // not trivially zero
+}
+
 TEST_F(Autograd, InPlaceThroughAViewOfANonLeafReachesTheBase) {
   Tensor x = leaf({1, 2, 3});
   Tensor base = x * 1.0;
