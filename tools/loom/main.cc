@@ -1,7 +1,7 @@
 // `loom`: inspect a deployment from the command line, train, and check a backend.
 //   loom [--manifest FILE] plugins | ops [--namespace NS] [--format list|markdown] |
-//        dispatch OP | smoke | train | conform | run MODEL.pt2;  loom COMMAND --help lists a
-//        command's flags
+//        dispatch OP | smoke | train | conform | run MODEL.pt2 | launch -- PROGRAM ARGS...;
+//        loom COMMAND --help lists a command's flags
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -13,6 +13,7 @@
 #include "absl/flags/usage.h"
 #include "commands.h"
 #include "conform_command.h"
+#include "launch.h"
 #include "loom/loom.h"
 #include "run_model.h"
 #include "train.h"
@@ -61,6 +62,14 @@ ABSL_FLAG(
     bool, check, false,
     "for `run`: list how the device serves each node (kernel, decomposition, missing) and stop");
 ABSL_FLAG(bool, print_graph, false, "for `run`: print the program as loom's graph text");
+ABSL_FLAG(int64_t, nproc, 1, "for `launch`: processes (ranks) to start on this node");
+ABSL_FLAG(int64_t, nnodes, 1, "for `launch`: nodes of the job");
+ABSL_FLAG(int64_t, node_rank, 0, "for `launch`: this node's place among the nodes");
+ABSL_FLAG(std::string, master_addr, "127.0.0.1",
+          "for `launch`: the address of rank 0's node (LOOM_MASTER_ADDR)");
+ABSL_FLAG(int64_t, master_port, 29500, "for `launch`: the port of rank 0's store");
+ABSL_FLAG(std::string, iface, "",
+          "for `launch`: the network interface the ranks use (LOOM_SOCKET_IFNAME)");
 
 namespace {
 
@@ -127,6 +136,15 @@ const std::vector<Command>& commands() {
         {"check", ""},
         {"print_graph", ""},
         {"seed", "N"}}},
+      {"launch",
+       "-- PROGRAM ARGS...",
+       "runs PROGRAM as the ranks of a job (torchrun's environment, with LOOM_ names)",
+       {{"nproc", "N"},
+        {"nnodes", "M"},
+        {"node_rank", "R"},
+        {"master_addr", "ADDR"},
+        {"master_port", "PORT"},
+        {"iface", "NAME"}}},
   };
   return list;
 }
@@ -264,6 +282,18 @@ int run(const std::vector<char*>& args) {
                  format.c_str());
     return 2;
   }
+  // launch loads no plugin: its ranks do (Note [The launcher]).
+  if (command == "launch") {
+    loom::cli::LaunchOptions options;
+    options.nproc = absl::GetFlag(FLAGS_nproc);
+    options.nnodes = absl::GetFlag(FLAGS_nnodes);
+    options.node_rank = absl::GetFlag(FLAGS_node_rank);
+    options.master_addr = absl::GetFlag(FLAGS_master_addr);
+    options.master_port = absl::GetFlag(FLAGS_master_port);
+    options.iface = absl::GetFlag(FLAGS_iface);
+    options.program.assign(args.begin() + 2, args.end());
+    return loom::cli::run_launch(options);
+  }
   // conform loads plugins only in its children (Note [Conformance isolation]).
   if (command == "conform" && args.size() == 2) {
     loom::conform::ConformOptions options;
@@ -331,8 +361,10 @@ int main(int argc, char** argv) {
   // Flags are spelled with dashes (--batch-size) as well as Abseil's underscores.
   std::vector<std::string> spelled(argv, argv + argc);
   std::vector<char*> argv_underscored;
+  bool program_arguments = false;  // after `--`: another program's (loom launch)
   for (std::string& arg : spelled) {
-    if (arg.rfind("--", 0) == 0) {
+    program_arguments = program_arguments || arg == "--";
+    if (!program_arguments && arg.rfind("--", 0) == 0) {
       const size_t end = std::min(arg.find('='), arg.size());
       std::replace(arg.begin() + 2, arg.begin() + static_cast<std::ptrdiff_t>(end), '-', '_');
     }
