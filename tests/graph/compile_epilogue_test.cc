@@ -198,6 +198,20 @@ TEST_F(CompileEpilogueTest, ReluGradientsAreMaskedBeforeMaxPoolScattersThem) {
     EXPECT_NE(backward.find("_pooled"), std::string::npos) << backward;
     EXPECT_EQ(backward.find("loom::threshold_backward"), std::string::npos) << backward;
   }
+  // the pooled values written in place after the pooling: the mask stays where it was
+  Tensor x = randn({3, 2, 9, 9});
+  Tensor w = (randn({4, 2, 3, 3}) * 0.5).requires_grad_(true);
+  auto written = [](const Tensor& x, const Tensor& w) {
+    Tensor h = max_pool2d(relu(conv2d(x, w, std::nullopt, 1, 1)), 2);
+    h.sub_(0.5);
+    return (h * h).sum();
+  };
+  auto f = compile(written);
+  for (int call = 0; call < 2; ++call) {
+    expect_near(autograd::grad({f(x, w)}, {w})[0], autograd::grad({written(x, w)}, {w})[0], 1e-4);
+  }
+  const std::string backward = f.explanation().backward_graph;
+  EXPECT_EQ(backward.find("_pooled"), std::string::npos) << backward;
 }
 
 }  // namespace

@@ -325,7 +325,8 @@ bool plane_sum(const Graph& g, const Node& node, const std::vector<uint8_t>& con
 // (or hold one element), the pair is rewritten over [N * C, L] views, L the product of the
 // trailing sizes: the op, a row sum (the two one row kernel, which sums each row as it
 // writes it), the op's result viewed back as before, and a sum over N of the [N, C] row
-// sums. Returns the new views with the values they alias, for the memory checks.
+// sums, all where the op was (so no op between the two may write anything). Returns the
+// new views with the values they alias, for the memory checks.
 std::vector<std::pair<ValueId, ValueId>> rewrite_plane_reductions(
     Graph& graph, std::vector<uint8_t>& contiguous, const std::function<bool(ValueId)>& unread) {
   std::vector<std::pair<ValueId, ValueId>> aliases;
@@ -343,6 +344,12 @@ std::vector<std::pair<ValueId, ValueId>> rewrite_plane_reductions(
     const Node& op = nodes[p->second];
     std::optional<Candidate> c = fusible(graph, op, unread);
     if (!c || c->row_op || detail::facts_of(op.op).side_effects) continue;
+    // the sum moves up to the op: nothing between them may write (through a view, say)
+    bool writes_between = false;
+    for (size_t k = p->second + 1; k < n; ++k) {
+      writes_between = writes_between || detail::facts_of(nodes[k].op).side_effects;
+    }
+    if (writes_between) continue;
     const TensorMeta& x = *graph.value(op.outputs[0]).meta;
     bool fits = true;
     for (const Argument& a : op.arguments) {

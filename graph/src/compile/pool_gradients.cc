@@ -3,9 +3,11 @@
 // gradients]).
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "compile_internal.h"
 #include "loom/core/str_cat.h"
+#include "pass_support.h"
 
 namespace loom::compiler::detail {
 namespace {
@@ -48,6 +50,23 @@ bool same_elements_as(const graph::Graph& g, const Node& node, ValueId r) {
   return true;
 }
 
+// Whether an op of the forward graph writes `v`'s memory (through `v` or a view of it):
+// then the tensor the forward returns for `v` no longer holds the values the backward
+// needs, and the rewrite is skipped.
+bool written_in_forward(const graph::Graph& g, ValueId v) {
+  std::unordered_set<ValueId> aliases{v};
+  for (const Node& node : g.nodes()) {
+    bool reads_alias = false;
+    graph::detail::for_each_read(
+        node, [&](ValueId read) { reads_alias = reads_alias || aliases.count(read) > 0; });
+    if (!reads_alias) continue;
+    const graph::detail::OpFacts& facts = graph::detail::facts_of(node.op);
+    if (facts.side_effects) return true;
+    if (facts.returns_alias) aliases.insert(node.outputs.begin(), node.outputs.end());
+  }
+  return false;
+}
+
 }  // namespace
 
 // Note [Masks before max-pool gradients]
@@ -63,11 +82,17 @@ bool same_elements_as(const graph::Graph& g, const Node& node, ValueId r) {
 // with 2x2 windows, and a sum of t over every dim but the channels (the convolution's bias
 // gradient) is the same sum of the masked gradient, which a scatter does not change: it
 // reads the small tensor, and fuses with the mask (Note [Plane reductions]). p becomes a
-// saved value of the forward graph when it was not one. Runs before the passes, while the
-// forward's capture knows which of its values the backward's inputs are.
+// saved value of the forward graph when it was not one, unless an op of the forward writes
+// it (its tensor would no longer hold p); a backward with in-place writes is left as it is. Runs
+// before the passes, while the forward's capture knows which of its values the backward's inputs
+// are.
 int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
   graph::Graph& g = backward.captured.graph;
   const std::vector<Node>& nodes = g.nodes();
+  // nodes move and reads change: only in a backward that writes nothing in place
+  for (const Node& node : nodes) {
+    if (graph::detail::facts_of(node.op).side_effects) return 0;
+  }
   std::unordered_map<ValueId, size_t> producer;
   std::unordered_map<ValueId, int> reads;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -114,7 +139,8 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
                            backward.captured.contiguous[r]);
     if (!same_r || !forward_of.count(r) || !forward_of.count(idx)) continue;
     auto pool = pool_of_indices.find(forward_of[idx]);
-    if (pool == pool_of_indices.end() || value_argument(*pool->second, "self") != forward_of[r])
+    if (pool == pool_of_indices.end() || value_argument(*pool->second, "self") != forward_of[r] ||
+        written_in_forward(forward.graph, pool->second->outputs[0]))
       continue;
     rewritten[n] = p->second;
   }
