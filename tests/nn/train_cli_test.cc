@@ -100,6 +100,16 @@ TEST_F(TrainCli, TheCnnRunsAStep) {
       << r.output;
 }
 
+// The CNN through loom::compile (its forward, backward and Adam's step: fused epilogues,
+// plane sums and pooled masks on the way) learns as the eager one does.
+TEST_F(TrainCli, TheCompiledCnnLearnsTheSyntheticClasses) {
+  RunResult r = run("train --epochs 1 --batch-size 32 --compile --threads 2 --data " +
+                    dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("epoch 1/1: train loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
+}
+
 TEST_F(TrainCli, ProfileWritesATraceOfFourStepsAndTheTopOps) {
   const std::filesystem::path trace = dir_ / "trace.json";
   RunResult r = run("train --model mlp --epochs 1 --batch-size 64 --data " + dir_.string() +
