@@ -50,19 +50,36 @@ bool same_elements_as(const graph::Graph& g, const Node& node, ValueId r) {
   return true;
 }
 
-// Whether an op of the forward graph writes `v`'s memory (through `v` or a view of it):
-// then the tensor the forward returns for `v` no longer holds the values the backward
-// needs, and the rewrite is skipped.
-bool written_in_forward(const graph::Graph& g, ValueId v) {
-  std::unordered_set<ValueId> aliases{v};
+// Whether an op of `g` writes the memory of one of `values`: through the value, a view of
+// it, or another value whose tensor shared its memory when captured (`captured`, per
+// value, may be empty). The forward's pooled values must reach the backward unchanged,
+// and nothing in the backward may change what the moved nodes read.
+bool written(const graph::Graph& g, std::unordered_set<ValueId> values,
+             const std::vector<Tensor>& captured) {
+  auto tensor_of = [&](ValueId v) -> const Tensor* {
+    if (v < 0 || v >= static_cast<ValueId>(captured.size()) || !captured[v].defined())
+      return nullptr;
+    return &captured[v];
+  };
+  std::vector<const Tensor*> memory;
+  for (ValueId v : values) {
+    if (const Tensor* t = tensor_of(v)) memory.push_back(t);
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v) {
+    const Tensor* t = tensor_of(v);
+    if (t == nullptr) continue;
+    for (const Tensor* m : memory) {
+      if (t->is_alias_of(*m)) values.insert(v);
+    }
+  }
   for (const Node& node : g.nodes()) {
-    bool reads_alias = false;
-    graph::detail::for_each_read(
-        node, [&](ValueId read) { reads_alias = reads_alias || aliases.count(read) > 0; });
-    if (!reads_alias) continue;
+    bool reads = false;
+    graph::detail::for_each_read(node,
+                                 [&](ValueId read) { reads = reads || values.count(read) > 0; });
+    if (!reads) continue;
     const graph::detail::OpFacts& facts = graph::detail::facts_of(node.op);
     if (facts.side_effects) return true;
-    if (facts.returns_alias) aliases.insert(node.outputs.begin(), node.outputs.end());
+    if (facts.returns_alias) values.insert(node.outputs.begin(), node.outputs.end());
   }
   return false;
 }
@@ -83,16 +100,13 @@ bool written_in_forward(const graph::Graph& g, ValueId v) {
 // gradient) is the same sum of the masked gradient, which a scatter does not change: it
 // reads the small tensor, and fuses with the mask (Note [Plane reductions]). p becomes a
 // saved value of the forward graph when it was not one, unless an op of the forward writes
-// it (its tensor would no longer hold p); a backward with in-place writes is left as it is. Runs
+// it (its tensor would no longer hold p); and nothing is moved when an op of the backward
+// writes what the moved nodes read. Runs
 // before the passes, while the forward's capture knows which of its values the backward's inputs
 // are.
 int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
   graph::Graph& g = backward.captured.graph;
   const std::vector<Node>& nodes = g.nodes();
-  // nodes move and reads change: only in a backward that writes nothing in place
-  for (const Node& node : nodes) {
-    if (graph::detail::facts_of(node.op).side_effects) return 0;
-  }
   std::unordered_map<ValueId, size_t> producer;
   std::unordered_map<ValueId, int> reads;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -139,9 +153,15 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
                            backward.captured.contiguous[r]);
     if (!same_r || !forward_of.count(r) || !forward_of.count(idx)) continue;
     auto pool = pool_of_indices.find(forward_of[idx]);
-    if (pool == pool_of_indices.end() || value_argument(*pool->second, "self") != forward_of[r] ||
-        written_in_forward(forward.graph, pool->second->outputs[0]))
+    if (pool == pool_of_indices.end() || value_argument(*pool->second, "self") != forward_of[r])
       continue;
+    const ValueId fp = pool->second->outputs[0];
+    if (written(forward.graph, {fp}, forward.value_tensors)) continue;
+    // nodes move and reads change: nothing in the backward may write what they read
+    std::unordered_set<ValueId> involved{
+        value_argument(scatter, "grad_output"), r, idx, masked_by, m, mask.outputs[0]};
+    if (backward_of.count(fp)) involved.insert(backward_of[fp]);
+    if (written(g, involved, backward.captured.value_tensors)) continue;
     rewritten[n] = p->second;
   }
   if (rewritten.empty()) return 0;
