@@ -2,6 +2,7 @@
 // applied before max pooling's gradient scatters it (Note [Masks before max-pool
 // gradients]).
 #include <algorithm>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -84,6 +85,13 @@ bool written(const graph::Graph& g, std::unordered_set<ValueId> values,
   return false;
 }
 
+// `base`, or base_<n> when `g` has a value of that name.
+std::string unused_name(const graph::Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int n = 1; g.find_value(name); ++n) name = str_cat(base, "_", n);
+  return name;
+}
+
 }  // namespace
 
 // Note [Masks before max-pool gradients]
@@ -101,9 +109,8 @@ bool written(const graph::Graph& g, std::unordered_set<ValueId> values,
 // reads the small tensor, and fuses with the mask (Note [Plane reductions]). p becomes a
 // saved value of the forward graph when it was not one, unless an op of the forward writes
 // it (its tensor would no longer hold p); and nothing is moved when an op of the backward
-// writes what the moved nodes read. Runs
-// before the passes, while the forward's capture knows which of its values the backward's inputs
-// are.
+// writes what the moved nodes read. Runs before the passes, while the forward's capture
+// knows which of its values the backward's inputs are.
 int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
   graph::Graph& g = backward.captured.graph;
   const std::vector<Node>& nodes = g.nodes();
@@ -151,7 +158,9 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
                            same_elements_as(g, nodes[masked_producer->second], r) &&
                            r < static_cast<ValueId>(backward.captured.contiguous.size()) &&
                            backward.captured.contiguous[r]);
-    if (!same_r || !forward_of.count(r) || !forward_of.count(idx)) continue;
+    if (!same_r || !forward_of.count(r) || !forward_of.count(idx) ||
+        !g.value(value_argument(scatter, "grad_output")).meta || !g.value(mask.outputs[0]).meta)
+      continue;
     auto pool = pool_of_indices.find(forward_of[idx]);
     if (pool == pool_of_indices.end() || value_argument(*pool->second, "self") != forward_of[r])
       continue;
@@ -182,9 +191,9 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
       ++backward.num_saved;
     }
     graph::ValueInfo info = forward.graph.value(fp);
-    const ValueId v =
-        g.add_value(str_cat("saved_", info.name), graph::ValueType::Tensor, info.meta);
-    g.add_input(v, graph::InputRole::Constant, str_cat("saved_", info.name));
+    const std::string name = unused_name(g, str_cat("saved_", info.name));
+    const ValueId v = g.add_value(name, graph::ValueType::Tensor, info.meta);
+    g.add_input(v, graph::InputRole::Constant, name);
     backward.saved_slot.push_back(slot);
     backward.captured.constants.push_back(fp < static_cast<ValueId>(forward.value_tensors.size())
                                               ? forward.value_tensors[fp]
@@ -209,7 +218,7 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
           small_of.count(node.arguments[0].value) &&
           node.arguments[1].kind == Argument::Kind::Constant &&
           node.arguments[1].constant.kind() == Value::Kind::IntList) {
-        const ValueId t = node.arguments[0].value;
+        const ValueId t = node.arguments[0].value;  // a mask's output: its meta is known
         const int64_t rank = static_cast<int64_t>(g.value(t).meta->sizes.size());
         std::vector<int64_t> dims;
         for (int64_t d : node.arguments[1].constant.to_int_list())
@@ -228,7 +237,7 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
     const ValueId pooled = pooled_value(scatter);
     graph::ValueInfo grad_info = g.value(grad);
     grad_info.meta->dtype = g.value(mask.outputs[0]).meta->dtype;
-    const ValueId small = g.add_value(str_cat(g.value(mask.outputs[0]).name, "_pooled"),
+    const ValueId small = g.add_value(unused_name(g, g.value(mask.outputs[0]).name + "_pooled"),
                                       graph::ValueType::Tensor, grad_info.meta);
     backward.captured.contiguous.resize(g.values().size(), 0);
     backward.captured.contiguous[small] = 1;
