@@ -2,36 +2,22 @@
 // test_conform_plugin.cc) gets each status it deserves, expectations and baselines
 // work, and bad options and files are refused naming what was wrong.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../command_test_util.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-struct RunResult {
-  int status;
-  std::string output;
-};
-
-RunResult run_command(const std::string& command_line) {
-  const std::string command = command_line + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using RunResult = loom::test::CommandResult;
+using loom::test::run_command;
 
 RunResult run(const std::string& args) {
   return run_command(std::string(LOOM_CLI) + " " + args);

@@ -1,29 +1,18 @@
 // `loom launch` (Note [The launcher]) run as a process: the ranks' environment and
 // prefixed output, a failed or killed rank stopping the job with its name, bad options.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
+
+#include "../command_test_util.h"
 
 namespace {
 
-struct RunResult {
-  int status;  // the exit code, or -1 when the launcher did not exit
-  std::string output;
-};
+using RunResult = loom::test::CommandResult;
 
 // `loom launch ARGS` with stdout and stderr together.
 RunResult launch(const std::string& args) {
-  const std::string command = std::string(LOOM_CLI) + " launch " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return loom::test::run_command(std::string(LOOM_CLI) + " launch " + args);
 }
 
 bool has(const std::string& text, const std::string& part) {

@@ -4,12 +4,11 @@
 // summed in the kernel that computes it (Note [Plane reductions]) and relu's gradient mask
 // applied before max pooling's gradient (Note [Masks before max-pool gradients]).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cmath>
-#include <filesystem>
+#include <string>
 
 #include "../frontend/frontend_test_util.h"
+#include "compile_test_util.h"
 #include "loom/compile.h"
 #include "loom/graph_passes.h"
 #include "loom/loom.h"
@@ -18,32 +17,9 @@ namespace loom {
 namespace {
 
 using test::expect_error;
-using test::values;
+using test::expect_near;
 
-class CompileEpilogueTest : public test::LoadedRuntimeTest {
- protected:
-  void SetUp() override {
-    cache_ = std::filesystem::temp_directory_path() /
-             ("loom-epilogue-test-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(cache_);
-    setenv("LOOM_CACHE_DIR", cache_.c_str(), 1);
-  }
-  void TearDown() override {
-    unsetenv("LOOM_CACHE_DIR");
-    std::filesystem::remove_all(cache_);
-  }
-  std::filesystem::path cache_;
-};
-
-void expect_near(const Tensor& a, const Tensor& b, double tol = 1e-5) {
-  ASSERT_EQ(std::vector<int64_t>(a.sizes().begin(), a.sizes().end()),
-            std::vector<int64_t>(b.sizes().begin(), b.sizes().end()));
-  std::vector<double> x = values(a), y = values(b);
-  for (size_t i = 0; i < x.size(); ++i) {
-    ASSERT_NEAR(x[i], y[i], tol * (1 + std::abs(y[i]))) << "element " << i;
-  }
-}
+class CompileEpilogueTest : public test::CompileCacheTest {};
 
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "../frontend/frontend_test_util.h"
+#include "compile_test_util.h"
 #include "loom/compile.h"
 #include "loom/compiler_api.h"
 #include "loom/core/read_section.h"
@@ -26,38 +27,10 @@ namespace loom {
 namespace {
 
 using test::expect_error;
+using test::expect_near;
 using test::values;
 
-class CompileTest : public test::LoadedRuntimeTest {
- protected:
-  void SetUp() override {
-    // every test builds into its own cache, so none depends on what another built
-    cache_ = std::filesystem::temp_directory_path() /
-             ("loom-compile-test-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(cache_);
-    setenv("LOOM_CACHE_DIR", cache_.c_str(), 1);
-  }
-  void TearDown() override {
-    unsetenv("LOOM_CACHE_DIR");
-    std::filesystem::remove_all(cache_);
-  }
-  std::filesystem::path cache_;
-};
-
-void expect_near(const Tensor& a, const Tensor& b, double tol = 1e-5) {
-  ASSERT_EQ(std::vector<int64_t>(a.sizes().begin(), a.sizes().end()),
-            std::vector<int64_t>(b.sizes().begin(), b.sizes().end()));
-  ASSERT_EQ(a.dtype(), b.dtype());
-  std::vector<double> x = values(a), y = values(b);
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (std::isnan(y[i])) {
-      EXPECT_TRUE(std::isnan(x[i])) << "element " << i;
-      continue;
-    }
-    ASSERT_NEAR(x[i], y[i], tol * (1 + std::abs(y[i]))) << "element " << i;
-  }
-}
+class CompileTest : public test::CompileCacheTest {};
 
 Tensor chain(const Tensor& x, const Tensor& y) {
   return ((x * 2 + 1).sin().exp().tanh() * y + x).relu().sigmoid();

@@ -1,32 +1,21 @@
 // `loom train` end to end on a small synthetic MNIST-format directory (class k lights up
 // the k-th band of rows), and its refusals of bad options and bad data.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <zlib.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "../command_test_util.h"
+
 namespace {
 
-struct RunResult {
-  int status;
-  std::string output;
-};
+using RunResult = loom::test::CommandResult;
 
 RunResult run(const std::string& args) {
-  std::string command = std::string(LOOM_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  EXPECT_NE(pipe, nullptr);
-  std::string out;
-  std::array<char, 4096> buffer;
-  while (size_t n = fread(buffer.data(), 1, buffer.size(), pipe)) out.append(buffer.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return loom::test::run_command(std::string(LOOM_CLI) + " " + args);
 }
 
 void write_gz(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
@@ -103,8 +92,8 @@ TEST_F(TrainCli, TheCnnRunsAStep) {
 // The CNN through loom::compile (its forward, backward and Adam's step: fused epilogues,
 // plane sums and pooled masks on the way) learns as the eager one does.
 TEST_F(TrainCli, TheCompiledCnnLearnsTheSyntheticClasses) {
-  RunResult r = run("train --epochs 1 --batch-size 32 --compile --threads 2 --data " +
-                    dir_.string());
+  RunResult r =
+      run("train --epochs 1 --batch-size 32 --compile --threads 2 --data " + dir_.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("epoch 1/1: train loss"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
