@@ -24,6 +24,7 @@
 namespace loom::graph {
 
 using detail::for_each_read;
+using detail::unique_value_name;
 
 namespace {
 
@@ -230,13 +231,6 @@ std::string functional_form(const Graph& g, const Node& node) {
   return functional;
 }
 
-// `base`, or base_<n> when a value has that name.
-std::string unique_value_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int n = 1; g.find_value(name); ++n) name = str_cat(base, "_", n);
-  return name;
-}
-
 // The in-place ops that may join runs (Note [In-place ops in fused kernels]), given their
 // functional form in `nodes`.
 struct InPlaceWrites {
@@ -309,12 +303,8 @@ bool plane_sum(const Graph& g, const Node& node, const std::vector<uint8_t>& con
       keepdim.constant.to_bool() || dtype.kind != Argument::Kind::Constant ||
       !dtype.constant.is_none())
     return false;
-  const int64_t rank = static_cast<int64_t>(in.meta->sizes.size());
-  std::set<int64_t> dims;
-  for (int64_t d : dim.constant.to_int_list()) dims.insert(d < 0 ? d + rank : d);
-  std::set<int64_t> expected{0};
-  for (int64_t d = 2; d < rank; ++d) expected.insert(d);
-  return dims == expected;
+  return detail::all_but_channels(dim.constant.to_int_list(),
+                                  static_cast<int64_t>(in.meta->sizes.size()));
 }
 
 // Note [Plane reductions]

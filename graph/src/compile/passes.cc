@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -49,6 +50,21 @@ void for_each_read(const Node& node, const std::function<void(ValueId)>& read) {
       if (item.value != kNoValue) read(item.value);
     }
   }
+}
+
+std::string unique_value_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int n = 1; g.find_value(name); ++n) name = str_cat(base, "_", n);
+  return name;
+}
+
+bool all_but_channels(const std::vector<int64_t>& dims, int64_t rank) {
+  if (rank < 3) return false;
+  std::set<int64_t> found;
+  for (int64_t d : dims) found.insert(d < 0 ? d + rank : d);
+  std::set<int64_t> expected{0};
+  for (int64_t d = 2; d < rank; ++d) expected.insert(d);
+  return found == expected && dims.size() == expected.size();
 }
 
 }  // namespace detail

@@ -85,13 +85,6 @@ bool written(const graph::Graph& g, std::unordered_set<ValueId> values,
   return false;
 }
 
-// `base`, or base_<n> when `g` has a value of that name.
-std::string unused_name(const graph::Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int n = 1; g.find_value(name); ++n) name = str_cat(base, "_", n);
-  return name;
-}
-
 }  // namespace
 
 // Note [Masks before max-pool gradients]
@@ -191,7 +184,7 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
       ++backward.num_saved;
     }
     graph::ValueInfo info = forward.graph.value(fp);
-    const std::string name = unused_name(g, str_cat("saved_", info.name));
+    const std::string name = graph::detail::unique_value_name(g, str_cat("saved_", info.name));
     const ValueId v = g.add_value(name, graph::ValueType::Tensor, info.meta);
     g.add_input(v, graph::InputRole::Constant, name);
     backward.saved_slot.push_back(slot);
@@ -220,13 +213,11 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
           node.arguments[1].constant.kind() == Value::Kind::IntList) {
         const ValueId t = node.arguments[0].value;  // a mask's output: its meta is known
         const int64_t rank = static_cast<int64_t>(g.value(t).meta->sizes.size());
-        std::vector<int64_t> dims;
-        for (int64_t d : node.arguments[1].constant.to_int_list())
-          dims.push_back(d < 0 ? d + rank : d);
-        std::sort(dims.begin(), dims.end());
-        std::vector<int64_t> plane{0};
-        for (int64_t d = 2; d < rank; ++d) plane.push_back(d);
-        if (dims == plane) node.arguments[0].value = small_of[t];
+        // batched [N, C, H, W] only: the scatter moves values within H and W, which the
+        // sum must cover (an unbatched [C, H, W]'s [0, 2] would not)
+        if (rank == 4 &&
+            graph::detail::all_but_channels(node.arguments[1].constant.to_int_list(), rank))
+          node.arguments[0].value = small_of[t];
       }
       out.push_back(std::move(node));
       continue;
@@ -237,8 +228,9 @@ int mask_before_pool_gradients(Captured& forward, BackwardGraph& backward) {
     const ValueId pooled = pooled_value(scatter);
     graph::ValueInfo grad_info = g.value(grad);
     grad_info.meta->dtype = g.value(mask.outputs[0]).meta->dtype;
-    const ValueId small = g.add_value(unused_name(g, g.value(mask.outputs[0]).name + "_pooled"),
-                                      graph::ValueType::Tensor, grad_info.meta);
+    const ValueId small =
+        g.add_value(graph::detail::unique_value_name(g, g.value(mask.outputs[0]).name + "_pooled"),
+                    graph::ValueType::Tensor, grad_info.meta);
     backward.captured.contiguous.resize(g.values().size(), 0);
     backward.captured.contiguous[small] = 1;
     Node masked = mask;
