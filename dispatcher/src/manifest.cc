@@ -47,6 +47,7 @@ constexpr std::string_view kDefaultManifestText = R"pb(
   plugins { name: "autograd" }
   plugins { name: "profiler" optional: true }
   plugins { name: "compiler" optional: true }
+  plugins { name: "distributed" optional: true }
 )pb";
 
 // Note [Manifest error positions]

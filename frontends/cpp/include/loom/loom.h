@@ -11,6 +11,7 @@
 #include "loom/core/type_promotion.h"
 #include "loom/core/warning.h"
 #include "loom/devices.h"
+#include "loom/distributed.h"
 #include "loom/dlpack.h"
 #include "loom/factories.h"
 #include "loom/operators.h"

@@ -1,0 +1,389 @@
+// The distributed plugin's world: rendezvous, process groups and engine modules.
+//
+// Note [Engine modules]
+// ~~~~~~~~~~~~~~~~~~~~~
+// The plugin links no engine: each lives in a module beside it
+// (libloom_distributed_gloo.so, linked to Debian's libgloo) that it opens with dlopen
+// when a process group first asks for that backend. So the plugin always loads, and a
+// backend whose library is missing is refused by init_process_group with the loader's
+// reason, never a failed plugin load. A module exports one factory
+// (LOOM_DISTRIBUTED_ENGINE_FACTORY) that connects a group's engine through the store;
+// modules stay loaded for the life of the process (a failed engine is never destroyed,
+// Note [Failed groups]).
+//
+// Rendezvous: every rank publishes its world size under its rank in the store, claims
+// its rank with an atomic add (a rank claimed twice is refused) and checks rank 0's
+// world size at once, then waits for all ranks; a timeout names the ranks that never
+// arrived. The world's engine then connects with the store keys under "g0/", a new
+// group's under "g<id>/".
+#include "world.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "store.h"
+
+namespace loom::distributed {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kDefaultTimeout{300000};
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error("[distributed] " + what);
+}
+
+struct WorldState {
+  std::mutex mutex;
+  bool initialized = false;
+  std::string backend;
+  int rank = 0, size = 1;
+  milliseconds timeout = kDefaultTimeout;
+  Rendezvous rendezvous;
+  std::unique_ptr<Store> root_store;
+  std::unique_ptr<Store> store;  // root_store under "loom/"
+  EngineOptions engine_options;
+  LoomDistributedEngineFactory factory = nullptr;
+  std::map<int64_t, std::shared_ptr<ProcessGroup>> groups;
+  std::map<int64_t, LoomDistributedGroupInfo> infos;
+  int64_t next_group = 1;
+  std::map<int64_t, std::pair<std::shared_ptr<ProcessGroup>, std::shared_ptr<WorkState>>> works;
+  int64_t next_work = 1;
+};
+
+WorldState& world() {
+  static WorldState* w = new WorldState;  // never destroyed: engines may outlive exit
+  return *w;
+}
+
+const std::vector<std::string>& known_backends() {
+  static const std::vector<std::string> names = {"gloo", "mpi", "nccl"};
+  return names;
+}
+
+std::filesystem::path plugin_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&plugin_directory), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  return std::filesystem::path(info.dli_fname).parent_path();
+}
+
+// Opens the engine module of a backend; nullptr with *why when it cannot.
+LoomDistributedEngineFactory load_engine(const std::string& backend, std::string* why) {
+  static std::mutex mutex;
+  static std::map<std::string, LoomDistributedEngineFactory> loaded;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = loaded.find(backend);
+  if (it != loaded.end()) return it->second;
+  const std::string file = "libloom_distributed_" + backend + ".so";
+  const std::filesystem::path path = plugin_directory() / file;
+  if (!std::filesystem::exists(path)) {
+    *why = "its engine module " + path.string() + " was not built (" +
+           (backend == "gloo" ? "install libgloo-dev and rebuild"
+                              : "this build has no " + backend + " engine yet") +
+           ")";
+    return nullptr;
+  }
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    *why = std::string("its engine module cannot be loaded: ") + dlerror();
+    return nullptr;
+  }
+  auto factory = reinterpret_cast<LoomDistributedEngineFactory>(
+      dlsym(handle, LOOM_DISTRIBUTED_ENGINE_FACTORY));
+  if (factory == nullptr) {
+    *why = path.string() + " has no " LOOM_DISTRIBUTED_ENGINE_FACTORY;
+    return nullptr;
+  }
+  loaded[backend] = factory;
+  return factory;
+}
+
+std::string text(const std::vector<char>& v) {
+  return {v.begin(), v.end()};
+}
+std::vector<char> bytes(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+
+std::unique_ptr<Engine> connect_engine(WorldState& w, Store& store, int rank, int size,
+                                       const std::string& prefix, milliseconds timeout) {
+  EngineOptions o = w.engine_options;
+  o.rank = rank;
+  o.size = size;
+  o.prefix = prefix;
+  o.timeout = timeout;
+  auto group_store = make_prefix_store(store, prefix);
+  std::string error;
+  Engine* engine = w.factory(group_store.get(), &o, &error);
+  if (engine == nullptr) {
+    fail("the " + w.backend + " engine could not connect rank " + std::to_string(w.rank) +
+         " to its peers: " + error);
+  }
+  return std::unique_ptr<Engine>(engine);
+}
+
+std::string ranks_text(const std::vector<int64_t>& ranks) {
+  std::string out = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+void init_world(const LoomDistributedInitArgs& args) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.initialized) {
+    fail("init_process_group was called twice: the default process group (" + w.backend +
+         ", rank " + std::to_string(w.rank) + " of " + std::to_string(w.size) +
+         ") is already initialized; call destroy_process_group first");
+  }
+  const std::string backend = args.backend != nullptr ? args.backend : "gloo";
+  bool known = false;
+  for (const std::string& b : known_backends()) known = known || b == backend;
+  if (!known) fail("unknown backend '" + backend + "' (expected gloo, mpi or nccl)");
+  std::string why;
+  LoomDistributedEngineFactory factory = load_engine(backend, &why);
+  if (factory == nullptr) fail("backend '" + backend + "' is unavailable: " + why);
+
+  const milliseconds timeout =
+      args.timeout_ms > 0 ? milliseconds(args.timeout_ms) : kDefaultTimeout;
+  Rendezvous rv =
+      resolve_rendezvous(args.init_method != nullptr ? args.init_method : "",
+                         static_cast<int>(args.rank), static_cast<int>(args.world_size));
+  std::unique_ptr<Store> root_store = rv.kind == Rendezvous::Kind::kTcp
+                                          ? make_tcp_store(rv.host, rv.port, rv.rank == 0, timeout)
+                                          : make_file_store(rv.path);
+  std::unique_ptr<Store> store = make_prefix_store(*root_store, "loom/");
+  const std::string me = std::to_string(rv.rank);
+  store->set("world_size/" + me, bytes(std::to_string(rv.world_size)));
+  if (store->add("claim/" + me, 1) != 1) {
+    fail("rank " + me + " joined twice (two processes with LOOM_RANK=" + me +
+         ", or a file store directory left from an earlier job)");
+  }
+  const std::string root_size = text(store->get("world_size/0", timeout));
+  if (root_size != std::to_string(rv.world_size)) {
+    fail("the world size does not match across ranks: rank 0 has " + root_size + ", rank " + me +
+         " has " + std::to_string(rv.world_size));
+  }
+  std::vector<std::string> keys;
+  for (int r = 0; r < rv.world_size; ++r) keys.push_back("world_size/" + std::to_string(r));
+  try {
+    store->wait(keys, timeout);
+  } catch (const std::runtime_error&) {
+    std::vector<int64_t> missing;
+    for (int r = 0; r < rv.world_size; ++r) {
+      if (!store->check(keys[r])) missing.push_back(r);
+    }
+    fail("init_process_group timed out after " + std::to_string(timeout.count()) +
+         " ms: " + std::to_string(rv.world_size - static_cast<int>(missing.size())) + " of " +
+         std::to_string(rv.world_size) + " ranks arrived; missing " + ranks_text(missing));
+  }
+  for (int r = 0; r < rv.world_size; ++r) {
+    std::string size = text(store->get(keys[r], timeout));
+    if (size != std::to_string(rv.world_size)) {
+      fail("the world size does not match across ranks: rank " + me + " has " +
+           std::to_string(rv.world_size) + ", rank " + std::to_string(r) + " has " + size);
+    }
+  }
+
+  w.factory = factory;
+  w.engine_options = {};
+  if (const char* iface = std::getenv("LOOM_SOCKET_IFNAME"); iface != nullptr && *iface) {
+    w.engine_options.iface = iface;
+  } else {
+    w.engine_options.hostname = root_store->local_address();
+    if (w.engine_options.hostname.empty()) {
+      char name[256] = {};
+      ::gethostname(name, sizeof name - 1);
+      w.engine_options.hostname = name;
+    }
+  }
+  w.backend = backend;
+  w.rank = rv.rank;
+  w.size = rv.world_size;
+  w.timeout = timeout;
+  w.rendezvous = rv;
+  std::unique_ptr<Engine> engine =
+      connect_engine(w, *store, rv.rank, rv.world_size, "g0/", timeout);
+  std::vector<int> everyone;
+  for (int r = 0; r < rv.world_size; ++r) everyone.push_back(r);
+  w.groups[0] = std::make_shared<ProcessGroup>(0, rv.rank, rv.world_size, everyone,
+                                               std::move(engine), timeout);
+  w.infos[0] = {sizeof(LoomDistributedGroupInfo), rv.rank, rv.world_size, timeout.count()};
+  w.root_store = std::move(root_store);
+  w.store = std::move(store);
+  w.next_group = 1;
+  w.initialized = true;
+}
+
+void destroy_world() {
+  WorldState& w = world();
+  std::unique_lock<std::mutex> lock(w.mutex);
+  if (!w.initialized) fail("destroy_process_group: there is no process group to destroy");
+  // Leave together, so that rank 0's store outlives every rank's last use of it.
+  const std::string me = std::to_string(w.rank);
+  try {
+    w.store->set("left/" + me, bytes("1"));
+    if (w.rank == 0) {
+      std::vector<std::string> keys;
+      for (int r = 0; r < w.size; ++r) keys.push_back("left/" + std::to_string(r));
+      w.store->wait(keys, std::min(w.timeout, milliseconds(60000)));
+    }
+  } catch (const std::runtime_error&) {
+    // A rank that died cannot leave; the store closes anyway.
+  }
+  auto groups = std::move(w.groups);
+  w.groups.clear();
+  w.infos.clear();
+  w.works.clear();
+  w.initialized = false;
+  lock.unlock();
+  groups.clear();  // joins each group's worker
+  lock.lock();
+  if (w.rank == 0 && w.rendezvous.kind == Rendezvous::Kind::kFile) {
+    std::error_code ec;
+    std::filesystem::remove_all(w.rendezvous.path, ec);
+  }
+  w.store.reset();
+  w.root_store.reset();
+}
+
+bool world_initialized() {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  return w.initialized;
+}
+
+LoomDistributedGroupInfo group_info(int64_t group) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (!w.initialized) fail("the default process group is not initialized");
+  auto it = w.infos.find(group);
+  if (it == w.infos.end()) fail("there is no process group " + std::to_string(group));
+  return it->second;
+}
+
+int64_t new_group(const std::vector<int64_t>& ranks, milliseconds timeout) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (!w.initialized) fail("new_group: the default process group is not initialized");
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] < 0 || ranks[i] >= w.size || (i > 0 && ranks[i] <= ranks[i - 1])) {
+      fail("new_group expects distinct world ranks in 0.." + std::to_string(w.size - 1) +
+           " in increasing order, found " + ranks_text(ranks));
+    }
+  }
+  if (ranks.empty()) fail("new_group expects at least one rank, found none");
+  if (timeout.count() <= 0) timeout = w.timeout;
+  const int64_t id = w.next_group++;
+  const std::string prefix = "g" + std::to_string(id) + "/";
+  // Every rank must pass the same ranks: compare with rank 0's.
+  w.store->set(prefix + "ranks/" + std::to_string(w.rank), bytes(ranks_text(ranks)));
+  const std::string root_ranks = text(w.store->get(prefix + "ranks/0", w.timeout));
+  if (root_ranks != ranks_text(ranks)) {
+    fail("new_group #" + std::to_string(id) + " was called with different ranks: rank 0 passed " +
+         root_ranks + ", rank " + std::to_string(w.rank) + " passed " + ranks_text(ranks));
+  }
+  int local = -1;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] == w.rank) local = static_cast<int>(i);
+  }
+  const int size = static_cast<int>(ranks.size());
+  w.infos[id] = {sizeof(LoomDistributedGroupInfo), local, size, timeout.count()};
+  if (local >= 0) {
+    std::unique_ptr<Engine> engine = connect_engine(w, *w.store, local, size, prefix, timeout);
+    w.groups[id] = std::make_shared<ProcessGroup>(static_cast<int>(id), local, size,
+                                                  std::vector<int>(ranks.begin(), ranks.end()),
+                                                  std::move(engine), timeout);
+  }
+  return id;
+}
+
+std::shared_ptr<ProcessGroup> group_for_op(int64_t group, const char* op) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (!w.initialized) {
+    throw std::runtime_error(std::string("[") + op +
+                             "] the default process group is not initialized: call "
+                             "loom::distributed::init_process_group first");
+  }
+  auto it = w.groups.find(group);
+  if (it != w.groups.end()) return it->second;
+  if (w.infos.count(group)) {
+    throw std::runtime_error(std::string("[") + op + "] rank " + std::to_string(w.rank) +
+                             " is not a member of process group " + std::to_string(group));
+  }
+  throw std::runtime_error(std::string("[") + op + "] there is no process group " +
+                           std::to_string(group) + " (groups come from new_group)");
+}
+
+int64_t remember_work(std::shared_ptr<ProcessGroup> group, std::shared_ptr<WorkState> work) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (w.works.size() >= 4096) {  // forget works that ended well and nobody waited for
+    for (auto it = w.works.begin(); it != w.works.end();) {
+      std::lock_guard<std::mutex> state_lock(it->second.second->mutex);
+      bool drop = it->second.second->done && it->second.second->error.empty();
+      it = drop ? w.works.erase(it) : std::next(it);
+    }
+  }
+  const int64_t id = w.next_work++;
+  w.works[id] = {std::move(group), std::move(work)};
+  return id;
+}
+
+namespace {
+std::pair<std::shared_ptr<ProcessGroup>, std::shared_ptr<WorkState>> find_work(int64_t id,
+                                                                               bool forget) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  auto it = w.works.find(id);
+  if (it == w.works.end()) {
+    fail("there is no work " + std::to_string(id) +
+         " (already waited for, or from a destroyed process group)");
+  }
+  auto found = it->second;
+  if (forget) w.works.erase(it);
+  return found;
+}
+}  // namespace
+
+void wait_work(int64_t id, int64_t timeout_ms) {
+  auto [group, work] = find_work(id, /*forget=*/true);
+  group->wait(work, timeout_ms > 0 ? milliseconds(timeout_ms) : group->timeout());
+}
+
+bool work_completed(int64_t id) {
+  auto [group, work] = find_work(id, /*forget=*/false);
+  std::lock_guard<std::mutex> lock(work->mutex);
+  if (work->done && !work->error.empty()) throw std::runtime_error(work->error);
+  return work->done;
+}
+
+std::vector<std::string> describe_backends() {
+  std::vector<std::string> out;
+  for (const std::string& b : known_backends()) {
+    std::string why;
+    out.push_back(load_engine(b, &why) != nullptr ? b : b + ": " + why);
+  }
+  return out;
+}
+
+std::string flight_record(int64_t group) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  auto it = w.groups.find(group);
+  if (it == w.groups.end()) fail("there is no process group " + std::to_string(group) + " here");
+  return it->second->flight_record();
+}
+
+}  // namespace loom::distributed

@@ -1,0 +1,284 @@
+// One rank of the distributed tests (tests/distributed/distributed_test.cc starts N of
+// them under `loom launch`): `distributed_rank SCENARIO`. Each scenario checks its
+// results itself and exits non-zero with what differed; the test reads the output.
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "loom/loom.h"
+
+namespace {
+
+namespace dist = loom::distributed;
+using loom::Tensor;
+
+int g_rank = 0, g_size = 1;
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "FAILED on rank %d: %s\n", g_rank, what.c_str());
+  std::exit(1);
+}
+
+void expect(bool ok, const std::string& what) {
+  if (!ok) fail(what);
+}
+
+// `body` must raise a loom::Error whose message holds `part`; prints it.
+void expect_error(const std::function<void()>& body, const std::string& part) {
+  try {
+    body();
+  } catch (const loom::Error& e) {
+    const std::string m = e.what();
+    if (m.find(part) == std::string::npos) fail("expected an error with '" + part + "', got: " + m);
+    std::printf("refused: %s\n", m.c_str());
+    return;
+  }
+  fail("expected an error with '" + part + "', but the call succeeded");
+}
+
+Tensor filled(std::vector<int64_t> shape, double v, loom::ScalarType dtype) {
+  return loom::full(shape, v, loom::TensorOptions().dtype(dtype));
+}
+
+// Whether every element of t equals v (compared in float64).
+bool all_equal(const Tensor& t, double v) {
+  Tensor d = t.to(loom::ScalarType::Float64);
+  return loom::eq(d, v).all().item<bool>();
+}
+
+void collectives() {
+  using loom::ScalarType;
+  const int n = g_size, r = g_rank;
+  const std::vector<ScalarType> dtypes = {
+      ScalarType::Float32, ScalarType::Float64, ScalarType::Float16, ScalarType::BFloat16,
+      ScalarType::Int8,    ScalarType::UInt8,   ScalarType::Int16,   ScalarType::Int32,
+      ScalarType::Int64,   ScalarType::Bool};
+  double factorial = 1;
+  for (int i = 1; i <= n; ++i) factorial *= i;
+  for (ScalarType dt : dtypes) {
+    const std::string name(loom::scalar_type_name(dt));
+    const bool is_bool = dt == ScalarType::Bool;
+    const bool floating = dt == ScalarType::Float32 || dt == ScalarType::Float64 ||
+                          dt == ScalarType::Float16 || dt == ScalarType::BFloat16;
+    // Each rank holds rank + 1 (bool: rank == 0).
+    const double mine = is_bool ? (r == 0) : r + 1;
+    struct Case {
+      dist::ReduceOp op;
+      double expected;
+    };
+    std::vector<Case> cases = {{dist::ReduceOp::Sum, is_bool ? 1 : n * (n + 1) / 2.0},
+                               {dist::ReduceOp::Product, is_bool ? (n == 1) : factorial},
+                               {dist::ReduceOp::Min, is_bool ? (n == 1) : 1},
+                               {dist::ReduceOp::Max, is_bool ? 1 : n}};
+    if (floating) cases.push_back({dist::ReduceOp::Avg, (n + 1) / 2.0});
+    for (const Case& c : cases) {
+      if (dt == ScalarType::Int8 && c.op == dist::ReduceOp::Product && factorial > 127) continue;
+      Tensor t = filled({3, 5}, mine, dt);
+      dist::all_reduce(t, c.op);
+      expect(all_equal(t, c.expected), "all_reduce " + name + " " + dist::reduce_op_name(c.op) +
+                                           ": expected " + std::to_string(c.expected));
+      Tensor u = filled({7}, mine, dt);
+      dist::reduce(u, 0, c.op);
+      if (r == 0) expect(all_equal(u, c.expected), "reduce " + name + " to rank 0");
+      if (r != 0) expect(all_equal(u, mine), "reduce left a non-root rank's tensor as it was");
+    }
+    Tensor b = filled({4}, r == n - 1 ? 1 : 0, dt);
+    dist::broadcast(b, n - 1);
+    expect(all_equal(b, 1), "broadcast " + name + " from the last rank");
+    if (is_bool) continue;
+    // all_gather, list and single tensor.
+    std::vector<Tensor> parts;
+    for (int i = 0; i < n; ++i) parts.push_back(filled({2, 2}, 0, dt));
+    dist::all_gather(parts, filled({2, 2}, mine, dt));
+    for (int i = 0; i < n; ++i) expect(all_equal(parts[i], i + 1), "all_gather " + name);
+    Tensor gathered = filled({2 * n, 3}, 0, dt);
+    dist::all_gather_into_tensor(gathered, filled({2, 3}, mine, dt));
+    for (int i = 0; i < n; ++i) {
+      expect(all_equal(gathered.narrow(0, 2 * i, 2), i + 1), "all_gather_into_tensor " + name);
+    }
+    // reduce_scatter: block i of every rank sums into rank i.
+    std::vector<Tensor> blocks;
+    for (int i = 0; i < n; ++i) blocks.push_back(filled({3}, i + r, dt));
+    Tensor out = filled({3}, 0, dt);
+    dist::reduce_scatter(out, blocks);
+    expect(all_equal(out, n * r + n * (n - 1) / 2.0), "reduce_scatter " + name);
+    Tensor whole = loom::cat(blocks, 0);
+    Tensor out2 = filled({3}, 0, dt);
+    dist::reduce_scatter_tensor(out2, whole);
+    expect(all_equal(out2, n * r + n * (n - 1) / 2.0), "reduce_scatter_tensor " + name);
+    // all_to_all: rank r sends r * 10 + j to rank j.
+    std::vector<Tensor> ins, outs;
+    for (int j = 0; j < n; ++j) {
+      ins.push_back(filled({2}, r * 10 + j, dt));
+      outs.push_back(filled({2}, 0, dt));
+    }
+    dist::all_to_all(outs, ins);
+    for (int j = 0; j < n; ++j) expect(all_equal(outs[j], j * 10 + r), "all_to_all " + name);
+  }
+  // all_to_all_single with uneven splits: rank r sends j + 1 rows to rank j.
+  {
+    std::vector<int64_t> in_splits, out_splits;
+    int64_t rows_in = 0, rows_out = 0;
+    for (int j = 0; j < n; ++j) {
+      in_splits.push_back(j + 1);
+      out_splits.push_back(r + 1);
+      rows_in += j + 1;
+      rows_out += r + 1;
+    }
+    Tensor in = filled({rows_in, 2}, r, loom::ScalarType::Float32);
+    Tensor out = filled({rows_out, 2}, -1, loom::ScalarType::Float32);
+    dist::all_to_all_single(out, in, out_splits, in_splits);
+    for (int j = 0; j < n; ++j) {
+      expect(all_equal(out.narrow(0, j * (r + 1), r + 1), j), "all_to_all_single uneven");
+    }
+  }
+  // A large all-reduce takes the engine's ring (beyond the inline size).
+  {
+    Tensor big = filled({1 << 20}, r + 1, loom::ScalarType::Float32);
+    dist::all_reduce(big);
+    expect(all_equal(big, n * (n + 1) / 2.0), "all_reduce of 4 MiB");
+  }
+  // Asynchronous work completes in order.
+  {
+    Tensor a = filled({1000}, 1, loom::ScalarType::Float32);
+    Tensor c = filled({100000}, 2, loom::ScalarType::Float32);
+    dist::Work wa = dist::all_reduce(a, dist::ReduceOp::Sum, {}, true);
+    dist::Work wc = dist::all_reduce(c, dist::ReduceOp::Max, {}, true);
+    wc.wait();
+    expect(wc.is_completed(), "a waited work is completed");
+    wa.wait();
+    expect(all_equal(a, n) && all_equal(c, 2), "async all_reduce results");
+  }
+  // Point to point around a ring.
+  if (n > 1) {
+    Tensor token = filled({5}, r, loom::ScalarType::Int32);
+    Tensor got = filled({5}, -1, loom::ScalarType::Int32);
+    dist::Work s = dist::isend(token, (r + 1) % n, {}, 7);
+    dist::recv(got, (r + n - 1) % n, {}, 7);
+    s.wait();
+    expect(all_equal(got, (r + n - 1) % n), "send/recv around the ring");
+  }
+  dist::barrier();
+  // A group of the even ranks.
+  std::vector<int> evens;
+  for (int i = 0; i < n; i += 2) evens.push_back(i);
+  dist::Group g = dist::new_group(evens);
+  if (r % 2 == 0) {
+    expect(dist::get_rank(g) == r / 2 && dist::get_world_size(g) == (int)evens.size(),
+           "rank and size in the group of even ranks");
+    Tensor t = filled({3}, r, loom::ScalarType::Float32);
+    dist::all_reduce(t, dist::ReduceOp::Sum, g);
+    double expected = 0;
+    for (int e : evens) expected += e;
+    expect(all_equal(t, expected), "all_reduce in the group of even ranks");
+  } else {
+    expect(dist::get_rank(g) == -1, "a non-member's rank in a group is -1");
+    Tensor t = filled({3}, 0, loom::ScalarType::Float32);
+    expect_error([&] { dist::all_reduce(t, dist::ReduceOp::Sum, g); }, "is not a member");
+  }
+}
+
+// Rank 0 calls all_reduce on 4 elements, the others on 8: every rank refuses, naming
+// both calls, and the group stays usable.
+void mismatch() {
+  Tensor t = filled({g_rank == 0 ? 4 : 8}, 1, loom::ScalarType::Float32);
+  expect_error([&] { dist::all_reduce(t); }, "ranks called different collectives");
+  expect(all_equal(t, 1), "a refused collective wrote nothing");
+  Tensor ok = filled({2}, 1, loom::ScalarType::Float32);
+  dist::all_reduce(ok);
+  expect(all_equal(ok, g_size), "the group works after a refused collective");
+  std::printf("mismatch refused\n");
+}
+
+// Rank 1 never joins rank 0's all_reduce (it waits for a message nobody sends): rank 0
+// times out first (its timeout is 2 s, rank 1's 6 s) naming rank 1 and writing its
+// flight record; rank 1's receive then fails as rank 0 leaves.
+void timeout() {
+  Tensor t = filled({4}, 1, loom::ScalarType::Float32);
+  if (g_rank == 1) {
+    expect_error([&] { dist::recv(t, 0, {}, 99); }, "recv(float32[4], tag=99) #0 failed");
+  } else {
+    expect_error([&] { dist::all_reduce(t); }, "rank 1 never joined collective #0");
+    expect_error([&] { dist::all_reduce(t); }, "can no longer be used after an earlier failure");
+    expect(dist::flight_record().find("\"state\": \"failed\"") != std::string::npos,
+           "the flight record shows the failed collective: " + dist::flight_record());
+  }
+  std::printf("timed out as expected\n");
+}
+
+// Rank 1 dies mid-job: the launcher reports it and stops the others.
+void killed() {
+  Tensor t = filled({4}, 1, loom::ScalarType::Float32);
+  dist::all_reduce(t);
+  if (g_rank == 1) std::raise(SIGKILL);
+  for (;;) dist::all_reduce(t);  // until the broken connection raises
+}
+
+void bad_input() {
+  Tensor t = filled({4}, 1, loom::ScalarType::Float32);
+  expect_error([] { dist::init_process_group({.timeout = std::chrono::milliseconds(30000)}); },
+               "init_process_group was called twice");
+  std::vector<Tensor> two = {t, t};
+  if (g_size != 2) {
+    expect_error([&] { dist::all_gather(two, t); }, "expected one output per rank of the group");
+  }
+  Tensor ints = filled({4}, 1, loom::ScalarType::Int64);
+  expect_error([&] { dist::all_reduce(ints, dist::ReduceOp::Avg); },
+               "reduce op 'avg' needs a floating-point tensor, found int64");
+  expect_error([&] { dist::broadcast(t, g_size); }, "is not in process group 0");
+  Tensor strided = filled({4, 4}, 1, loom::ScalarType::Float32).t();
+  expect_error([&] { dist::all_reduce(strided); }, "must be contiguous");
+  expect_error([&] { dist::all_reduce(t, dist::ReduceOp::Sum, dist::Group{42}); },
+               "there is no process group 42");
+  Tensor complex = loom::zeros({2}, loom::TensorOptions().dtype(loom::ScalarType::ComplexFloat));
+  expect_error([&] { dist::all_reduce(complex); }, "found complex64");
+  std::printf("bad input refused\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: distributed_rank SCENARIO [BACKEND [INIT_METHOD]]\n");
+    return 2;
+  }
+  const std::string scenario = argv[1];
+  setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 0);
+  try {
+    loom::Runtime runtime = loom::Runtime::load_default();
+    dist::InitOptions options;
+    if (argc > 2) options.backend = argv[2];
+    if (argc > 3) options.init_method = argv[3];
+    if (scenario == "timeout") {
+      const char* rank = std::getenv("LOOM_RANK");
+      options.timeout =
+          std::chrono::milliseconds(rank != nullptr && std::string(rank) == "1" ? 6000 : 2000);
+    }
+    if (scenario == "before_init") {
+      Tensor t = filled({4}, 1, loom::ScalarType::Float32);
+      expect_error([&] { dist::all_reduce(t); }, "the default process group is not initialized");
+      expect_error([&] { dist::init_process_group({.backend = "carrier-pigeon"}); },
+                   "unknown backend 'carrier-pigeon'");
+      return 0;
+    }
+    dist::init_process_group(options);
+    g_rank = dist::get_rank();
+    g_size = dist::get_world_size();
+    static const std::map<std::string, void (*)()> scenarios = {{"collectives", &collectives},
+                                                                {"mismatch", &mismatch},
+                                                                {"timeout", &timeout},
+                                                                {"killed", &killed},
+                                                                {"bad_input", &bad_input}};
+    auto it = scenarios.find(scenario);
+    if (it == scenarios.end()) fail("unknown scenario " + scenario);
+    it->second();
+    if (scenario != "timeout") dist::destroy_process_group();
+    std::printf("rank %d of %d ok\n", g_rank, g_size);
+  } catch (const loom::Error& e) {
+    fail(e.what());
+  }
+  return 0;
+}

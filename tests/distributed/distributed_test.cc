@@ -1,0 +1,104 @@
+// The distributed plugin with ranks as processes: `loom launch --nproc N --
+// distributed_rank SCENARIO` (tests/distributed/distributed_rank.cc), for every
+// collective, dtype and reduce op at world sizes 1 to 4 on gloo, and the failures that
+// must end with the right message and no hang: a mismatch, a timeout, a killed rank, bad
+// input, a collective before init.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "../command_test_util.h"
+
+namespace {
+
+using loom::test::CommandResult;
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Each test has its own port, so that ctest may run them side by side.
+CommandResult launch(int nproc, int port, const std::string& args) {
+  return loom::test::run_command(std::string(LOOM_CLI) + " launch --nproc " +
+                                 std::to_string(nproc) + " --master-port " + std::to_string(port) +
+                                 " -- " + DISTRIBUTED_RANK + " " + args);
+}
+
+class GlooCollectives : public ::testing::TestWithParam<int> {};
+
+TEST_P(GlooCollectives, EveryCollectiveDtypeAndReduceOpAgrees) {
+  const int n = GetParam();
+  CommandResult r = launch(n, 29700 + n, "collectives gloo");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int rank = 0; rank < n; ++rank) {
+    EXPECT_TRUE(has(r.output, "rank " + std::to_string(rank) + " of " + std::to_string(n) + " ok"))
+        << r.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldSizes, GlooCollectives, ::testing::Values(1, 2, 3, 4));
+
+TEST(Distributed, TheFileStoreRendezvousWorks) {
+  const std::string dir = ::testing::TempDir() + "loom_file_store_" + std::to_string(getpid());
+  CommandResult r = launch(2, 29710, "collectives gloo file://" + dir);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "rank 1 of 2 ok")) << r.output;
+}
+
+TEST(Distributed, MismatchedCollectivesAreRefusedOnEveryRankNamingBoth) {
+  CommandResult r = launch(3, 29711, "mismatch gloo");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* rank : {"[rank 0]", "[rank 1]", "[rank 2]"}) {
+    EXPECT_TRUE(has(r.output, std::string(rank) +
+                                  " refused: [loom::all_reduce_] [distributed] process group 0"))
+        << r.output;
+  }
+  EXPECT_TRUE(has(r.output,
+                  "rank 0 called all_reduce(float32[4], sum), rank 1 called "
+                  "all_reduce(float32[8], sum)"))
+      << r.output;
+  EXPECT_TRUE(has(r.output, "mismatch refused")) << r.output;
+}
+
+TEST(Distributed, ARankThatNeverJoinsIsNamedWhenTheTimeoutEnds) {
+  CommandResult r = launch(2, 29712, "timeout gloo");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "timed out after 2000 ms: rank 1 never joined collective #0"))
+      << r.output;
+  EXPECT_TRUE(has(r.output, "flight record: ")) << r.output;
+  EXPECT_TRUE(has(r.output, "[rank 1] timed out as expected")) << r.output;
+}
+
+TEST(Distributed, AKilledRankEndsTheJobNamingIt) {
+  CommandResult r = launch(3, 29713, "killed gloo");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "rank 1")) << r.output;
+  EXPECT_TRUE(has(r.output, "signal 9") || has(r.output, "SIGKILL") || has(r.output, "Killed"))
+      << r.output;
+}
+
+TEST(Distributed, BadInputIsRefusedWithClearMessages) {
+  CommandResult r = launch(2, 29714, "bad_input gloo");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "[rank 1] bad input refused")) << r.output;
+}
+
+TEST(Distributed, CollectivesBeforeInitAndUnknownBackendsAreRefused) {
+  CommandResult r = loom::test::run_command(std::string(DISTRIBUTED_RANK) + " before_init");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "call loom::distributed::init_process_group first")) << r.output;
+  EXPECT_TRUE(has(r.output, "expected gloo, mpi or nccl")) << r.output;
+}
+
+TEST(Distributed, AMissingRankEndsTheRendezvousNamingIt) {
+  // LOOM_WORLD_SIZE says 3 but only two ranks start.
+  CommandResult r = loom::test::run_command(
+      "{ LOOM_WORLD_SIZE=3 LOOM_RANK=1 " + std::string(DISTRIBUTED_RANK) +
+      " timeout gloo tcp://127.0.0.1:29715 & " + "LOOM_WORLD_SIZE=3 LOOM_RANK=0 " +
+      DISTRIBUTED_RANK + " timeout gloo tcp://127.0.0.1:29715; wait; }");
+  EXPECT_TRUE(has(r.output,
+                  "init_process_group timed out after 2000 ms: 2 of 3 ranks arrived; missing [2]"))
+      << r.output;
+}
+
+}  // namespace
