@@ -31,20 +31,25 @@ constexpr uint64_t kPointToPointSlot = uint64_t{0x71} << 56;
 // gloo's view of loom's store.
 class GlooStore final : public gloo::rendezvous::Store {
  public:
-  GlooStore(distributed::Store& store, std::chrono::milliseconds timeout)
-      : store_(store), timeout_(timeout) {}
+  GlooStore(distributed::Store& store, std::chrono::milliseconds timeout, std::string prefix)
+      : store_(store), timeout_(timeout), prefix_(std::move(prefix)) {}
   void set(const std::string& key, const std::vector<char>& data) override {
-    store_.set(key, data);
+    store_.set(prefix_ + key, data);
   }
-  std::vector<char> get(const std::string& key) override { return store_.get(key, timeout_); }
-  void wait(const std::vector<std::string>& keys) override { store_.wait(keys, timeout_); }
+  std::vector<char> get(const std::string& key) override {
+    return store_.get(prefix_ + key, timeout_);
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
   void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
-    store_.wait(keys, t);
+    std::vector<std::string> full;
+    for (const std::string& k : keys) full.push_back(prefix_ + k);
+    store_.wait(full, t);
   }
 
  private:
   distributed::Store& store_;
   std::chrono::milliseconds timeout_;
+  std::string prefix_;
 };
 
 std::chrono::milliseconds until(Clock::time_point deadline) {
@@ -89,8 +94,12 @@ class GlooEngine final : public Engine {
     device_ = gloo::transport::tcp::CreateDevice(attr);
     context_ = std::make_shared<gloo::rendezvous::Context>(o.rank, o.size);
     context_->setTimeout(o.timeout);
-    GlooStore gloo_store(store, o.timeout);
-    context_->connectFullMesh(gloo_store, device_);
+    GlooStore data_store(store, o.timeout, "data/");
+    context_->connectFullMesh(data_store, device_);
+    control_ = std::make_shared<gloo::rendezvous::Context>(o.rank, o.size);
+    control_->setTimeout(o.timeout);
+    GlooStore control_store(store, o.timeout, "control/");
+    control_->connectFullMesh(control_store, device_);
   }
 
   // Buffers of an operation that did not complete stay alive as long as the engine:
@@ -110,7 +119,7 @@ class GlooEngine final : public Engine {
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       if (inbox[r].size() < capacity) inbox[r].resize(capacity);
-      recvs[r] = context_->createUnboundBuffer(inbox[r].data(), capacity);
+      recvs[r] = control_->createUnboundBuffer(inbox[r].data(), capacity);
       try {
         recvs[r]->recv(r, slot, 0, capacity);
       } catch (const std::exception& e) {
@@ -118,7 +127,7 @@ class GlooEngine final : public Engine {
       }
     }
     std::vector<char> out(mine.begin(), mine.end());
-    auto send = context_->createUnboundBuffer(out.data(), out.size());
+    auto send = control_->createUnboundBuffer(out.data(), out.size());
     std::vector<bool> sent(size_, false);
     for (int r = 0; r < size_; ++r) {
       if (r == rank_ || !from[r].error.empty()) continue;
@@ -279,8 +288,9 @@ class GlooEngine final : public Engine {
   int rank_;
   int size_;
   std::shared_ptr<gloo::transport::Device> device_;
-  std::shared_ptr<gloo::rendezvous::Context> context_;
-  std::vector<std::vector<char>> inbox_;  // exchange receive buffers, one per peer
+  std::shared_ptr<gloo::rendezvous::Context> context_;  // collectives and point to point
+  std::shared_ptr<gloo::rendezvous::Context> control_;  // the plugin's exchanges
+  std::vector<std::vector<char>> inbox_;                // exchange receive buffers, one per peer
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> graveyard_buffers_;
   std::vector<std::vector<char>> graveyard_bytes_;
 };
