@@ -9,6 +9,8 @@
 #include <string>
 
 #include "loom/loom.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
 
 namespace {
 
@@ -238,6 +240,113 @@ void bad_input() {
   std::printf("bad input refused\n");
 }
 
+bool same(const Tensor& a, const Tensor& b) {
+  return loom::eq(a, b).all().item<bool>();
+}
+
+// The parameters of every rank, gathered: rank r's copy must equal rank 0's bitwise.
+void expect_same_on_every_rank(const std::vector<Tensor>& params, const std::string& when) {
+  Tensor flat = loom::cat(std::vector<Tensor>(params.begin(), params.end()), 0);
+  Tensor all = loom::zeros({flat.numel() * g_size});
+  dist::all_gather_into_tensor(all, flat);
+  for (int r = 0; r < g_size; ++r) {
+    expect(same(all.narrow(0, r * flat.numel(), flat.numel()), flat),
+           "parameters differ between ranks " + when);
+  }
+}
+
+std::vector<Tensor> flat_params(loom::nn::Module& m) {
+  std::vector<Tensor> out;
+  for (const Tensor& p : m.parameters()) out.push_back(p.detach().reshape({-1}));
+  return out;
+}
+
+// DDP: parameters bitwise equal on every rank after each step, and n ranks with 1/n of
+// the batch each end where one process with the whole batch ends (float tolerance).
+void ddp() {
+  namespace nn = loom::nn;
+  loom::manual_seed(100 + g_rank);  // different on each rank: DDP broadcasts rank 0's
+  nn::Sequential model(nn::Linear(6, 16), nn::ReLU(), nn::Linear(16, 16), nn::Tanh(),
+                       nn::Linear(16, 3));
+  // Small buckets, so that a backward launches several.
+  nn::DistributedDataParallel net(model,
+                                  nn::DistributedDataParallelOptions{.bucket_cap_mb = 0.001});
+  expect(net->buckets().size() > 1, "several buckets");
+  expect(net->buckets().front().front() == "4.bias", "the first bucket holds the last layer");
+  expect_same_on_every_rank(flat_params(*model.ptr()), "after construction");
+  // The reference: one process, the whole batch, the same start.
+  nn::Sequential reference(nn::Linear(6, 16), nn::ReLU(), nn::Linear(16, 16), nn::Tanh(),
+                           nn::Linear(16, 3));
+  {
+    loom::NoGradGuard no_grad;
+    auto src = model->parameters();
+    auto dst = reference->parameters();
+    for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+  }
+  loom::optim::SGD opt(model->parameters(), loom::optim::SGDOptions(0.1));
+  loom::optim::SGD ref_opt(reference->parameters(), loom::optim::SGDOptions(0.1));
+  const int64_t per_rank = 4, global = per_rank * g_size;
+  for (int step = 0; step < 5; ++step) {
+    loom::manual_seed(7 + step);  // the same global batch on every rank
+    Tensor x = loom::randn({global, 6});
+    Tensor y = loom::randn({global, 3});
+    Tensor mine_x = x.narrow(0, g_rank * per_rank, per_rank);
+    Tensor mine_y = y.narrow(0, g_rank * per_rank, per_rank);
+    opt.zero_grad();
+    loom::mse_loss(net(mine_x), mine_y).backward();
+    opt.step();
+    expect_same_on_every_rank(flat_params(*model.ptr()), "after step " + std::to_string(step));
+    ref_opt.zero_grad();
+    loom::mse_loss(reference(x), y).backward();
+    ref_opt.step();
+  }
+  auto got = model->parameters(), want = reference->parameters();
+  for (size_t i = 0; i < got.size(); ++i) {
+    expect((got[i] - want[i]).abs().max().item<double>() < 1e-5,
+           "DDP with " + std::to_string(g_size) + " ranks differs from one process");
+  }
+  // no_sync: gradients stay local (they differ between ranks with different data).
+  if (g_size > 1) {
+    opt.zero_grad();
+    {
+      auto guard = net->no_sync();
+      loom::mse_loss(net(loom::full({2, 6}, g_rank + 1.0)), loom::zeros({2, 3})).backward();
+    }
+    Tensor g = model->parameters().back().grad().clone();
+    Tensor all = loom::zeros({g.numel() * g_size});
+    dist::all_gather_into_tensor(all, g.reshape({-1}));
+    expect(!same(all.narrow(0, 0, g.numel()), all.narrow(0, g.numel(), g.numel())),
+           "no_sync kept the gradients local");
+  }
+  // A parameter the loss does not use is refused at the next forward, naming it.
+  auto unused_model = nn::Linear(6, 3);
+  nn::Sequential holder(unused_model, nn::Linear(3, 3));
+  nn::DistributedDataParallel skip(holder);
+  // The second backward reaches only the first layer.
+  Tensor in = loom::ones({2, 6});
+  loom::mse_loss(skip(in), loom::zeros({2, 3})).backward();          // uses both: fine
+  loom::mse_loss(unused_model(in), loom::zeros({2, 3})).backward();  // the second layer idle
+  expect_error([&] { skip(in); }, "produced no gradient for parameter(s) 1.weight, 1.bias");
+  // float16 compression: the ranks still agree bitwise; the step is close to one process's.
+  for (auto hook : {nn::CommHook::FP16Compress, nn::CommHook::BF16Compress}) {
+    loom::manual_seed(5 + g_rank);
+    nn::Linear fc(6, 3);
+    nn::DistributedDataParallel compressed(fc,
+                                           nn::DistributedDataParallelOptions{.comm_hook = hook});
+    loom::manual_seed(9);
+    Tensor x = loom::randn({2 * g_size, 6});
+    loom::mse_loss(compressed(x.narrow(0, 2 * g_rank, 2)), loom::zeros({2, 3})).backward();
+    std::vector<Tensor> grads;
+    for (const Tensor& p : fc->parameters()) grads.push_back(p.grad().reshape({-1}));
+    expect_same_on_every_rank(grads, "after a compressed all-reduce");
+    Tensor w = fc->weight.detach().clone().requires_grad_();
+    Tensor b = fc->bias.detach().clone().requires_grad_();
+    loom::mse_loss(loom::linear(x, w, b), loom::zeros({2 * g_size, 3})).backward();
+    expect((w.grad() - fc->weight.grad()).abs().max().item<double>() < 2e-2,
+           "the compressed gradient is close to the exact one");
+  }
+  std::printf("ddp ok\n");
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -267,11 +376,9 @@ int main(int argc, char** argv) {
     dist::init_process_group(options);
     g_rank = dist::get_rank();
     g_size = dist::get_world_size();
-    static const std::map<std::string, void (*)()> scenarios = {{"collectives", &collectives},
-                                                                {"mismatch", &mismatch},
-                                                                {"timeout", &timeout},
-                                                                {"killed", &killed},
-                                                                {"bad_input", &bad_input}};
+    static const std::map<std::string, void (*)()> scenarios = {
+        {"collectives", &collectives}, {"mismatch", &mismatch},   {"timeout", &timeout},
+        {"killed", &killed},           {"bad_input", &bad_input}, {"ddp", &ddp}};
     auto it = scenarios.find(scenario);
     if (it == scenarios.end()) fail("unknown scenario " + scenario);
     it->second();

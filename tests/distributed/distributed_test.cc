@@ -38,6 +38,17 @@ TEST_P(GlooCollectives, EveryCollectiveDtypeAndReduceOpAgrees) {
 
 INSTANTIATE_TEST_SUITE_P(WorldSizes, GlooCollectives, ::testing::Values(1, 2, 3, 4));
 
+class GlooDdp : public ::testing::TestWithParam<int> {};
+
+TEST_P(GlooDdp, KeepsParametersEqualAndMatchesOneProcessWithTheWholeBatch) {
+  const int n = GetParam();
+  CommandResult r = launch(n, 29720 + n, "ddp gloo");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "[rank 0] ddp ok")) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldSizes, GlooDdp, ::testing::Values(1, 2, 3));
+
 TEST(Distributed, TheFileStoreRendezvousWorks) {
   const std::string dir = ::testing::TempDir() + "loom_file_store_" + std::to_string(getpid());
   CommandResult r = launch(2, 29710, "collectives gloo file://" + dir);

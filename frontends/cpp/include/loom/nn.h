@@ -5,6 +5,7 @@
 #include "loom/nn/activation.h"
 #include "loom/nn/container.h"
 #include "loom/nn/conv.h"
+#include "loom/nn/distributed.h"
 #include "loom/nn/dropout.h"
 #include "loom/nn/embedding.h"
 #include "loom/nn/init.h"
