@@ -71,6 +71,30 @@ TEST_F(TrainCli, TheMlpLearnsTheSyntheticClasses) {
   EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
 }
 
+// Two ranks under `loom launch`, DDP over gloo, each with half of every global batch:
+// rank 0 alone reports, and the model learns as one process does.
+TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
+  RunResult r = run("launch --nproc 2 --master-port 29740 -- " + std::string(LOOM_CLI) +
+                    " train --distributed gloo --model mlp --epochs 2 --batch-size 32 --threads 1 "
+                    "--data " +
+                    dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] distributed: gloo, 2 ranks, 16 examples per rank per step"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("[rank 0] epoch 2/2: train loss"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("[rank 1] epoch"), std::string::npos) << r.output;
+  // A global batch the ranks cannot share evenly is refused.
+  RunResult odd =
+      run("launch --nproc 2 --master-port 29741 -- " + std::string(LOOM_CLI) +
+          " train --distributed gloo --model mlp --batch-size 33 --data " + dir_.string());
+  EXPECT_NE(odd.status, 0);
+  EXPECT_NE(odd.output.find("--batch-size 33 (the global batch) must divide by the 2 ranks"),
+            std::string::npos)
+      << odd.output;
+}
+
 TEST_F(TrainCli, TheMlpLearnsWithAdafactor) {
   RunResult r =
       run("train --model mlp --epochs 2 --batch-size 32 --optimizer adafactor --lr 0.01 "

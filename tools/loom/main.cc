@@ -43,6 +43,9 @@ ABSL_FLAG(bool, compile, false,
           "(loom::compile; needs the compiler plugin and a C++ compiler)");
 ABSL_FLAG(std::string, profile, "",
           "for `train`: write a Chrome trace of steps 4-7 to this file and print the top ops");
+ABSL_FLAG(std::string, distributed, "",
+          "for `train`: gloo, to train as one rank of a `loom launch` job with "
+          "DistributedDataParallel (--batch-size is the global batch)");
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
 ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");
 ABSL_FLAG(std::string, dtypes, "", "for `conform`: only samples of these dtypes (comma-separated)");
@@ -114,7 +117,8 @@ const std::vector<Command>& commands() {
         {"save", "FILE"},
         {"resume", "FILE"},
         {"profile", "TRACE.json"},
-        {"compile", ""}}},
+        {"compile", ""},
+        {"distributed", "gloo"}}},
       {"conform",
        "",
        "checks a backend's ops against the cpu and writes a coverage report",
@@ -335,6 +339,7 @@ int run(const std::vector<char*>& args) {
     options.resume = absl::GetFlag(FLAGS_resume);
     options.profile = absl::GetFlag(FLAGS_profile);
     options.compile = absl::GetFlag(FLAGS_compile);
+    options.distributed = absl::GetFlag(FLAGS_distributed);
     return loom::cli::run_train(options);
   }
   if (command == "run" && args.size() == 3) {

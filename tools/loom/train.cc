@@ -178,28 +178,54 @@ int run_train(const TrainOptions& o) {
   LOOM_CHECK(o.profile.empty() || profiler::Profiler::is_available(), kWhat,
              "--profile needs the profiler plugin; the manifest does not load it");
 
+  // --distributed: this process is one rank of a `loom launch` job (Note [The launcher]).
+  int rank = 0, world = 1;
+  if (!o.distributed.empty()) {
+    LOOM_CHECK(!o.compile, kWhat, "--distributed with --compile is not supported yet");
+    distributed::init_process_group({.backend = o.distributed});
+    rank = distributed::get_rank();
+    world = distributed::get_world_size();
+    LOOM_CHECK(o.batch_size % world == 0, kWhat, "--batch-size ", o.batch_size,
+               " (the global batch) must divide by the ", world, " ranks");
+  }
+  const bool reporting = rank == 0;  // rank 0 prints and saves
+
   data::TensorDataset train_set =
       first(data::load_mnist_format(o.data_dir, data::Split::Train, kMean, kStd), o.limit);
   data::TensorDataset test_set =
       data::load_mnist_format(o.data_dir, data::Split::Test, kMean, kStd);
-  std::printf("data: %lld training and %lld test images from %s\n",
-              static_cast<long long>(train_set.size()), static_cast<long long>(test_set.size()),
-              o.data_dir.c_str());
+  if (reporting)
+    std::printf("data: %lld training and %lld test images from %s\n",
+                static_cast<long long>(train_set.size()), static_cast<long long>(test_set.size()),
+                o.data_dir.c_str());
 
   manual_seed(o.seed);
   nn::Sequential net = o.model == "cnn" ? make_cnn() : make_mlp();
   if (o.device != "cpu") net->to(o.device);
   int64_t count = 0;
   for (const Tensor& p : net->parameters()) count += p.numel();
-  std::printf("model: %s, %lld parameters; optimizer %s, lr %g, batch %lld, device %s\n",
-              o.model.c_str(), static_cast<long long>(count), o.optimizer.c_str(), o.lr,
-              static_cast<long long>(o.batch_size), o.device.c_str());
+  if (reporting) {
+    std::printf("model: %s, %lld parameters; optimizer %s, lr %g, batch %lld, device %s\n",
+                o.model.c_str(), static_cast<long long>(count), o.optimizer.c_str(), o.lr,
+                static_cast<long long>(o.batch_size), o.device.c_str());
+  }
+  // The same start on every rank (DDP broadcasts rank 0's parameters), gradients averaged.
+  std::optional<nn::DistributedDataParallel> ddp;
+  if (!o.distributed.empty()) {
+    ddp.emplace(net);
+    if (reporting) {
+      std::printf("distributed: %s, %d ranks, %lld examples per rank per step, %zu buckets\n",
+                  o.distributed.c_str(), world, static_cast<long long>(o.batch_size / world),
+                  (*ddp)->buckets().size());
+    }
+  }
   std::unique_ptr<optim::Optimizer> optimizer =
       make_optimizer(o.optimizer, net->parameters(), o.lr, o.compile);
   nn::CrossEntropyLoss criterion;
 
   data::DataLoaderOptions train_options;
-  train_options.batch_size = o.batch_size;
+  train_options.batch_size = o.batch_size / world;
+  if (ddp) train_options.sampler = data::DistributedSampler{world, rank};
   train_options.shuffle = true;
   train_options.seed = o.seed;
   train_options.pin_memory = lends_pinned_memory(o.device);
@@ -226,10 +252,10 @@ int run_train(const TrainOptions& o) {
                kWhat, "--resume '", o.resume, "': expected an epoch number, found '", done, "'");
     first_epoch = std::stoll(done) + 1;
     train_loader.set_epoch(static_cast<uint64_t>(first_epoch - 1));
-    std::printf("resumed from %s after epoch %s\n", o.resume.c_str(), done.c_str());
+    if (reporting) std::printf("resumed from %s after epoch %s\n", o.resume.c_str(), done.c_str());
   }
 
-  std::unique_ptr<profiler::Profiler> profile = make_profiler(o.profile);
+  std::unique_ptr<profiler::Profiler> profile = reporting ? make_profiler(o.profile) : nullptr;
   // --compile: the forward and the loss as one compiled function, whose backward graph
   // runs in loss.backward() (Note [Compiling training] in graph/src/compile/joint_graph.cc),
   // and the optimizer's step (rmsprop and adafactor count steps on the host: theirs stays
@@ -265,7 +291,7 @@ int run_train(const TrainOptions& o) {
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {
-          logits = net(x);
+          logits = ddp ? (*ddp)(x) : net(x);
           loss = criterion(logits, y);
         }
       }
@@ -292,12 +318,25 @@ int run_train(const TrainOptions& o) {
       seen += n;
       ++batch_index;
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      progress.update(batch_index, loss_sum / static_cast<double>(seen),
-                      static_cast<double>(correct) / static_cast<double>(seen),
-                      static_cast<double>(seen) / std::max(seconds, 1e-9),
-                      batch_index == train_loader.num_batches());
+      if (reporting)
+        progress.update(batch_index, loss_sum / static_cast<double>(seen),
+                        static_cast<double>(correct) / static_cast<double>(seen),
+                        static_cast<double>(seen) / std::max(seconds, 1e-9),
+                        batch_index == train_loader.num_batches());
     }
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (ddp) {
+      // The epoch's loss and accuracy over every rank's share.
+      Tensor totals =
+          loom::tensor({loss_sum, static_cast<double>(correct), static_cast<double>(seen)},
+                       TensorOptions().dtype(ScalarType::Float64));
+      distributed::all_reduce(totals);
+      const double* sums = static_cast<const double*>(totals.data_ptr());
+      loss_sum = sums[0];
+      correct = static_cast<int64_t>(sums[1]);
+      seen = static_cast<int64_t>(sums[2]);
+    }
+    if (!reporting) continue;
     const double accuracy = test_accuracy(net, test_loader, o.device);
     std::printf(
         "epoch %lld/%lld: train loss %.4f, train accuracy %.2f%%, test accuracy %.2f%%, "
@@ -314,6 +353,7 @@ int run_train(const TrainOptions& o) {
     }
     std::fflush(stdout);
   }
+  if (ddp) distributed::destroy_process_group();
   if (profile) {
     profile->stop();  // saves a profile whose active steps the run cut short
     if (profile->events().empty()) {

@@ -21,6 +21,9 @@ struct TrainOptions {
   std::string resume;    // checkpoint to continue from ("" none)
   std::string profile;   // Chrome trace of a few steps ("" none; Note [Profiling a run])
   bool compile = false;  // forward and backward through loom::compile
+  // "gloo": one rank of a data-parallel job under `loom launch` (DDP, each rank a share of
+  // every global batch of batch_size; rank 0 reports and saves). "" trains alone.
+  std::string distributed;
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.

@@ -94,7 +94,21 @@ class DataLoader::Epoch {
         std::swap(order_[i - 1], order_[j]);
       }
     }
-    const int64_t n = dataset.size(), b = options.batch_size;
+    if (options.sampler) {
+      // This rank's share: padded (or cut) to a multiple of the replicas, every
+      // num_replicas-th index from its rank.
+      const DistributedSampler& s = *options.sampler;
+      const size_t total = static_cast<size_t>(s.samples_per_rank(dataset.size()) * s.num_replicas);
+      std::vector<int64_t> all = order_;
+      for (size_t i = 0; all.size() < total; ++i) all.push_back(order_[i % order_.size()]);
+      all.resize(total);
+      order_.clear();
+      for (size_t i = static_cast<size_t>(s.rank); i < total;
+           i += static_cast<size_t>(s.num_replicas)) {
+        order_.push_back(all[i]);
+      }
+    }
+    const int64_t n = static_cast<int64_t>(order_.size()), b = options.batch_size;
     num_batches_ = options.drop_last ? n / b : (n + b - 1) / b;
     if (options.prefetch > 0) worker_ = std::thread([this] { produce(); });
   }
@@ -189,6 +203,14 @@ DataLoader::DataLoader(TensorDataset dataset, DataLoaderOptions options)
              options.batch_size);
   LOOM_CHECK(options.prefetch >= 0, "data::DataLoader", "expected prefetch >= 0, found ",
              options.prefetch);
+  if (options.sampler) {
+    const DistributedSampler& s = *options.sampler;
+    LOOM_CHECK(s.num_replicas >= 1 && s.rank >= 0 && s.rank < s.num_replicas,
+               "data::DistributedSampler", "expected 0 <= rank < num_replicas, found rank ", s.rank,
+               " of ", s.num_replicas);
+    LOOM_CHECK(dataset_.size() > 0 || s.drop_last, "data::DistributedSampler",
+               "expected a non-empty dataset");
+  }
   if (options.pin_memory) {
     ReadSection section;
     (void)pinned_host_allocator(-1, "data::DataLoader");  // throws when nothing lends it
@@ -196,7 +218,9 @@ DataLoader::DataLoader(TensorDataset dataset, DataLoaderOptions options)
 }
 
 int64_t DataLoader::num_batches() const {
-  const int64_t n = dataset_.size(), b = options_.batch_size;
+  const int64_t n =
+      options_.sampler ? options_.sampler->samples_per_rank(dataset_.size()) : dataset_.size();
+  const int64_t b = options_.batch_size;
   return options_.drop_last ? n / b : (n + b - 1) / b;
 }
 

@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +46,20 @@ enum class Split { Train, Test };
 TensorDataset load_mnist_format(const std::string& root, Split split, double mean = 0.0,
                                 double std = 1.0);
 
+// A rank's share of each epoch, as torch.utils.data.DistributedSampler: the epoch's order
+// (the same on every rank: it depends on the seed and the epoch only) padded with its first
+// indices to a multiple of num_replicas (or cut to one, with drop_last), and this rank
+// takes every num_replicas-th index from `rank`.
+struct DistributedSampler {
+  int64_t num_replicas = 1;
+  int64_t rank = 0;
+  bool drop_last = false;
+  // The number of samples each rank gets from a dataset of `size`.
+  int64_t samples_per_rank(int64_t size) const {
+    return drop_last ? size / num_replicas : (size + num_replicas - 1) / num_replicas;
+  }
+};
+
 struct DataLoaderOptions {
   int64_t batch_size = 64;
   bool shuffle = true;
@@ -55,6 +70,7 @@ struct DataLoaderOptions {
   // `batch.data.to(device, /*non_blocking=*/true)` is queued without a wait; needs a loaded
   // device plugin that lends it (refused at construction otherwise).
   bool pin_memory = false;
+  std::optional<DistributedSampler> sampler;  // set: this rank's share of each epoch
 };
 
 // for (const Example& batch : loader) { ... } runs one epoch; each loop is the next
