@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "call_stack.h"
 #include "loom/sdk/dtype.hpp"
@@ -104,6 +106,53 @@ void describe_inputs(const LoomKernelCall* call, std::string& shapes, std::strin
   dtypes += ']';
 }
 
+// The bytes of a call's tensor arguments (lists included): what a collective of the
+// distributed family moves, shown with it in a profile.
+int64_t tensor_bytes(const LoomKernelCall* call) {
+  int64_t total = 0;
+  auto add = [&](LoomTensor* t) {
+    LoomTensorView view{};
+    view.struct_size = sizeof(view);
+    LoomError* err = t == nullptr ? nullptr : sdk::host().tensor_view(t, &view);
+    if (err != nullptr) err->destroy(err);
+    if (t != nullptr && err == nullptr) {
+      total += view.numel * ((view.dl.dtype.bits * view.dl.dtype.lanes + 7) / 8);
+    }
+  };
+  for (size_t i = 0; i < call->num_args; ++i) {
+    const LoomValue& v = call->args[i];
+    if (v.tag == LOOM_VALUE_TENSOR) add(v.u.tensor);
+    if (v.tag == LOOM_VALUE_TENSOR_LIST) {
+      for (uint32_t k = 0; k < v.length; ++k) add(v.u.tensors[k]);
+    }
+  }
+  return total;
+}
+
+// Whether an op is a collective (the distributed family: loom::all_reduce_, ...), by its
+// name once per operator and thread.
+bool is_collective(const LoomOperator* op, const char* name) {
+  static thread_local std::unordered_map<const LoomOperator*, bool> known;
+  auto it = known.find(op);
+  if (it != known.end()) return it->second;
+  static const char* const kCollectives[] = {"loom::all_reduce_",
+                                             "loom::broadcast_",
+                                             "loom::reduce_",
+                                             "loom::all_gather_",
+                                             "loom::all_gather_into_tensor_",
+                                             "loom::reduce_scatter_",
+                                             "loom::reduce_scatter_tensor_",
+                                             "loom::all_to_all_",
+                                             "loom::all_to_all_single_",
+                                             "loom::send",
+                                             "loom::recv_"};
+  bool found = false;
+  for (const char* c : kCollectives)
+    found = found || (name != nullptr && std::strcmp(name, c) == 0);
+  known.emplace(op, found);
+  return found;
+}
+
 uint64_t os_thread_id() {
   return static_cast<uint64_t>(syscall(SYS_gettid));
 }
@@ -178,6 +227,7 @@ uint64_t Recorder::op_begin(const LoomKernelCall* call) {
   r.static_name = sdk::host().op_name(call->op);
   r.dispatch_key = backend_key_of(call->key_set);
   if (options_.record_shapes) describe_inputs(call, r.input_shapes, r.input_dtypes);
+  if (is_collective(call->op, r.static_name)) r.bytes = tensor_bytes(call);
   if (options_.with_stack && b.open.size() == 1) r.stack = capture_call_stack(3);
   r.start_ns = now_ns();  // last, so the bookkeeping above is not the op's time
   return token_of(b.generation, index);

@@ -1,6 +1,7 @@
 // One rank of the distributed tests (tests/distributed/distributed_test.cc starts N of
 // them under `loom launch`): `distributed_rank SCENARIO`. Each scenario checks its
 // results itself and exits non-zero with what differed; the test reads the output.
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,8 @@ bool all_equal(const Tensor& t, double v) {
   Tensor d = t.to(loom::ScalarType::Float64);
   return loom::eq(d, v).all().item<bool>();
 }
+
+void profiled();
 
 void collectives() {
   using loom::ScalarType;
@@ -181,6 +184,24 @@ void collectives() {
     Tensor t = filled({3}, 0, loom::ScalarType::Float32);
     expect_error([&] { dist::all_reduce(t, dist::ReduceOp::Sum, g); }, "is not a member");
   }
+  profiled();
+}
+
+// The profiler shows a collective with the bytes of its tensors.
+void profiled() {
+  Tensor t = filled({1000}, 1, loom::ScalarType::Float32);
+  loom::profiler::Profiler p;
+  dist::all_reduce(t);
+  p.stop();
+  bool found = false;
+  for (const loom::profiler::Event& e : p.events()) {
+    if (e.name == "loom::all_reduce_") {
+      expect(e.bytes == 4000,
+             "the profiled all_reduce_ moved " + std::to_string(e.bytes) + " bytes, expected 4000");
+      found = true;
+    }
+  }
+  expect(found, "the profile has the all_reduce_");
 }
 
 // Rank 0 calls all_reduce on 4 elements, the others on 8: every rank refuses, naming
@@ -304,6 +325,20 @@ void ddp() {
   for (size_t i = 0; i < got.size(); ++i) {
     expect((got[i] - want[i]).abs().max().item<double>() < 1e-5,
            "DDP with " + std::to_string(g_size) + " ranks differs from one process");
+  }
+  // The profile of a backward: bucket all-reduces start while backward nodes still run.
+  {
+    loom::profiler::Profiler p;
+    opt.zero_grad();
+    loom::mse_loss(net(loom::ones({per_rank, 6})), loom::zeros({per_rank, 3})).backward();
+    p.stop();
+    int64_t first_reduce = INT64_MAX, last_node = 0;
+    for (const loom::profiler::Event& e : p.events()) {
+      if (e.name == "loom::all_reduce_") first_reduce = std::min(first_reduce, e.start_ns);
+      if (e.kind == loom::profiler::EventKind::BackwardNode)
+        last_node = std::max(last_node, e.start_ns);
+    }
+    expect(first_reduce < last_node, "a bucket's all-reduce overlaps the rest of backward");
   }
   // no_sync: gradients stay local (they differ between ranks with different data).
   if (g_size > 1) {

@@ -53,7 +53,8 @@ typedef struct LoomProfilerEvent {
   int32_t has_sequence_nr; /* whether sequence_nr is set */
   LoomDevice device;       /* device records and MEMORY */
   uint64_t stream;         /* device records */
-  int64_t bytes;           /* DEVICE_COPY: bytes moved; MEMORY: + allocated / - freed */
+  int64_t bytes;           /* DEVICE_COPY: bytes moved; MEMORY: + allocated / - freed;
+                              OP of the distributed family: its tensor arguments' bytes */
   uint64_t correlation_id; /* device records: the op or range that launched it */
   const char* stack;       /* OP with with_stack: frames, innermost first, one per line */
 } LoomProfilerEvent;

@@ -204,6 +204,7 @@ void Profiler::export_chrome_trace(const std::string& path) const {
       args["Input type"] = e.input_dtypes;
     }
     if (e.sequence_nr) args["Sequence number"] = *e.sequence_nr;
+    if (e.kind == EventKind::Op && e.bytes > 0) args["bytes"] = e.bytes;  // a collective's
     if (options_.profile_memory) {
       args["bytes allocated"] = e.bytes_allocated;
       args["bytes freed"] = e.bytes_freed;
