@@ -7,7 +7,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake ninja-build make binutils
-  libgloo-dev  # the distributed plugin's gloo engine
+  libgloo-dev libopenmpi-dev openmpi-bin  # the distributed plugin's gloo and mpi engines
   libboost-dev libboost-filesystem-dev libboost-system-dev
   libabsl-dev libprotobuf-dev protobuf-compiler libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -66,8 +66,10 @@ struct PeerMessage {
 struct EngineOptions {
   int rank = 0;
   int size = 1;
-  std::string prefix;  // the store keys of this group start with it
-  std::string iface;   // the network interface to bind (empty: the hostname's address)
+  int group_id = 0;
+  std::vector<int> members;  // the group's world ranks, in group-rank order
+  std::string prefix;        // the store keys of this group start with it
+  std::string iface;         // the network interface to bind (empty: the hostname's address)
   std::string hostname;
   std::chrono::milliseconds timeout{300000};
 };
@@ -105,13 +107,18 @@ class Engine {
                     std::chrono::milliseconds timeout) = 0;
 };
 
-// The one C symbol of an engine module: makes the engine of one group, connecting to
-// its peers through the store (every rank of the group calls it with the same prefix).
-// Returns nullptr and sets *error when it fails.
+// The C symbol every engine module exports: makes the engine of one group, connecting to
+// its peers through the store (every rank of the group calls it with the same prefix;
+// the MPI engine gets no store). Returns nullptr and sets *error when it fails. The MPI
+// module also exports LOOM_DISTRIBUTED_MPI_WORLD: MPI's rank and world size.
 extern "C" {
 using LoomDistributedEngineFactory = Engine* (*)(Store* store, const EngineOptions* options,
                                                  std::string* error);
 }
 #define LOOM_DISTRIBUTED_ENGINE_FACTORY "loom_distributed_make_engine"
+extern "C" {
+using LoomDistributedMpiWorld = int (*)(int* rank, int* size, std::string* error);
+}
+#define LOOM_DISTRIBUTED_MPI_WORLD "loom_distributed_mpi_world"
 
 }  // namespace loom::distributed

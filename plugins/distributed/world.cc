@@ -75,10 +75,15 @@ std::filesystem::path plugin_directory() {
   return std::filesystem::path(info.dli_fname).parent_path();
 }
 
-// Opens the engine module of a backend; nullptr with *why when it cannot.
-LoomDistributedEngineFactory load_engine(const std::string& backend, std::string* why) {
+struct EngineModule {
+  LoomDistributedEngineFactory factory = nullptr;
+  void* handle = nullptr;
+};
+
+// Opens the engine module of a backend; a null factory with *why when it cannot.
+EngineModule load_engine(const std::string& backend, std::string* why) {
   static std::mutex mutex;
-  static std::map<std::string, LoomDistributedEngineFactory> loaded;
+  static std::map<std::string, EngineModule> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = loaded.find(backend);
   if (it != loaded.end()) return it->second;
@@ -86,24 +91,25 @@ LoomDistributedEngineFactory load_engine(const std::string& backend, std::string
   const std::filesystem::path path = plugin_directory() / file;
   if (!std::filesystem::exists(path)) {
     *why = "its engine module " + path.string() + " was not built (" +
-           (backend == "gloo" ? "install libgloo-dev and rebuild"
-                              : "this build has no " + backend + " engine yet") +
+           (backend == "gloo"  ? std::string("install libgloo-dev and rebuild")
+            : backend == "mpi" ? std::string("install libopenmpi-dev and rebuild")
+                               : "this build has no " + backend + " engine yet") +
            ")";
-    return nullptr;
+    return {};
   }
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     *why = std::string("its engine module cannot be loaded: ") + dlerror();
-    return nullptr;
+    return {};
   }
   auto factory = reinterpret_cast<LoomDistributedEngineFactory>(
       dlsym(handle, LOOM_DISTRIBUTED_ENGINE_FACTORY));
   if (factory == nullptr) {
     *why = path.string() + " has no " LOOM_DISTRIBUTED_ENGINE_FACTORY;
-    return nullptr;
+    return {};
   }
-  loaded[backend] = factory;
-  return factory;
+  loaded[backend] = {factory, handle};
+  return loaded[backend];
 }
 
 std::string text(const std::vector<char>& v) {
@@ -113,14 +119,17 @@ std::vector<char> bytes(const std::string& s) {
   return {s.begin(), s.end()};
 }
 
-std::unique_ptr<Engine> connect_engine(WorldState& w, Store& store, int rank, int size,
-                                       const std::string& prefix, milliseconds timeout) {
+std::unique_ptr<Engine> connect_engine(WorldState& w, Store* store, int rank,
+                                       const std::vector<int>& members, int64_t group_id,
+                                       milliseconds timeout) {
   EngineOptions o = w.engine_options;
   o.rank = rank;
-  o.size = size;
-  o.prefix = prefix;
+  o.size = static_cast<int>(members.size());
+  o.group_id = static_cast<int>(group_id);
+  o.members = members;
+  o.prefix = "g" + std::to_string(group_id) + "/";
   o.timeout = timeout;
-  auto group_store = make_prefix_store(store, prefix);
+  std::unique_ptr<Store> group_store = store ? make_prefix_store(*store, o.prefix) : nullptr;
   std::string error;
   Engine* engine = w.factory(group_store.get(), &o, &error);
   if (engine == nullptr) {
@@ -134,6 +143,62 @@ std::string ranks_text(const std::vector<int64_t>& ranks) {
   std::string out = "[";
   for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
   return out + "]";
+}
+
+// The store rendezvous: every rank claims its rank, checks the world size against rank 0's
+// and every other rank's, and waits for all (naming the missing at the timeout).
+void meet(Store& store, const Rendezvous& rv, milliseconds timeout) {
+  const std::string me = std::to_string(rv.rank);
+  store.set("world_size/" + me, bytes(std::to_string(rv.world_size)));
+  if (store.add("claim/" + me, 1) != 1) {
+    fail("rank " + me + " joined twice (two processes with LOOM_RANK=" + me +
+         ", or a file store directory left from an earlier job)");
+  }
+  const std::string root_size = text(store.get("world_size/0", timeout));
+  if (root_size != std::to_string(rv.world_size)) {
+    fail("the world size does not match across ranks: rank 0 has " + root_size + ", rank " + me +
+         " has " + std::to_string(rv.world_size));
+  }
+  std::vector<std::string> keys;
+  for (int r = 0; r < rv.world_size; ++r) keys.push_back("world_size/" + std::to_string(r));
+  try {
+    store.wait(keys, timeout);
+  } catch (const std::runtime_error&) {
+    std::vector<int64_t> missing;
+    for (int r = 0; r < rv.world_size; ++r) {
+      if (!store.check(keys[r])) missing.push_back(r);
+    }
+    fail("init_process_group timed out after " + std::to_string(timeout.count()) +
+         " ms: " + std::to_string(rv.world_size - static_cast<int>(missing.size())) + " of " +
+         std::to_string(rv.world_size) + " ranks arrived; missing " + ranks_text(missing));
+  }
+  for (int r = 0; r < rv.world_size; ++r) {
+    std::string size = text(store.get(keys[r], timeout));
+    if (size != std::to_string(rv.world_size)) {
+      fail("the world size does not match across ranks: rank " + me + " has " +
+           std::to_string(rv.world_size) + ", rank " + std::to_string(r) + " has " + size);
+    }
+  }
+}
+
+// mpirun did the rendezvous: MPI knows the ranks, and no store is needed.
+Rendezvous mpi_rendezvous(const EngineModule& module, const LoomDistributedInitArgs& args) {
+  auto mpi_world =
+      reinterpret_cast<LoomDistributedMpiWorld>(dlsym(module.handle, LOOM_DISTRIBUTED_MPI_WORLD));
+  int rank = 0, size = 0;
+  std::string error = "the engine module has no " LOOM_DISTRIBUTED_MPI_WORLD;
+  if (mpi_world == nullptr || mpi_world(&rank, &size, &error) != 0) {
+    fail("the mpi backend could not initialize MPI: " + error);
+  }
+  if ((args.world_size >= 0 && args.world_size != size) || (args.rank >= 0 && args.rank != rank)) {
+    fail("the mpi backend takes the ranks from mpirun (rank " + std::to_string(rank) + " of " +
+         std::to_string(size) + "), found rank " + std::to_string(args.rank) + " of " +
+         std::to_string(args.world_size) + " in the options; start the job with mpirun");
+  }
+  Rendezvous rv;
+  rv.rank = rank;
+  rv.world_size = size;
+  return rv;
 }
 
 }  // namespace
@@ -151,55 +216,30 @@ void init_world(const LoomDistributedInitArgs& args) {
   for (const std::string& b : known_backends()) known = known || b == backend;
   if (!known) fail("unknown backend '" + backend + "' (expected gloo, mpi or nccl)");
   std::string why;
-  LoomDistributedEngineFactory factory = load_engine(backend, &why);
-  if (factory == nullptr) fail("backend '" + backend + "' is unavailable: " + why);
+  const EngineModule module = load_engine(backend, &why);
+  if (module.factory == nullptr) fail("backend '" + backend + "' is unavailable: " + why);
 
   const milliseconds timeout =
       args.timeout_ms > 0 ? milliseconds(args.timeout_ms) : kDefaultTimeout;
-  Rendezvous rv =
-      resolve_rendezvous(args.init_method != nullptr ? args.init_method : "",
-                         static_cast<int>(args.rank), static_cast<int>(args.world_size));
-  std::unique_ptr<Store> root_store = rv.kind == Rendezvous::Kind::kTcp
-                                          ? make_tcp_store(rv.host, rv.port, rv.rank == 0, timeout)
-                                          : make_file_store(rv.path);
-  std::unique_ptr<Store> store = make_prefix_store(*root_store, "loom/");
-  const std::string me = std::to_string(rv.rank);
-  store->set("world_size/" + me, bytes(std::to_string(rv.world_size)));
-  if (store->add("claim/" + me, 1) != 1) {
-    fail("rank " + me + " joined twice (two processes with LOOM_RANK=" + me +
-         ", or a file store directory left from an earlier job)");
-  }
-  const std::string root_size = text(store->get("world_size/0", timeout));
-  if (root_size != std::to_string(rv.world_size)) {
-    fail("the world size does not match across ranks: rank 0 has " + root_size + ", rank " + me +
-         " has " + std::to_string(rv.world_size));
-  }
-  std::vector<std::string> keys;
-  for (int r = 0; r < rv.world_size; ++r) keys.push_back("world_size/" + std::to_string(r));
-  try {
-    store->wait(keys, timeout);
-  } catch (const std::runtime_error&) {
-    std::vector<int64_t> missing;
-    for (int r = 0; r < rv.world_size; ++r) {
-      if (!store->check(keys[r])) missing.push_back(r);
-    }
-    fail("init_process_group timed out after " + std::to_string(timeout.count()) +
-         " ms: " + std::to_string(rv.world_size - static_cast<int>(missing.size())) + " of " +
-         std::to_string(rv.world_size) + " ranks arrived; missing " + ranks_text(missing));
-  }
-  for (int r = 0; r < rv.world_size; ++r) {
-    std::string size = text(store->get(keys[r], timeout));
-    if (size != std::to_string(rv.world_size)) {
-      fail("the world size does not match across ranks: rank " + me + " has " +
-           std::to_string(rv.world_size) + ", rank " + std::to_string(r) + " has " + size);
-    }
+  Rendezvous rv;
+  std::unique_ptr<Store> root_store, store;
+  if (backend == "mpi") {
+    rv = mpi_rendezvous(module, args);
+  } else {
+    rv = resolve_rendezvous(args.init_method != nullptr ? args.init_method : "",
+                            static_cast<int>(args.rank), static_cast<int>(args.world_size));
+    root_store = rv.kind == Rendezvous::Kind::kTcp
+                     ? make_tcp_store(rv.host, rv.port, rv.rank == 0, timeout)
+                     : make_file_store(rv.path);
+    store = make_prefix_store(*root_store, "loom/");
+    meet(*store, rv, timeout);
   }
 
-  w.factory = factory;
+  w.factory = module.factory;
   w.engine_options = {};
   if (const char* iface = std::getenv("LOOM_SOCKET_IFNAME"); iface != nullptr && *iface) {
     w.engine_options.iface = iface;
-  } else {
+  } else if (root_store) {
     w.engine_options.hostname = root_store->local_address();
     if (w.engine_options.hostname.empty()) {
       char name[256] = {};
@@ -212,10 +252,9 @@ void init_world(const LoomDistributedInitArgs& args) {
   w.size = rv.world_size;
   w.timeout = timeout;
   w.rendezvous = rv;
-  std::unique_ptr<Engine> engine =
-      connect_engine(w, *store, rv.rank, rv.world_size, "g0/", timeout);
   std::vector<int> everyone;
   for (int r = 0; r < rv.world_size; ++r) everyone.push_back(r);
+  std::unique_ptr<Engine> engine = connect_engine(w, store.get(), rv.rank, everyone, 0, timeout);
   w.groups[0] = std::make_shared<ProcessGroup>(0, rv.rank, rv.world_size, everyone,
                                                std::move(engine), timeout);
   w.infos[0] = {sizeof(LoomDistributedGroupInfo), rv.rank, rv.world_size, timeout.count()};
@@ -232,11 +271,13 @@ void destroy_world() {
   // Leave together, so that rank 0's store outlives every rank's last use of it.
   const std::string me = std::to_string(w.rank);
   try {
-    w.store->set("left/" + me, bytes("1"));
-    if (w.rank == 0) {
-      std::vector<std::string> keys;
-      for (int r = 0; r < w.size; ++r) keys.push_back("left/" + std::to_string(r));
-      w.store->wait(keys, std::min(w.timeout, milliseconds(60000)));
+    if (w.store) {
+      w.store->set("left/" + me, bytes("1"));
+      if (w.rank == 0) {
+        std::vector<std::string> keys;
+        for (int r = 0; r < w.size; ++r) keys.push_back("left/" + std::to_string(r));
+        w.store->wait(keys, std::min(w.timeout, milliseconds(60000)));
+      }
     }
   } catch (const std::runtime_error&) {
     // A rank that died cannot leave; the store closes anyway.
@@ -286,12 +327,15 @@ int64_t new_group(const std::vector<int64_t>& ranks, milliseconds timeout) {
   if (timeout.count() <= 0) timeout = w.timeout;
   const int64_t id = w.next_group++;
   const std::string prefix = "g" + std::to_string(id) + "/";
-  // Every rank must pass the same ranks: compare with rank 0's.
-  w.store->set(prefix + "ranks/" + std::to_string(w.rank), bytes(ranks_text(ranks)));
-  const std::string root_ranks = text(w.store->get(prefix + "ranks/0", w.timeout));
-  if (root_ranks != ranks_text(ranks)) {
-    fail("new_group #" + std::to_string(id) + " was called with different ranks: rank 0 passed " +
-         root_ranks + ", rank " + std::to_string(w.rank) + " passed " + ranks_text(ranks));
+  // Every rank must pass the same ranks: compare with rank 0's (through the store; MPI
+  // jobs have none).
+  if (w.store) {
+    w.store->set(prefix + "ranks/" + std::to_string(w.rank), bytes(ranks_text(ranks)));
+    const std::string root_ranks = text(w.store->get(prefix + "ranks/0", w.timeout));
+    if (root_ranks != ranks_text(ranks)) {
+      fail("new_group #" + std::to_string(id) + " was called with different ranks: rank 0 passed " +
+           root_ranks + ", rank " + std::to_string(w.rank) + " passed " + ranks_text(ranks));
+    }
   }
   int local = -1;
   for (size_t i = 0; i < ranks.size(); ++i) {
@@ -300,9 +344,9 @@ int64_t new_group(const std::vector<int64_t>& ranks, milliseconds timeout) {
   const int size = static_cast<int>(ranks.size());
   w.infos[id] = {sizeof(LoomDistributedGroupInfo), local, size, timeout.count()};
   if (local >= 0) {
-    std::unique_ptr<Engine> engine = connect_engine(w, *w.store, local, size, prefix, timeout);
-    w.groups[id] = std::make_shared<ProcessGroup>(static_cast<int>(id), local, size,
-                                                  std::vector<int>(ranks.begin(), ranks.end()),
+    const std::vector<int> members(ranks.begin(), ranks.end());
+    std::unique_ptr<Engine> engine = connect_engine(w, w.store.get(), local, members, id, timeout);
+    w.groups[id] = std::make_shared<ProcessGroup>(static_cast<int>(id), local, size, members,
                                                   std::move(engine), timeout);
   }
   return id;
@@ -373,7 +417,7 @@ std::vector<std::string> describe_backends() {
   std::vector<std::string> out;
   for (const std::string& b : known_backends()) {
     std::string why;
-    out.push_back(load_engine(b, &why) != nullptr ? b : b + ": " + why);
+    out.push_back(load_engine(b, &why).factory != nullptr ? b : b + ": " + why);
   }
   return out;
 }

@@ -398,6 +398,7 @@ int main(int argc, char** argv) {
     if (argc > 3) options.init_method = argv[3];
     if (scenario == "timeout") {
       const char* rank = std::getenv("LOOM_RANK");
+      if (rank == nullptr) rank = std::getenv("OMPI_COMM_WORLD_RANK");  // under mpirun
       options.timeout =
           std::chrono::milliseconds(rank != nullptr && std::string(rank) == "1" ? 6000 : 2000);
     }

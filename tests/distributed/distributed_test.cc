@@ -112,4 +112,50 @@ TEST(Distributed, AMissingRankEndsTheRendezvousNamingIt) {
       << r.output;
 }
 
+#ifdef LOOM_MPIRUN
+// The mpi backend: the same scenarios under mpirun (as root in CI, over TCP: shared
+// memory transports need what containers often lack).
+CommandResult mpirun(int nproc, const std::string& args) {
+  return loom::test::run_command(std::string(LOOM_MPIRUN) +
+                                 " --allow-run-as-root --oversubscribe --mca btl self,tcp -np " +
+                                 std::to_string(nproc) + " " + DISTRIBUTED_RANK + " " + args);
+}
+
+class MpiCollectives : public ::testing::TestWithParam<int> {};
+
+TEST_P(MpiCollectives, EveryCollectiveDtypeAndReduceOpAgrees) {
+  const int n = GetParam();
+  CommandResult r = mpirun(n, "collectives mpi");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int rank = 0; rank < n; ++rank) {
+    EXPECT_TRUE(has(r.output, "rank " + std::to_string(rank) + " of " + std::to_string(n) + " ok"))
+        << r.output;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(WorldSizes, MpiCollectives, ::testing::Values(1, 2, 3, 4));
+
+TEST(DistributedMpi, DdpKeepsParametersEqualAndMatchesOneProcess) {
+  CommandResult r = mpirun(2, "ddp mpi");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "ddp ok")) << r.output;
+}
+
+TEST(DistributedMpi, MismatchesAndTimeoutsEndWithTheRightMessage) {
+  CommandResult m = mpirun(3, "mismatch mpi");
+  ASSERT_EQ(m.status, 0) << m.output;
+  EXPECT_TRUE(has(m.output,
+                  "rank 0 called all_reduce(float32[4], sum), rank 1 called "
+                  "all_reduce(float32[8], sum)"))
+      << m.output;
+  CommandResult t = mpirun(2, "timeout mpi");
+  ASSERT_EQ(t.status, 0) << t.output;
+  EXPECT_TRUE(has(t.output, "timed out after 2000 ms: rank 1 never joined collective #0"))
+      << t.output;
+  CommandResult b = mpirun(2, "bad_input mpi");
+  ASSERT_EQ(b.status, 0) << b.output;
+  EXPECT_TRUE(has(b.output, "bad input refused")) << b.output;
+}
+#endif
+
 }  // namespace
