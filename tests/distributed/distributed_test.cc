@@ -5,6 +5,8 @@
 // input, a collective before init.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <string>
 
 #include "../command_test_util.h"
@@ -110,6 +112,41 @@ TEST(Distributed, AMissingRankEndsTheRendezvousNamingIt) {
   EXPECT_TRUE(has(r.output,
                   "init_process_group timed out after 2000 ms: 2 of 3 ranks arrived; missing [2]"))
       << r.output;
+}
+
+// Two "hosts": network namespaces joined by a veth pair, a `loom launch --nnodes 2` in
+// each, the store and gloo on the veth addresses (--iface), not loopback. Needs root and
+// iproute2; skipped elsewhere.
+TEST(DistributedMultiHost, TwoNodesInNetworkNamespacesRunEveryCollective) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for ip netns";
+  const std::string id = std::to_string(getpid() % 100000);
+  const std::string a = "loomA" + id, b = "loomB" + id;
+  const std::string setup =
+      "ip netns add " + a + " && ip netns add " + b + " && ip link add va" + id +
+      " type veth peer name vb" + id + " && ip link set va" + id + " netns " + a +
+      " && ip link set vb" + id + " netns " + b + " && ip -n " + a +
+      " addr add 10.77.0.1/24 dev va" + id + " && ip -n " + b + " addr add 10.77.0.2/24 dev vb" +
+      id + " && ip -n " + a + " link set va" + id + " up && ip -n " + b + " link set vb" + id +
+      " up && ip -n " + a + " link set lo up && ip -n " + b + " link set lo up";
+  CommandResult made = loom::test::run_command(setup);
+  if (made.status != 0) {
+    loom::test::run_command("ip netns del " + a + "; ip netns del " + b);
+    GTEST_SKIP() << "cannot make network namespaces here: " << made.output;
+  }
+  auto node = [&](const std::string& ns, int node_rank, const std::string& iface) {
+    return "ip netns exec " + ns + " " + LOOM_CLI + " launch --nnodes 2 --node-rank " +
+           std::to_string(node_rank) +
+           " --nproc 2 --master-addr 10.77.0.1 --master-port 29760 --iface " + iface + " -- " +
+           DISTRIBUTED_RANK + " collectives gloo";
+  };
+  CommandResult r =
+      loom::test::run_command("{ " + node(b, 1, "vb" + id) + " & nb=$!; " + node(a, 0, "va" + id) +
+                              "; sa=$?; wait $nb; sb=$?; [ $sa -eq 0 ] && [ $sb -eq 0 ]; }");
+  loom::test::run_command("ip netns del " + a + "; ip netns del " + b);
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_TRUE(has(r.output, "rank " + std::to_string(rank) + " of 4 ok")) << r.output;
+  }
 }
 
 #ifdef LOOM_MPIRUN
