@@ -2,6 +2,7 @@
 // module, Note [Engine modules] in world.cc), the kernels of the distributed op family
 // for CPU tensors, and the table "loom.distributed" (loom/distributed_api.h) that
 // loom/distributed.h drives. Built like a vendor's plugin: the SDK alone.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -78,6 +79,21 @@ LoomError* get_flight_record(int64_t group, void* ctx, LoomDistributedTextFn wri
   return guarded([&] { write(ctx, flight_record(group).c_str()); });
 }
 
+LoomError* get_group_ranks(int64_t group, int64_t* out_ranks, size_t* num_ranks) {
+  return guarded([&] {
+    if (num_ranks == nullptr) throw sdk::Error("[distributed] group_ranks: num_ranks is null");
+    const std::vector<int64_t> ranks = group_ranks(group);
+    if (out_ranks != nullptr) {
+      if (*num_ranks < ranks.size()) {
+        throw sdk::Error("[distributed] group_ranks: room for " + std::to_string(*num_ranks) +
+                         " ranks, the group has " + std::to_string(ranks.size()));
+      }
+      std::copy(ranks.begin(), ranks.end(), out_ranks);
+    }
+    *num_ranks = ranks.size();
+  });
+}
+
 const LoomDistributedApi kApi = {
     sizeof(LoomDistributedApi),
     &init_process_group,
@@ -89,6 +105,7 @@ const LoomDistributedApi kApi = {
     &work_is_completed,
     &backends,
     &get_flight_record,
+    &get_group_ranks,
 };
 
 void init(sdk::Registrar& r) {

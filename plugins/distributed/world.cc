@@ -52,6 +52,7 @@ struct WorldState {
   LoomDistributedEngineFactory factory = nullptr;
   std::map<int64_t, std::shared_ptr<ProcessGroup>> groups;
   std::map<int64_t, LoomDistributedGroupInfo> infos;
+  std::map<int64_t, std::vector<int64_t>> members;  // world ranks of every group
   int64_t next_group = 1;
   std::map<int64_t, std::pair<std::shared_ptr<ProcessGroup>, std::shared_ptr<WorkState>>> works;
   int64_t next_work = 1;
@@ -258,6 +259,7 @@ void init_world(const LoomDistributedInitArgs& args) {
   w.groups[0] = std::make_shared<ProcessGroup>(0, rv.rank, rv.world_size, everyone,
                                                std::move(engine), timeout);
   w.infos[0] = {sizeof(LoomDistributedGroupInfo), rv.rank, rv.world_size, timeout.count()};
+  w.members[0] = std::vector<int64_t>(everyone.begin(), everyone.end());
   w.root_store = std::move(root_store);
   w.store = std::move(store);
   w.next_group = 1;
@@ -285,6 +287,7 @@ void destroy_world() {
   auto groups = std::move(w.groups);
   w.groups.clear();
   w.infos.clear();
+  w.members.clear();
   w.works.clear();
   w.initialized = false;
   lock.unlock();
@@ -343,6 +346,7 @@ int64_t new_group(const std::vector<int64_t>& ranks, milliseconds timeout) {
   }
   const int size = static_cast<int>(ranks.size());
   w.infos[id] = {sizeof(LoomDistributedGroupInfo), local, size, timeout.count()};
+  w.members[id] = ranks;
   if (local >= 0) {
     const std::vector<int> members(ranks.begin(), ranks.end());
     std::unique_ptr<Engine> engine = connect_engine(w, w.store.get(), local, members, id, timeout);
@@ -350,6 +354,15 @@ int64_t new_group(const std::vector<int64_t>& ranks, milliseconds timeout) {
                                                   std::move(engine), timeout);
   }
   return id;
+}
+
+std::vector<int64_t> group_ranks(int64_t group) {
+  WorldState& w = world();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  if (!w.initialized) fail("the default process group is not initialized");
+  auto it = w.members.find(group);
+  if (it == w.members.end()) fail("there is no process group " + std::to_string(group));
+  return it->second;
 }
 
 std::shared_ptr<ProcessGroup> group_for_op(int64_t group, const char* op) {

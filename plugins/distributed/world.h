@@ -18,6 +18,7 @@ void destroy_world();
 bool world_initialized();
 LoomDistributedGroupInfo group_info(int64_t group);
 int64_t new_group(const std::vector<int64_t>& ranks, std::chrono::milliseconds timeout);
+std::vector<int64_t> group_ranks(int64_t group);
 
 // The group a collective runs on; throws "[OP] ..." when there is no process group or
 // this process is not a member of `group`.

@@ -116,6 +116,16 @@ Group new_group(const std::vector<int>& ranks, std::optional<std::chrono::millis
   return Group{id};
 }
 
+std::vector<int> get_process_group_ranks(const Group& group) {
+  ReadSection section;
+  const LoomDistributedApi& table = api("get_process_group_ranks");
+  size_t n = 0;
+  check(table.group_ranks(group.id, nullptr, &n), "get_process_group_ranks");
+  std::vector<int64_t> ranks(n);
+  check(table.group_ranks(group.id, ranks.data(), &n), "get_process_group_ranks");
+  return std::vector<int>(ranks.begin(), ranks.end());
+}
+
 std::vector<std::string> available_backends() {
   std::vector<std::string> out;
   ReadSection section;

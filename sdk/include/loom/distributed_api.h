@@ -61,6 +61,9 @@ typedef struct LoomDistributedApi {
   LoomError* (*backends)(void* ctx, LoomDistributedTextFn write);
   /* The JSON flight record of a group: this rank's last collectives in it. */
   LoomError* (*flight_record)(int64_t group, void* ctx, LoomDistributedTextFn write);
+  /* The world ranks of a group, in group-rank order (out_ranks: num_ranks entries; pass
+   * NULL to learn num_ranks first). */
+  LoomError* (*group_ranks)(int64_t group, int64_t* out_ranks, size_t* num_ranks);
 } LoomDistributedApi;
 
 #ifdef __cplusplus

@@ -64,6 +64,8 @@ int get_world_size(const Group& group = {});
 // A group of some world ranks (increasing); every rank of the world must call it.
 Group new_group(const std::vector<int>& ranks,
                 std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+// The world ranks of the group, in group-rank order.
+std::vector<int> get_process_group_ranks(const Group& group = {});
 // "gloo", or "mpi: <why it is unavailable>", for each backend.
 std::vector<std::string> available_backends();
 // This rank's last collectives in the group, as JSON.

@@ -9,3 +9,4 @@
 #include "loom/optim/rmsprop.h"
 #include "loom/optim/schedulers.h"
 #include "loom/optim/sgd.h"
+#include "loom/optim/zero.h"
