@@ -76,8 +76,8 @@ void collectives() {
     };
     std::vector<Case> cases = {{dist::ReduceOp::Sum, is_bool ? 1 : n * (n + 1) / 2.0},
                                {dist::ReduceOp::Product, is_bool ? (n == 1) : factorial},
-                               {dist::ReduceOp::Min, is_bool ? (n == 1) : 1},
-                               {dist::ReduceOp::Max, is_bool ? 1 : n}};
+                               {dist::ReduceOp::Min, is_bool ? (n == 1) : 1.0},
+                               {dist::ReduceOp::Max, is_bool ? 1.0 : static_cast<double>(n)}};
     if (floating) cases.push_back({dist::ReduceOp::Avg, (n + 1) / 2.0});
     for (const Case& c : cases) {
       if (dt == ScalarType::Int8 && c.op == dist::ReduceOp::Product && factorial > 127) continue;
