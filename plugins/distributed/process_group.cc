@@ -293,8 +293,8 @@ void ProcessGroup::run_collective(Collective& c) {
   const Clock::time_point deadline = Clock::now() + timeout_;
   const Fingerprint& mine = c.fingerprint;
   std::vector<char> message(sizeof(Fingerprint) + c.inline_payload.size());
-  std::memcpy(message.data(), &mine, sizeof mine);
-  std::memcpy(message.data() + sizeof mine, c.inline_payload.data(), c.inline_payload.size());
+  copy_bytes(message.data(), &mine, sizeof mine);
+  copy_bytes(message.data() + sizeof mine, c.inline_payload.data(), c.inline_payload.size());
   reinterpret_cast<Fingerprint*>(message.data())->inline_bytes =
       static_cast<int64_t>(c.inline_payload.size());
 
@@ -323,7 +323,7 @@ void ProcessGroup::run_collective(Collective& c) {
       payloads[r] = {c.inline_payload.data(), c.inline_payload.size()};
       continue;
     }
-    std::memcpy(&prints[r], from[r].bytes.data(), sizeof(Fingerprint));
+    copy_bytes(&prints[r], from[r].bytes.data(), sizeof(Fingerprint));
     if (prints[r].magic != mine.magic || prints[r].inline_bytes < 0 ||
         static_cast<size_t>(prints[r].inline_bytes) > kInlineBytes) {
       fail(c, "rank " + std::to_string(global_ranks_[r]) + " sent a malformed fingerprint");

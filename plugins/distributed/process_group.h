@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -18,6 +19,12 @@
 #include "engine.h"
 
 namespace loom::distributed {
+
+// memcpy that accepts empty ranges with null pointers (an empty vector's data(), an empty
+// tensor's storage), which memcpy itself does not.
+inline void copy_bytes(void* dst, const void* src, size_t n) {
+  if (n > 0) std::memcpy(dst, src, n);
+}
 
 // An all-reduce of at most this many bytes travels with its fingerprint (Note
 // [Collective fingerprints]); every exchange message may be this long.

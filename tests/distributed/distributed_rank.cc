@@ -290,8 +290,7 @@ void ddp() {
   nn::Sequential model(nn::Linear(6, 16), nn::ReLU(), nn::Linear(16, 16), nn::Tanh(),
                        nn::Linear(16, 3));
   // Small buckets, so that a backward launches several.
-  nn::DistributedDataParallel net(model,
-                                  nn::DistributedDataParallelOptions{.bucket_cap_mb = 0.001});
+  nn::DistributedDataParallel net(model, {.bucket_cap_mb = 0.001});
   expect(net->buckets().size() > 1, "several buckets");
   expect(net->buckets().front().front() == "4.bias", "the first bucket holds the last layer");
   expect_same_on_every_rank(flat_params(*model.ptr()), "after construction");

@@ -177,7 +177,7 @@ int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_
       std::vector<char> acc(peers[0].begin(), peers[0].end());
       for (int r = 1; r < n; ++r) reduce_into(acc.data(), peers[r].data(), count, type, rop);
       if (rop == ReduceOp::kAvg) divide(acc.data(), count, type, n);
-      std::memcpy(data, acc.data(), bytes);
+      copy_bytes(data, acc.data(), bytes);
     };
   } else {
     c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
@@ -286,7 +286,7 @@ int64_t all_gather_(const std::vector<Tensor>& outputs, const Tensor& self, int6
                uint32_t tag) {
     std::vector<char> all(bytes * outs.size());
     e.all_gather(in, bytes, all.data(), tag, timeout);
-    for (size_t r = 0; r < outs.size(); ++r) std::memcpy(outs[r], all.data() + r * bytes, bytes);
+    for (size_t r = 0; r < outs.size(); ++r) copy_bytes(outs[r], all.data() + r * bytes, bytes);
   };
   c.keep_alive.push_back(keep(self));
   for (const Tensor& t : outputs) c.keep_alive.push_back(keep(t));
@@ -306,10 +306,10 @@ Collective reduce_scatter_collective(const char* op, const Tensor& output,
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                uint32_t tag) {
     std::vector<char> all(bytes * n);
-    for (int r = 0; r < n; ++r) std::memcpy(all.data() + r * bytes, blocks[r], bytes);
+    for (int r = 0; r < n; ++r) copy_bytes(all.data() + r * bytes, blocks[r], bytes);
     e.all_reduce(all.data(), count * n, type, rop == ReduceOp::kAvg ? ReduceOp::kSum : rop, tag,
                  timeout);
-    std::memcpy(out, all.data() + me * bytes, bytes);
+    copy_bytes(out, all.data() + me * bytes, bytes);
     if (rop == ReduceOp::kAvg) divide(out, count, type, n);
   };
   (void)op;
@@ -366,7 +366,7 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
   for (size_t r = 0; r < n; ++r) {
     const int64_t counts[2] = {static_cast<int64_t>(in_bytes[r]),
                                static_cast<int64_t>(out_bytes[r])};
-    std::memcpy(c.inline_payload.data() + (2 * r) * sizeof(int64_t), counts, sizeof counts);
+    copy_bytes(c.inline_payload.data() + (2 * r) * sizeof(int64_t), counts, sizeof counts);
   }
   const size_t elem = element_size(type);
   std::string name = op;
@@ -375,7 +375,7 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
     auto count = [&](size_t from, size_t to, int which) {
       int64_t v = -1;
       if (peers[from].size() >= 2 * n * sizeof(int64_t)) {
-        std::memcpy(&v, peers[from].data() + (2 * to + which) * sizeof(int64_t), sizeof v);
+        copy_bytes(&v, peers[from].data() + (2 * to + which) * sizeof(int64_t), sizeof v);
       }
       return v;
     };
@@ -394,10 +394,10 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
     for (size_t r = 0; r < n; ++r) total_in += in_bytes[r], total_out += out_bytes[r];
     std::vector<char> in(total_in), out(total_out);
     for (size_t r = 0, at = 0; r < n; at += in_bytes[r], ++r)
-      std::memcpy(in.data() + at, ins[r], in_bytes[r]);
+      copy_bytes(in.data() + at, ins[r], in_bytes[r]);
     e.all_to_all(in.data(), in_bytes, out.data(), out_bytes, tag, timeout);
     for (size_t r = 0, at = 0; r < n; at += out_bytes[r], ++r)
-      std::memcpy(outs[r], out.data() + at, out_bytes[r]);
+      copy_bytes(outs[r], out.data() + at, out_bytes[r]);
   };
   return c;
 }

@@ -72,6 +72,13 @@ class DistributedDataParallelImpl : public Module {
   DistributedDataParallelOptions options_;
   std::shared_ptr<GradientReducer> reducer_;
 };
-LOOM_MODULE(DistributedDataParallel);
+// The holder: `DistributedDataParallel ddp(model)` or `ddp(model, {.bucket_cap_mb = 25})`.
+class DistributedDataParallel : public ModuleHolder<DistributedDataParallelImpl> {
+ public:
+  using ModuleHolder<DistributedDataParallelImpl>::ModuleHolder;
+  template <typename Holder>
+  DistributedDataParallel(const Holder& module, DistributedDataParallelOptions options)
+      : ModuleHolder(std::make_shared<DistributedDataParallelImpl>(module, options)) {}
+};
 
 }  // namespace loom::nn
