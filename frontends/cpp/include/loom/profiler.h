@@ -64,9 +64,10 @@ struct Event {
   std::optional<uint64_t> sequence_nr;  // the autograd node an op created / a node's own
   Device device;                        // device records and Memory
   uint64_t stream = 0;                  // device records
-  int64_t bytes = 0;  // DeviceCopy: bytes moved; Memory: + allocated, - freed; a collective's tensors
-  uint64_t correlation_id = 0;          // device records: the op or range that launched them
-  std::string stack;                    // with_stack: frames, innermost first, one per line
+  int64_t bytes =
+      0;  // DeviceCopy: bytes moved; Memory: + allocated, - freed; a collective's tensors
+  uint64_t correlation_id = 0;  // device records: the op or range that launched them
+  std::string stack;            // with_stack: frames, innermost first, one per line
 
   int64_t duration_ns() const { return end_ns - start_ns; }
   // "loom::add.Tensor" for ops, the name otherwise.
