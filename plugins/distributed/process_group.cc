@@ -169,7 +169,7 @@ ProcessGroup::~ProcessGroup() {
   }
   queue_cv_.notify_all();
   worker_.join();
-  for (std::thread& t : p2p_threads_) t.join();
+  for (auto& [thread, work] : p2p_threads_) thread.join();
   // A failed engine may still be written into by its transport (Note [Failed groups]).
   if (!failure_.empty()) (void)engine_.release();
 }
@@ -205,7 +205,18 @@ std::shared_ptr<WorkState> ProcessGroup::submit(Collective c, bool async) {
       return state;
     }
     std::lock_guard<std::mutex> relock(mutex_);
-    p2p_threads_.emplace_back([this, task] { run(*task); });
+    for (auto it = p2p_threads_.begin(); it != p2p_threads_.end();) {
+      std::unique_lock<std::mutex> done_lock(it->second->mutex);
+      const bool ended = it->second->done;
+      done_lock.unlock();
+      if (!ended) {
+        ++it;
+        continue;
+      }
+      it->first.join();  // it has set its state: it is returning
+      it = p2p_threads_.erase(it);
+    }
+    p2p_threads_.emplace_back(std::thread([this, task] { run(*task); }), state);
     return state;
   }
   if (!async && queue_.empty() && !running_) {

@@ -146,7 +146,9 @@ class ProcessGroup {
   mutable std::mutex record_mutex_;
   std::deque<Record> records_;
   std::thread worker_;
-  std::vector<std::thread> p2p_threads_;  // async sends and receives
+  // Async sends and receives, each on a thread of its own with its work's state; the
+  // threads of ended works are joined when the next one starts.
+  std::vector<std::pair<std::thread, std::shared_ptr<WorkState>>> p2p_threads_;
 };
 
 }  // namespace loom::distributed
