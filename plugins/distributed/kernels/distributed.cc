@@ -293,10 +293,9 @@ int64_t all_gather_(const std::vector<Tensor>& outputs, const Tensor& self, int6
   return submit(g, std::move(c), async_op);
 }
 
-// reduce_scatter over gloo: an all-reduce of the whole input, then this rank's block.
-Collective reduce_scatter_collective(const char* op, const Tensor& output,
-                                     std::vector<const char*> blocks, ElementType type,
-                                     ReduceOp rop, int n, int me) {
+// reduce_scatter on any engine: an all-reduce of the whole input, then this rank's block.
+Collective reduce_scatter_collective(const Tensor& output, std::vector<const char*> blocks,
+                                     ElementType type, ReduceOp rop, int n, int me) {
   Collective c;
   c.fingerprint = fingerprint_of(CollectiveKind::kReduceScatter, output, type);
   c.fingerprint.reduce = static_cast<uint8_t>(rop);
@@ -312,7 +311,6 @@ Collective reduce_scatter_collective(const char* op, const Tensor& output,
     copy_bytes(out, all.data() + me * bytes, bytes);
     if (rop == ReduceOp::kAvg) divide(out, count, type, n);
   };
-  (void)op;
   return c;
 }
 
@@ -332,7 +330,7 @@ int64_t reduce_scatter_(const Tensor& output, const std::vector<Tensor>& inputs,
     check_like(op, inputs[i], output, output.numel(), "input " + std::to_string(i));
     blocks.push_back(inputs[i].data<char>());
   }
-  Collective c = reduce_scatter_collective(op, output, blocks, type, rop, g->size(), g->rank());
+  Collective c = reduce_scatter_collective(output, blocks, type, rop, g->size(), g->rank());
   c.keep_alive.push_back(keep(output));
   for (const Tensor& t : inputs) c.keep_alive.push_back(keep(t));
   return submit(g, std::move(c), async_op);
@@ -348,7 +346,7 @@ int64_t reduce_scatter_tensor_(const Tensor& output, const Tensor& self, std::st
   check_like(op, self, output, output.numel() * g->size(), "the input");
   std::vector<const char*> blocks;
   for (int r = 0; r < g->size(); ++r) blocks.push_back(self.data<char>() + r * byte_size(output));
-  Collective c = reduce_scatter_collective(op, output, blocks, type, rop, g->size(), g->rank());
+  Collective c = reduce_scatter_collective(output, blocks, type, rop, g->size(), g->rank());
   c.keep_alive = {keep(output), keep(self)};
   return submit(g, std::move(c), async_op);
 }
