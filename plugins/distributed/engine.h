@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -79,6 +80,39 @@ class Engine {
   virtual ~Engine() = default;
   virtual std::string name() const = 0;
 
+  // Where the buffers of the engine's calls live: host memory (-1), or the CUDA device
+  // of this index (the NCCL engine's); the kernels refuse tensors elsewhere.
+  virtual int cuda_device() const { return -1; }
+  // Whether the engine moves and reduces this element type (NCCL has no int16).
+  virtual bool supports(ElementType type) const { return true; }
+  // Whether all_reduce, reduce and reduce_scatter average by themselves with kAvg;
+  // otherwise they sum and the caller divides.
+  virtual bool averages() const { return false; }
+  // A device engine queues its calls on the stream of the caller's kernel (null: the
+  // device's default stream), so they follow the work queued before them and the work
+  // queued after them sees their results. The group sets it before each collective.
+  virtual void set_stream(void* stream) {}
+
+  // Scratch memory and copies where the engine's buffers live (the device, for a
+  // device engine: ordered on its stream).
+  virtual std::shared_ptr<char> allocate(size_t bytes) {
+    return std::shared_ptr<char>(new char[bytes == 0 ? 1 : bytes], std::default_delete<char[]>());
+  }
+  virtual void copy(void* dst, const void* src, size_t bytes) {
+    if (bytes > 0) std::memcpy(dst, src, bytes);
+  }
+
+  // Host-memory messages between two ranks (the plugin's point-to-point fingerprints):
+  // send and recv unless the engine's buffers live on a device.
+  virtual void send_message(const void* data, size_t bytes, int peer, uint32_t tag,
+                            std::chrono::milliseconds timeout) {
+    send(data, bytes, peer, tag, timeout);
+  }
+  virtual void recv_message(void* data, size_t bytes, int peer, uint32_t tag,
+                            std::chrono::milliseconds timeout) {
+    recv(data, bytes, peer, tag, timeout);
+  }
+
   // Sends `mine` to every peer and receives every peer's message (at most `capacity`
   // bytes each) under `tag`, until `deadline`. Never throws on a missing or failed
   // peer: `from[r]` says what happened (from[rank] is left empty). The plugin's
@@ -94,6 +128,18 @@ class Engine {
   // Reduces into `data` on `root` (other ranks' data is left as it was).
   virtual void reduce(void* data, size_t count, ElementType type, ReduceOp op, int root,
                       uint32_t tag, std::chrono::milliseconds timeout) = 0;
+  // `in` holds `size` blocks of `count` elements; `out` gets block `rank` reduced over
+  // the ranks. Unless the engine has a reduce-scatter of its own: an all-reduce of a
+  // copy of `in`, then this rank's block.
+  virtual void reduce_scatter(const void* in, void* out, size_t count, ElementType type,
+                              ReduceOp op, int rank, int size, uint32_t tag,
+                              std::chrono::milliseconds timeout) {
+    const size_t bytes = count * element_size(type);
+    std::shared_ptr<char> all = allocate(bytes * size);
+    copy(all.get(), in, bytes * size);
+    all_reduce(all.get(), count * size, type, op, tag, timeout);
+    copy(out, all.get() + rank * bytes, bytes);
+  }
   // out holds size() blocks of `bytes`, rank order.
   virtual void all_gather(const void* in, size_t bytes, void* out, uint32_t tag,
                           std::chrono::milliseconds timeout) = 0;

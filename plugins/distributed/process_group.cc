@@ -302,6 +302,7 @@ void ProcessGroup::run(Task& task) {
 
 void ProcessGroup::run_collective(Collective& c) {
   const Clock::time_point deadline = Clock::now() + timeout_;
+  engine_->set_stream(c.stream);
   const Fingerprint& mine = c.fingerprint;
   std::vector<char> message(sizeof(Fingerprint) + c.inline_payload.size());
   copy_bytes(message.data(), &mine, sizeof mine);
@@ -364,11 +365,12 @@ void ProcessGroup::run_point_to_point(Collective& c) {
   const Fingerprint& mine = c.fingerprint;
   const uint32_t tag = static_cast<uint32_t>(mine.seq * 2);
   try {
+    engine_->set_stream(c.stream);
     if (static_cast<CollectiveKind>(mine.kind) == CollectiveKind::kSend) {
-      engine_->send(&mine, sizeof mine, c.peer, tag, timeout_);
+      engine_->send_message(&mine, sizeof mine, c.peer, tag, timeout_);
     } else {
       Fingerprint theirs;
-      engine_->recv(&theirs, sizeof theirs, c.peer, tag, timeout_);
+      engine_->recv_message(&theirs, sizeof theirs, c.peer, tag, timeout_);
       Fingerprint expected = theirs;
       expected.kind = mine.kind;
       if (theirs.magic != mine.magic || theirs.kind != uint8_t(CollectiveKind::kSend) ||

@@ -74,6 +74,7 @@ struct Collective {
       body;
   std::vector<std::shared_ptr<void>> keep_alive;  // tensors the body reads or writes
   int peer = -1;                                  // send/recv: the peer; no exchange with the group
+  void* stream = nullptr;  // a device engine's: the stream of the caller's kernel
 };
 
 struct WorkState {
@@ -94,6 +95,8 @@ class ProcessGroup {
   int size() const { return size_; }
   const std::vector<int>& global_ranks() const { return global_ranks_; }
   std::string backend() const { return engine_->name(); }
+  int cuda_device() const { return engine_->cuda_device(); }
+  bool supports(ElementType type) const { return engine_->supports(type); }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
   // Numbers the collective and runs it (inline when nothing is queued), or queues it

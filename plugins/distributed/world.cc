@@ -134,8 +134,8 @@ std::unique_ptr<Engine> connect_engine(WorldState& w, Store* store, int rank,
   std::string error;
   Engine* engine = w.factory(group_store.get(), &o, &error);
   if (engine == nullptr) {
-    fail("the " + w.backend + " engine could not connect rank " + std::to_string(w.rank) +
-         " to its peers: " + error);
+    fail("the " + w.backend + " engine could not start on rank " + std::to_string(w.rank) + ": " +
+         error);
   }
   return std::unique_ptr<Engine>(engine);
 }

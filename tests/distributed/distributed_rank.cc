@@ -1,6 +1,7 @@
 // One rank of the distributed tests (tests/distributed/distributed_test.cc starts N of
 // them under `loom launch`): `distributed_rank SCENARIO`. Each scenario checks its
 // results itself and exits non-zero with what differed; the test reads the output.
+#include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdio>
@@ -19,6 +20,7 @@ namespace dist = loom::distributed;
 using loom::Tensor;
 
 int g_rank = 0, g_size = 1;
+std::string g_device = "cpu";  // nccl: this rank's GPU
 
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "FAILED on rank %d: %s\n", g_rank, what.c_str());
@@ -43,7 +45,8 @@ void expect_error(const std::function<void()>& body, const std::string& part) {
 }
 
 Tensor filled(std::vector<int64_t> shape, double v, loom::ScalarType dtype) {
-  return loom::full(shape, v, loom::TensorOptions().dtype(dtype));
+  return loom::full(shape, v,
+                    loom::TensorOptions().dtype(dtype).device(loom::parse_device(g_device)));
 }
 
 // Whether every element of t equals v (compared in float64).
@@ -63,7 +66,17 @@ void collectives() {
       ScalarType::Int64,   ScalarType::Bool};
   double factorial = 1;
   for (int i = 1; i <= n; ++i) factorial *= i;
+  const bool nccl = g_device != "cpu";
+  if (nccl) {
+    // NCCL has no int16, and an nccl group takes tensors of this rank's GPU only.
+    Tensor shorts = filled({4}, 1, ScalarType::Int16);
+    expect_error([&] { dist::all_reduce(shorts); },
+                 "the nccl backend has no collectives for int16");
+    Tensor host = loom::ones({4});
+    expect_error([&] { dist::all_reduce(host); }, "must be a CUDA tensor on this rank's device");
+  }
   for (ScalarType dt : dtypes) {
+    if (nccl && dt == ScalarType::Int16) continue;
     const std::string name(loom::scalar_type_name(dt));
     const bool is_bool = dt == ScalarType::Bool;
     const bool floating = dt == ScalarType::Float32 || dt == ScalarType::Float64 ||
@@ -447,6 +460,11 @@ int main(int argc, char** argv) {
     dist::init_process_group(options);
     g_rank = dist::get_rank();
     g_size = dist::get_world_size();
+    if (options.backend == "nccl") {
+      const char* local = std::getenv("LOOM_LOCAL_RANK");
+      g_device = "cuda:" + std::to_string((local ? std::atoi(local) : 0) %
+                                          std::max<int64_t>(loom::device_count("cuda"), 1));
+    }
     static const std::map<std::string, void (*)()> scenarios = {
         {"collectives", &collectives}, {"mismatch", &mismatch},   {"timeout", &timeout},
         {"killed", &killed},           {"bad_input", &bad_input}, {"ddp", &ddp}};

@@ -149,6 +149,25 @@ TEST(DistributedMultiHost, TwoNodesInNetworkNamespacesRunEveryCollective) {
   }
 }
 
+#ifdef LOOM_HAS_NCCL
+// The nccl backend: one rank on one GPU runs every collective on CUDA tensors (NCCL
+// refuses two ranks on one device, and CI machines have at most one). Without a GPU,
+// init_process_group must say so.
+TEST(DistributedNccl, OneRankRunsEveryCollectiveOnItsGpuOrSaysThereIsNone) {
+  CommandResult r = launch(1, 29715, "collectives nccl");
+  const std::string no_gpu = "the nccl backend needs a CUDA device, and this machine has none";
+  if (has(r.output, no_gpu)) {
+    EXPECT_NE(r.status, 0) << r.output;
+    EXPECT_TRUE(has(r.output, "[distributed] the nccl engine could not start on rank 0"))
+        << r.output;
+    GTEST_SKIP() << "no CUDA device here (the error was checked; the collectives run on a GPU)";
+  }
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "the nccl backend has no collectives for int16")) << r.output;
+  EXPECT_TRUE(has(r.output, "rank 0 of 1 ok")) << r.output;
+}
+#endif
+
 #ifdef LOOM_MPIRUN
 // The mpi backend: the same scenarios under mpirun (as root in CI, over TCP: shared
 // memory transports need what containers often lack). In the sanitizer build the ranks

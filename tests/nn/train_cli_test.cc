@@ -93,6 +93,13 @@ TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
   EXPECT_NE(odd.output.find("--batch-size 33 (the global batch) must divide by the 2 ranks"),
             std::string::npos)
       << odd.output;
+  // nccl reduces CUDA tensors: training on the CPU with it is refused before any rank waits.
+  RunResult host = run("train --distributed nccl --model mlp --data " + dir_.string());
+  EXPECT_NE(host.status, 0);
+  EXPECT_NE(host.output.find("--distributed nccl trains CUDA tensors: pass --device cuda, found "
+                             "--device cpu"),
+            std::string::npos)
+      << host.output;
 }
 
 TEST_F(TrainCli, TheMlpLearnsWithAdafactor) {

@@ -44,7 +44,7 @@ ABSL_FLAG(bool, compile, false,
 ABSL_FLAG(std::string, profile, "",
           "for `train`: write a Chrome trace of steps 4-7 to this file and print the top ops");
 ABSL_FLAG(std::string, distributed, "",
-          "for `train`: gloo, to train as one rank of a `loom launch` job with "
+          "for `train`: gloo, mpi or nccl, to train as one rank of a `loom launch` job with "
           "DistributedDataParallel (--batch-size is the global batch)");
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
 ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -180,8 +181,19 @@ int run_train(const TrainOptions& o) {
 
   // --distributed: this process is one rank of a `loom launch` job (Note [The launcher]).
   int rank = 0, world = 1;
+  std::string device = o.device;
   if (!o.distributed.empty()) {
     LOOM_CHECK(!o.compile, kWhat, "--distributed with --compile is not supported yet");
+    if (o.distributed == "nccl") {
+      // Each rank trains on its own GPU, the one its NCCL group uses:
+      // cuda:(LOOM_LOCAL_RANK mod the device count).
+      LOOM_CHECK(o.device.rfind("cuda", 0) == 0, kWhat,
+                 "--distributed nccl trains CUDA tensors: pass --device cuda, found --device ",
+                 o.device);
+      const char* local = std::getenv("LOOM_LOCAL_RANK");
+      const int64_t count = std::max<int64_t>(device_count("cuda"), 1);
+      device = "cuda:" + std::to_string((local ? std::atoi(local) : 0) % count);
+    }
     distributed::init_process_group({.backend = o.distributed});
     rank = distributed::get_rank();
     world = distributed::get_world_size();
@@ -201,13 +213,13 @@ int run_train(const TrainOptions& o) {
 
   manual_seed(o.seed);
   nn::Sequential net = o.model == "cnn" ? make_cnn() : make_mlp();
-  if (o.device != "cpu") net->to(o.device);
+  if (device != "cpu") net->to(device);
   int64_t count = 0;
   for (const Tensor& p : net->parameters()) count += p.numel();
   if (reporting) {
     std::printf("model: %s, %lld parameters; optimizer %s, lr %g, batch %lld, device %s\n",
                 o.model.c_str(), static_cast<long long>(count), o.optimizer.c_str(), o.lr,
-                static_cast<long long>(o.batch_size), o.device.c_str());
+                static_cast<long long>(o.batch_size), device.c_str());
   }
   // The same start on every rank (DDP broadcasts rank 0's parameters), gradients averaged.
   std::optional<nn::DistributedDataParallel> ddp;
@@ -228,7 +240,7 @@ int run_train(const TrainOptions& o) {
   if (ddp) train_options.sampler = data::DistributedSampler{world, rank};
   train_options.shuffle = true;
   train_options.seed = o.seed;
-  train_options.pin_memory = lends_pinned_memory(o.device);
+  train_options.pin_memory = lends_pinned_memory(device);
   data::DataLoader train_loader(train_set, train_options);
   data::DataLoaderOptions test_options;
   test_options.batch_size = 1000;
@@ -282,8 +294,8 @@ int run_train(const TrainOptions& o) {
     int64_t correct = 0, seen = 0, batch_index = 0;
     for (const data::Example& batch : train_loader) {
       // queued without a wait from pinned batches (Note [Pinned host memory])
-      Tensor x = batch.data.to(o.device, /*non_blocking=*/true);
-      Tensor y = batch.target.to(o.device, /*non_blocking=*/true);
+      Tensor x = batch.data.to(device, /*non_blocking=*/true);
+      Tensor y = batch.target.to(device, /*non_blocking=*/true);
       optimizer->zero_grad();
       Tensor logits, loss;
       {
@@ -330,14 +342,16 @@ int run_train(const TrainOptions& o) {
       Tensor totals =
           loom::tensor({loss_sum, static_cast<double>(correct), static_cast<double>(seen)},
                        TensorOptions().dtype(ScalarType::Float64));
+      totals = totals.to(device);  // nccl reduces device tensors only
       distributed::all_reduce(totals);
+      totals = totals.to("cpu");
       const double* sums = static_cast<const double*>(totals.data_ptr());
       loss_sum = sums[0];
       correct = static_cast<int64_t>(sums[1]);
       seen = static_cast<int64_t>(sums[2]);
     }
     if (!reporting) continue;
-    const double accuracy = test_accuracy(net, test_loader, o.device);
+    const double accuracy = test_accuracy(net, test_loader, device);
     std::printf(
         "epoch %lld/%lld: train loss %.4f, train accuracy %.2f%%, test accuracy %.2f%%, "
         "%.1f s\n",

@@ -1,7 +1,7 @@
-// The kernels of the distributed op family (ops/schemas/distributed.def) for CPU
-// tensors: each checks its arguments, describes the collective (its fingerprint and the
-// engine call) and hands it to the process group, which numbers, matches and runs it
-// (Note [Collective fingerprints], Note [Asynchronous collectives]). An op returns 0
+// The kernels of the distributed op family (ops/schemas/distributed.def), for CPU
+// tensors (gloo, mpi) and CUDA tensors (nccl): each checks its arguments, describes the collective
+// (its fingerprint and the engine call) and hands it to the process group, which numbers, matches
+// and runs it (Note [Collective fingerprints], Note [Asynchronous collectives]). An op returns 0
 // when it ran to completion, or with async_op=true a work id for loom.distributed's
 // work_wait.
 #include <cstring>
@@ -12,6 +12,7 @@
 #include "../world.h"
 #include "loom/sdk/float16.hpp"
 #include "loom/sdk/plugin.hpp"
+#include "loom/sdk/stream.hpp"
 
 namespace loom::distributed {
 namespace {
@@ -72,16 +73,39 @@ ReduceOp reduce_op(const char* op, std::string_view name, ElementType type) {
          "unknown reduce op '" + std::string(name) + "' (expected sum, product, min, max or avg)");
 }
 
-// A CPU tensor whose elements are one dense block.
-void check_dense(const char* op, const Tensor& t, const char* what) {
-  if (t.device().type != LOOM_DEVICE_CPU) {
-    refuse(op, std::string(what) +
-                   " must be a CPU tensor for the gloo backend, found device type " +
-                   std::to_string(t.device().type));
+// A tensor where the group's engine works (host memory, or its CUDA device) whose
+// elements are one dense block.
+void check_dense(const char* op, const ProcessGroup& g, const Tensor& t, const char* what) {
+  const int device = g.cuda_device();
+  const bool on_cpu = t.device().type == LOOM_DEVICE_CPU;
+  if (device < 0 && !on_cpu) {
+    refuse(op, std::string(what) + " must be a CPU tensor for the " + g.backend() +
+                   " backend (nccl takes CUDA tensors), found one on a device (type " +
+                   std::to_string(t.device().type) + ", index " + std::to_string(t.device().index) +
+                   ")");
+  }
+  if (device >= 0 && (on_cpu || t.device().index != device)) {
+    refuse(op, std::string(what) + " must be a CUDA tensor on this rank's device cuda:" +
+                   std::to_string(device) + " for the " + g.backend() + " backend, found " +
+                   (on_cpu ? std::string("a CPU tensor")
+                           : "one on device index " + std::to_string(t.device().index)));
   }
   if (!t.is_contiguous()) {
     refuse(op, std::string(what) + " must be contiguous (call .contiguous() first)");
   }
+}
+
+void check_type(const char* op, const ProcessGroup& g, ElementType type) {
+  if (!g.supports(type)) {
+    refuse(op, "the " + g.backend() + " backend has no collectives for " + element_type_name(type) +
+                   " tensors");
+  }
+}
+
+// The stream a device engine queues the collective on: the caller's current stream of
+// the tensor's device type.
+void* stream_of(const Tensor& t) {
+  return t.device().type == LOOM_DEVICE_CPU ? nullptr : sdk::current_stream(t.device().type);
 }
 
 size_t byte_size(const Tensor& t) {
@@ -159,18 +183,20 @@ std::shared_ptr<ProcessGroup> group(int64_t id, const char* op) {
 
 int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_id, bool async_op) {
   constexpr const char* op = "loom::all_reduce_";
-  check_dense(op, self, "the tensor");
   const ElementType type = element_type(op, self.dtype());
   const ReduceOp rop = reduce_op(op, op_name, type);
   auto g = group(group_id, op);
+  check_dense(op, *g, self, "the tensor");
+  check_type(op, *g, type);
   Collective c;
+  c.stream = stream_of(self);
   c.fingerprint = fingerprint_of(CollectiveKind::kAllReduce, self, type);
   c.fingerprint.reduce = static_cast<uint8_t>(rop);
   char* data = self.data<char>();
   const size_t count = static_cast<size_t>(self.numel());
   const size_t bytes = byte_size(self);
   const int n = g->size();
-  if (bytes <= kInlineBytes) {
+  if (bytes <= kInlineBytes && g->cuda_device() < 0) {
     c.inline_payload.assign(data, data + bytes);
     c.body = [=](Engine&, const std::vector<std::span<const char>>& peers, milliseconds, uint32_t) {
       // Every rank reduces the same buffers in rank order: bitwise equal results.
@@ -183,7 +209,7 @@ int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_
     c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                  uint32_t tag) {
       e.all_reduce(data, count, type, rop, tag, timeout);
-      if (rop == ReduceOp::kAvg) divide(data, count, type, n);
+      if (rop == ReduceOp::kAvg && !e.averages()) divide(data, count, type, n);
     };
   }
   c.keep_alive.push_back(keep(self));
@@ -192,11 +218,13 @@ int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_
 
 int64_t broadcast_(const Tensor& self, int64_t src, int64_t group_id, bool async_op) {
   constexpr const char* op = "loom::broadcast_";
-  check_dense(op, self, "the tensor");
   const ElementType type = element_type(op, self.dtype());
   auto g = group(group_id, op);
+  check_dense(op, *g, self, "the tensor");
+  check_type(op, *g, type);
   const int root = local_rank(op, *g, src, "the source");
   Collective c;
+  c.stream = stream_of(self);
   c.fingerprint = fingerprint_of(CollectiveKind::kBroadcast, self, type);
   c.fingerprint.root = static_cast<int32_t>(src);
   char* data = self.data<char>();
@@ -210,12 +238,14 @@ int64_t broadcast_(const Tensor& self, int64_t src, int64_t group_id, bool async
 int64_t reduce_(const Tensor& self, int64_t dst, std::string_view op_name, int64_t group_id,
                 bool async_op) {
   constexpr const char* op = "loom::reduce_";
-  check_dense(op, self, "the tensor");
   const ElementType type = element_type(op, self.dtype());
   const ReduceOp rop = reduce_op(op, op_name, type);
   auto g = group(group_id, op);
+  check_dense(op, *g, self, "the tensor");
+  check_type(op, *g, type);
   const int root = local_rank(op, *g, dst, "the destination");
   Collective c;
+  c.stream = stream_of(self);
   c.fingerprint = fingerprint_of(CollectiveKind::kReduce, self, type);
   c.fingerprint.reduce = static_cast<uint8_t>(rop);
   c.fingerprint.root = static_cast<int32_t>(dst);
@@ -224,17 +254,17 @@ int64_t reduce_(const Tensor& self, int64_t dst, std::string_view op_name, int64
   const int n = g->size(), me = g->rank();
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                uint32_t tag) {
-    e.reduce(data, count, type, rop == ReduceOp::kAvg ? ReduceOp::kSum : rop, root, tag, timeout);
-    if (rop == ReduceOp::kAvg && me == root) divide(data, count, type, n);
+    e.reduce(data, count, type, rop, root, tag, timeout);
+    if (rop == ReduceOp::kAvg && me == root && !e.averages()) divide(data, count, type, n);
   };
   c.keep_alive.push_back(keep(self));
   return submit(g, std::move(c), async_op);
 }
 
 // Checks that `t` has the dtype and element count of `like`.
-void check_like(const char* op, const Tensor& t, const Tensor& like, int64_t numel,
-                const std::string& what) {
-  check_dense(op, t, what.c_str());
+void check_like(const char* op, const ProcessGroup& g, const Tensor& t, const Tensor& like,
+                int64_t numel, const std::string& what) {
+  check_dense(op, g, t, what.c_str());
   if (t.dtype() != like.dtype()) {
     refuse(op, what + " must have the input's dtype " + sdk::dtype_name(like.dtype()) + ", found " +
                    sdk::dtype_name(t.dtype()));
@@ -248,11 +278,13 @@ void check_like(const char* op, const Tensor& t, const Tensor& like, int64_t num
 int64_t all_gather_into_tensor_(const Tensor& output, const Tensor& self, int64_t group_id,
                                 bool async_op) {
   constexpr const char* op = "loom::all_gather_into_tensor_";
-  check_dense(op, self, "the input");
   const ElementType type = element_type(op, self.dtype());
   auto g = group(group_id, op);
-  check_like(op, output, self, self.numel() * g->size(), "the output");
+  check_dense(op, *g, self, "the input");
+  check_type(op, *g, type);
+  check_like(op, *g, output, self, self.numel() * g->size(), "the output");
   Collective c;
+  c.stream = stream_of(self);
   c.fingerprint = fingerprint_of(CollectiveKind::kAllGather, self, type);
   const char* in = self.data<char>();
   char* out = output.data<char>();
@@ -266,50 +298,59 @@ int64_t all_gather_into_tensor_(const Tensor& output, const Tensor& self, int64_
 int64_t all_gather_(const std::vector<Tensor>& outputs, const Tensor& self, int64_t group_id,
                     bool async_op) {
   constexpr const char* op = "loom::all_gather_";
-  check_dense(op, self, "the input");
   const ElementType type = element_type(op, self.dtype());
   auto g = group(group_id, op);
+  check_dense(op, *g, self, "the input");
+  check_type(op, *g, type);
   if (static_cast<int>(outputs.size()) != g->size()) {
     refuse(op, "expected one output per rank of the group (" + std::to_string(g->size()) +
                    "), found " + std::to_string(outputs.size()));
   }
   std::vector<char*> outs;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    check_like(op, outputs[i], self, self.numel(), "output " + std::to_string(i));
+    check_like(op, *g, outputs[i], self, self.numel(), "output " + std::to_string(i));
     outs.push_back(outputs[i].data<char>());
   }
   Collective c;
   c.fingerprint = fingerprint_of(CollectiveKind::kAllGather, self, type);
+  c.stream = stream_of(self);
   const char* in = self.data<char>();
   const size_t bytes = byte_size(self);
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                uint32_t tag) {
-    std::vector<char> all(bytes * outs.size());
-    e.all_gather(in, bytes, all.data(), tag, timeout);
-    for (size_t r = 0; r < outs.size(); ++r) copy_bytes(outs[r], all.data() + r * bytes, bytes);
+    std::shared_ptr<char> all = e.allocate(bytes * outs.size());
+    e.all_gather(in, bytes, all.get(), tag, timeout);
+    for (size_t r = 0; r < outs.size(); ++r) e.copy(outs[r], all.get() + r * bytes, bytes);
   };
   c.keep_alive.push_back(keep(self));
   for (const Tensor& t : outputs) c.keep_alive.push_back(keep(t));
   return submit(g, std::move(c), async_op);
 }
 
-// reduce_scatter on any engine: an all-reduce of the whole input, then this rank's block.
+// reduce_scatter of `n` blocks, one per rank, joined into one buffer first when they are
+// not already adjacent.
 Collective reduce_scatter_collective(const Tensor& output, std::vector<const char*> blocks,
                                      ElementType type, ReduceOp rop, int n, int me) {
   Collective c;
   c.fingerprint = fingerprint_of(CollectiveKind::kReduceScatter, output, type);
   c.fingerprint.reduce = static_cast<uint8_t>(rop);
+  c.stream = stream_of(output);
   char* out = output.data<char>();
   const size_t count = static_cast<size_t>(output.numel());
   const size_t bytes = byte_size(output);
+  bool adjacent = true;
+  for (int r = 1; r < n; ++r) adjacent = adjacent && blocks[r] == blocks[0] + r * bytes;
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                uint32_t tag) {
-    std::vector<char> all(bytes * n);
-    for (int r = 0; r < n; ++r) copy_bytes(all.data() + r * bytes, blocks[r], bytes);
-    e.all_reduce(all.data(), count * n, type, rop == ReduceOp::kAvg ? ReduceOp::kSum : rop, tag,
-                 timeout);
-    copy_bytes(out, all.data() + me * bytes, bytes);
-    if (rop == ReduceOp::kAvg) divide(out, count, type, n);
+    const char* in = blocks[0];
+    std::shared_ptr<char> joined;
+    if (!adjacent) {
+      joined = e.allocate(bytes * n);
+      for (int r = 0; r < n; ++r) e.copy(joined.get() + r * bytes, blocks[r], bytes);
+      in = joined.get();
+    }
+    e.reduce_scatter(in, out, count, type, rop, me, n, tag, timeout);
+    if (rop == ReduceOp::kAvg && !e.averages()) divide(out, count, type, n);
   };
   return c;
 }
@@ -317,17 +358,18 @@ Collective reduce_scatter_collective(const Tensor& output, std::vector<const cha
 int64_t reduce_scatter_(const Tensor& output, const std::vector<Tensor>& inputs,
                         std::string_view op_name, int64_t group_id, bool async_op) {
   constexpr const char* op = "loom::reduce_scatter_";
-  check_dense(op, output, "the output");
   const ElementType type = element_type(op, output.dtype());
   const ReduceOp rop = reduce_op(op, op_name, type);
   auto g = group(group_id, op);
+  check_dense(op, *g, output, "the output");
+  check_type(op, *g, type);
   if (static_cast<int>(inputs.size()) != g->size()) {
     refuse(op, "expected one input per rank of the group (" + std::to_string(g->size()) +
                    "), found " + std::to_string(inputs.size()));
   }
   std::vector<const char*> blocks;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    check_like(op, inputs[i], output, output.numel(), "input " + std::to_string(i));
+    check_like(op, *g, inputs[i], output, output.numel(), "input " + std::to_string(i));
     blocks.push_back(inputs[i].data<char>());
   }
   Collective c = reduce_scatter_collective(output, blocks, type, rop, g->size(), g->rank());
@@ -339,11 +381,12 @@ int64_t reduce_scatter_(const Tensor& output, const std::vector<Tensor>& inputs,
 int64_t reduce_scatter_tensor_(const Tensor& output, const Tensor& self, std::string_view op_name,
                                int64_t group_id, bool async_op) {
   constexpr const char* op = "loom::reduce_scatter_tensor_";
-  check_dense(op, output, "the output");
   const ElementType type = element_type(op, output.dtype());
   const ReduceOp rop = reduce_op(op, op_name, type);
   auto g = group(group_id, op);
-  check_like(op, self, output, output.numel() * g->size(), "the input");
+  check_dense(op, *g, output, "the output");
+  check_type(op, *g, type);
+  check_like(op, *g, self, output, output.numel() * g->size(), "the input");
   std::vector<const char*> blocks;
   for (int r = 0; r < g->size(); ++r) blocks.push_back(self.data<char>() + r * byte_size(output));
   Collective c = reduce_scatter_collective(output, blocks, type, rop, g->size(), g->rank());
@@ -359,6 +402,7 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
                                  const std::vector<int>& global_ranks) {
   Collective c;
   c.fingerprint = fingerprint_of(CollectiveKind::kAllToAll, shape_of, type);
+  c.stream = stream_of(shape_of);
   const size_t n = in_bytes.size();
   c.inline_payload.resize(2 * n * sizeof(int64_t));
   for (size_t r = 0; r < n; ++r) {
@@ -390,12 +434,12 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
     }
     size_t total_in = 0, total_out = 0;
     for (size_t r = 0; r < n; ++r) total_in += in_bytes[r], total_out += out_bytes[r];
-    std::vector<char> in(total_in), out(total_out);
+    std::shared_ptr<char> in = e.allocate(total_in), out = e.allocate(total_out);
     for (size_t r = 0, at = 0; r < n; at += in_bytes[r], ++r)
-      copy_bytes(in.data() + at, ins[r], in_bytes[r]);
-    e.all_to_all(in.data(), in_bytes, out.data(), out_bytes, tag, timeout);
+      e.copy(in.get() + at, ins[r], in_bytes[r]);
+    e.all_to_all(in.get(), in_bytes, out.get(), out_bytes, tag, timeout);
     for (size_t r = 0, at = 0; r < n; at += out_bytes[r], ++r)
-      copy_bytes(outs[r], out.data() + at, out_bytes[r]);
+      e.copy(outs[r], out.get() + at, out_bytes[r]);
   };
   return c;
 }
@@ -411,13 +455,13 @@ int64_t all_to_all_(const std::vector<Tensor>& outputs, const std::vector<Tensor
                    std::to_string(outputs.size()) + " outputs");
   }
   const ElementType type = element_type(op, inputs[0].dtype());
+  check_type(op, *g, type);
   std::vector<const char*> ins;
   std::vector<char*> outs;
   std::vector<size_t> in_bytes, out_bytes;
   for (size_t r = 0; r < n; ++r) {
-    check_dense(op, inputs[r], ("input " + std::to_string(r)).c_str());
-    check_like(op, outputs[r], inputs[0], outputs[r].numel(), "output " + std::to_string(r));
-    check_like(op, inputs[r], inputs[0], inputs[r].numel(), "input " + std::to_string(r));
+    check_like(op, *g, outputs[r], inputs[0], outputs[r].numel(), "output " + std::to_string(r));
+    check_like(op, *g, inputs[r], inputs[0], inputs[r].numel(), "input " + std::to_string(r));
     ins.push_back(inputs[r].data<char>());
     outs.push_back(outputs[r].data<char>());
     in_bytes.push_back(byte_size(inputs[r]));
@@ -466,11 +510,11 @@ int64_t all_to_all_single_(const Tensor& output, const Tensor& self,
                            std::span<const int64_t> input_split_sizes, int64_t group_id,
                            bool async_op) {
   constexpr const char* op = "loom::all_to_all_single_";
-  check_dense(op, self, "the input");
-  check_dense(op, output, "the output");
   const ElementType type = element_type(op, self.dtype());
-  check_like(op, output, self, output.numel(), "the output");
   auto g = group(group_id, op);
+  check_dense(op, *g, self, "the input");
+  check_type(op, *g, type);
+  check_like(op, *g, output, self, output.numel(), "the output");
   const size_t n = static_cast<size_t>(g->size());
   std::vector<size_t> in_bytes = split_bytes(op, self, input_split_sizes, n, "input");
   std::vector<size_t> out_bytes = split_bytes(op, output, output_split_sizes, n, "output");
@@ -499,9 +543,11 @@ int64_t barrier(int64_t group_id, bool async_op) {
 
 Collective point_to_point(const char* op, CollectiveKind kind, const Tensor& t, int64_t peer,
                           int64_t tag, const ProcessGroup& g) {
-  check_dense(op, t, "the tensor");
   const ElementType type = element_type(op, t.dtype());
+  check_dense(op, g, t, "the tensor");
+  check_type(op, g, type);
   Collective c;
+  c.stream = stream_of(t);
   c.peer =
       local_rank(op, g, peer, kind == CollectiveKind::kSend ? "the destination" : "the source");
   if (c.peer == g.rank()) refuse(op, "a rank cannot send to or receive from itself");
@@ -539,19 +585,22 @@ int64_t recv_(const Tensor& self, int64_t src, int64_t group_id, int64_t tag, bo
 }  // namespace
 
 void register_distributed_kernels(sdk::Registrar& r) {
-  const uint32_t cpu = LOOM_KEY_CPU;
-  r.impl<&all_reduce_>("loom::all_reduce_", cpu);
-  r.impl<&broadcast_>("loom::broadcast_", cpu);
-  r.impl<&reduce_>("loom::reduce_", cpu);
-  r.impl<&all_gather_>("loom::all_gather_", cpu);
-  r.impl<&all_gather_into_tensor_>("loom::all_gather_into_tensor_", cpu);
-  r.impl<&reduce_scatter_>("loom::reduce_scatter_", cpu);
-  r.impl<&reduce_scatter_tensor_>("loom::reduce_scatter_tensor_", cpu);
-  r.impl<&all_to_all_>("loom::all_to_all_", cpu);
-  r.impl<&all_to_all_single_>("loom::all_to_all_single_", cpu);
-  r.impl<&barrier>("loom::barrier", cpu);
-  r.impl<&send>("loom::send", cpu);
-  r.impl<&recv_>("loom::recv_", cpu);
+  // CPU tensors go to gloo and mpi groups, CUDA tensors to nccl groups; each kernel
+  // checks its tensors against the group's engine.
+  for (const uint32_t key : {uint32_t{LOOM_KEY_CPU}, uint32_t{LOOM_KEY_CUDA}}) {
+    r.impl<&all_reduce_>("loom::all_reduce_", key);
+    r.impl<&broadcast_>("loom::broadcast_", key);
+    r.impl<&reduce_>("loom::reduce_", key);
+    r.impl<&all_gather_>("loom::all_gather_", key);
+    r.impl<&all_gather_into_tensor_>("loom::all_gather_into_tensor_", key);
+    r.impl<&reduce_scatter_>("loom::reduce_scatter_", key);
+    r.impl<&reduce_scatter_tensor_>("loom::reduce_scatter_tensor_", key);
+    r.impl<&all_to_all_>("loom::all_to_all_", key);
+    r.impl<&all_to_all_single_>("loom::all_to_all_single_", key);
+    r.impl<&barrier>("loom::barrier", key);
+    r.impl<&send>("loom::send", key);
+    r.impl<&recv_>("loom::recv_", key);
+  }
 }
 
 }  // namespace loom::distributed

@@ -30,7 +30,7 @@ namespace loom::distributed {
 enum class ReduceOp { Sum, Product, Min, Max, Avg };
 
 struct InitOptions {
-  std::string backend = "gloo";               // "gloo" (CPU tensors); "mpi" and "nccl" to come
+  std::string backend = "gloo";               // "gloo", "mpi" (CPU tensors); "nccl" (CUDA)
   std::string init_method = "env://";         // or "tcp://HOST:PORT", "file:///PATH"
   std::chrono::milliseconds timeout{300000};  // of the rendezvous and of each collective
   int rank = -1;                              // -1: LOOM_RANK

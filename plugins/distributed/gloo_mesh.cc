@@ -1,0 +1,153 @@
+// A gloo full mesh of one process group's ranks (gloo_mesh.h): the store adapter, the
+// exchange of the plugin's fingerprints and small all-reduces, and point-to-point
+// messages on unbound buffers.
+#include "gloo_mesh.h"
+
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+namespace loom::distributed {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Slot prefixes above gloo's own (0x01..0x08, gloo/types.h).
+constexpr uint64_t kExchangeSlot = uint64_t{0x70} << 56;
+constexpr uint64_t kPointToPointSlot = uint64_t{0x71} << 56;
+
+// gloo's view of loom's store.
+class GlooStore final : public gloo::rendezvous::Store {
+ public:
+  GlooStore(distributed::Store& store, std::chrono::milliseconds timeout, std::string prefix)
+      : store_(store), timeout_(timeout), prefix_(std::move(prefix)) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(prefix_ + key, data);
+  }
+  std::vector<char> get(const std::string& key) override {
+    return store_.get(prefix_ + key, timeout_);
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& t) override {
+    std::vector<std::string> full;
+    for (const std::string& k : keys) full.push_back(prefix_ + k);
+    store_.wait(full, t);
+  }
+
+ private:
+  distributed::Store& store_;
+  std::chrono::milliseconds timeout_;
+  std::string prefix_;
+};
+
+std::chrono::milliseconds until(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+}  // namespace
+
+std::shared_ptr<gloo::transport::Device> GlooMesh::make_device(const EngineOptions& o) {
+  gloo::transport::tcp::attr attr;
+  if (!o.iface.empty()) {
+    attr.iface = o.iface;
+  } else {
+    attr.hostname = o.hostname;
+  }
+  return gloo::transport::tcp::CreateDevice(attr);
+}
+
+GlooMesh::GlooMesh(Store& store, const EngineOptions& o,
+                   std::shared_ptr<gloo::transport::Device> device, const std::string& key_prefix)
+    : rank_(o.rank), size_(o.size) {
+  context_ = std::make_shared<gloo::rendezvous::Context>(o.rank, o.size);
+  context_->setTimeout(o.timeout);
+  GlooStore keys(store, o.timeout, key_prefix);
+  context_->connectFullMesh(keys, device);
+}
+
+void GlooMesh::exchange(std::span<const char> mine, size_t capacity, uint32_t tag,
+                        Clock::time_point deadline, std::vector<PeerMessage>& from) {
+  from.assign(size_, {});
+  const uint64_t slot = kExchangeSlot | tag;
+  std::vector<std::vector<char>>& inbox = inbox_;
+  inbox.resize(size_);
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> recvs(size_);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    if (inbox[r].size() < capacity) inbox[r].resize(capacity);
+    recvs[r] = context_->createUnboundBuffer(inbox[r].data(), capacity);
+    try {
+      recvs[r]->recv(r, slot, 0, capacity);
+    } catch (const std::exception& e) {
+      from[r].error = e.what();
+    }
+  }
+  std::vector<char> out(mine.begin(), mine.end());
+  auto send = context_->createUnboundBuffer(out.data(), out.size());
+  std::vector<bool> sent(size_, false);
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || !from[r].error.empty()) continue;
+    try {
+      send->send(r, slot, 0, out.size());
+      sent[r] = true;
+    } catch (const std::exception& e) {
+      from[r].error = e.what();
+    }
+  }
+  bool lost = false;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || !from[r].error.empty()) continue;
+    try {
+      from[r].arrived = recvs[r]->waitRecv(nullptr, until(deadline));
+      if (from[r].arrived) from[r].bytes = {inbox[r].data(), capacity};
+    } catch (const gloo::IoException& e) {
+      // gloo reports a wait past its timeout as an IoException too: that peer is late,
+      // not gone.
+      if (std::string(e.what()).find("Timed out") == std::string::npos) from[r].error = e.what();
+    } catch (const std::exception& e) {
+      from[r].error = e.what();
+    }
+    if (!from[r].arrived) lost = true;
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (!sent[r]) continue;
+    try {
+      send->waitSend(nullptr, until(deadline));
+    } catch (const std::exception&) {
+      lost = true;  // the receive side reports the peer
+    }
+  }
+  if (lost) {
+    // A pending receive may still land in these buffers.
+    for (auto& b : recvs) graveyard_buffers_.push_back(std::move(b));
+    graveyard_buffers_.push_back(std::move(send));
+    for (auto& v : inbox) graveyard_bytes_.push_back(std::move(v));
+    inbox.clear();
+    graveyard_bytes_.push_back(std::move(out));
+  }
+}
+
+void GlooMesh::send(const void* data, size_t bytes, int peer, uint32_t tag,
+                    std::chrono::milliseconds timeout) {
+  gloo_call("send", [&] {
+    auto buf = context_->createUnboundBuffer(const_cast<void*>(data), bytes);
+    buf->send(peer, kPointToPointSlot | tag, 0, bytes);
+    if (!buf->waitSend(nullptr, timeout)) throw std::runtime_error("the send was aborted");
+  });
+}
+
+void GlooMesh::recv(void* data, size_t bytes, int peer, uint32_t tag,
+                    std::chrono::milliseconds timeout) {
+  gloo_call("recv", [&] {
+    auto buf = context_->createUnboundBuffer(data, bytes);
+    buf->recv(peer, kPointToPointSlot | tag, 0, bytes);
+    try {
+      if (!buf->waitRecv(nullptr, timeout)) throw std::runtime_error("the receive was aborted");
+    } catch (...) {
+      graveyard_buffers_.push_back(std::move(buf));
+      throw;
+    }
+  });
+}
+
+}  // namespace loom::distributed
