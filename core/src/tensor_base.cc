@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "loom/core/error.h"
+#include "loom/core/quantizer.h"
 #include "loom/core/read_section.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/type_promotion.h"
@@ -232,6 +233,18 @@ TensorBase TensorBase::as_strided(IntList size_list, IntList stride_list,
                      DimVector(strides.begin(), strides.end()), offset, dtype()));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
+  if (const Ref<Quantizer>& q = impl_->quantizer()) {
+    // A view maps its integers as its base does; per channel, only while the channel
+    // axis stays where it is with all its channels.
+    if (q->scheme() == QScheme::PerChannelAffine) {
+      const int64_t axis = q->axis();
+      LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
+                     view->strides()[axis] == impl_->strides()[axis],
+                 "as_strided", "a view of a per-channel quantized tensor must keep its channel axis ",
+                 axis, " (", impl_->sizes()[axis], " channels); dequantize() it first");
+    }
+    view->set_quantizer(q);
+  }
   return TensorBase(std::move(view));
 }
 
@@ -256,6 +269,18 @@ TensorBase TensorBase::view_as_real() const {
                                             2 * impl_->storage_offset(), real_part_type(dtype())));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
+  if (const Ref<Quantizer>& q = impl_->quantizer()) {
+    // A view maps its integers as its base does; per channel, only while the channel
+    // axis stays where it is with all its channels.
+    if (q->scheme() == QScheme::PerChannelAffine) {
+      const int64_t axis = q->axis();
+      LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
+                     view->strides()[axis] == impl_->strides()[axis],
+                 "as_strided", "a view of a per-channel quantized tensor must keep its channel axis ",
+                 axis, " (", impl_->sizes()[axis], " channels); dequantize() it first");
+    }
+    view->set_quantizer(q);
+  }
   return TensorBase(std::move(view));
 }
 
@@ -283,6 +308,18 @@ TensorBase TensorBase::view_as_complex() const {
                                             impl_->storage_offset() / 2, complex_type_of(dtype())));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
+  if (const Ref<Quantizer>& q = impl_->quantizer()) {
+    // A view maps its integers as its base does; per channel, only while the channel
+    // axis stays where it is with all its channels.
+    if (q->scheme() == QScheme::PerChannelAffine) {
+      const int64_t axis = q->axis();
+      LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
+                     view->strides()[axis] == impl_->strides()[axis],
+                 "as_strided", "a view of a per-channel quantized tensor must keep its channel axis ",
+                 axis, " (", impl_->sizes()[axis], " channels); dequantize() it first");
+    }
+    view->set_quantizer(q);
+  }
   return TensorBase(std::move(view));
 }
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "host_block_cache.h"
 #include "loom/core/error.h"
+#include "loom/core/quantizer.h"
 
 namespace loom {
 
@@ -104,6 +105,14 @@ TensorImpl::TensorImpl(Ref<Storage> storage, DimVector sizes, DimVector strides,
       dtype_(dtype),
       is_contiguous_(true),
       key_set_(key_set_for(storage_->device(), dtype)) {}
+
+void TensorImpl::set_quantizer(Ref<Quantizer> quantizer) {
+  LOOM_CHECK(is_quantized(dtype_) == static_cast<bool>(quantizer), "tensor",
+             is_quantized(dtype_) ? "a quantized tensor needs a quantizer"
+                                  : "only a quantized tensor has a quantizer, this one is ",
+             is_quantized(dtype_) ? "" : scalar_type_name(dtype_));
+  quantizer_ = std::move(quantizer);
+}
 
 TensorImpl::~TensorImpl() {
   if (extensions_) {

@@ -11,6 +11,7 @@
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
+#include "loom/core/quantizer.h"
 #include "loom/core/generator.h"
 #include "loom/core/small_objects.h"
 #include "loom/core/storage.h"
@@ -252,6 +253,91 @@ LoomError* tensor_empty(const int64_t* sizes, const int64_t* strides, int32_t nd
   });
 }
 
+// Per-channel parameters as the quantizer keeps them: a contiguous 1-D CPU tensor of
+// `to` (float64 scales, int64 zero points) copied from `from`, any real dtype.
+Ref<TensorImpl> channel_parameters(LoomTensor* from, ScalarType to, const char* what) {
+  LOOM_CHECK(from != nullptr, "quantizer", "per-channel quantization needs ", what);
+  const TensorImpl* src = as_impl(from);
+  LOOM_CHECK(src->dim() == 1 && src->device().type == kCPU, "quantizer", "per-channel ", what,
+             " must be a 1-D CPU tensor, found ", src->dim(), " dims");
+  const bool floating = to == ScalarType::Float64;
+  LOOM_CHECK(floating ? is_floating_point(src->dtype()) : is_integral(src->dtype(), false),
+             "quantizer", "per-channel ", what, " must be ", floating ? "floating" : "integer",
+             ", found ", scalar_type_name(src->dtype()));
+  const int64_t n = src->numel();
+  TensorBase out = empty(std::vector<int64_t>{n}, to, Device{});
+  const char* base = static_cast<const char*>(src->data());
+  const int64_t step = src->strides()[0] * static_cast<int64_t>(element_size(src->dtype()));
+  for (int64_t i = 0; i < n; ++i) {
+    const void* e = base + i * step;
+    double v = 0;
+    switch (src->dtype()) {
+      case ScalarType::Float32:
+        v = *static_cast<const float*>(e);
+        break;
+      case ScalarType::Float64:
+        v = *static_cast<const double*>(e);
+        break;
+      case ScalarType::Int8:
+        v = *static_cast<const int8_t*>(e);
+        break;
+      case ScalarType::UInt8:
+        v = *static_cast<const uint8_t*>(e);
+        break;
+      case ScalarType::Int16:
+        v = *static_cast<const int16_t*>(e);
+        break;
+      case ScalarType::Int32:
+        v = *static_cast<const int32_t*>(e);
+        break;
+      case ScalarType::Int64:
+        // exact: zero points are far below 2^53
+        v = static_cast<double>(*static_cast<const int64_t*>(e));
+        break;
+      default:
+        LOOM_CHECK(false, "quantizer", "per-channel ", what, " of dtype ",
+                   scalar_type_name(src->dtype()), " are not supported (use float32/64, int)");
+    }
+    if (floating) {
+      static_cast<double*>(out.impl()->data())[i] = v;
+    } else {
+      static_cast<int64_t*>(out.impl()->data())[i] = static_cast<int64_t>(v);
+    }
+  }
+  return Ref<TensorImpl>::retain(out.impl());
+}
+
+LoomError* tensor_empty_quantized(const int64_t* sizes, int32_t ndim, int32_t dtype,
+                                  LoomDevice device, const LoomQuantizer* q, LoomTensor** out) {
+  return guarded([&] {
+    LOOM_CHECK(out != nullptr && q != nullptr, "quantizer",
+               "tensor_empty_quantized: out or the quantizer is null");
+    LOOM_CHECK(ndim >= 0 && ndim <= 64 && (ndim == 0 || sizes != nullptr), "quantizer",
+               "tensor_empty_quantized: invalid ndim ", ndim, " or null sizes");
+    const ScalarType type = scalar_type_from_int(dtype, "quantizer");
+    IntArrayRef size_ref(sizes, ndim);
+    Ref<Quantizer> quantizer;
+    if (q->scheme == LOOM_QSCHEME_PER_TENSOR_AFFINE) {
+      quantizer = Quantizer::per_tensor(q->scale, q->zero_point, type, "quantizer");
+    } else {
+      LOOM_CHECK(q->scheme == LOOM_QSCHEME_PER_CHANNEL_AFFINE, "quantizer",
+                 "unknown quantization scheme ", q->scheme);
+      LOOM_CHECK(q->axis >= 0 && q->axis < ndim, "quantizer", "the channel axis ", q->axis,
+                 " is out of range for a tensor of ", ndim, " dims");
+      quantizer = Quantizer::per_channel(channel_parameters(q->scales, ScalarType::Float64, "scales"),
+                                         channel_parameters(q->zero_points, ScalarType::Int64,
+                                                            "zero points"),
+                                         q->axis, type, "quantizer");
+      LOOM_CHECK(quantizer->channels() == sizes[q->axis], "quantizer", "expected ",
+                 sizes[q->axis], " scales (the size of axis ", q->axis, "), found ",
+                 quantizer->channels());
+    }
+    TensorBase t = empty(size_ref, type, Device{device.type, device.index});
+    t.impl()->set_quantizer(std::move(quantizer));
+    *out = reinterpret_cast<LoomTensor*>(t.release());
+  });
+}
+
 void tensor_retain(LoomTensor* t) {
   if (t != nullptr) as_impl(t)->retain();
 }
@@ -285,7 +371,18 @@ void fill_view(const TensorImpl* impl, LoomTensorView& v) {
   v.numel = impl->numel();
   v.is_contiguous = impl->is_contiguous();
   v.view_base = reinterpret_cast<LoomTensor*>(impl->view_base());
+  v.quantizer = impl->quantizer() ? reinterpret_cast<const LoomQuantizer*>(
+                                        &impl->quantizer()->params())
+                                  : nullptr;
 }
+
+// The core's quantizer fields are the ABI's LoomQuantizer (TensorImpl* is LoomTensor*).
+static_assert(sizeof(QuantizerParams) == sizeof(LoomQuantizer));
+static_assert(offsetof(QuantizerParams, axis) == offsetof(LoomQuantizer, axis));
+static_assert(offsetof(QuantizerParams, scale) == offsetof(LoomQuantizer, scale));
+static_assert(offsetof(QuantizerParams, zero_point) == offsetof(LoomQuantizer, zero_point));
+static_assert(offsetof(QuantizerParams, scales) == offsetof(LoomQuantizer, scales));
+static_assert(offsetof(QuantizerParams, zero_points) == offsetof(LoomQuantizer, zero_points));
 
 // A plugin built against an older header has a shorter view: fill ours, copy its part.
 __attribute__((noinline)) void fill_older_view(const TensorImpl* impl, LoomTensorView* out) {
@@ -792,6 +889,7 @@ const LoomHostApi* host_api() {
       .trace_device_event = &trace_device_event,
       .current_stream = &current_stream_of_type,
       .redispatch_with_keys = &redispatch_with_keys,
+      .tensor_empty_quantized = &tensor_empty_quantized,
   };
   return &api;
 }

@@ -48,6 +48,7 @@ constexpr std::string_view kDefaultManifestText = R"pb(
   plugins { name: "profiler" optional: true }
   plugins { name: "compiler" optional: true }
   plugins { name: "distributed" optional: true }
+  plugins { name: "quantization" optional: true }
 )pb";
 
 // Note [Manifest error positions]

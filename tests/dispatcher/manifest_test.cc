@@ -189,13 +189,14 @@ TEST(DefaultManifestTest, SearchesNextToTheExecutableAndRequiresCpuAndAutograd) 
   const DeploymentManifest& m = default_manifest();
   EXPECT_EQ(m.source, "<embedded default>");
   EXPECT_THAT(m.search_dirs, ElementsAre("$ORIGIN/../lib/loom/plugins", "$LIBDIR/loom/plugins"));
-  ASSERT_EQ(m.plugins.size(), 5u);
+  ASSERT_EQ(m.plugins.size(), 6u);
   EXPECT_EQ(m.plugins[0].name, "cpu");
   EXPECT_EQ(m.plugins[1].name, "autograd");
   // optional: an install without them still runs
   EXPECT_EQ(m.plugins[2].name, "profiler");
   EXPECT_EQ(m.plugins[3].name, "compiler");
   EXPECT_EQ(m.plugins[4].name, "distributed");
+  EXPECT_EQ(m.plugins[5].name, "quantization");
   for (const auto& p : m.plugins) {
     EXPECT_EQ(p.path, "");
     EXPECT_EQ(p.required, p.name == "cpu" || p.name == "autograd");

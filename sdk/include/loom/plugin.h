@@ -66,8 +66,10 @@ extern "C" {
  *   1.8  LoomDeviceInterface::host_allocate, host_deallocate and copy_async (pinned host
  *        memory and copies that return once queued: Note [Pinned host memory])
  *   1.9  the complex dtypes LOOM_DTYPE_COMPLEX64 and LOOM_DTYPE_COMPLEX128 (a kernel that
- *        declares them needs a host that knows them) */
-#define LOOM_ABI_VERSION_MINOR 9
+ *        declares them needs a host that knows them)
+ *   1.10 quantizers of quantized tensors: LoomTensorView::quantizer, LoomQuantizer and
+ *        LoomHostApi::tensor_empty_quantized */
+#define LOOM_ABI_VERSION_MINOR 10
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -175,6 +177,23 @@ typedef struct LoomTensor LoomTensor;
  * dl.shape and dl.strides (in elements) are borrowed from the tensor and valid while
  * the caller holds a reference to it. dl.data is the storage base pointer; the first
  * element is at (char*)dl.data + dl.byte_offset. */
+/* How a quantized tensor's integers q map to real values: (q - zero_point) * scale, per
+ * tensor or per index of channel axis `axis` (ABI 1.10). */
+typedef enum LoomQScheme {
+  LOOM_QSCHEME_PER_TENSOR_AFFINE = 0,
+  LOOM_QSCHEME_PER_CHANNEL_AFFINE = 1
+} LoomQScheme;
+
+typedef struct LoomQuantizer {
+  int32_t scheme;     /* LoomQScheme */
+  int32_t axis;       /* per channel: the channel dim */
+  double scale;       /* per tensor */
+  int64_t zero_point; /* per tensor */
+  /* per channel, borrowed: float64 [channels] and int64 [channels], contiguous, CPU */
+  LoomTensor* scales;
+  LoomTensor* zero_points;
+} LoomQuantizer;
+
 typedef struct LoomTensorView {
   size_t struct_size;
   DLTensor dl;
@@ -185,6 +204,9 @@ typedef struct LoomTensorView {
   /* Since 1.3 (check LOOM_HAS_FIELD): borrowed, the tensor this one is a view of (the
    * root of a chain of views), or NULL when it is not a view. */
   LoomTensor* view_base;
+  /* Since 1.10 (check LOOM_HAS_FIELD): borrowed, the quantizer of a tensor of a quantized
+   * dtype (qint8, quint8, qint32), NULL for other dtypes. */
+  const LoomQuantizer* quantizer;
 } LoomTensorView;
 
 /* ------------------------------------------------------------------------------------
@@ -587,7 +609,7 @@ typedef struct LoomRedispatchArgs {
  *   define_op find_op op_name op_schema register_kernel register_fallback
  *   register_fallthrough deregister tensor_empty tensor_retain tensor_release tensor_view
  *   call_op redispatch value_release list_allocate declare_capability set_attribute
- *   error_create
+ *   error_create tensor_empty_quantized
  * backend (device plugins: their key, device type, random numbers, streams and device
  * activities; loom/sdk/plugin.hpp's Registrar, device.hpp, random.hpp, stream.hpp,
  * trace.hpp's Activity):
@@ -733,6 +755,17 @@ typedef struct LoomHostApi {
   /* ---------------------------- ABI 1.6 ---------------------------------------------
    * Absent from older hosts: test LOOM_HAS_FIELD(host, LoomHostApi, redispatch_with_keys). */
   LoomError* (*redispatch_with_keys)(const LoomRedispatchArgs* args);
+
+  /* ---------------------------- ABI 1.10 --------------------------------------------
+   * Absent from older hosts: test LOOM_HAS_FIELD(host, LoomHostApi, tensor_empty_quantized).
+   * A new uninitialised contiguous tensor of a quantized dtype with a copy of `quantizer`
+   * (per channel: scales and zero points of any floating and integer dtype, converted to
+   * float64 and int64). INVALID_ARGUMENT naming what is wrong: a dtype that is not
+   * quantized, a scale that is not positive and finite, a zero point outside the dtype,
+   * an axis out of range or a channel count that is not the size of that dim. */
+  LoomError* (*tensor_empty_quantized)(const int64_t* sizes, int32_t ndim, int32_t dtype,
+                                       LoomDevice device, const LoomQuantizer* quantizer,
+                                       LoomTensor** out);
 } LoomHostApi;
 
 /* ------------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ inline bool same_shape(IntArrayRef a, IntArrayRef b) {
 
 inline constexpr int kMaxExtensionSlots = 8;
 
+class Quantizer;  // loom/core/quantizer.h
+
 // Note [Tensor extension slots]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // Plugins attach their own per-tensor state (autograd metadata, quantization
@@ -88,6 +90,10 @@ class TensorImpl final : public RefCounted {
   // the caller gives strides that cover numel elements without overlap.
   void resize_dense(IntArrayRef sizes, IntArrayRef strides);
 
+  // A quantized tensor's quantizer (Note [Where the quantizer lives]); null otherwise.
+  const Ref<Quantizer>& quantizer() const { return quantizer_; }
+  void set_quantizer(Ref<Quantizer> quantizer);
+
   void* extension(int slot) const;
   // Replaces a slot's value, destroying the previous one.
   void set_extension(int slot, void* value, void (*destroy)(void*));
@@ -133,6 +139,7 @@ class TensorImpl final : public RefCounted {
   DispatchKeySet key_set_;
   std::unique_ptr<ExtensionTable> extensions_;
   Ref<TensorImpl> view_base_;
+  Ref<Quantizer> quantizer_;
 };
 
 // Row-major strides for `sizes`.

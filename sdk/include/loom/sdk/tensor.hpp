@@ -59,6 +59,7 @@ class Tensor {
     if (!has_view_) {
       view_.struct_size = sizeof(LoomTensorView);
       view_.view_base = nullptr;  // a host older than 1.3 leaves it
+      view_.quantizer = nullptr;  // and one older than 1.10 this
       check(host().tensor_view(handle_, &view_));
       has_view_ = true;
     }
@@ -98,6 +99,10 @@ class Tensor {
   // than ABI 1.3).
   LoomTensor* view_base() const {
     return LOOM_HAS_FIELD(&view(), LoomTensorView, view_base) ? view().view_base : nullptr;
+  }
+  // Borrowed: a quantized tensor's quantizer (ABI 1.10), nullptr for other dtypes.
+  const LoomQuantizer* quantizer() const {
+    return LOOM_HAS_FIELD(&view(), LoomTensorView, quantizer) ? view().quantizer : nullptr;
   }
   // The storage offset, in elements.
   int64_t storage_offset() const {
@@ -148,6 +153,21 @@ inline Tensor empty_strided(std::span<const int64_t> sizes, std::span<const int6
   LoomTensor* out = nullptr;
   check(host().tensor_empty(sizes.data(), strides.data(), static_cast<int32_t>(sizes.size()), dtype,
                             device, &out));
+  return Tensor::adopt(out);
+}
+
+// A new contiguous quantized tensor with a copy of `quantizer` (ABI 1.10; the host
+// checks it and raises what is wrong).
+inline Tensor empty_quantized(std::span<const int64_t> sizes, LoomDType dtype,
+                              const LoomQuantizer& quantizer,
+                              LoomDevice device = {LOOM_DEVICE_CPU, -1}) {
+  if (!LOOM_HAS_FIELD(&host(), LoomHostApi, tensor_empty_quantized)) {
+    throw Error("[sdk] this host has no quantized tensors (ABI 1.10 needed)",
+                LOOM_STATUS_UNIMPLEMENTED);
+  }
+  LoomTensor* out = nullptr;
+  check(host().tensor_empty_quantized(sizes.data(), static_cast<int32_t>(sizes.size()), dtype,
+                                      device, &quantizer, &out));
   return Tensor::adopt(out);
 }
 

@@ -1,0 +1,160 @@
+// The quantization plugin's element loops and parameter checks (quantized_math.h).
+#include "quantized_math.h"
+
+namespace loom::quantization {
+
+namespace {
+
+template <typename Q>
+void quantize_loop(const float* x, Q* out, int64_t n, const ChannelParams& p, int64_t lo,
+                   int64_t hi) {
+  if (p.axis < 0) {
+    const double s = p.scales[0];
+    const int64_t z = p.zero_points[0];
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<Q>(quantize_value(x[i], s, z, lo, hi));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t c = p.channel(i);
+    out[i] = static_cast<Q>(quantize_value(x[i], p.scales[c], p.zero_points[c], lo, hi));
+  }
+}
+
+template <typename Q>
+void dequantize_loop(const Q* in, float* out, int64_t n, const ChannelParams& p) {
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t c = p.channel(i);
+    out[i] = dequantize_value(in[i], p.scales[c], p.zero_points[c]);
+  }
+}
+
+// Reads element i of a 1-D tensor as a double (any real dtype, through a float64 copy).
+std::vector<double> as_doubles(const Tensor& t) {
+  Tensor d = sdk::op::contiguous(sdk::op::to(t, LOOM_DTYPE_FLOAT64));
+  const double* p = d.data<double>();
+  return std::vector<double>(p, p + d.numel());
+}
+
+}  // namespace
+
+ChannelParams ChannelParams::per_channel(const char* op, const Tensor& scales,
+                                         const Tensor& zero_points, int64_t channels,
+                                         int64_t axis, int64_t lo, int64_t hi,
+                                         const std::string& label) {
+  if (scales.dim() != 1 || zero_points.dim() != 1) {
+    refuse(op, "per-channel scales and zero points must be 1-D, found " +
+                   std::to_string(scales.dim()) + " and " + std::to_string(zero_points.dim()) +
+                   " dims");
+  }
+  if (scales.numel() != channels || zero_points.numel() != channels) {
+    refuse(op, "expected " + std::to_string(channels) + " scales and zero points (the size of axis " +
+                   std::to_string(axis) + "), found " + std::to_string(scales.numel()) + " and " +
+                   std::to_string(zero_points.numel()));
+  }
+  if (!is_float_dtype(scales.dtype())) {
+    refuse(op, std::string("per-channel scales must be floating point, found ") +
+                   sdk::dtype_name(scales.dtype()));
+  }
+  // Integers, or whole floats (PyTorch's fake_quantize_per_channel_affine takes float
+  // zero points).
+  if (zero_points.dtype() == LOOM_DTYPE_BOOL || is_quantized_dtype(zero_points.dtype())) {
+    refuse(op, std::string("per-channel zero points must be integers, found ") +
+                   sdk::dtype_name(zero_points.dtype()));
+  }
+  ChannelParams p;
+  p.axis = axis;
+  p.scales = as_doubles(scales);
+  const std::vector<double> zeros = as_doubles(zero_points);
+  p.zero_points.assign(zeros.size(), 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    const std::string where = " of channel " + std::to_string(c);
+    check_scale(op, p.scales[c], where);
+    if (zeros[c] != std::nearbyint(zeros[c])) {
+      refuse(op, "zero point" + where + " must be a whole number, found " + std::to_string(zeros[c]));
+    }
+    p.zero_points[c] = static_cast<int64_t>(zeros[c]);
+    check_zero_point(op, p.zero_points[c], lo, hi, label, where);
+  }
+  const int64_t n = channels;
+  p.scales_tensor = sdk::empty(std::span<const int64_t>(&n, 1), LOOM_DTYPE_FLOAT64);
+  p.zero_points_tensor = sdk::empty(std::span<const int64_t>(&n, 1), LOOM_DTYPE_INT64);
+  std::memcpy(p.scales_tensor.data<double>(), p.scales.data(), sizeof(double) * n);
+  std::memcpy(p.zero_points_tensor.data<int64_t>(), p.zero_points.data(), sizeof(int64_t) * n);
+  return p;
+}
+
+ChannelParams ChannelParams::of(const LoomQuantizer& q, const Tensor& t) {
+  if (q.scheme == LOOM_QSCHEME_PER_TENSOR_AFFINE) return per_tensor(q.scale, q.zero_point);
+  ChannelParams p;
+  p.axis = q.axis;
+  Tensor scales = Tensor::borrow(q.scales), zeros = Tensor::borrow(q.zero_points);
+  p.scales.assign(scales.data<double>(), scales.data<double>() + scales.numel());
+  p.zero_points.assign(zeros.data<int64_t>(), zeros.data<int64_t>() + zeros.numel());
+  p.set_layout(t.sizes());
+  return p;
+}
+
+void quantize_into(const float* x, Tensor& out, ChannelParams params) {
+  params.set_layout(out.sizes());
+  const LoomDType t = out.dtype();
+  const int64_t lo = quant_min(t), hi = quant_max(t), n = out.numel();
+  switch (t) {
+    case LOOM_DTYPE_QINT8:
+      return quantize_loop(x, out.data<int8_t>(), n, params, lo, hi);
+    case LOOM_DTYPE_QUINT8:
+      return quantize_loop(x, out.data<uint8_t>(), n, params, lo, hi);
+    default:
+      return quantize_loop(x, out.data<int32_t>(), n, params, lo, hi);
+  }
+}
+
+void dequantize_into(const Tensor& in, float* out, ChannelParams params) {
+  params.set_layout(in.sizes());
+  const int64_t n = in.numel();
+  switch (in.dtype()) {
+    case LOOM_DTYPE_QINT8:
+      return dequantize_loop(in.data<int8_t>(), out, n, params);
+    case LOOM_DTYPE_QUINT8:
+      return dequantize_loop(in.data<uint8_t>(), out, n, params);
+    default:
+      return dequantize_loop(in.data<int32_t>(), out, n, params);
+  }
+}
+
+void fake_quantize_into(const float* x, float* out, int64_t n, const ChannelParams& params,
+                        int64_t lo, int64_t hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    const size_t c = params.channel(i);
+    const double s = params.scales[c];
+    const int64_t z = params.zero_points[c];
+    out[i] = dequantize_value(quantize_value(x[i], s, z, lo, hi), s, z);
+  }
+}
+
+void copy_raw(const Tensor& in, Tensor& out) {
+  const size_t bytes = static_cast<size_t>(in.numel()) * (in.dtype() == LOOM_DTYPE_QINT32 ? 4 : 1);
+  if (bytes > 0) std::memcpy(out.data<char>(), in.data<char>(), bytes);
+}
+
+Tensor dense_quantized(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  const LoomQuantizer& q = *t.quantizer();
+  Tensor out = sdk::empty_quantized(t.sizes(), t.dtype(), q, t.device());
+  const size_t elem = t.dtype() == LOOM_DTYPE_QINT32 ? 4 : 1;
+  const int64_t ndim = t.dim(), n = t.numel();
+  std::vector<int64_t> index(static_cast<size_t>(ndim), 0);
+  const char* src = t.data<char>();
+  char* dst = out.data<char>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < ndim; ++d) offset += index[d] * t.strides()[d];
+    std::memcpy(dst + i * elem, src + offset * static_cast<int64_t>(elem), elem);
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      if (++index[d] < t.sizes()[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace loom::quantization
