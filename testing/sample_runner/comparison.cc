@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "absl/strings/str_join.h"
+#include "loom/core/quantizer.h"
 
 namespace loom::conform {
 namespace {
@@ -14,6 +15,8 @@ namespace {
 std::vector<double> values_of(const Tensor& t) {
   Tensor host = t.device().type == kCPU ? t : t.to("cpu");
   if (is_complex(host.dtype())) host = loom::view_as_real(host);
+  // A quantized tensor's values are its integers (describe() shows its quantizer).
+  if (is_quantized(host.dtype())) host = loom::int_repr(host);
   Tensor f64 = empty(host.sizes(), TensorOptions().dtype(ScalarType::Float64));
   copy_(f64, host);
   const double* p = static_cast<const double*>(f64.data_ptr());
@@ -58,7 +61,9 @@ Tolerance default_tolerance(ScalarType dtype) {
 }
 
 std::string describe(const Tensor& t) {
-  return str_cat("[", absl::StrJoin(t.sizes(), ", "), "] ", scalar_type_name(t.dtype()));
+  std::string out = str_cat("[", absl::StrJoin(t.sizes(), ", "), "] ", scalar_type_name(t.dtype()));
+  if (const Ref<Quantizer>& q = t.impl()->quantizer()) out += " (" + q->describe() + ")";
+  return out;
 }
 
 Comparison compare_outputs(const std::vector<Tensor>& expected, const std::vector<Tensor>& like,

@@ -61,6 +61,12 @@ const std::map<std::string, std::string> kNotSmooth = {
     {"loom::remainder.Tensor", "jumps where self / other is an integer"},
     {"loom::fmod.Tensor", "jumps where self / other is an integer"},
     {"loom::round", "piecewise constant"},
+    {"loom::fake_quantize_per_tensor_affine",
+     "piecewise constant; its gradient is the straight-through estimator by definition "
+     "(tests/quantization/ checks it)"},
+    {"loom::fake_quantize_per_channel_affine",
+     "piecewise constant; its gradient is the straight-through estimator by definition "
+     "(tests/quantization/ checks it)"},
     {"loom::floor", "piecewise constant"},
     {"loom::ceil", "piecewise constant"},
     {"loom::trunc", "piecewise constant"},

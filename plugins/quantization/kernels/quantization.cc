@@ -53,6 +53,10 @@ Tensor quantize_per_channel(const Tensor& self, const Tensor& scales, const Tens
 
 Tensor dequantize(const Tensor& self) {
   constexpr const char* op = "loom::dequantize";
+  // A float tensor is already dequantized: a float32 copy, as PyTorch's CPU kernel.
+  if (self.quantizer() == nullptr && is_float_dtype(self.dtype())) {
+    return sdk::op::to(self, LOOM_DTYPE_FLOAT32, false, true);
+  }
   const LoomQuantizer& q = quantizer_of(op, self);
   const Tensor in = dense_quantized(self);
   Tensor out = sdk::empty(self.sizes(), LOOM_DTYPE_FLOAT32, self.device());
@@ -153,13 +157,17 @@ void register_quantization_kernels(sdk::Registrar& r) {
   r.impl<&quantize_per_channel>("loom::quantize_per_channel", cpu);
   r.impl<&fake_quantize_per_tensor_affine>("loom::fake_quantize_per_tensor_affine", cpu);
   r.impl<&fake_quantize_per_channel_affine>("loom::fake_quantize_per_channel_affine", cpu);
-  r.impl<&dequantize>("loom::dequantize", quantized);
-  r.impl<&int_repr>("loom::int_repr", quantized);
-  r.impl<&q_scale>("loom::q_scale", quantized);
-  r.impl<&q_zero_point>("loom::q_zero_point", quantized);
-  r.impl<&q_per_channel_scales>("loom::q_per_channel_scales", quantized);
-  r.impl<&q_per_channel_zero_points>("loom::q_per_channel_zero_points", quantized);
-  r.impl<&q_per_channel_axis>("loom::q_per_channel_axis", quantized);
+  // The readers of quantized tensors also sit at the CPU key, where a float tensor gets
+  // dequantize's copy or a clear refusal rather than "no kernel".
+  for (const uint32_t key : {quantized, cpu}) {
+    r.impl<&dequantize>("loom::dequantize", key);
+    r.impl<&int_repr>("loom::int_repr", key);
+    r.impl<&q_scale>("loom::q_scale", key);
+    r.impl<&q_zero_point>("loom::q_zero_point", key);
+    r.impl<&q_per_channel_scales>("loom::q_per_channel_scales", key);
+    r.impl<&q_per_channel_zero_points>("loom::q_per_channel_zero_points", key);
+    r.impl<&q_per_channel_axis>("loom::q_per_channel_axis", key);
+  }
 }
 
 }  // namespace loom::quantization
