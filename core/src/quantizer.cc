@@ -59,8 +59,8 @@ void check_zero_point(int64_t zero_point, ScalarType dtype, const char* what,
 
 Ref<Quantizer> Quantizer::per_tensor(double scale, int64_t zero_point, ScalarType dtype,
                                      const char* what) {
-  LOOM_CHECK(is_quantized(dtype), what, "expected a quantized dtype (qint8, quint8, qint32), found ",
-             scalar_type_name(dtype));
+  LOOM_CHECK(is_quantized(dtype), what,
+             "expected a quantized dtype (qint8, quint8, qint32), found ", scalar_type_name(dtype));
   check_scale(scale, what, "");
   check_zero_point(zero_point, dtype, what, "");
   Ref<Quantizer> q = Ref<Quantizer>::adopt(new Quantizer());
@@ -72,8 +72,8 @@ Ref<Quantizer> Quantizer::per_tensor(double scale, int64_t zero_point, ScalarTyp
 
 Ref<Quantizer> Quantizer::per_channel(Ref<TensorImpl> scales, Ref<TensorImpl> zero_points,
                                       int64_t axis, ScalarType dtype, const char* what) {
-  LOOM_CHECK(is_quantized(dtype), what, "expected a quantized dtype (qint8, quint8, qint32), found ",
-             scalar_type_name(dtype));
+  LOOM_CHECK(is_quantized(dtype), what,
+             "expected a quantized dtype (qint8, quint8, qint32), found ", scalar_type_name(dtype));
   LOOM_CHECK(scales && zero_points, what, "per-channel quantization needs scales and zero points");
   LOOM_CHECK(scales->dtype() == ScalarType::Float64 && scales->dim() == 1 &&
                  scales->is_contiguous() && scales->device().type == kCPU,
@@ -81,8 +81,9 @@ Ref<Quantizer> Quantizer::per_channel(Ref<TensorImpl> scales, Ref<TensorImpl> ze
   LOOM_CHECK(zero_points->dtype() == ScalarType::Int64 && zero_points->dim() == 1 &&
                  zero_points->is_contiguous() && zero_points->device().type == kCPU,
              what, "per-channel zero points must be a contiguous 1-D int64 CPU tensor");
-  LOOM_CHECK(scales->numel() == zero_points->numel(), what, "expected as many zero points as scales (",
-             scales->numel(), "), found ", zero_points->numel());
+  LOOM_CHECK(scales->numel() == zero_points->numel(), what,
+             "expected as many zero points as scales (", scales->numel(), "), found ",
+             zero_points->numel());
   LOOM_CHECK(axis >= 0 && axis <= INT32_MAX, what, "the channel axis must be non-negative, found ",
              axis);
   const double* s = static_cast<const double*>(scales->data());

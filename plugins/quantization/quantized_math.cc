@@ -38,17 +38,17 @@ std::vector<double> as_doubles(const Tensor& t) {
 }  // namespace
 
 ChannelParams ChannelParams::per_channel(const char* op, const Tensor& scales,
-                                         const Tensor& zero_points, int64_t channels,
-                                         int64_t axis, int64_t lo, int64_t hi,
-                                         const std::string& label) {
+                                         const Tensor& zero_points, int64_t channels, int64_t axis,
+                                         int64_t lo, int64_t hi, const std::string& label) {
   if (scales.dim() != 1 || zero_points.dim() != 1) {
     refuse(op, "per-channel scales and zero points must be 1-D, found " +
                    std::to_string(scales.dim()) + " and " + std::to_string(zero_points.dim()) +
                    " dims");
   }
   if (scales.numel() != channels || zero_points.numel() != channels) {
-    refuse(op, "expected " + std::to_string(channels) + " scales and zero points (the size of axis " +
-                   std::to_string(axis) + "), found " + std::to_string(scales.numel()) + " and " +
+    refuse(op, "expected " + std::to_string(channels) +
+                   " scales and zero points (the size of axis " + std::to_string(axis) +
+                   "), found " + std::to_string(scales.numel()) + " and " +
                    std::to_string(zero_points.numel()));
   }
   if (!is_float_dtype(scales.dtype())) {
@@ -70,7 +70,8 @@ ChannelParams ChannelParams::per_channel(const char* op, const Tensor& scales,
     const std::string where = " of channel " + std::to_string(c);
     check_scale(op, p.scales[c], where);
     if (zeros[c] != std::nearbyint(zeros[c])) {
-      refuse(op, "zero point" + where + " must be a whole number, found " + std::to_string(zeros[c]));
+      refuse(op,
+             "zero point" + where + " must be a whole number, found " + std::to_string(zeros[c]));
     }
     p.zero_points[c] = static_cast<int64_t>(zeros[c]);
     check_zero_point(op, p.zero_points[c], lo, hi, label, where);

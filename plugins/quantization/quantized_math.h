@@ -43,7 +43,7 @@ inline std::string dtype_label(LoomDType t) {
 
 // The plain integer dtype holding a quantized dtype's values (int_repr's result).
 inline LoomDType integer_dtype(LoomDType t) {
-  return t == LOOM_DTYPE_QINT8 ? LOOM_DTYPE_INT8
+  return t == LOOM_DTYPE_QINT8    ? LOOM_DTYPE_INT8
          : t == LOOM_DTYPE_QUINT8 ? LOOM_DTYPE_UINT8
                                   : LOOM_DTYPE_INT32;
 }
@@ -104,7 +104,8 @@ inline const LoomQuantizer& quantizer_of(const char* op, const Tensor& t) {
 }
 
 inline Tensor float32_contiguous(const Tensor& t) {
-  return sdk::op::contiguous(t.dtype() == LOOM_DTYPE_FLOAT32 ? t : sdk::op::to(t, LOOM_DTYPE_FLOAT32));
+  return sdk::op::contiguous(t.dtype() == LOOM_DTYPE_FLOAT32 ? t
+                                                             : sdk::op::to(t, LOOM_DTYPE_FLOAT32));
 }
 
 // The scale and zero point of every element of a dense tensor: one pair, or one per index

@@ -15,6 +15,7 @@
 
 #include "loom/autograd.h"
 #include "loom/core/error.h"
+#include "loom/core/quantizer.h"
 #include "loom/core/type_promotion.h"
 #include "loom/factories.h"
 #include "loom/ops/generated/ops.h"
@@ -51,6 +52,121 @@ std::optional<ScalarType> dtype_of(const std::string& name) {
   return std::nullopt;
 }
 
+// Note [Quantized tensors in safetensors]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// safetensors has no quantized dtypes, so a quantized tensor is stored as its integers
+// (I8, U8 or I32) and its quantizer beside it, as the metadata entry "loom.quant.<name>":
+// a JSON object {"dtype": "qint8", "scheme": "per_tensor_affine", "scale": 0.1,
+// "zero_point": 3} or, per channel, {"scheme": "per_channel_affine", "axis": 0,
+// "scales": [...], "zero_points": [...]} (JSON numbers keep doubles exactly). Other
+// readers see plain integer tensors; loom's reader checks the entry as it checks the
+// header (dtype matching the integers, scales positive and finite, zero points in
+// range, one pair per channel) before it makes the quantized tensor, and refuses an
+// entry whose parameters are missing.
+constexpr const char* kQuantPrefix = "loom.quant.";
+
+std::string quantizer_entry(const Tensor& t) {
+  const Quantizer& q = *t.impl()->quantizer();
+  nlohmann::ordered_json j;
+  j["dtype"] = scalar_type_name(t.dtype());
+  j["scheme"] = qscheme_name(q.scheme());
+  if (q.scheme() == QScheme::PerTensorAffine) {
+    j["scale"] = q.scale();
+    j["zero_point"] = q.zero_point();
+  } else {
+    j["axis"] = q.axis();
+    std::vector<double> scales;
+    std::vector<int64_t> zero_points;
+    for (int64_t c = 0; c < q.channels(); ++c) {
+      scales.push_back(q.channel_scale(c));
+      zero_points.push_back(q.channel_zero_point(c));
+    }
+    j["scales"] = scales;
+    j["zero_points"] = zero_points;
+  }
+  return j.dump();
+}
+
+// The integer dtype a quantized dtype is stored as.
+ScalarType stored_dtype(ScalarType t) {
+  return t == ScalarType::QInt8    ? ScalarType::Int8
+         : t == ScalarType::QUInt8 ? ScalarType::UInt8
+                                   : ScalarType::Int32;
+}
+
+// The integers of a dense quantized tensor, as a plain tensor sharing its storage.
+Tensor raw_integers(const Tensor& q) {
+  const TensorImpl& impl = *q.impl();
+  return Tensor(Ref<TensorImpl>::adopt(
+      new TensorImpl(impl.storage(), DimVector(impl.sizes().begin(), impl.sizes().end()),
+                     DimVector(impl.strides().begin(), impl.strides().end()), impl.storage_offset(),
+                     stored_dtype(impl.dtype()))));
+}
+
+// The quantized tensor of loaded integers `ints` described by metadata `text`.
+Tensor quantized_from_entry(const Tensor& ints, const std::string& text, const std::string& where) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  LOOM_CHECK(j.is_object(), kWhat, where, ": its quantizer entry is not a JSON object");
+  auto field = [&](const char* name) -> const nlohmann::json& {
+    LOOM_CHECK(j.contains(name), kWhat, where, " is quantized, but its ", name,
+               " is missing from the quantizer entry");
+    return j[name];
+  };
+  const nlohmann::json& dtype_field = field("dtype");
+  LOOM_CHECK(dtype_field.is_string(), kWhat, where, ": the quantized dtype is not a string");
+  const std::string dtype_text = dtype_field.get<std::string>();
+  std::optional<ScalarType> qtype;
+  for (ScalarType c : {ScalarType::QInt8, ScalarType::QUInt8, ScalarType::QInt32}) {
+    if (dtype_text == scalar_type_name(c)) qtype = c;
+  }
+  LOOM_CHECK(qtype.has_value(), kWhat, where, ": unknown quantized dtype '", dtype_text,
+             "' (expected qint8, quint8 or qint32)");
+  LOOM_CHECK(stored_dtype(*qtype) == ints.dtype(), kWhat, where, ": ", dtype_text, " is stored as ",
+             scalar_type_name(stored_dtype(*qtype)), ", found ", scalar_type_name(ints.dtype()));
+  const nlohmann::json& scheme = field("scheme");
+  LOOM_CHECK(scheme.is_string(), kWhat, where, ": the quantization scheme is not a string");
+  const std::string what = str_cat(kWhat, "] [", where);  // errors name the file and tensor
+  Ref<Quantizer> q;
+  if (scheme.get<std::string>() == "per_tensor_affine") {
+    const nlohmann::json& scale = field("scale");
+    const nlohmann::json& zero_point = field("zero_point");
+    LOOM_CHECK(scale.is_number() && zero_point.is_number_integer(), kWhat, where,
+               ": scale must be a number and zero_point an integer");
+    q = Quantizer::per_tensor(scale.get<double>(), zero_point.get<int64_t>(), *qtype, what.c_str());
+  } else {
+    LOOM_CHECK(scheme.get<std::string>() == "per_channel_affine", kWhat, where,
+               ": unknown quantization scheme '", scheme.get<std::string>(), "'");
+    const nlohmann::json& axis = field("axis");
+    const nlohmann::json& scales = field("scales");
+    const nlohmann::json& zero_points = field("zero_points");
+    LOOM_CHECK(
+        axis.is_number_integer() && axis.get<int64_t>() >= 0 && axis.get<int64_t>() < ints.dim(),
+        kWhat, where, ": the channel axis must be a dim of its ", ints.dim(), "-dim shape");
+    const int64_t channels = ints.sizes()[axis.get<int64_t>()];
+    LOOM_CHECK(scales.is_array() && zero_points.is_array() &&
+                   static_cast<int64_t>(scales.size()) == channels &&
+                   static_cast<int64_t>(zero_points.size()) == channels,
+               kWhat, where, ": expected ", channels, " scales and zero points (axis ",
+               axis.get<int64_t>(), "), found ", scales.size(), " and ", zero_points.size());
+    Tensor s = loom::empty({channels}, TensorOptions().dtype(ScalarType::Float64));
+    Tensor z = loom::empty({channels}, TensorOptions().dtype(ScalarType::Int64));
+    for (int64_t c = 0; c < channels; ++c) {
+      LOOM_CHECK(scales[c].is_number() && zero_points[c].is_number_integer(), kWhat, where,
+                 ": scale and zero point ", c, " must be a number and an integer");
+      s.data<double>()[c] = scales[c].get<double>();
+      z.data<int64_t>()[c] = zero_points[c].get<int64_t>();
+    }
+    q = Quantizer::per_channel(Ref<TensorImpl>::retain(s.impl()), Ref<TensorImpl>::retain(z.impl()),
+                               axis.get<int64_t>(), *qtype, what.c_str());
+  }
+  Tensor out = loom::empty(ints.sizes(), TensorOptions().dtype(*qtype));
+  out.impl()->set_quantizer(std::move(q));
+  if (ints.numel() > 0) {
+    std::memcpy(out.data_ptr(), ints.data_ptr(), ints.numel() * element_size(ints.dtype()));
+  }
+  return out;
+}
+
 void write_all(int fd, const void* data, size_t n, const std::string& path) {
   const auto* p = static_cast<const char*>(data);
   while (n > 0) {
@@ -65,8 +181,16 @@ void write_all(int fd, const void* data, size_t n, const std::string& path) {
 }  // namespace
 
 void save_safetensors(const std::string& path, const NamedTensorList& tensors,
-                      const std::map<std::string, std::string>& metadata) {
+                      const std::map<std::string, std::string>& user_metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  std::map<std::string, std::string> metadata = user_metadata;
+  for (const auto& [key, t] : tensors) {
+    if (t.defined() && is_quantized(t.dtype())) {
+      LOOM_CHECK(!user_metadata.contains(kQuantPrefix + key), kWhat, "metadata '", kQuantPrefix,
+                 key, "' is loom's own entry for the quantized tensor '", key, "'");
+      metadata[kQuantPrefix + key] = quantizer_entry(t);
+    }
+  }
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::vector<Tensor> contiguous;
   std::set<std::string> names;
@@ -77,7 +201,11 @@ void save_safetensors(const std::string& path, const NamedTensorList& tensors,
       LOOM_CHECK(key != "__metadata__" && !key.empty(), kWhat, "invalid tensor name '", key, "'");
       LOOM_CHECK(names.insert(key).second, kWhat, "tensor name '", key, "' is given twice");
       LOOM_CHECK(t.defined(), kWhat, "tensor '", key, "' is undefined");
-      Tensor c = loom::contiguous(t.to("cpu"));
+      // A quantized tensor is written as its integers (Note [Quantized tensors in
+      // safetensors]).
+      Tensor c = is_quantized(t.dtype()) ? (t.is_contiguous() ? t : loom::int_repr(t))
+                                         : loom::contiguous(t.to("cpu"));
+      if (is_quantized(c.dtype())) c = raw_integers(c);
       const uint64_t bytes = static_cast<uint64_t>(c.numel()) * element_size(c.dtype());
       header[key] = {{"dtype", dtype_name(c.dtype(), key)},
                      {"shape", std::vector<int64_t>(c.sizes().begin(), c.sizes().end())},
@@ -226,7 +354,18 @@ SafetensorsFile load_safetensors(const std::string& path) {
     in.read(static_cast<char*>(t.data_ptr()), static_cast<std::streamsize>(e.end - e.begin));
     LOOM_CHECK(static_cast<uint64_t>(in.gcount()) == e.end - e.begin, kWhat, "'", path,
                "': reading tensor '", e.key, "' failed");
+    auto quant = out.metadata.find(kQuantPrefix + e.key);
+    if (quant != out.metadata.end()) {
+      t = quantized_from_entry(t, quant->second, str_cat("'", path, "': tensor '", e.key, "'"));
+    }
     out.tensors.emplace_back(e.key, std::move(t));
+  }
+  for (const auto& [name, text] : out.metadata) {
+    if (name.rfind(kQuantPrefix, 0) != 0) continue;
+    const std::string key = name.substr(std::string(kQuantPrefix).size());
+    LOOM_CHECK(
+        std::any_of(entries.begin(), entries.end(), [&](const Entry& e) { return e.key == key; }),
+        kWhat, "'", path, "': metadata '", name, "' describes a tensor the file does not hold");
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "loom/call.h"
 #include "loom/core/error.h"
+#include "loom/core/quantizer.h"
 #include "loom/core/type_promotion.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
 #include "loom/ops/generated/ops.h"
@@ -189,8 +190,65 @@ int64_t item_as_int(const Tensor& t) {
   return static_cast<int64_t>(read_element(host.data_ptr(), host.dtype()));
 }
 
+namespace {
+
+// A quantized tensor's real values, (q - zero_point) * scale, computed here so that a
+// tensor prints without the quantization plugin (Note [Where the quantizer lives]).
+Tensor dequantized_values(const Tensor& q) {
+  const Quantizer& quantizer = *q.impl()->quantizer();
+  Tensor out = empty(q.sizes(), TensorOptions().dtype(ScalarType::Float64));
+  const int64_t n = q.numel(), ndim = q.dim();
+  int64_t inner = 1;
+  if (quantizer.scheme() == QScheme::PerChannelAffine) {
+    for (int64_t d = quantizer.axis() + 1; d < ndim; ++d) inner *= q.sizes()[d];
+  }
+  std::vector<int64_t> index(static_cast<size_t>(ndim), 0);
+  const char* base = static_cast<const char*>(q.data_ptr());
+  const int64_t elem = static_cast<int64_t>(element_size(q.dtype()));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < ndim; ++d) offset += index[d] * q.strides()[d];
+    const double v = read_element(base + offset * elem, q.dtype());
+    double scale = quantizer.scale();
+    int64_t zero_point = quantizer.zero_point();
+    if (quantizer.scheme() == QScheme::PerChannelAffine) {
+      const int64_t c = (i / inner) % quantizer.channels();
+      scale = quantizer.channel_scale(c);
+      zero_point = quantizer.channel_zero_point(c);
+    }
+    out.data<double>()[i] = (v - static_cast<double>(zero_point)) * scale;
+    for (int64_t d = ndim - 1; d >= 0; --d) {
+      if (++index[d] < q.sizes()[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+// PyTorch's suffix of a quantized tensor: its scheme and parameters.
+std::string quantizer_suffix(const Tensor& q) {
+  const Quantizer& quantizer = *q.impl()->quantizer();
+  std::string s =
+      str_cat(", size=", shape_to_string(q.sizes()), ", dtype=", scalar_type_name(q.dtype()),
+              ", quantization_scheme=", qscheme_name(quantizer.scheme()));
+  if (quantizer.scheme() == QScheme::PerTensorAffine) {
+    std::ostringstream scale;
+    scale << quantizer.scale();
+    return s + ", scale=" + scale.str() + ", zero_point=" + std::to_string(quantizer.zero_point());
+  }
+  return s + ", scale=" + to_string(Tensor(quantizer.scales())) +
+         ", zero_point=" + to_string(Tensor(quantizer.zero_points())) +
+         ", axis=" + std::to_string(quantizer.axis());
+}
+
+}  // namespace
+
 std::string to_string(const Tensor& t) {
   if (!t.defined()) return "tensor(undefined)";
+  if (is_quantized(t.dtype()) && t.impl()->quantizer() && t.device().type == kCPU) {
+    std::string values = to_string(dequantized_values(t).to(ScalarType::Float32));
+    return values.substr(0, values.size() - 1) + quantizer_suffix(t) + ")";
+  }
   std::ostringstream out;
   std::string suffix;
   if (t.dtype() != ScalarType::Float32 && t.dtype() != ScalarType::Int64 &&

@@ -38,12 +38,12 @@ Tensor quantize_per_channel(const Tensor& self, const Tensor& scales, const Tens
   check_quantizable(op, self);
   check_quantized_dtype(op, dtype);
   const int64_t dim = normalize_axis(op, axis, self.dim());
-  ChannelParams params = ChannelParams::per_channel(op, scales, zero_points, self.size(dim), dim,
-                                                    quant_min(dtype), quant_max(dtype),
-                                                    dtype_label(dtype));
+  ChannelParams params =
+      ChannelParams::per_channel(op, scales, zero_points, self.size(dim), dim, quant_min(dtype),
+                                 quant_max(dtype), dtype_label(dtype));
   const Tensor x = float32_contiguous(self);
-  LoomQuantizer q{LOOM_QSCHEME_PER_CHANNEL_AFFINE, static_cast<int32_t>(dim), 0, 0,
-                  params.scales_tensor.get(), params.zero_points_tensor.get()};
+  LoomQuantizer q{LOOM_QSCHEME_PER_CHANNEL_AFFINE, static_cast<int32_t>(dim),      0, 0,
+                  params.scales_tensor.get(),      params.zero_points_tensor.get()};
   Tensor out = sdk::empty_quantized(self.sizes(), dtype, q, self.device());
   quantize_into(x.data<float>(), out, params);
   return out;
@@ -105,7 +105,8 @@ int64_t q_zero_point(const Tensor& self) {
 
 Tensor q_per_channel_scales(const Tensor& self) {
   // A copy: the quantizer's own parameters never change.
-  return sdk::op::clone(Tensor::borrow(per_channel_quantizer("loom::q_per_channel_scales", self).scales));
+  return sdk::op::clone(
+      Tensor::borrow(per_channel_quantizer("loom::q_per_channel_scales", self).scales));
 }
 
 Tensor q_per_channel_zero_points(const Tensor& self) {

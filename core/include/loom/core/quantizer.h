@@ -31,9 +31,9 @@ const char* qscheme_name(QScheme scheme);  // "per_tensor_affine"
 // pointer to them).
 struct QuantizerParams {
   QScheme scheme = QScheme::PerTensorAffine;
-  int32_t axis = 0;         // per channel
-  double scale = 1.0;       // per tensor
-  int64_t zero_point = 0;   // per tensor
+  int32_t axis = 0;                   // per channel
+  double scale = 1.0;                 // per tensor
+  int64_t zero_point = 0;             // per tensor
   TensorImpl* scales = nullptr;       // per channel: float64 [channels], CPU
   TensorImpl* zero_points = nullptr;  // per channel: int64 [channels], CPU
 };
