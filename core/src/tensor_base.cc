@@ -240,8 +240,9 @@ TensorBase TensorBase::as_strided(IntList size_list, IntList stride_list,
       const int64_t axis = q->axis();
       LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
                      view->strides()[axis] == impl_->strides()[axis],
-                 "as_strided", "a view of a per-channel quantized tensor must keep its channel axis ",
-                 axis, " (", impl_->sizes()[axis], " channels); dequantize() it first");
+                 "as_strided",
+                 "a view of a per-channel quantized tensor must keep its channel axis ", axis, " (",
+                 impl_->sizes()[axis], " channels); dequantize() it first");
     }
     view->set_quantizer(q);
   }
@@ -276,8 +277,9 @@ TensorBase TensorBase::view_as_real() const {
       const int64_t axis = q->axis();
       LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
                      view->strides()[axis] == impl_->strides()[axis],
-                 "as_strided", "a view of a per-channel quantized tensor must keep its channel axis ",
-                 axis, " (", impl_->sizes()[axis], " channels); dequantize() it first");
+                 "as_strided",
+                 "a view of a per-channel quantized tensor must keep its channel axis ", axis, " (",
+                 impl_->sizes()[axis], " channels); dequantize() it first");
     }
     view->set_quantizer(q);
   }
@@ -315,8 +317,9 @@ TensorBase TensorBase::view_as_complex() const {
       const int64_t axis = q->axis();
       LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
                      view->strides()[axis] == impl_->strides()[axis],
-                 "as_strided", "a view of a per-channel quantized tensor must keep its channel axis ",
-                 axis, " (", impl_->sizes()[axis], " channels); dequantize() it first");
+                 "as_strided",
+                 "a view of a per-channel quantized tensor must keep its channel axis ", axis, " (",
+                 impl_->sizes()[axis], " channels); dequantize() it first");
     }
     view->set_quantizer(q);
   }

@@ -11,8 +11,8 @@
 #include "loom/core/device.h"
 #include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
-#include "loom/core/quantizer.h"
 #include "loom/core/generator.h"
+#include "loom/core/quantizer.h"
 #include "loom/core/small_objects.h"
 #include "loom/core/storage.h"
 #include "loom/core/tensor_base.h"
@@ -324,13 +324,12 @@ LoomError* tensor_empty_quantized(const int64_t* sizes, int32_t ndim, int32_t dt
                  "unknown quantization scheme ", q->scheme);
       LOOM_CHECK(q->axis >= 0 && q->axis < ndim, "quantizer", "the channel axis ", q->axis,
                  " is out of range for a tensor of ", ndim, " dims");
-      quantizer = Quantizer::per_channel(channel_parameters(q->scales, ScalarType::Float64, "scales"),
-                                         channel_parameters(q->zero_points, ScalarType::Int64,
-                                                            "zero points"),
-                                         q->axis, type, "quantizer");
-      LOOM_CHECK(quantizer->channels() == sizes[q->axis], "quantizer", "expected ",
-                 sizes[q->axis], " scales (the size of axis ", q->axis, "), found ",
-                 quantizer->channels());
+      quantizer = Quantizer::per_channel(
+          channel_parameters(q->scales, ScalarType::Float64, "scales"),
+          channel_parameters(q->zero_points, ScalarType::Int64, "zero points"), q->axis, type,
+          "quantizer");
+      LOOM_CHECK(quantizer->channels() == sizes[q->axis], "quantizer", "expected ", sizes[q->axis],
+                 " scales (the size of axis ", q->axis, "), found ", quantizer->channels());
     }
     TensorBase t = empty(size_ref, type, Device{device.type, device.index});
     t.impl()->set_quantizer(std::move(quantizer));
@@ -371,9 +370,9 @@ void fill_view(const TensorImpl* impl, LoomTensorView& v) {
   v.numel = impl->numel();
   v.is_contiguous = impl->is_contiguous();
   v.view_base = reinterpret_cast<LoomTensor*>(impl->view_base());
-  v.quantizer = impl->quantizer() ? reinterpret_cast<const LoomQuantizer*>(
-                                        &impl->quantizer()->params())
-                                  : nullptr;
+  v.quantizer = impl->quantizer()
+                    ? reinterpret_cast<const LoomQuantizer*>(&impl->quantizer()->params())
+                    : nullptr;
 }
 
 // The core's quantizer fields are the ABI's LoomQuantizer (TensorImpl* is LoomTensor*).

@@ -30,12 +30,10 @@ std::vector<OpSample> make() {
           "scale must be positive and finite, found 0"),
       OpSample{"loom::quantize_per_tensor", {T({3}), D(0.1), I(300), kQU8}}.raises(
           "zero point must be within quint8's range [0, 255], found 300"),
+      quantizing("loom::quantize_per_channel", {T({3, 4}), T({3}, kF64, Fill::Positive),
+                                                T({3}, kI64, Fill::SmallInt), I(0), kQI8}),
       quantizing("loom::quantize_per_channel",
-                 {T({3, 4}), T({3}, kF64, Fill::Positive), T({3}, kI64, Fill::SmallInt), I(0),
-                  kQI8}),
-      quantizing("loom::quantize_per_channel",
-                 {T({2, 4}), T({4}, kF32, Fill::Positive), T({4}, kI64, Fill::Unit), I(-1),
-                  kQU8}),
+                 {T({2, 4}), T({4}, kF32, Fill::Positive), T({4}, kI64, Fill::Unit), I(-1), kQU8}),
       OpSample{"loom::quantize_per_channel",
                {T({2, 4}), T({3}, kF64, Fill::Positive), T({3}, kI64, Fill::Unit), I(1), kQU8}}
           .raises("expected 4 scales and zero points (the size of axis 1), found 3"),
@@ -46,16 +44,18 @@ std::vector<OpSample> make() {
       OpSample{"loom::q_per_channel_scales", {T({2})}}.raises(kNotQuantized),
       OpSample{"loom::q_per_channel_zero_points", {T({2})}}.raises(kNotQuantized),
       OpSample{"loom::q_per_channel_axis", {T({2})}}.raises(kNotQuantized),
-      quantizing("loom::fake_quantize_per_tensor_affine", {T({2, 3}), D(0.1), I(0), I(-128), I(127)}),
-      quantizing("loom::fake_quantize_per_tensor_affine", {T({5}, kF64), D(0.25), I(2), I(0), I(7)}),
+      quantizing("loom::fake_quantize_per_tensor_affine",
+                 {T({2, 3}), D(0.1), I(0), I(-128), I(127)}),
+      quantizing("loom::fake_quantize_per_tensor_affine",
+                 {T({5}, kF64), D(0.25), I(2), I(0), I(7)}),
       OpSample{"loom::fake_quantize_per_tensor_affine", {T({3}), D(0.1), I(9), I(0), I(7)}}.raises(
           "zero point must be within [quant_min, quant_max] [0, 7], found 9"),
       quantizing("loom::fake_quantize_per_channel_affine",
                  {T({2, 3}), T({2}, kF32, Fill::Positive), T({2}, kI64, Fill::SmallInt), I(0),
                   I(-128), I(127)}),
-      OpSample{"loom::fake_quantize_per_channel_affine",
-               {T({2, 3}), T({2}, kF32, Fill::Positive), T({2}, kI64, Fill::SmallInt), I(0),
-                I(5), I(1)}}
+      OpSample{
+          "loom::fake_quantize_per_channel_affine",
+          {T({2, 3}), T({2}, kF32, Fill::Positive), T({2}, kI64, Fill::SmallInt), I(0), I(5), I(1)}}
           .raises("quant_min (5) must not exceed quant_max (1)"),
   };
 }

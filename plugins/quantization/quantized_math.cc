@@ -158,4 +158,50 @@ Tensor dense_quantized(const Tensor& t) {
   return out;
 }
 
+namespace {
+
+template <typename Q>
+void requantize_rows(const int32_t* acc, int64_t m, int64_t n, const Requantize& r, Q* out) {
+  const float inv_scale = 1.0f / static_cast<float>(r.out_scale);
+  const float zp = static_cast<float>(r.out_zero_point);
+  const float lo = static_cast<float>(
+      quant_min(std::is_same_v<Q, uint8_t> ? LOOM_DTYPE_QUINT8 : LOOM_DTYPE_QINT8));
+  const float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
+  const bool has_bias = !r.bias.empty();
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t* row = acc + i * n;
+    Q* dst = out + i * n;
+    for (int64_t c = 0; c < n; ++c) {
+      float y = static_cast<float>(row[c]) * r.multiplier[c] + (has_bias ? r.bias[c] : 0.0f);
+      if (r.relu && y < 0) y = 0;
+      float q = std::nearbyint(y * inv_scale) + zp;
+      q = q < lo ? lo : (q > hi ? hi : q);
+      dst[c] = static_cast<Q>(q);
+    }
+  }
+}
+
+}  // namespace
+
+void requantize(const int32_t* acc, int64_t m, int64_t n, const Requantize& r, LoomDType out_dtype,
+                void* out) {
+  if (out_dtype == LOOM_DTYPE_FLOAT32) {
+    float* dst = static_cast<float*>(out);
+    const bool has_bias = !r.bias.empty();
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t c = 0; c < n; ++c) {
+        float y =
+            static_cast<float>(acc[i * n + c]) * r.multiplier[c] + (has_bias ? r.bias[c] : 0.0f);
+        dst[i * n + c] = r.relu && y < 0 ? 0.0f : y;
+      }
+    }
+    return;
+  }
+  if (out_dtype == LOOM_DTYPE_QUINT8) {
+    requantize_rows(acc, m, n, r, static_cast<uint8_t*>(out));
+  } else {
+    requantize_rows(acc, m, n, r, static_cast<int8_t*>(out));
+  }
+}
+
 }  // namespace loom::quantization

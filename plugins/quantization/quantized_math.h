@@ -168,4 +168,23 @@ void copy_raw(const Tensor& in, Tensor& out);
 // A dense copy of a quantized tensor of any strides, with the same quantizer.
 Tensor dense_quantized(const Tensor& t);
 
+// A per-tensor quantizer of `dtype` (its parameters checked by the host).
+inline LoomQuantizer per_tensor_quantizer(double scale, int64_t zero_point) {
+  return LoomQuantizer{LOOM_QSCHEME_PER_TENSOR_AFFINE, 0, scale, zero_point, nullptr, nullptr};
+}
+
+// The requantization of s32 accumulators acc [m, n] (Note [Integer products on oneDNN]):
+// y = acc * multiplier[c] + bias[c] (bias may be empty), ReLU when asked, then either
+// quantized to (out_scale, out_zero_point) in `out_dtype` or, with out_dtype float32,
+// written as floats.
+struct Requantize {
+  std::vector<float> multiplier;  // s_x * s_w[c], one per column
+  std::vector<float> bias;        // empty: none
+  bool relu = false;
+  double out_scale = 1;
+  int64_t out_zero_point = 0;
+};
+void requantize(const int32_t* acc, int64_t m, int64_t n, const Requantize& r, LoomDType out_dtype,
+                void* out);
+
 }  // namespace loom::quantization

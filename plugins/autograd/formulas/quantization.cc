@@ -24,17 +24,16 @@ Tensor inside(const Tensor& x, const Tensor& inv_scale, const Tensor& zero_point
 
 void register_quantization_formulas(FormulaTable& t) {
   t.not_differentiable({"loom::quantize_per_tensor", "loom::quantize_per_channel",
-                        "loom::dequantize", "loom::int_repr", "loom::q_scale",
-                        "loom::q_zero_point", "loom::q_per_channel_scales",
-                        "loom::q_per_channel_zero_points", "loom::q_per_channel_axis"});
+                        "loom::dequantize", "loom::int_repr", "loom::q_scale", "loom::q_zero_point",
+                        "loom::q_per_channel_scales", "loom::q_per_channel_zero_points",
+                        "loom::q_per_channel_axis"});
   t.add({"loom::fake_quantize_per_tensor_affine", inputs({0}), 0, [](BackwardContext& c) {
            c.set(0, [&] {
              const Tensor x = c.input(0);
              const float inv_scale = 1.0f / static_cast<float>(c.double_arg(1));
-             const Tensor mask =
-                 inside(x, formulas::scalar_like(x, inv_scale),
-                        formulas::scalar_like(x, static_cast<double>(c.int_arg(2))),
-                        c.int_arg(3), c.int_arg(4));
+             const Tensor mask = inside(x, formulas::scalar_like(x, inv_scale),
+                                        formulas::scalar_like(x, static_cast<double>(c.int_arg(2))),
+                                        c.int_arg(3), c.int_arg(4));
              return op::mul(c.grad(), mask);
            });
          }});
@@ -48,8 +47,8 @@ void register_quantization_formulas(FormulaTable& t) {
              shape[static_cast<size_t>(axis)] = x.size(axis);
              const Tensor scale = op::reshape(op::to(c.input(1), x.dtype()), shape);
              const Tensor zero_point = op::reshape(op::to(c.input(2), x.dtype()), shape);
-             const Tensor mask = inside(x, op::reciprocal(scale), zero_point, c.int_arg(4),
-                                        c.int_arg(5));
+             const Tensor mask =
+                 inside(x, op::reciprocal(scale), zero_point, c.int_arg(4), c.int_arg(5));
              return op::mul(c.grad(), mask);
            });
          }});
