@@ -18,6 +18,7 @@
 #include "loom/ops/generated/ops.h"
 #include "loom/ops/tensor.h"
 #include "loom/profiler.h"
+#include "loom/quantization.h"
 #include "loom/random.h"
 #include "loom/runtime.h"
 #include "loom/tensor_io.h"

@@ -15,6 +15,20 @@ std::shared_ptr<Module> SequentialImpl::operator[](size_t index) const {
   return layers_[index].module;
 }
 
+const std::function<Tensor(const Tensor&)>& SequentialImpl::forward_of(size_t index) const {
+  LOOM_CHECK(index < layers_.size(), "nn::Sequential", "index ", index, " is out of range for ",
+             layers_.size(), " layers");
+  return layers_[index].forward;
+}
+
+void SequentialImpl::push_back(std::shared_ptr<Module> module,
+                               std::function<Tensor(const Tensor&)> forward) {
+  LOOM_CHECK(module != nullptr && forward, "nn::Sequential",
+             "push_back needs a module and its forward");
+  register_module(std::to_string(layers_.size()), module);
+  layers_.push_back({std::move(module), std::move(forward)});
+}
+
 void ModuleListImpl::push_back_module(std::shared_ptr<Module> module) {
   register_module(std::to_string(modules_.size()), module);
   modules_.push_back(std::move(module));

@@ -31,15 +31,21 @@ class SequentialImpl : public Module {
   }
 
   template <typename Holder>
+  requires IsModuleHolder<Holder>
   void push_back(const Holder& layer) {
     auto impl = layer.ptr();
-    register_module(std::to_string(layers_.size()), std::shared_ptr<Module>(impl));
-    layers_.push_back({impl, [impl](const Tensor& x) { return impl->forward(x); }});
+    push_back(std::shared_ptr<Module>(impl), [impl](const Tensor& x) { return impl->forward(x); });
   }
+
+  // Appends a layer of any type with the function that runs it (what push_back makes
+  // from a holder), for code that rebuilds models layer by layer (loom/quantization.h).
+  void push_back(std::shared_ptr<Module> module, std::function<Tensor(const Tensor&)> forward);
 
   Tensor forward(const Tensor& input) const;
   size_t size() const { return layers_.size(); }
   std::shared_ptr<Module> operator[](size_t index) const;
+  // The function that runs layer `index`.
+  const std::function<Tensor(const Tensor&)>& forward_of(size_t index) const;
   // The layer at `index` as its type (an error when it is another).
   template <typename Impl>
   std::shared_ptr<Impl> ptr(size_t index) const {
