@@ -28,7 +28,7 @@ std::vector<OpSample> make() {
       OpSample{"loom::pack_weight_only", {T({3, 64}), I(8), I(32)}}.no_meta(kNoMeta),
       OpSample{"loom::pack_weight_only", {T({2, 128}), I(4), I(128)}}.no_meta(kNoMeta),
       OpSample{"loom::pack_weight_only", {T({2, 30}), I(4), I(32)}}.raises(
-          "group_size must be even and divide the 30 input features, found 32"),
+          "group_size must be a multiple of 32 that divides the 30 input features, found 32"),
       OpSample{"loom::weight_only_linear",
                {T({2, 64}), packed_int8, T({3, 2}, kF32, Fill::Positive), T({3}), I(8), I(32)}}
           .no_meta(kNoMeta),

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "loom/sdk/extension.hpp"
 #include "loom/sdk/plugin.hpp"
@@ -126,39 +127,61 @@ void int8_matmul(const uint8_t* src, int64_t m, int64_t k, int32_t src_zp,
 }
 
 void int8_conv2d(const uint8_t* src, const ConvShape& s, int32_t src_zp, const sdk::Tensor& weight,
-                 int32_t* acc) {
+                 const ConvOutput& output, void* dst) {
   static Int8PrimitiveCache<dnnl::convolution_forward::primitive_desc> cache;
+  const dt dst_type = output.is_signed ? dt::s8 : dt::u8;
   const memory::desc src_md({s.batch, s.in_channels, s.height, s.width}, dt::u8, tag::nhwc);
-  const memory::desc dst_md({s.batch, s.out_channels, s.out_h, s.out_w}, dt::s32, tag::nhwc);
+  const memory::desc dst_md({s.batch, s.out_channels, s.out_h, s.out_w}, dst_type, tag::nhwc);
+  const memory::desc bias_md({s.out_channels}, dt::f32, tag::x);
+  const bool has_bias = !output.bias.empty();
   const bool grouped = s.groups > 1;
   const memory::dims weight_dims =
       grouped ? memory::dims{s.groups, s.out_channels / s.groups, s.in_channels / s.groups,
                              s.kernel_h, s.kernel_w}
               : memory::dims{s.out_channels, s.in_channels, s.kernel_h, s.kernel_w};
   const memory::desc given_weights(weight_dims, dt::s8, grouped ? tag::goihw : tag::oihw);
-  const std::string key = key_of(
-      "conv", {s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel_h, s.kernel_w,
-               s.stride_h, s.stride_w, s.pad_h, s.pad_w, s.dilation_h, s.dilation_w, s.groups});
+  // oneDNN 2.x takes a convolution's output scales when the primitive is made (only
+  // matmul takes them at run time): they are part of its key, bit for bit.
+  std::string key =
+      key_of("conv", {s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel_h,
+                      s.kernel_w, s.stride_h, s.stride_w, s.pad_h, s.pad_w, s.dilation_h,
+                      s.dilation_w, s.groups, has_bias, output.relu, output.is_signed});
+  key.append(reinterpret_cast<const char*>(output.scales.data()), output.scales.size() * sizeof(float));
   dnnl::convolution_forward::primitive_desc pd = cache.get(key, [&] {
     const memory::desc any_weights(weight_dims, dt::s8, tag::any);
+    dnnl::primitive_attr attr = with_src_zero_point();
+    attr.set_output_scales(1 << 1, output.scales);
+    attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
+    if (output.relu) {
+      dnnl::post_ops ops;
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+    }
     // oneDNN counts dilation from 0 (1 in PyTorch means none).
-    return dnnl::convolution_forward::primitive_desc(
-        dnnl::convolution_forward::desc(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_md,
-            any_weights, dst_md, {s.stride_h, s.stride_w}, {s.dilation_h - 1, s.dilation_w - 1},
-            {s.pad_h, s.pad_w}, {s.pad_h, s.pad_w}),
-        with_src_zero_point(), int8_engine());
+    const memory::dims strides{s.stride_h, s.stride_w}, dilation{s.dilation_h - 1, s.dilation_w - 1},
+        padding{s.pad_h, s.pad_w};
+    auto desc = has_bias ? dnnl::convolution_forward::desc(
+                               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                               src_md, any_weights, bias_md, dst_md, strides, dilation, padding, padding)
+                         : dnnl::convolution_forward::desc(
+                               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                               src_md, any_weights, dst_md, strides, dilation, padding, padding);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, int8_engine());
   });
   memory weights = packed_weights(weight, pd.weights_desc(), given_weights);
   memory src_mem(src_md, int8_engine(), const_cast<uint8_t*>(src));
-  memory dst_mem(dst_md, int8_engine(), acc);
-  int32_t zp = src_zp;
-  memory zp_mem = zero_point_memory(&zp);
-  dnnl::convolution_forward(pd).execute(int8_stream(),
-                                        {{DNNL_ARG_SRC, src_mem},
-                                         {DNNL_ARG_WEIGHTS, weights},
-                                         {DNNL_ARG_DST, dst_mem},
-                                         {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+  memory dst_mem(dst_md, int8_engine(), dst);
+  int32_t zp = src_zp, dst_zp = output.zero_point;
+  memory zp_mem = zero_point_memory(&zp), dst_zp_mem = zero_point_memory(&dst_zp);
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_mem},
+                                          {DNNL_ARG_WEIGHTS, weights},
+                                          {DNNL_ARG_DST, dst_mem},
+                                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem},
+                                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dst_zp_mem}};
+  if (has_bias) {
+    args.emplace(DNNL_ARG_BIAS, memory(bias_md, int8_engine(), const_cast<float*>(output.bias.data())));
+  }
+  dnnl::convolution_forward(pd).execute(int8_stream(), args);
   int8_stream().wait();
 }
 

@@ -16,10 +16,12 @@ namespace loom::quantization {
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // oneDNN computes the integer part: u8 or s8 activations (with their zero point, which
 // oneDNN also applies to a convolution's padding) times s8 weights, accumulated in s32.
-// The plugin then requantizes each accumulator itself: y = acc * (s_x * s_w[c]) + bias[c],
-// ReLU, q = clamp(nearbyint(y / s_y) + zp_y). Doing that last step here, not through
-// oneDNN's output scales, keeps its arithmetic PyTorch's (float bias added in float,
-// round half to even) on every oneDNN version and ISA. Weights must be symmetric (zero
+// Products then requantize each accumulator in the plugin: y = acc * (s_x * s_w[c]) +
+// bias[c], ReLU, q = clamp(nearbyint(y / s_y) + zp_y), PyTorch's arithmetic. Convolutions,
+// whose outputs are large, let oneDNN requantize as it writes (output scales, the bias,
+// ReLU as a post-op and the destination zero point): a separate pass over their s32
+// accumulators cost more than the convolution itself. The two agree within one step
+// (rounding of the float bias), which the tests check against the float reference. Weights must be symmetric (zero
 // point 0), as PyTorch's x86 and oneDNN backends require; they are reordered once into
 // the layout the primitive wants and cached on the weight tensor itself (an extension
 // slot, invalidated by the tensor's version), with their per-channel scales. On this
@@ -41,9 +43,20 @@ struct ConvShape {
   int64_t out_h, out_w;
 };
 
-// s32 accumulators of a convolution: src in NHWC (u8, zero point src_zp) into acc in
+// What a convolution writes: dst = saturate(nearbyint(relu?((acc + bias[c]) * scale[c])) + zp)
+// in u8 or s8, where the caller passes scale[c] = s_x * s_w[c] / s_y and bias[c] =
+// bias / (s_x * s_w[c]) (oneDNN adds the bias to the accumulator before scaling).
+struct ConvOutput {
+  std::vector<float> scales;  // one per output channel
+  std::vector<float> bias;    // empty: none
+  bool relu = false;
+  int32_t zero_point = 0;
+  bool is_signed = false;  // s8 (qint8), else u8 (quint8)
+};
+
+// A convolution requantized by oneDNN: src in NHWC (u8, zero point src_zp) into dst in
 // NHWC [batch, out_h, out_w, out_channels].
 void int8_conv2d(const uint8_t* src, const ConvShape& shape, int32_t src_zp,
-                 const sdk::Tensor& weight, int32_t* acc);
+                 const sdk::Tensor& weight, const ConvOutput& output, void* dst);
 
 }  // namespace loom::quantization

@@ -137,23 +137,41 @@ void copy_raw(const Tensor& in, Tensor& out) {
   if (bytes > 0) std::memcpy(out.data<char>(), in.data<char>(), bytes);
 }
 
+namespace {
+
+// Copies the elements of a strided tensor in row-major order: the last dim innermost, the
+// rows of the outer dims spread over threads.
+template <typename T>
+void gather_rows(const T* src, T* dst, std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+  const int64_t ndim = static_cast<int64_t>(sizes.size());
+  const int64_t inner = ndim == 0 ? 1 : sizes[ndim - 1];
+  const int64_t step = ndim == 0 ? 1 : strides[ndim - 1];
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < ndim; ++d) rows *= sizes[d];
+#pragma omp parallel for schedule(static) if (rows * inner > 32768)
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0, rest = r;
+    for (int64_t d = ndim - 2; d >= 0; --d) {
+      offset += (rest % sizes[d]) * strides[d];
+      rest /= sizes[d];
+    }
+    const T* from = src + offset;
+    T* to = dst + r * inner;
+    for (int64_t i = 0; i < inner; ++i) to[i] = from[i * step];
+  }
+}
+
+}  // namespace
+
 Tensor dense_quantized(const Tensor& t) {
   if (t.is_contiguous()) return t;
   const LoomQuantizer& q = *t.quantizer();
   Tensor out = sdk::empty_quantized(t.sizes(), t.dtype(), q, t.device());
-  const size_t elem = t.dtype() == LOOM_DTYPE_QINT32 ? 4 : 1;
-  const int64_t ndim = t.dim(), n = t.numel();
-  std::vector<int64_t> index(static_cast<size_t>(ndim), 0);
-  const char* src = t.data<char>();
-  char* dst = out.data<char>();
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t offset = 0;
-    for (int64_t d = 0; d < ndim; ++d) offset += index[d] * t.strides()[d];
-    std::memcpy(dst + i * elem, src + offset * static_cast<int64_t>(elem), elem);
-    for (int64_t d = ndim - 1; d >= 0; --d) {
-      if (++index[d] < t.sizes()[d]) break;
-      index[d] = 0;
-    }
+  if (t.numel() == 0) return out;
+  if (t.dtype() == LOOM_DTYPE_QINT32) {
+    gather_rows(t.data<int32_t>(), out.data<int32_t>(), t.sizes(), t.strides());
+  } else {
+    gather_rows(t.data<uint8_t>(), out.data<uint8_t>(), t.sizes(), t.strides());
   }
   return out;
 }

@@ -198,7 +198,7 @@ TEST_F(QuantizedOps, BadOperandsAreRefusedNamingTheOp) {
         pack_weight_only(randn({4, 30}), 4, 32);
       },
       "loom::pack_weight_only",
-      "group_size must be even and divide the 30 input features, found 32");
+      "group_size must be a multiple of 32 that divides the 30 input features, found 32");
   expect_error(
       [&] {
         pack_weight_only(randn({4, 32}), 3, 32);

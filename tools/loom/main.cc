@@ -12,6 +12,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "commands.h"
+#include "quantize.h"
 #include "conform_command.h"
 #include "launch.h"
 #include "loom/loom.h"
@@ -26,7 +27,7 @@ ABSL_FLAG(std::string, format, "list",
           "standard ops: family, rule, variants, each backend's kernels, autograd, samples)");
 ABSL_FLAG(std::string, data, "/usr/share/datasets/fashion-mnist",
           "for `train`: directory of the MNIST-format IDX files");
-ABSL_FLAG(std::string, model, "cnn", "for `train`: cnn or mlp");
+ABSL_FLAG(std::string, model, "cnn", "for `train`: cnn or mlp; for `quantize`: the checkpoint");
 ABSL_FLAG(int64_t, epochs, 2, "for `train`: passes over the training set");
 ABSL_FLAG(int64_t, batch_size, 64, "for `train`: examples per step");
 ABSL_FLAG(double, lr, 1e-3, "for `train`: learning rate");
@@ -36,7 +37,9 @@ ABSL_FLAG(uint64_t, seed, 0,
 ABSL_FLAG(int64_t, threads, 0, "compute threads (sets LOOM_NUM_THREADS; 0: the default)");
 ABSL_FLAG(std::string, device, "cpu", "for `train` and `run`: the device to compute on");
 ABSL_FLAG(int64_t, limit, 0, "for `train`: use the first N training examples only (0: all)");
-ABSL_FLAG(std::string, save, "", "for `train`: write a checkpoint (safetensors) after each epoch");
+ABSL_FLAG(std::string, save, "",
+          "for `train`: write a checkpoint (safetensors) after each epoch; for `quantize`: "
+          "write the quantized model's tensors");
 ABSL_FLAG(std::string, resume, "", "for `train`: continue the run saved in this checkpoint");
 ABSL_FLAG(bool, compile, false,
           "for `train`: compile the model's forward and backward and the optimizer's step "
@@ -46,6 +49,15 @@ ABSL_FLAG(std::string, profile, "",
 ABSL_FLAG(std::string, distributed, "",
           "for `train`: gloo, mpi or nccl, to train as one rank of a `loom launch` job with "
           "DistributedDataParallel (--batch-size is the global batch)");
+ABSL_FLAG(std::string, arch, "cnn", "for `quantize`: the checkpoint's model, cnn or mlp");
+ABSL_FLAG(std::string, method, "static",
+          "for `quantize`: static (post-training, calibrated), qat (one epoch of fake-quantized "
+          "fine-tuning), dynamic or weight-only (int4)");
+ABSL_FLAG(int64_t, calibrate, 512, "for `quantize`: training images to calibrate with");
+ABSL_FLAG(bool, json, false, "for `quantize`: print the results as one JSON object");
+ABSL_FLAG(bool, qat, false,
+          "for `train`: train through fake quantization (quantization-aware training) and "
+          "report the int8 model's test accuracy too");
 ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
 ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");
 ABSL_FLAG(std::string, dtypes, "", "for `conform`: only samples of these dtypes (comma-separated)");
@@ -118,7 +130,19 @@ const std::vector<Command>& commands() {
         {"resume", "FILE"},
         {"profile", "TRACE.json"},
         {"compile", ""},
-        {"distributed", "gloo"}}},
+        {"distributed", "gloo"},
+        {"qat", ""}}},
+      {"quantize",
+       "",
+       "quantizes a `loom train` checkpoint and compares it with the float model",
+       {{"model", "FILE"},
+        {"arch", "cnn|mlp"},
+        {"method", "static|dynamic|qat|weight-only"},
+        {"calibrate", "N"},
+        {"save", "FILE"},
+        {"json", ""},
+        {"data", "DIR"},
+        {"seed", "N"}}},
       {"conform",
        "",
        "checks a backend's ops against the cpu and writes a coverage report",
@@ -340,7 +364,20 @@ int run(const std::vector<char*>& args) {
     options.profile = absl::GetFlag(FLAGS_profile);
     options.compile = absl::GetFlag(FLAGS_compile);
     options.distributed = absl::GetFlag(FLAGS_distributed);
+    options.qat = absl::GetFlag(FLAGS_qat);
     return loom::cli::run_train(options);
+  }
+  if (command == "quantize" && args.size() == 2) {
+    loom::cli::QuantizeOptions options;
+    options.model_file = absl::GetFlag(FLAGS_model);
+    options.arch = absl::GetFlag(FLAGS_arch);
+    options.method = absl::GetFlag(FLAGS_method);
+    options.calibrate = absl::GetFlag(FLAGS_calibrate);
+    options.save = absl::GetFlag(FLAGS_save);
+    options.json = absl::GetFlag(FLAGS_json);
+    options.data_dir = absl::GetFlag(FLAGS_data);
+    options.seed = absl::GetFlag(FLAGS_seed);
+    return loom::cli::run_quantize(options);
   }
   if (command == "run" && args.size() == 3) {
     loom::cli::RunOptions options;

@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 
+#include "classifier.h"
 #include "loom/checkpoint.h"
 #include "loom/compile.h"
 #include "loom/core/device_runtime.h"
@@ -21,28 +22,12 @@
 #include "loom/loom.h"
 #include "loom/nn.h"
 #include "loom/optim.h"
+#include "loom/quantization.h"
 
 namespace loom::cli {
 namespace {
 
 constexpr const char* kWhat = "loom train";
-// Fashion-MNIST's pixel mean and standard deviation over the training set (of x / 255).
-constexpr double kMean = 0.2860, kStd = 0.3530;
-
-// conv 1->32 3x3, relu, maxpool 2; conv 32->64 3x3, relu, maxpool 2; fc 3136->128, relu;
-// fc 128->10. The convolutions pad by 1 so 28 -> 14 -> 7 (64 * 7 * 7 = 3136).
-nn::Sequential make_cnn() {
-  return nn::Sequential(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(),
-                        nn::MaxPool2d(2), nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)),
-                        nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(), nn::Linear(3136, 128),
-                        nn::ReLU(), nn::Linear(128, 10));
-}
-
-// 784 -> 256 -> 10.
-nn::Sequential make_mlp() {
-  return nn::Sequential(nn::Flatten(), nn::Linear(784, 256), nn::ReLU(), nn::Linear(256, 10));
-}
-
 // `capturable`: Adam and AdamW keep their step counts in tensors, for a compiled step.
 std::unique_ptr<optim::Optimizer> make_optimizer(const std::string& name,
                                                  std::vector<Tensor> params, double lr,
@@ -112,19 +97,25 @@ bool lends_pinned_memory(const std::string& device) {
   return runtime != nullptr && runtime->pinned_host_allocator() != nullptr;
 }
 
-double test_accuracy(nn::Sequential& net, data::DataLoader& loader, const std::string& device) {
+// QAT trains the prepared copies of the layers (fused forms included): their float
+// weights go back into the model they came from.
+void copy_back(const quantization::Prepared& prepared, nn::Sequential& net) {
   NoGradGuard no_grad;
-  net->eval();
-  int64_t correct = 0, seen = 0;
-  for (const data::Example& batch : loader) {
-    Tensor logits = net(batch.data.to(device));
-    Tensor predicted = loom::argmax(logits, 1);
-    correct += static_cast<int64_t>(
-        loom::sum(loom::eq(predicted, batch.target.to(device))).item<double>());
-    seen += batch.target.size(0);
+  for (const auto& step : prepared->steps()) {
+    std::shared_ptr<nn::Module> source = (*net)[std::stoul(step.name)];
+    std::shared_ptr<nn::Module> trained = step.layer;
+    if (auto c = std::dynamic_pointer_cast<quantization::ConvReLU2dImpl>(trained)) trained = c->conv.ptr();
+    if (auto l = std::dynamic_pointer_cast<quantization::LinearReLUImpl>(trained)) trained = l->linear.ptr();
+    auto from = trained->parameters(), to = source->parameters();
+    for (size_t i = 0; i < from.size() && i < to.size(); ++i) to[i].copy_(from[i]);
   }
+}
+
+double test_accuracy(nn::Sequential& net, data::DataLoader& loader, const std::string& device) {
+  net->eval();
+  const double accuracy = accuracy_of([&](const Tensor& x) { return net(x); }, loader, device);
   net->train();
-  return seen == 0 ? 0.0 : static_cast<double>(correct) / static_cast<double>(seen);
+  return accuracy;
 }
 
 }  // namespace
@@ -212,7 +203,7 @@ int run_train(const TrainOptions& o) {
                 o.data_dir.c_str());
 
   manual_seed(o.seed);
-  nn::Sequential net = o.model == "cnn" ? make_cnn() : make_mlp();
+  nn::Sequential net = make_classifier(o.model);
   if (device != "cpu") net->to(device);
   int64_t count = 0;
   for (const Tensor& p : net->parameters()) count += p.numel();
@@ -231,8 +222,19 @@ int run_train(const TrainOptions& o) {
                   (*ddp)->buckets().size());
     }
   }
+  // --qat trains a copy of the layers through fake quantization (loom/quantization.h);
+  // their weights go back into net for checkpoints.
+  std::optional<quantization::Prepared> qat;
+  if (o.qat) {
+    LOOM_CHECK(o.distributed.empty() && !o.compile && o.resume.empty() && device == "cpu", kWhat,
+               "--qat trains alone on the cpu: it does not combine with --distributed, --compile, "
+               "--resume or another --device");
+    qat.emplace(quantization::prepare_qat(
+        net, quantization::QConfigMapping().set_global(quantization::default_qat_qconfig())));
+    if (reporting) std::printf("quantization-aware training: fake-quantized weights and activations\n");
+  }
   std::unique_ptr<optim::Optimizer> optimizer =
-      make_optimizer(o.optimizer, net->parameters(), o.lr, o.compile);
+      make_optimizer(o.optimizer, qat ? (*qat)->parameters() : net->parameters(), o.lr, o.compile);
   nn::CrossEntropyLoss criterion;
 
   data::DataLoaderOptions train_options;
@@ -303,7 +305,7 @@ int run_train(const TrainOptions& o) {
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {
-          logits = ddp ? (*ddp)(x) : net(x);
+          logits = ddp ? (*ddp)(x) : qat ? (*qat)(x) : net(x);
           loss = criterion(logits, y);
         }
       }
@@ -351,7 +353,15 @@ int run_train(const TrainOptions& o) {
       seen = static_cast<int64_t>(sums[2]);
     }
     if (!reporting) continue;
-    const double accuracy = test_accuracy(net, test_loader, device);
+    double accuracy = 0;
+    if (qat) {
+      (*qat)->eval();
+      accuracy = accuracy_of([&](const Tensor& x) { return (*qat)(x); }, test_loader, device);
+      (*qat)->train();
+      copy_back(*qat, net);
+    } else {
+      accuracy = test_accuracy(net, test_loader, device);
+    }
     std::printf(
         "epoch %lld/%lld: train loss %.4f, train accuracy %.2f%%, test accuracy %.2f%%, "
         "%.1f s\n",
@@ -362,12 +372,18 @@ int run_train(const TrainOptions& o) {
     if (!o.save.empty()) {
       std::map<std::string, std::string> meta = identity;
       meta["epoch"] = std::to_string(epoch);
-      save_checkpoint(o.save, *net, optimizer.get(), meta);
+      save_checkpoint(o.save, *net, qat ? nullptr : optimizer.get(), meta);
       std::printf("checkpoint: %s\n", o.save.c_str());
     }
     std::fflush(stdout);
   }
   if (ddp) distributed::destroy_process_group();
+  if (qat && reporting) {
+    (*qat)->eval();
+    quantization::QuantizedModel int8 = quantization::convert(*qat);
+    const double accuracy = accuracy_of([&](const Tensor& x) { return int8(x); }, test_loader);
+    std::printf("int8 model (converted after QAT): test accuracy %.2f%%\n", 100.0 * accuracy);
+  }
   if (profile) {
     profile->stop();  // saves a profile whose active steps the run cut short
     if (profile->events().empty()) {

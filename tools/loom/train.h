@@ -24,6 +24,9 @@ struct TrainOptions {
   // "gloo": one rank of a data-parallel job under `loom launch` (DDP, each rank a share of
   // every global batch of batch_size; rank 0 reports and saves). "" trains alone.
   std::string distributed;
+  // Quantization-aware training: fake-quantized weights and activations, the int8 model's
+  // accuracy reported at the end.
+  bool qat = false;
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.

@@ -30,8 +30,12 @@ void max_pool(const Tensor& in, Tensor& out, int64_t kh, int64_t kw, int64_t sh,
   const int64_t n = in.size(0), c = in.size(1), h = in.size(2), w = in.size(3);
   const int64_t oh = out.size(1), ow = out.size(2);  // out is [N, OH, OW, C]
   const auto st = in.strides();
+  const int64_t sb = st[0], sc = st[1], sy = st[2], sx = st[3];
   const Q* src = in.data<Q>();
   Q* dst = out.data<Q>();
+  // Each output row of each image is one task; channels innermost (unit stride when the
+  // input is channels last, as a convolution's result is).
+#pragma omp parallel for collapse(2) schedule(static) if (n * oh * ow * c > 16384)
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t y = 0; y < oh; ++y) {
       for (int64_t x = 0; x < ow; ++x) {
@@ -43,8 +47,12 @@ void max_pool(const Tensor& in, Tensor& out, int64_t kh, int64_t kw, int64_t sh,
           for (int64_t j = 0; j < kw; ++j) {
             const int64_t xx = x * sw - pw + j * dw;
             if (xx < 0 || xx >= w) continue;
-            const Q* p = src + b * st[0] + yy * st[2] + xx * st[3];
-            for (int64_t ch = 0; ch < c; ++ch) o[ch] = std::max(o[ch], p[ch * st[1]]);
+            const Q* p = src + b * sb + yy * sy + xx * sx;
+            if (sc == 1) {
+              for (int64_t ch = 0; ch < c; ++ch) o[ch] = std::max(o[ch], p[ch]);
+            } else {
+              for (int64_t ch = 0; ch < c; ++ch) o[ch] = std::max(o[ch], p[ch * sc]);
+            }
           }
         }
       }

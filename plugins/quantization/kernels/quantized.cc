@@ -2,6 +2,7 @@
 // oneDNN's int8 primitives, requantized here (Note [Integer products on oneDNN]),
 // elementwise add and mul, the dynamic linear and the weight-only linear layers
 // (Note [Weight-only linear layers]).
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -208,17 +209,22 @@ Tensor quantized_conv2d(const Tensor& input, const Tensor& weight,
   }
   Activation x = activation(op, input, /*nhwc=*/true);
   Weights w = weights(op, weight, s.out_channels);
-  const int64_t rows = s.batch * s.out_h * s.out_w;
-  std::vector<int32_t> acc(static_cast<size_t>(rows * s.out_channels));
-  if (rows > 0) int8_conv2d(x.data, s, x.zero_point, w.dense, acc.data());
+  // oneDNN requantizes as it writes (Note [Integer products on oneDNN]).
+  ConvOutput o;
+  o.relu = relu;
+  o.zero_point = static_cast<int32_t>(output_zero_point);
+  o.is_signed = input.dtype() == LOOM_DTYPE_QINT8;
+  const std::vector<float> b = float_bias(op, bias, s.out_channels);
+  for (int64_t c = 0; c < s.out_channels; ++c) {
+    const double product = x.scale * w.scales[c];
+    o.scales.push_back(static_cast<float>(product / output_scale));
+    if (!b.empty()) o.bias.push_back(static_cast<float>(b[c] / product));
+  }
   // The result is channels last, as oneDNN computes it: [N, H, W, C] seen as [N, C, H, W].
   const std::vector<int64_t> nhwc = {s.batch, s.out_h, s.out_w, s.out_channels};
   Tensor out = sdk::empty_quantized(nhwc, input.dtype(),
                                     per_tensor_quantizer(output_scale, output_zero_point));
-  requantize(acc.data(), rows, s.out_channels,
-             requantization(x.scale, w.scales, float_bias(op, bias, s.out_channels), relu,
-                            output_scale, output_zero_point),
-             input.dtype(), out.data<void>());
+  if (s.batch > 0) int8_conv2d(x.data, s, x.zero_point, w.dense, o, out.data<void>());
   return sdk::op::permute(out, std::vector<int64_t>{0, 3, 1, 2});
 }
 
@@ -292,13 +298,16 @@ Tensor dynamic_quantized_linear(const Tensor& input, const Tensor& weight,
 // LLM-style layers keep float activations and store only the weights in few bits:
 // symmetric integers per group of `group_size` consecutive input features of each output
 // row, w = q * scale[row, group], q in [-127, 127] (8 bits) or [-8, 7] (4 bits, two per
-// byte: element 2i in the low nibble, 2i + 1 in the high one). The product is memory
-// bound at small batches, so its loop reads the packed bytes once per row and unpacks
-// them in registers: each group's integer dot product in float, times its scale.
+// byte: within a group of g, element i in the low nibble of byte i and element i + g/2
+// in its high nibble, so that both halves unpack into consecutive lanes). The product
+// is memory bound at small batches, so its loop reads the packed bytes once per row and
+// unpacks them in registers into kLanes independent float accumulators per half (a
+// vector each, with no reassociation of one sum), each group's dot product times its
+// scale.
 int64_t check_bits(const char* op, int64_t bits, int64_t group_size, int64_t k) {
   if (bits != 4 && bits != 8) refuse(op, "bits must be 4 or 8, found " + std::to_string(bits));
-  if (group_size < 2 || group_size % 2 != 0 || k % group_size != 0) {
-    refuse(op, "group_size must be even and divide the " + std::to_string(k) +
+  if (group_size < 32 || group_size % 32 != 0 || k % group_size != 0) {
+    refuse(op, "group_size must be a multiple of 32 that divides the " + std::to_string(k) +
                    " input features, found " + std::to_string(group_size));
   }
   return k / group_size;
@@ -331,10 +340,12 @@ std::tuple<Tensor, Tensor> pack_weight_only(const Tensor& weight, int64_t bits,
         if (bits == 8) {
           packed.data<int8_t>()[at] = static_cast<int8_t>(q);
         } else {
-          uint8_t& byte = packed.data<uint8_t>()[at / 2];
+          const int64_t half = group_size / 2;
+          const bool high = i >= half;
+          uint8_t& byte = packed.data<uint8_t>()[(r * k + g * group_size) / 2 + (high ? i - half : i)];
           const uint8_t nibble = static_cast<uint8_t>(q) & 0x0F;
-          byte = (at % 2 == 0) ? static_cast<uint8_t>((byte & 0xF0) | nibble)
-                               : static_cast<uint8_t>((byte & 0x0F) | (nibble << 4));
+          byte = high ? static_cast<uint8_t>((byte & 0x0F) | (nibble << 4))
+                      : static_cast<uint8_t>((byte & 0xF0) | nibble);
         }
       }
     }
@@ -342,37 +353,130 @@ std::tuple<Tensor, Tensor> pack_weight_only(const Tensor& weight, int64_t bits,
   return {packed, scales};
 }
 
-// One output row's dot product with x: groups of integer products, each times its scale.
-__attribute__((target_clones("arch=haswell", "default"))) float int4_row(
-    const float* x, const uint8_t* row, const float* scales, int64_t groups, int64_t group_size) {
+// One output row's dot product with x: groups of integer products, each times its scale
+// (Note [Weight-only linear layers]), in AVX-512 or AVX2 where the CPU has them (chosen
+// once at run time) and in plain C++ otherwise. group_size is a multiple of 32.
+using RowFn = float (*)(const float* x, const void* row, const float* scales, int64_t groups,
+                        int64_t group_size);
+
+float int4_row_scalar(const float* x, const void* row, const float* scales, int64_t groups,
+                      int64_t group_size) {
+  const auto* bytes = static_cast<const uint8_t*>(row);
+  const int64_t half = group_size / 2;
   float total = 0;
   for (int64_t g = 0; g < groups; ++g) {
-    const uint8_t* bytes = row + g * group_size / 2;
-    const float* xs = x + g * group_size;
-    float even = 0, odd = 0;
-    for (int64_t i = 0; i < group_size / 2; ++i) {
-      const int8_t b = static_cast<int8_t>(bytes[i]);
-      const float lo = static_cast<float>(static_cast<int8_t>(static_cast<int8_t>(b << 4) >> 4));
-      const float hi = static_cast<float>(static_cast<int8_t>(b >> 4));
-      even += xs[2 * i] * lo;
-      odd += xs[2 * i + 1] * hi;
+    float sum = 0;
+    for (int64_t i = 0; i < half; ++i) {
+      const int8_t b = static_cast<int8_t>(bytes[g * half + i]);
+      sum += x[g * group_size + i] * static_cast<float>(static_cast<int8_t>(b << 4) >> 4);
+      sum += x[g * group_size + half + i] * static_cast<float>(b >> 4);
     }
-    total += (even + odd) * scales[g];
+    total += sum * scales[g];
   }
   return total;
 }
 
-__attribute__((target_clones("arch=haswell", "default"))) float int8_row(
-    const float* x, const int8_t* row, const float* scales, int64_t groups, int64_t group_size) {
+float int8_row_scalar(const float* x, const void* row, const float* scales, int64_t groups,
+                      int64_t group_size) {
+  const auto* q = static_cast<const int8_t*>(row);
   float total = 0;
   for (int64_t g = 0; g < groups; ++g) {
-    const int8_t* q = row + g * group_size;
-    const float* xs = x + g * group_size;
     float sum = 0;
-    for (int64_t i = 0; i < group_size; ++i) sum += xs[i] * static_cast<float>(q[i]);
+    for (int64_t i = 0; i < group_size; ++i) sum += x[g * group_size + i] * static_cast<float>(q[g * group_size + i]);
     total += sum * scales[g];
   }
   return total;
+}
+
+__attribute__((target("avx512f,avx512bw"))) float int4_row_avx512(
+    const float* x, const void* row, const float* scales, int64_t groups, int64_t group_size) {
+  const auto* bytes = static_cast<const uint8_t*>(row);
+  const int64_t half = group_size / 2;
+  __m512 total = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* lo_x = x + g * group_size;
+    const float* hi_x = lo_x + half;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < half; i += 16) {
+      const __m512i w = _mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes + g * half + i)));
+      const __m512i lo = _mm512_srai_epi32(_mm512_slli_epi32(w, 28), 28);
+      const __m512i hi = _mm512_srai_epi32(w, 4);
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_loadu_ps(lo_x + i), acc);
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(hi), _mm512_loadu_ps(hi_x + i), acc);
+    }
+    total = _mm512_fmadd_ps(_mm512_set1_ps(scales[g]), acc, total);
+  }
+  return _mm512_reduce_add_ps(total);
+}
+
+__attribute__((target("avx512f,avx512bw"))) float int8_row_avx512(
+    const float* x, const void* row, const float* scales, int64_t groups, int64_t group_size) {
+  const auto* q = static_cast<const int8_t*>(row);
+  __m512 total = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t i = 0; i < group_size; i += 16) {
+      const __m512i w = _mm512_cvtepi8_epi32(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(q + g * group_size + i)));
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(w), _mm512_loadu_ps(x + g * group_size + i), acc);
+    }
+    total = _mm512_fmadd_ps(_mm512_set1_ps(scales[g]), acc, total);
+  }
+  return _mm512_reduce_add_ps(total);
+}
+
+__attribute__((target("avx2,fma"))) float horizontal_sum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+__attribute__((target("avx2,fma"))) float int4_row_avx2(const float* x, const void* row,
+                                                        const float* scales, int64_t groups,
+                                                        int64_t group_size) {
+  const auto* bytes = static_cast<const uint8_t*>(row);
+  const int64_t half = group_size / 2;
+  __m256 total = _mm256_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* lo_x = x + g * group_size;
+    const float* hi_x = lo_x + half;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < half; i += 8) {
+      const __m256i w = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes + g * half + i)));
+      const __m256i lo = _mm256_srai_epi32(_mm256_slli_epi32(w, 28), 28);
+      const __m256i hi = _mm256_srai_epi32(w, 4);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo), _mm256_loadu_ps(lo_x + i), acc);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(hi), _mm256_loadu_ps(hi_x + i), acc);
+    }
+    total = _mm256_fmadd_ps(_mm256_set1_ps(scales[g]), acc, total);
+  }
+  return horizontal_sum(total);
+}
+
+__attribute__((target("avx2,fma"))) float int8_row_avx2(const float* x, const void* row,
+                                                        const float* scales, int64_t groups,
+                                                        int64_t group_size) {
+  const auto* q = static_cast<const int8_t*>(row);
+  __m256 total = _mm256_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < group_size; i += 8) {
+      const __m256i w = _mm256_cvtepi8_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + g * group_size + i)));
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w), _mm256_loadu_ps(x + g * group_size + i), acc);
+    }
+    total = _mm256_fmadd_ps(_mm256_set1_ps(scales[g]), acc, total);
+  }
+  return horizontal_sum(total);
+}
+
+RowFn row_kernel(int64_t bits) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (bits == 4) return avx512 ? &int4_row_avx512 : avx2 ? &int4_row_avx2 : &int4_row_scalar;
+  return avx512 ? &int8_row_avx512 : avx2 ? &int8_row_avx2 : &int8_row_scalar;
 }
 
 Tensor weight_only_linear(const Tensor& input, const Tensor& packed, const Tensor& scales,
@@ -407,13 +511,13 @@ Tensor weight_only_linear(const Tensor& input, const Tensor& packed, const Tenso
   Tensor out = sdk::empty(with_last(input.sizes(), n), LOOM_DTYPE_FLOAT32);
   float* y = out.data<float>();
   const int64_t row_bytes = bits == 4 ? k / 2 : k;
+  const RowFn kernel = row_kernel(bits);
+  const auto* weights = w.data<uint8_t>();
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < n; ++r) {
     for (int64_t i = 0; i < m; ++i) {
-      const float* xi = x.data<float>() + i * k;
-      const float* sr = s.data<float>() + r * groups;
-      float v = bits == 4 ? int4_row(xi, w.data<uint8_t>() + r * row_bytes, sr, groups, group_size)
-                          : int8_row(xi, w.data<int8_t>() + r * row_bytes, sr, groups, group_size);
+      const float v = kernel(x.data<float>() + i * k, weights + r * row_bytes,
+                             s.data<float>() + r * groups, groups, group_size);
       y[i * n + r] = v + (b.empty() ? 0.0f : b[r]);
     }
   }
