@@ -223,3 +223,52 @@ TEST_F(TrainCli, BadOptionsAndDataAreClearErrors) {
 }
 
 }  // namespace
+
+// `loom quantize` on a checkpoint of `loom train`, every method, and `loom train --qat`.
+TEST_F(TrainCli, QuantizeComparesTheFloatAndQuantizedModels) {
+  const std::string ckpt = (dir_ / "mlp.safetensors").string();
+  ASSERT_EQ(run("train --model mlp --epochs 2 --batch-size 32 --save " + ckpt + " --data " +
+                dir_.string())
+                .status,
+            0);
+  for (const char* method : {"static", "dynamic", "qat", "weight-only"}) {
+    RunResult r = run(std::string("quantize --arch mlp --method ") + method + " --model " + ckpt +
+                      " --json --calibrate 64 --data " + dir_.string());
+    ASSERT_EQ(r.status, 0) << method << ": " << r.output;
+    for (const char* key : {"\"float_accuracy\":", "\"quantized_accuracy\":", "\"float_bytes\":",
+                            "\"quantized_bytes\":", "\"float_ms_b1\":", "\"quantized_ms_b1\":",
+                            "\"float_ms_b64\":", "\"quantized_ms_b64\":"}) {
+      EXPECT_NE(r.output.find(key), std::string::npos) << method << " lacks " << key << ": " << r.output;
+    }
+  }
+  RunResult text = run("quantize --arch mlp --model " + ckpt + " --save " +
+                       (dir_ / "int8.safetensors").string() + " --data " + dir_.string());
+  ASSERT_EQ(text.status, 0) << text.output;
+  EXPECT_NE(text.output.find("test accuracy: float 100.00%, quantized 100.00%"), std::string::npos)
+      << text.output;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "int8.safetensors"));
+  // Bad input: a method, a missing checkpoint, a checkpoint of the other model.
+  RunResult method = run("quantize --arch mlp --method int3 --model " + ckpt + " --data " + dir_.string());
+  EXPECT_NE(method.status, 0);
+  EXPECT_NE(method.output.find("--method: expected static, dynamic, qat or weight-only, found 'int3'"),
+            std::string::npos)
+      << method.output;
+  RunResult missing = run("quantize --model " + (dir_ / "none.safetensors").string());
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.output.find("cannot open"), std::string::npos) << missing.output;
+  RunResult wrong = run("quantize --arch cnn --model " + ckpt + " --data " + dir_.string());
+  EXPECT_NE(wrong.status, 0);
+  EXPECT_NE(wrong.output.find("[load_state_dict] unexpected key"), std::string::npos) << wrong.output;
+}
+
+TEST_F(TrainCli, QatTrainsThroughFakeQuantizationAndReportsTheInt8Model) {
+  RunResult r = run("train --model mlp --epochs 2 --batch-size 32 --qat --data " + dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("quantization-aware training"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("int8 model (converted after QAT): test accuracy 100.00%"),
+            std::string::npos)
+      << r.output;
+  RunResult refused = run("train --model mlp --qat --compile --data " + dir_.string());
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.output.find("--qat trains alone on the cpu"), std::string::npos) << refused.output;
+}
