@@ -146,7 +146,8 @@ void int8_conv2d(const uint8_t* src, const ConvShape& s, int32_t src_zp, const s
       key_of("conv", {s.batch, s.in_channels, s.height, s.width, s.out_channels, s.kernel_h,
                       s.kernel_w, s.stride_h, s.stride_w, s.pad_h, s.pad_w, s.dilation_h,
                       s.dilation_w, s.groups, has_bias, output.relu, output.is_signed});
-  key.append(reinterpret_cast<const char*>(output.scales.data()), output.scales.size() * sizeof(float));
+  key.append(reinterpret_cast<const char*>(output.scales.data()),
+             output.scales.size() * sizeof(float));
   dnnl::convolution_forward::primitive_desc pd = cache.get(key, [&] {
     const memory::desc any_weights(weight_dims, dt::s8, tag::any);
     dnnl::primitive_attr attr = with_src_zero_point();
@@ -158,14 +159,15 @@ void int8_conv2d(const uint8_t* src, const ConvShape& s, int32_t src_zp, const s
       attr.set_post_ops(ops);
     }
     // oneDNN counts dilation from 0 (1 in PyTorch means none).
-    const memory::dims strides{s.stride_h, s.stride_w}, dilation{s.dilation_h - 1, s.dilation_w - 1},
-        padding{s.pad_h, s.pad_w};
-    auto desc = has_bias ? dnnl::convolution_forward::desc(
-                               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                               src_md, any_weights, bias_md, dst_md, strides, dilation, padding, padding)
-                         : dnnl::convolution_forward::desc(
-                               dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                               src_md, any_weights, dst_md, strides, dilation, padding, padding);
+    const memory::dims strides{s.stride_h, s.stride_w},
+        dilation{s.dilation_h - 1, s.dilation_w - 1}, padding{s.pad_h, s.pad_w};
+    auto desc = has_bias
+                    ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src_md, any_weights, bias_md, dst_md, strides, dilation, padding, padding)
+                    : dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          src_md, any_weights, dst_md, strides, dilation, padding, padding);
     return dnnl::convolution_forward::primitive_desc(desc, attr, int8_engine());
   });
   memory weights = packed_weights(weight, pd.weights_desc(), given_weights);
@@ -179,7 +181,8 @@ void int8_conv2d(const uint8_t* src, const ConvShape& s, int32_t src_zp, const s
                                           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem},
                                           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dst_zp_mem}};
   if (has_bias) {
-    args.emplace(DNNL_ARG_BIAS, memory(bias_md, int8_engine(), const_cast<float*>(output.bias.data())));
+    args.emplace(DNNL_ARG_BIAS,
+                 memory(bias_md, int8_engine(), const_cast<float*>(output.bias.data())));
   }
   dnnl::convolution_forward(pd).execute(int8_stream(), args);
   int8_stream().wait();

@@ -21,12 +21,12 @@ namespace loom::quantization {
 // whose outputs are large, let oneDNN requantize as it writes (output scales, the bias,
 // ReLU as a post-op and the destination zero point): a separate pass over their s32
 // accumulators cost more than the convolution itself. The two agree within one step
-// (rounding of the float bias), which the tests check against the float reference. Weights must be symmetric (zero
-// point 0), as PyTorch's x86 and oneDNN backends require; they are reordered once into
-// the layout the primitive wants and cached on the weight tensor itself (an extension
-// slot, invalidated by the tensor's version), with their per-channel scales. On this
-// AVX2 machine without VNNI, oneDNN runs u8 x s8 (the activations unsigned) through its
-// AVX2 kernels; s8 activations are shifted to u8 by 128 with the zero point moved along.
+// (rounding of the float bias), which the tests check against the float reference. Weights must be
+// symmetric (zero point 0), as PyTorch's x86 and oneDNN backends require; they are reordered once
+// into the layout the primitive wants and cached on the weight tensor itself (an extension slot,
+// invalidated by the tensor's version), with their per-channel scales. On this AVX2 machine without
+// VNNI, oneDNN runs u8 x s8 (the activations unsigned) through its AVX2 kernels; s8 activations are
+// shifted to u8 by 128 with the zero point moved along.
 
 dnnl::engine& int8_engine();
 dnnl::stream& int8_stream();

@@ -142,7 +142,8 @@ namespace {
 // Copies the elements of a strided tensor in row-major order: the last dim innermost, the
 // rows of the outer dims spread over threads.
 template <typename T>
-void gather_rows(const T* src, T* dst, std::span<const int64_t> sizes, std::span<const int64_t> strides) {
+void gather_rows(const T* src, T* dst, std::span<const int64_t> sizes,
+                 std::span<const int64_t> strides) {
   const int64_t ndim = static_cast<int64_t>(sizes.size());
   const int64_t inner = ndim == 0 ? 1 : sizes[ndim - 1];
   const int64_t step = ndim == 0 ? 1 : strides[ndim - 1];

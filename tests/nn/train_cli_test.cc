@@ -238,7 +238,8 @@ TEST_F(TrainCli, QuantizeComparesTheFloatAndQuantizedModels) {
     for (const char* key : {"\"float_accuracy\":", "\"quantized_accuracy\":", "\"float_bytes\":",
                             "\"quantized_bytes\":", "\"float_ms_b1\":", "\"quantized_ms_b1\":",
                             "\"float_ms_b64\":", "\"quantized_ms_b64\":"}) {
-      EXPECT_NE(r.output.find(key), std::string::npos) << method << " lacks " << key << ": " << r.output;
+      EXPECT_NE(r.output.find(key), std::string::npos)
+          << method << " lacks " << key << ": " << r.output;
     }
   }
   RunResult text = run("quantize --arch mlp --model " + ckpt + " --save " +
@@ -248,17 +249,20 @@ TEST_F(TrainCli, QuantizeComparesTheFloatAndQuantizedModels) {
       << text.output;
   EXPECT_TRUE(std::filesystem::exists(dir_ / "int8.safetensors"));
   // Bad input: a method, a missing checkpoint, a checkpoint of the other model.
-  RunResult method = run("quantize --arch mlp --method int3 --model " + ckpt + " --data " + dir_.string());
+  RunResult method =
+      run("quantize --arch mlp --method int3 --model " + ckpt + " --data " + dir_.string());
   EXPECT_NE(method.status, 0);
-  EXPECT_NE(method.output.find("--method: expected static, dynamic, qat or weight-only, found 'int3'"),
-            std::string::npos)
+  EXPECT_NE(
+      method.output.find("--method: expected static, dynamic, qat or weight-only, found 'int3'"),
+      std::string::npos)
       << method.output;
   RunResult missing = run("quantize --model " + (dir_ / "none.safetensors").string());
   EXPECT_NE(missing.status, 0);
   EXPECT_NE(missing.output.find("cannot open"), std::string::npos) << missing.output;
   RunResult wrong = run("quantize --arch cnn --model " + ckpt + " --data " + dir_.string());
   EXPECT_NE(wrong.status, 0);
-  EXPECT_NE(wrong.output.find("[load_state_dict] unexpected key"), std::string::npos) << wrong.output;
+  EXPECT_NE(wrong.output.find("[load_state_dict] unexpected key"), std::string::npos)
+      << wrong.output;
 }
 
 TEST_F(TrainCli, QatTrainsThroughFakeQuantizationAndReportsTheInt8Model) {
@@ -270,5 +274,6 @@ TEST_F(TrainCli, QatTrainsThroughFakeQuantizationAndReportsTheInt8Model) {
       << r.output;
   RunResult refused = run("train --model mlp --qat --compile --data " + dir_.string());
   EXPECT_NE(refused.status, 0);
-  EXPECT_NE(refused.output.find("--qat trains alone on the cpu"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("--qat trains alone on the cpu"), std::string::npos)
+      << refused.output;
 }

@@ -95,6 +95,11 @@ TEST_F(QuantizedOps, PoolingReluCatAndFlattenKeepTheQuantizer) {
   EXPECT_EQ(max_step_difference(pooled, quantize_per_tensor(max_pool2d(q.dequantize(), {2, 2}),
                                                             0.05, 10, ScalarType::QUInt8)),
             0);
+  Tensor averaged = avg_pool2d(q, {2, 2});
+  EXPECT_DOUBLE_EQ(averaged.q_scale(), 0.05);
+  EXPECT_LE(max_step_difference(averaged, quantize_per_tensor(avg_pool2d(q.dequantize(), {2, 2}),
+                                                              0.05, 10, ScalarType::QUInt8)),
+            0);
   // On a convolution's channels-last result too, with padding and ceil mode.
   Tensor conv = quantized_conv2d(q, per_channel_weights(randn({4, 3, 3, 3})), std::nullopt, {1, 1},
                                  {1, 1}, {1, 1}, 1, 0.05, 20);

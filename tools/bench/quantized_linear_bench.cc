@@ -24,7 +24,8 @@ double median_us(const std::function<loom::Tensor()>& call) {
     const auto start = std::chrono::steady_clock::now();
     call();
     times.push_back(
-        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
@@ -61,7 +62,8 @@ int main(int argc, char** argv) {
       auto [packed, scales] = loom::pack_weight_only(w, bits, group);
       const double us = median_us(
           [&] { return loom::weight_only_linear(x, packed, scales, std::nullopt, bits, group); });
-      const std::string name = "weight-only int" + std::to_string(bits) + ", group " + std::to_string(group);
+      const std::string name =
+          "weight-only int" + std::to_string(bits) + ", group " + std::to_string(group);
       row(name.c_str(), us, bytes(packed) + bytes(scales));
     }
   }
@@ -69,7 +71,8 @@ int main(int argc, char** argv) {
   const loom::Tensor qw = loom::quantize_per_channel(
       w, scales, loom::zeros({n}, loom::TensorOptions().dtype(loom::ScalarType::Int64)), 0,
       loom::ScalarType::QInt8);
-  const double dynamic_us = median_us([&] { return loom::dynamic_quantized_linear(x, qw, std::nullopt); });
+  const double dynamic_us =
+      median_us([&] { return loom::dynamic_quantized_linear(x, qw, std::nullopt); });
   row("dynamic int8 (per channel)", dynamic_us, bytes(qw) + bytes(scales));
   return 0;
 }

@@ -12,10 +12,10 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "commands.h"
-#include "quantize.h"
 #include "conform_command.h"
 #include "launch.h"
 #include "loom/loom.h"
+#include "quantize.h"
 #include "run_model.h"
 #include "train.h"
 

@@ -25,7 +25,8 @@ using Model = std::function<Tensor(const Tensor&)>;
 
 int64_t bytes_of(const nn::NamedTensors& tensors) {
   int64_t total = 0;
-  for (const auto& [name, t] : tensors) total += t.numel() * static_cast<int64_t>(element_size(t.dtype()));
+  for (const auto& [name, t] : tensors)
+    total += t.numel() * static_cast<int64_t>(element_size(t.dtype()));
   return total;
 }
 
@@ -41,7 +42,9 @@ double latency_ms(const Model& model, const Tensor& input) {
   for (int i = 0; i < 25; ++i) {
     const auto start = std::chrono::steady_clock::now();
     model(input);
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    times.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
@@ -56,7 +59,8 @@ std::pair<int64_t, q::QConfigMapping> weight_only_plan(const nn::Sequential& mod
   for (size_t i = 0; i < model->size(); ++i) {
     if (auto l = std::dynamic_pointer_cast<nn::LinearImpl>((*model)[i])) {
       all_128 = all_128 && l->options.in_features() % 128 == 0;
-      if (l->options.in_features() % 32 != 0) mapping.set_module_name(std::to_string(i), std::nullopt);
+      if (l->options.in_features() % 32 != 0)
+        mapping.set_module_name(std::to_string(i), std::nullopt);
     }
   }
   return {all_128 ? 128 : 32, mapping};
@@ -67,15 +71,20 @@ std::pair<int64_t, q::QConfigMapping> weight_only_plan(const nn::Sequential& mod
 int run_quantize(const QuantizeOptions& o) {
   LOOM_CHECK(!o.model_file.empty() && o.model_file != "cnn" && o.model_file != "mlp", kWhat,
              "--model FILE is required: a `loom train --save` checkpoint (--arch names the model)");
-  LOOM_CHECK(o.method == "static" || o.method == "dynamic" || o.method == "qat" || o.method == "weight-only",
-             kWhat, "--method: expected static, dynamic, qat or weight-only, found '", o.method, "'");
-  LOOM_CHECK(o.calibrate > 0, kWhat, "--calibrate: expected a positive number of images, found ", o.calibrate);
+  LOOM_CHECK(o.method == "static" || o.method == "dynamic" || o.method == "qat" ||
+                 o.method == "weight-only",
+             kWhat, "--method: expected static, dynamic, qat or weight-only, found '", o.method,
+             "'");
+  LOOM_CHECK(o.calibrate > 0, kWhat, "--calibrate: expected a positive number of images, found ",
+             o.calibrate);
   manual_seed(o.seed);
   nn::Sequential net = make_classifier(o.arch, kWhat);
   load_checkpoint(o.model_file, *net);
   net->eval();
-  data::TensorDataset train_set = data::load_mnist_format(o.data_dir, data::Split::Train, kMean, kStd);
-  data::TensorDataset test_set = data::load_mnist_format(o.data_dir, data::Split::Test, kMean, kStd);
+  data::TensorDataset train_set =
+      data::load_mnist_format(o.data_dir, data::Split::Train, kMean, kStd);
+  data::TensorDataset test_set =
+      data::load_mnist_format(o.data_dir, data::Split::Test, kMean, kStd);
   data::DataLoaderOptions test_options;
   test_options.batch_size = 1000;
   data::DataLoader test_loader(test_set, test_options);
@@ -95,7 +104,8 @@ int run_quantize(const QuantizeOptions& o) {
     quantized = q::convert(prepared);
   } else if (o.method == "qat") {
     // One epoch of fine-tuning through fake quantization, from the float weights.
-    q::Prepared prepared = q::prepare_qat(net, q::QConfigMapping().set_global(q::default_qat_qconfig()));
+    q::Prepared prepared =
+        q::prepare_qat(net, q::QConfigMapping().set_global(q::default_qat_qconfig()));
     optim::Adam adam(prepared->parameters(), optim::AdamOptions(1e-4));
     nn::CrossEntropyLoss criterion;
     data::DataLoaderOptions train_options;
@@ -111,7 +121,8 @@ int run_quantize(const QuantizeOptions& o) {
     prepared->eval();
     quantized = q::convert(prepared);
   } else if (o.method == "dynamic") {
-    quantized = q::quantize_dynamic(net, q::QConfigMapping().set_global(q::default_dynamic_qconfig()));
+    quantized =
+        q::quantize_dynamic(net, q::QConfigMapping().set_global(q::default_dynamic_qconfig()));
   } else {
     auto [group_size, plan] = weight_only_plan(net);
     quantized = q::quantize_weights(net, {.bits = 4, .group_size = group_size}, plan);
@@ -136,7 +147,8 @@ int run_quantize(const QuantizeOptions& o) {
     nn::NamedTensors tensors = quantized->named_parameters();
     for (auto& entry : quantized->named_buffers()) tensors.push_back(entry);
     std::vector<std::pair<std::string, Tensor>> list(tensors.begin(), tensors.end());
-    save_safetensors(o.save, list, {{"format", "loom-quantized-1"}, {"arch", o.arch}, {"method", o.method}});
+    save_safetensors(o.save, list,
+                     {{"format", "loom-quantized-1"}, {"arch", o.arch}, {"method", o.method}});
   }
   if (o.json) {
     std::printf("%s\n", r.dump().c_str());
@@ -144,14 +156,17 @@ int run_quantize(const QuantizeOptions& o) {
   }
   std::printf("model: %s from %s; method %s (calibration: %lld images)\n", o.arch.c_str(),
               o.model_file.c_str(), o.method.c_str(), static_cast<long long>(calibration_count));
-  std::printf("test accuracy: float %.2f%%, quantized %.2f%%\n", 100 * float_accuracy, 100 * quantized_accuracy);
+  std::printf("test accuracy: float %.2f%%, quantized %.2f%%\n", 100 * float_accuracy,
+              100 * quantized_accuracy);
   std::printf("model bytes: float %lld, quantized %lld (%.2fx smaller)\n",
               static_cast<long long>(r["float_bytes"].get<int64_t>()),
               static_cast<long long>(r["quantized_bytes"].get<int64_t>()),
               r["float_bytes"].get<double>() / r["quantized_bytes"].get<double>());
-  std::printf("latency batch 1: float %.3f ms, quantized %.3f ms; batch 64: float %.3f ms, quantized %.3f ms\n",
-              r["float_ms_b1"].get<double>(), r["quantized_ms_b1"].get<double>(),
-              r["float_ms_b64"].get<double>(), r["quantized_ms_b64"].get<double>());
+  std::printf(
+      "latency batch 1: float %.3f ms, quantized %.3f ms; batch 64: float %.3f ms, quantized %.3f "
+      "ms\n",
+      r["float_ms_b1"].get<double>(), r["quantized_ms_b1"].get<double>(),
+      r["float_ms_b64"].get<double>(), r["quantized_ms_b64"].get<double>());
   if (!quantized->float_layers().empty()) {
     std::string names;
     for (const std::string& n : quantized->float_layers()) names += (names.empty() ? "" : ", ") + n;

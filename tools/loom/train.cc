@@ -104,8 +104,10 @@ void copy_back(const quantization::Prepared& prepared, nn::Sequential& net) {
   for (const auto& step : prepared->steps()) {
     std::shared_ptr<nn::Module> source = (*net)[std::stoul(step.name)];
     std::shared_ptr<nn::Module> trained = step.layer;
-    if (auto c = std::dynamic_pointer_cast<quantization::ConvReLU2dImpl>(trained)) trained = c->conv.ptr();
-    if (auto l = std::dynamic_pointer_cast<quantization::LinearReLUImpl>(trained)) trained = l->linear.ptr();
+    if (auto c = std::dynamic_pointer_cast<quantization::ConvReLU2dImpl>(trained))
+      trained = c->conv.ptr();
+    if (auto l = std::dynamic_pointer_cast<quantization::LinearReLUImpl>(trained))
+      trained = l->linear.ptr();
     auto from = trained->parameters(), to = source->parameters();
     for (size_t i = 0; i < from.size() && i < to.size(); ++i) to[i].copy_(from[i]);
   }
@@ -231,7 +233,8 @@ int run_train(const TrainOptions& o) {
                "--resume or another --device");
     qat.emplace(quantization::prepare_qat(
         net, quantization::QConfigMapping().set_global(quantization::default_qat_qconfig())));
-    if (reporting) std::printf("quantization-aware training: fake-quantized weights and activations\n");
+    if (reporting)
+      std::printf("quantization-aware training: fake-quantized weights and activations\n");
   }
   std::unique_ptr<optim::Optimizer> optimizer =
       make_optimizer(o.optimizer, qat ? (*qat)->parameters() : net->parameters(), o.lr, o.compile);

@@ -1,8 +1,10 @@
 // Pooling of quantized tensors (the pool family at the Quantized key): max_pool2d compares
 // the integers directly (the quantizer is monotonic) and keeps the input's quantizer and
-// memory format (channels last stays channels last, as oneDNN's convolutions make it).
+// memory format (channels last stays channels last, as oneDNN's convolutions make it);
+// avg_pool2d averages in float under the input's quantizer.
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -101,10 +103,26 @@ Tensor max_pool2d(const Tensor& self, std::span<const int64_t> kernel_size,
   return self.is_channels_last() ? nchw : dense_quantized(nchw);
 }
 
+// The average of each window in float, requantized with the input's parameters, as
+// PyTorch's quantized avg_pool2d keeps them.
+Tensor avg_pool2d(const Tensor& self, std::span<const int64_t> kernel_size,
+                  std::span<const int64_t> stride, std::span<const int64_t> padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  constexpr const char* op = "loom::avg_pool2d";
+  const LoomQuantizer& q = quantizer_of(op, self);
+  if (q.scheme != LOOM_QSCHEME_PER_TENSOR_AFFINE) {
+    refuse(op, "quantized avg_pool2d takes tensors quantized per tensor, found per channel");
+  }
+  Tensor pooled = sdk::op::avg_pool2d(sdk::op::dequantize(self), kernel_size, stride, padding,
+                                      ceil_mode, count_include_pad, divisor_override);
+  return sdk::op::quantize_per_tensor(pooled, q.scale, q.zero_point, self.dtype());
+}
+
 }  // namespace
 
 void register_quantized_pool_kernels(sdk::Registrar& r) {
   r.impl<&max_pool2d>("loom::max_pool2d", LOOM_KEY_QUANTIZED);
+  r.impl<&avg_pool2d>("loom::avg_pool2d", LOOM_KEY_QUANTIZED);
 }
 
 }  // namespace loom::quantization

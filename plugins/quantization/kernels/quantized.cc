@@ -342,7 +342,8 @@ std::tuple<Tensor, Tensor> pack_weight_only(const Tensor& weight, int64_t bits,
         } else {
           const int64_t half = group_size / 2;
           const bool high = i >= half;
-          uint8_t& byte = packed.data<uint8_t>()[(r * k + g * group_size) / 2 + (high ? i - half : i)];
+          uint8_t& byte =
+              packed.data<uint8_t>()[(r * k + g * group_size) / 2 + (high ? i - half : i)];
           const uint8_t nibble = static_cast<uint8_t>(q) & 0x0F;
           byte = high ? static_cast<uint8_t>((byte & 0x0F) | (nibble << 4))
                       : static_cast<uint8_t>((byte & 0xF0) | nibble);
@@ -382,14 +383,17 @@ float int8_row_scalar(const float* x, const void* row, const float* scales, int6
   float total = 0;
   for (int64_t g = 0; g < groups; ++g) {
     float sum = 0;
-    for (int64_t i = 0; i < group_size; ++i) sum += x[g * group_size + i] * static_cast<float>(q[g * group_size + i]);
+    for (int64_t i = 0; i < group_size; ++i)
+      sum += x[g * group_size + i] * static_cast<float>(q[g * group_size + i]);
     total += sum * scales[g];
   }
   return total;
 }
 
-__attribute__((target("avx512f,avx512bw"))) float int4_row_avx512(
-    const float* x, const void* row, const float* scales, int64_t groups, int64_t group_size) {
+__attribute__((target("avx512f,avx512bw"))) float int4_row_avx512(const float* x, const void* row,
+                                                                  const float* scales,
+                                                                  int64_t groups,
+                                                                  int64_t group_size) {
   const auto* bytes = static_cast<const uint8_t*>(row);
   const int64_t half = group_size / 2;
   __m512 total = _mm512_setzero_ps();
@@ -410,8 +414,10 @@ __attribute__((target("avx512f,avx512bw"))) float int4_row_avx512(
   return _mm512_reduce_add_ps(total);
 }
 
-__attribute__((target("avx512f,avx512bw"))) float int8_row_avx512(
-    const float* x, const void* row, const float* scales, int64_t groups, int64_t group_size) {
+__attribute__((target("avx512f,avx512bw"))) float int8_row_avx512(const float* x, const void* row,
+                                                                  const float* scales,
+                                                                  int64_t groups,
+                                                                  int64_t group_size) {
   const auto* q = static_cast<const int8_t*>(row);
   __m512 total = _mm512_setzero_ps();
   for (int64_t g = 0; g < groups; ++g) {
@@ -473,7 +479,8 @@ __attribute__((target("avx2,fma"))) float int8_row_avx2(const float* x, const vo
 }
 
 RowFn row_kernel(int64_t bits) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  static const bool avx512 =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (bits == 4) return avx512 ? &int4_row_avx512 : avx2 ? &int4_row_avx2 : &int4_row_scalar;
   return avx512 ? &int8_row_avx512 : avx2 ? &int8_row_avx2 : &int8_row_scalar;
