@@ -114,21 +114,6 @@ int64_t Quantizer::channel_zero_point(int64_t c) const {
   return static_cast<const int64_t*>(zero_points_->data())[c];
 }
 
-bool Quantizer::same_as(const Quantizer& other) const {
-  if (scheme() != other.scheme()) return false;
-  if (scheme() == QScheme::PerTensorAffine) {
-    return scale() == other.scale() && zero_point() == other.zero_point();
-  }
-  if (axis() != other.axis() || channels() != other.channels()) return false;
-  for (int64_t c = 0; c < channels(); ++c) {
-    if (channel_scale(c) != other.channel_scale(c) ||
-        channel_zero_point(c) != other.channel_zero_point(c)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string Quantizer::describe() const {
   std::ostringstream s;
   s << qscheme_name(scheme());

@@ -60,8 +60,6 @@ class Quantizer final : public RefCounted {
   const Ref<TensorImpl>& scales() const { return scales_; }
   const Ref<TensorImpl>& zero_points() const { return zero_points_; }
 
-  // Whether both map integers to the same values.
-  bool same_as(const Quantizer& other) const;
   // "per_tensor_affine, scale=0.1, zero_point=3"
   std::string describe() const;
 
