@@ -270,19 +270,6 @@ TensorBase TensorBase::view_as_real() const {
                                             2 * impl_->storage_offset(), real_part_type(dtype())));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
-  if (const Ref<Quantizer>& q = impl_->quantizer()) {
-    // A view maps its integers as its base does; per channel, only while the channel
-    // axis stays where it is with all its channels.
-    if (q->scheme() == QScheme::PerChannelAffine) {
-      const int64_t axis = q->axis();
-      LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
-                     view->strides()[axis] == impl_->strides()[axis],
-                 "as_strided",
-                 "a view of a per-channel quantized tensor must keep its channel axis ", axis, " (",
-                 impl_->sizes()[axis], " channels); dequantize() it first");
-    }
-    view->set_quantizer(q);
-  }
   return TensorBase(std::move(view));
 }
 
@@ -310,19 +297,6 @@ TensorBase TensorBase::view_as_complex() const {
                                             impl_->storage_offset() / 2, complex_type_of(dtype())));
   TensorImpl* base = impl_->view_base() != nullptr ? impl_->view_base() : impl_.get();
   view->set_view_base(Ref<TensorImpl>::retain(base));
-  if (const Ref<Quantizer>& q = impl_->quantizer()) {
-    // A view maps its integers as its base does; per channel, only while the channel
-    // axis stays where it is with all its channels.
-    if (q->scheme() == QScheme::PerChannelAffine) {
-      const int64_t axis = q->axis();
-      LOOM_CHECK(view->dim() == dim() && view->sizes()[axis] == impl_->sizes()[axis] &&
-                     view->strides()[axis] == impl_->strides()[axis],
-                 "as_strided",
-                 "a view of a per-channel quantized tensor must keep its channel axis ", axis, " (",
-                 impl_->sizes()[axis], " channels); dequantize() it first");
-    }
-    view->set_quantizer(q);
-  }
   return TensorBase(std::move(view));
 }
 
