@@ -98,6 +98,15 @@ dnnl::engine& int8_engine() {
   return engine;
 }
 
+bool int8_products_are_exact_for_full_range() {
+  // dnnl_cpu_isa_t is a bit mask: 0x40 marks AVX-512 VNNI, 0x400 AVX-VNNI.
+  static const bool exact = [] {
+    const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+    return (isa & 0x40u) != 0 || (isa & 0x400u) != 0;
+  }();
+  return exact;
+}
+
 dnnl::stream& int8_stream() {
   thread_local dnnl::stream stream(int8_engine());
   return stream;

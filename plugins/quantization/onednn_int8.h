@@ -31,6 +31,12 @@ namespace loom::quantization {
 dnnl::engine& int8_engine();
 dnnl::stream& int8_stream();
 
+// Whether oneDNN's int8 kernels here multiply u8 x s8 without saturating: with VNNI
+// (AVX-512 or AVX) they accumulate in s32; without it they sum pairs of u8 x s8
+// products in s16 (vpmaddubsw), which saturates once activations exceed 127 (Note
+// [Integer products on oneDNN]). Follows ONEDNN_MAX_CPU_ISA.
+bool int8_products_are_exact_for_full_range();
+
 // s32 accumulators of a product: src [m, k] (u8 with zero point src_zp) times the
 // weights [n, k] (s8, row-major) into acc [m, n].
 void int8_matmul(const uint8_t* src, int64_t m, int64_t k, int32_t src_zp,

@@ -39,6 +39,12 @@ TEST_F(QuantizationFlows, ObserversChooseParametersAsPyTorchDoes) {
   q::QParams p = affine.calculate_qparams();
   EXPECT_NEAR(p.scale, 4.0 / 255, 1e-12);
   EXPECT_EQ(p.zero_point, 64);  // 0 - round(-1 / scale) = round(63.75)
+  // reduce_range: one bit fewer, as PyTorch's x86 qconfig on CPUs without VNNI.
+  q::MinMaxObserverImpl reduced;
+  reduced.set_reduce_range(true);
+  reduced.forward(x);
+  EXPECT_NEAR(reduced.calculate_qparams().scale, 4.0 / 127, 1e-12);
+  EXPECT_EQ(reduced.calculate_qparams().zero_point, 32);  // round(31.75)
   q::MinMaxObserverImpl symmetric(ScalarType::QInt8, q::QScheme::PerTensorSymmetric);
   symmetric.forward(x);
   EXPECT_NEAR(symmetric.calculate_qparams().scale, 3.0 / 127.5, 1e-12);

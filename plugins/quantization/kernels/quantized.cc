@@ -114,6 +114,21 @@ void check_output(const char* op, double scale, int64_t zero_point, LoomDType dt
                    " of the output");
 }
 
+// Whether oneDNN's int8 kernels compute these activations exactly (Note [Integer products
+// on oneDNN]): always with VNNI, else when no byte exceeds 127.
+bool int8_path_is_exact(const Activation& x, int64_t count) {
+  if (int8_products_are_exact_for_full_range() || count == 0) return true;
+  return *std::max_element(x.data, x.data + count) <= 127;
+}
+
+// The float reference of a quantized layer: y = op(dequantized input, dequantized
+// weights, bias), ReLU, quantized to the output's parameters.
+Tensor requantized_reference(Tensor y, bool relu, double scale, int64_t zero_point,
+                             LoomDType dtype) {
+  if (relu) y = sdk::op::relu(y);
+  return sdk::op::quantize_per_tensor(y, scale, zero_point, dtype);
+}
+
 Requantize requantization(double input_scale, const std::vector<double>& weight_scales,
                           std::vector<float> bias, bool relu, double out_scale, int64_t out_zp) {
   Requantize r;
@@ -147,14 +162,19 @@ Tensor quantized_linear(const Tensor& input, const Tensor& weight,
   check_output(op, output_scale, output_zero_point, input.dtype());
   Activation x = activation(op, input, false);
   Weights w = weights(op, weight, n);
+  std::vector<float> b = float_bias(op, bias, n);
   const int64_t m = k == 0 ? 0 : input.numel() / k;
+  if (!int8_path_is_exact(x, m * k)) {
+    return requantized_reference(
+        sdk::op::linear(sdk::op::dequantize(input), sdk::op::dequantize(w.dense), bias), relu,
+        output_scale, output_zero_point, input.dtype());
+  }
   std::vector<int32_t> acc(static_cast<size_t>(m * n));
   if (m > 0 && n > 0) int8_matmul(x.data, m, k, x.zero_point, w.dense, acc.data(), n);
   Tensor out = sdk::empty_quantized(with_last(input.sizes(), n), input.dtype(),
                                     per_tensor_quantizer(output_scale, output_zero_point));
   requantize(acc.data(), m, n,
-             requantization(x.scale, w.scales, float_bias(op, bias, n), relu, output_scale,
-                            output_zero_point),
+             requantization(x.scale, w.scales, std::move(b), relu, output_scale, output_zero_point),
              input.dtype(), out.data<void>());
   return out;
 }
@@ -209,12 +229,18 @@ Tensor quantized_conv2d(const Tensor& input, const Tensor& weight,
   }
   Activation x = activation(op, input, /*nhwc=*/true);
   Weights w = weights(op, weight, s.out_channels);
+  const std::vector<float> b = float_bias(op, bias, s.out_channels);
+  if (!int8_path_is_exact(x, input.numel())) {
+    return requantized_reference(
+        sdk::op::conv2d(sdk::op::dequantize(input), sdk::op::dequantize(w.dense), bias, stride,
+                        padding, dilation, groups),
+        relu, output_scale, output_zero_point, input.dtype());
+  }
   // oneDNN requantizes as it writes (Note [Integer products on oneDNN]).
   ConvOutput o;
   o.relu = relu;
   o.zero_point = static_cast<int32_t>(output_zero_point);
   o.is_signed = input.dtype() == LOOM_DTYPE_QINT8;
-  const std::vector<float> b = float_bias(op, bias, s.out_channels);
   for (int64_t c = 0; c < s.out_channels; ++c) {
     const double product = x.scale * w.scales[c];
     o.scales.push_back(static_cast<float>(product / output_scale));
@@ -271,17 +297,19 @@ Tensor dynamic_quantized_linear(const Tensor& input, const Tensor& weight,
   Weights w = weights(op, weight, n);
   const Tensor x = float32_contiguous(input);
   const int64_t count = x.numel(), m = k == 0 ? 0 : count / k;
-  // quint8 over [min(x, 0), max(x, 0)], as PyTorch's dynamic quantization chooses.
+  // quint8 over [min(x, 0), max(x, 0)], as PyTorch's dynamic quantization chooses; 7 bits
+  // where the int8 kernels would saturate on 8 (PyTorch's reduce_range).
+  const int64_t top = int8_products_are_exact_for_full_range() ? 255 : 127;
   float lo = 0, hi = 0;
   for (int64_t i = 0; i < count; ++i) {
     lo = std::min(lo, x.data<float>()[i]);
     hi = std::max(hi, x.data<float>()[i]);
   }
-  const double scale = hi > lo ? (static_cast<double>(hi) - lo) / 255.0 : 1.0;
-  const int64_t zp = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, 255);
+  const double scale = hi > lo ? (static_cast<double>(hi) - lo) / static_cast<double>(top) : 1.0;
+  const int64_t zp = std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(-lo / scale)), 0, top);
   std::vector<uint8_t> q(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
-    q[i] = static_cast<uint8_t>(quantize_value(x.data<float>()[i], scale, zp, 0, 255));
+    q[i] = static_cast<uint8_t>(quantize_value(x.data<float>()[i], scale, zp, 0, top));
   }
   std::vector<int32_t> acc(static_cast<size_t>(m * n));
   if (m > 0 && n > 0) int8_matmul(q.data(), m, k, static_cast<int32_t>(zp), w.dense, acc.data(), n);

@@ -57,6 +57,10 @@ class ObserverImpl : public nn::Module {
   bool has_observed() const { return observed_; }
   ScalarType dtype() const { return dtype_; }
   QScheme qscheme() const { return scheme_; }
+  // PyTorch's reduce_range: one bit fewer (quint8 [0, 127], qint8 [-64, 63]), for CPUs
+  // whose int8 products saturate on 8-bit activations (AVX2 without VNNI).
+  void set_reduce_range(bool on) { reduce_range_ = on; }
+  bool reduce_range() const { return reduce_range_; }
 
  protected:
   virtual void observe(const Tensor& x) = 0;  // x: detached, float
@@ -68,6 +72,7 @@ class ObserverImpl : public nn::Module {
   ScalarType dtype_;
   QScheme scheme_;
   bool observed_ = false;
+  bool reduce_range_ = false;
 };
 using ObserverFactory = std::function<std::shared_ptr<ObserverImpl>()>;
 
@@ -162,9 +167,9 @@ struct QConfig {
   ObserverFactory activation;
   ObserverFactory weight;
 };
-// x86's defaults (PyTorch's "x86" qconfig with full-range activations: oneDNN computes
-// u8 x s8 without overflow): histogram quint8 activations, per-channel symmetric qint8
-// weights.
+// x86's defaults (PyTorch's "x86" qconfig): histogram quint8 activations, per-channel
+// symmetric qint8 weights; the activations use all 8 bits on CPUs with VNNI and 7
+// (reduce_range) on others, where oneDNN's int8 products would saturate.
 QConfig default_qconfig();
 // For quantization-aware training: moving-average activations, per-channel weights.
 QConfig default_qat_qconfig();

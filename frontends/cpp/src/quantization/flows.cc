@@ -352,13 +352,32 @@ Prepared prepare_steps(const nn::Sequential& model, const QConfigMapping& mappin
 
 // --- configuration ---
 
+namespace {
+// Whether this CPU multiplies u8 x s8 in 32 bits (VNNI): oneDNN's kernels without it
+// saturate on 8-bit activations, so the default qconfigs give them 7.
+bool cpu_has_vnni() {
+  static const bool vnni =
+      __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  return vnni;
+}
+
+template <typename Observer>
+ObserverFactory activations() {
+  return [] {
+    auto observer = std::make_shared<Observer>();
+    observer->set_reduce_range(!cpu_has_vnni());
+    return observer;
+  };
+}
+}  // namespace
+
 QConfig default_qconfig() {
-  return {[] { return std::make_shared<HistogramObserverImpl>(); },
+  return {activations<HistogramObserverImpl>(),
           [] { return std::make_shared<PerChannelMinMaxObserverImpl>(); }};
 }
 
 QConfig default_qat_qconfig() {
-  return {[] { return std::make_shared<MovingAverageMinMaxObserverImpl>(); },
+  return {activations<MovingAverageMinMaxObserverImpl>(),
           [] { return std::make_shared<PerChannelMinMaxObserverImpl>(); }};
 }
 

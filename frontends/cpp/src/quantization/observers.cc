@@ -29,15 +29,19 @@ bool symmetric(QScheme s) {
 }
 
 // One (scale, zero point) for [lo, hi] (widened to hold 0).
-std::pair<double, int64_t> choose(double lo, double hi, ScalarType dtype, QScheme scheme) {
+std::pair<double, int64_t> choose(double lo, double hi, ScalarType dtype, QScheme scheme,
+                                  bool reduce_range) {
   lo = std::min(lo, 0.0);
   hi = std::max(hi, 0.0);
-  const double qmin = static_cast<double>(qmin_of(dtype)),
-               qmax = static_cast<double>(qmax_of(dtype));
+  double qmin = static_cast<double>(qmin_of(dtype)), qmax = static_cast<double>(qmax_of(dtype));
+  if (reduce_range) {
+    qmin = dtype == ScalarType::QInt8 ? -64 : 0;
+    qmax = dtype == ScalarType::QInt8 ? 63 : 127;
+  }
   if (symmetric(scheme)) {
     const double amax = std::max(-lo, hi);
     const double scale = std::max(amax / ((qmax - qmin) / 2), kEps);
-    const int64_t zp = dtype == ScalarType::QUInt8 ? 128 : 0;
+    const int64_t zp = dtype == ScalarType::QUInt8 ? (reduce_range ? 64 : 128) : 0;
     return {scale, zp};
   }
   const double scale = std::max((hi - lo) / (qmax - qmin), kEps);
@@ -88,7 +92,7 @@ QParams ObserverImpl::from_range(double min, double max) const {
   LOOM_CHECK(observed_, kWhat, type_name(),
              " has observed nothing: run calibration data "
              "through the prepared model before convert");
-  auto [scale, zp] = choose(min, max, dtype_, scheme_);
+  auto [scale, zp] = choose(min, max, dtype_, scheme_, reduce_range_);
   QParams q;
   q.dtype = dtype_;
   q.scale = scale;
@@ -173,7 +177,7 @@ QParams PerChannelMinMaxObserverImpl::calculate_qparams() const {
   q.scales = empty({n}, TensorOptions().dtype(ScalarType::Float64));
   q.zero_points = empty({n}, TensorOptions().dtype(ScalarType::Int64));
   for (int64_t c = 0; c < n; ++c) {
-    auto [scale, zp] = choose(min_[c], max_[c], dtype(), qscheme());
+    auto [scale, zp] = choose(min_[c], max_[c], dtype(), qscheme(), reduce_range());
     q.scales.data<double>()[c] = scale;
     q.zero_points.data<int64_t>()[c] = zp;
   }
