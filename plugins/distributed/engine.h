@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -162,6 +163,20 @@ using LoomDistributedEngineFactory = Engine* (*)(Store* store, const EngineOptio
                                                  std::string* error);
 }
 #define LOOM_DISTRIBUTED_ENGINE_FACTORY "loom_distributed_make_engine"
+
+// The body of a module's factory: the engine `make` returns, or nullptr with *error set to
+// why it could not be made (a factory never lets an exception cross the C boundary).
+template <typename Make>
+Engine* make_engine_or_report(std::string* error, Make&& make) {
+  try {
+    return make();
+  } catch (const std::exception& e) {
+    *error = e.what();
+  } catch (...) {
+    *error = "unknown error";
+  }
+  return nullptr;
+}
 extern "C" {
 using LoomDistributedMpiWorld = int (*)(int* rank, int* size, std::string* error);
 }

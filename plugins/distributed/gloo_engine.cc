@@ -161,12 +161,6 @@ class GlooEngine final : public Engine {
 extern "C" __attribute__((visibility("default"))) loom::distributed::Engine*
 loom_distributed_make_engine(loom::distributed::Store* store,
                              const loom::distributed::EngineOptions* options, std::string* error) {
-  try {
-    return new loom::distributed::GlooEngine(*store, *options);
-  } catch (const std::exception& e) {
-    *error = e.what();
-  } catch (...) {
-    *error = "unknown error";
-  }
-  return nullptr;
+  return loom::distributed::make_engine_or_report(
+      error, [&] { return new loom::distributed::GlooEngine(*store, *options); });
 }

@@ -328,14 +328,8 @@ class MpiEngine final : public Engine {
 extern "C" __attribute__((visibility("default"))) loom::distributed::Engine*
 loom_distributed_make_engine(loom::distributed::Store*,
                              const loom::distributed::EngineOptions* options, std::string* error) {
-  try {
-    return new loom::distributed::MpiEngine(*options);
-  } catch (const std::exception& e) {
-    *error = e.what();
-  } catch (...) {
-    *error = "unknown error";
-  }
-  return nullptr;
+  return loom::distributed::make_engine_or_report(
+      error, [&] { return new loom::distributed::MpiEngine(*options); });
 }
 
 // This process's rank and the world's size as MPI knows them (mpirun started it).

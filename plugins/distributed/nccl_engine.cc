@@ -355,13 +355,8 @@ class NcclEngine final : public Engine {
 extern "C" __attribute__((visibility("default"))) loom::distributed::Engine*
 loom_distributed_make_engine(loom::distributed::Store* store,
                              const loom::distributed::EngineOptions* options, std::string* error) {
-  try {
+  return loom::distributed::make_engine_or_report(error, [&] {
     if (store == nullptr) throw std::runtime_error("the nccl engine needs a rendezvous store");
     return new loom::distributed::NcclEngine(*store, *options);
-  } catch (const std::exception& e) {
-    *error = e.what();
-  } catch (...) {
-    *error = "unknown error";
-  }
-  return nullptr;
+  });
 }

@@ -127,12 +127,17 @@ nn::Conv2d fold_batch_norm(const nn::Conv2dImpl& conv, const nn::BatchNorm2dImpl
 
 // --- quantized layers ---
 
+// A layer's output parameters as buffers of its state dict ("scale", "zero_point").
+void register_output_params(nn::Module& m, double scale, int64_t zero_point) {
+  m.register_buffer("scale", scalar_tensor(scale, TensorOptions().dtype(ScalarType::Float64)));
+  m.register_buffer("zero_point", scalar_tensor(static_cast<double>(zero_point),
+                                                TensorOptions().dtype(ScalarType::Int64)));
+}
+
 class QuantizeImpl : public nn::Module {
  public:
   explicit QuantizeImpl(QParams q) : nn::Module("Quantize"), q_(std::move(q)) {
-    register_buffer("scale", scalar_tensor(q_.scale, TensorOptions().dtype(ScalarType::Float64)));
-    register_buffer("zero_point", scalar_tensor(static_cast<double>(q_.zero_point),
-                                                TensorOptions().dtype(ScalarType::Int64)));
+    register_output_params(*this, q_.scale, q_.zero_point);
   }
   Tensor forward(const Tensor& x) const { return quantize(x.to(ScalarType::Float32), q_); }
 
@@ -167,55 +172,55 @@ Tensor quantized_weight(const QConfig& qconfig, const Tensor& weight, const std:
   return quantize(weight.detach().contiguous(), q);
 }
 
-void register_output_params(nn::Module& m, double scale, int64_t zero_point) {
-  m.register_buffer("scale", scalar_tensor(scale, TensorOptions().dtype(ScalarType::Float64)));
-  m.register_buffer("zero_point", scalar_tensor(static_cast<double>(zero_point),
-                                                TensorOptions().dtype(ScalarType::Int64)));
-}
-
-class QuantizedLinearImpl : public nn::Module {
- public:
-  QuantizedLinearImpl(Tensor weight, std::optional<Tensor> bias, QParams out, bool relu)
-      : nn::Module(relu ? "QuantizedLinearReLU" : "QuantizedLinear"),
+// What an int8 layer holds: its quantized weights, float bias, output parameters and
+// whether ReLU is fused, all in its state dict.
+class QuantizedLayerImpl : public nn::Module {
+ protected:
+  QuantizedLayerImpl(std::string type, Tensor weight, std::optional<Tensor> bias, QParams out,
+                     bool relu)
+      : nn::Module(std::move(type)),
         weight_(register_buffer("weight", std::move(weight))),
-        bias_(bias),
+        bias_(std::move(bias)),
         out_(std::move(out)),
         relu_(relu) {
     if (bias_) register_buffer("bias", *bias_);
     register_output_params(*this, out_.scale, out_.zero_point);
   }
-  Tensor forward(const Tensor& x) const {
-    return quantized_linear(x, weight_, bias_, out_.scale, out_.zero_point, relu_);
-  }
-
- protected:
-  std::string extra_repr() const override {
+  std::string output_repr() const {
     std::ostringstream s;
-    s << "in_features=" << weight_.size(1) << ", out_features=" << weight_.size(0)
-      << ", scale=" << out_.scale << ", zero_point=" << out_.zero_point;
+    s << "scale=" << out_.scale << ", zero_point=" << out_.zero_point;
     return s.str();
   }
 
- private:
   Tensor& weight_;
   std::optional<Tensor> bias_;
   QParams out_;
   bool relu_;
 };
 
-class QuantizedConv2dImpl : public nn::Module {
+class QuantizedLinearImpl : public QuantizedLayerImpl {
+ public:
+  QuantizedLinearImpl(Tensor weight, std::optional<Tensor> bias, QParams out, bool relu)
+      : QuantizedLayerImpl(relu ? "QuantizedLinearReLU" : "QuantizedLinear", std::move(weight),
+                           std::move(bias), std::move(out), relu) {}
+  Tensor forward(const Tensor& x) const {
+    return quantized_linear(x, weight_, bias_, out_.scale, out_.zero_point, relu_);
+  }
+
+ protected:
+  std::string extra_repr() const override {
+    return "in_features=" + std::to_string(weight_.size(1)) +
+           ", out_features=" + std::to_string(weight_.size(0)) + ", " + output_repr();
+  }
+};
+
+class QuantizedConv2dImpl : public QuantizedLayerImpl {
  public:
   QuantizedConv2dImpl(nn::Conv2dOptions options, Tensor weight, std::optional<Tensor> bias,
                       QParams out, bool relu)
-      : nn::Module(relu ? "QuantizedConvReLU2d" : "QuantizedConv2d"),
-        options_(std::move(options)),
-        weight_(register_buffer("weight", std::move(weight))),
-        bias_(bias),
-        out_(std::move(out)),
-        relu_(relu) {
-    if (bias_) register_buffer("bias", *bias_);
-    register_output_params(*this, out_.scale, out_.zero_point);
-  }
+      : QuantizedLayerImpl(relu ? "QuantizedConvReLU2d" : "QuantizedConv2d", std::move(weight),
+                           std::move(bias), std::move(out), relu),
+        options_(std::move(options)) {}
   Tensor forward(const Tensor& x) const {
     return quantized_conv2d(x, weight_, bias_, options_.stride().values(),
                             options_.padding().values(), options_.dilation().values(),
@@ -224,19 +229,12 @@ class QuantizedConv2dImpl : public nn::Module {
 
  protected:
   std::string extra_repr() const override {
-    std::ostringstream s;
-    s << options_.in_channels() << ", " << options_.out_channels()
-      << ", kernel_size=" << options_.kernel_size().to_string() << ", scale=" << out_.scale
-      << ", zero_point=" << out_.zero_point;
-    return s.str();
+    return std::to_string(options_.in_channels()) + ", " + std::to_string(options_.out_channels()) +
+           ", kernel_size=" + options_.kernel_size().to_string() + ", " + output_repr();
   }
 
  private:
   nn::Conv2dOptions options_;
-  Tensor& weight_;
-  std::optional<Tensor> bias_;
-  QParams out_;
-  bool relu_;
 };
 
 class DynamicQuantizedLinearImpl : public nn::Module {
