@@ -45,6 +45,10 @@ std::span<const OpSample> copy_samples() {
       OpSample{"loom::_local_scalar_dense", {T({})}}.no_meta("reads the element's value"),
       OpSample{"loom::_local_scalar_dense", {T({1}, kI64)}}.no_meta("reads the element's value"),
       OpSample{"loom::_local_scalar_dense", {T({2})}}.raises("expected a tensor of one element"),
+      // Quantized copies (Note [Quantized samples]); the strided check copies views.
+      OpSample{"loom::clone", {Q({2, 3})}}.against({}),
+      OpSample{"loom::clone", {QC({3, 4}, 0)}}.against({}),
+      OpSample{"loom::contiguous", {Q({3, 4}, kQI8)}}.against({}),
   };
   return samples;
 }

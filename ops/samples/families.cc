@@ -1,5 +1,5 @@
 // The sample families the build finds (sample_families.inc, Note [Op families as data])
-// and their union, and check names (Note [Op samples] in
+// and their union, check names and which samples are quantized (Note [Op samples] in
 // loom/ops/samples.h).
 #include "loom/ops/samples.h"
 
@@ -19,6 +19,25 @@ std::string_view check_name(Check check) {
       return "strided";
   }
   return "?";
+}
+
+bool has_quantized_tensors(const OpSample& sample) {
+  auto quantized = [](const SampleArg& a) {
+    if (auto* spec = std::get_if<TensorSpec>(&a)) return is_quantized(spec->dtype);
+    if (auto* list = std::get_if<std::vector<TensorSpec>>(&a)) {
+      for (const TensorSpec& spec : *list) {
+        if (is_quantized(spec.dtype)) return true;
+      }
+    }
+    return false;
+  };
+  for (const SampleArg& a : sample.args) {
+    if (quantized(a)) return true;
+  }
+  for (const auto& kv : sample.kwargs) {
+    if (quantized(kv.second)) return true;
+  }
+  return false;
 }
 
 std::span<const SampleFamily> sample_families() {

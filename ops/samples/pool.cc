@@ -130,6 +130,18 @@ std::vector<OpSample> make() {
   s.push_back({"loom::_adaptive_avg_pool2d_backward", {T({3, 4, 4}, kF64), T({3, 6, 5}, kF64)}});
   s.push_back(OpSample{"loom::avg_pool3d", {T({2, 3, 4}), L({2, 2, 2})}}.raises(
       "expected a 4-D (unbatched) or 5-D (batched) input"));
+  // Quantized pooling (Note [Quantized samples]).
+  s.push_back(OpSample{"loom::max_pool2d", {Q({1, 2, 5, 5}), L({2, 2})}}.against({}));
+  s.push_back(OpSample{
+      "loom::max_pool2d",
+      {Q({2, 1, 6, 5}, kQI8), L({3, 3}), L({2, 2}), L({1, 1})},
+      {{"ceil_mode",
+        B(true)}}}.against({}));
+  s.push_back(OpSample{"loom::avg_pool2d", {Q({1, 2, 5, 5}), L({2, 2})}}.against({}));
+  s.push_back(OpSample{"loom::avg_pool2d",
+                       {Q({2, 1, 6, 5}, kQI8), L({3, 3}), L({2, 2}), L({1, 1})},
+                       {{"ceil_mode", B(true)}, {"count_include_pad", B(false)}}}
+                  .against({}));
   return s;
 }
 

@@ -1,8 +1,7 @@
-// Samples of the quantization family. Sample tensors are float (the model has no
-// quantized TensorSpec), so the ops that read quantized tensors show their refusal of a
-// float one, and dequantize its pass-through; tests/quantization/ checks them on
-// quantized tensors. Quantized results compare by their integers and quantizers
-// (testing/sample_runner/comparison.cc); they have no meta kernels.
+// Samples of the quantization family: quantizing float tensors, the readers' refusal of a
+// float one and dequantize's pass-through; dequantize of quantized tensors (Note [Quantized
+// samples]) for `loom conform --backend quantized`. Quantized results compare by their
+// integers and quantizers (testing/sample_runner/comparison.cc); they have no meta kernels.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -10,8 +9,6 @@ namespace {
 
 using namespace sample_helpers;
 
-constexpr ScalarType kQI8 = ScalarType::QInt8;
-constexpr ScalarType kQU8 = ScalarType::QUInt8;
 constexpr const char* kNoMeta = "quantized tensors have no meta kernels";
 constexpr const char* kNotQuantized = "expected a quantized tensor, found float32";
 
@@ -23,7 +20,7 @@ std::vector<OpSample> make() {
   return {
       quantizing("loom::quantize_per_tensor", {T({2, 3}), D(0.05), I(3), kQI8}),
       quantizing("loom::quantize_per_tensor", {T({4}, kF64), D(0.02), I(128), kQU8}),
-      quantizing("loom::quantize_per_tensor", {T({}), D(0.5), I(0), ScalarType::QInt32}),
+      quantizing("loom::quantize_per_tensor", {T({}), D(0.5), I(0), kQI32}),
       OpSample{"loom::quantize_per_tensor", {T({3}, kI64), D(0.1), I(0), kQI8}}.raises(
           "expected a floating-point tensor to quantize, found int64"),
       OpSample{"loom::quantize_per_tensor", {T({3}), D(0.0), I(0), kQI8}}.raises(
@@ -57,6 +54,11 @@ std::vector<OpSample> make() {
           "loom::fake_quantize_per_channel_affine",
           {T({2, 3}), T({2}, kF32, Fill::Positive), T({2}, kI64, Fill::SmallInt), I(0), I(5), I(1)}}
           .raises("quant_min (5) must not exceed quant_max (1)"),
+      // Quantized inputs (Note [Quantized samples]).
+      OpSample{"loom::dequantize", {Q({2, 3})}}.against({.float_op = "loom::clone"}),
+      OpSample{"loom::dequantize", {QC({3, 4}, 0)}}.against({.float_op = "loom::clone"}),
+      OpSample{"loom::quantize_per_tensor", {Q({3}), D(0.1), I(0), kQI8}}.raises(
+          "expected a floating-point tensor to quantize, found quint8"),
   };
 }
 

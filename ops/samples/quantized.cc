@@ -1,8 +1,7 @@
-// Samples of the quantized family. Sample tensors are float (the model has no quantized
-// TensorSpec): the ops on quantized operands show their refusal of float ones, and the
-// float-in ops (weight packing, the weight-only layer) run on values; the products and
-// convolutions are checked against their float references on quantized tensors in
-// tests/quantization/.
+// Samples of the quantized family: on float tensors, the refusals of the ops that need
+// quantized operands and the float-in ops (weight packing, the weight-only layer); on
+// quantized tensors (Note [Quantized samples]), the products, convolutions, add and mul
+// against their float references, which `loom conform --backend quantized` checks.
 #include "loom/ops/samples.h"
 
 namespace loom::ops {
@@ -12,6 +11,12 @@ using namespace sample_helpers;
 
 constexpr const char* kNotQuantized = "expected a quantized tensor, found float32";
 constexpr const char* kNoMeta = "quantized kernels have no meta kernels";
+// The float references (Note [Quantized samples]): the op's leading arguments, then its
+// output scale and zero point, then its relu flag.
+const QuantizedReference kLinear{"loom::linear", 3, 3, 4, 5};
+const QuantizedReference kConv2d{"loom::conv2d", 7, 7, 8, 9};
+const QuantizedReference kAdd{"loom::add.Tensor", 2, 2, 3, 4};
+const QuantizedReference kMul{"loom::mul.Tensor", 2, 2, 3, 4};
 
 std::vector<OpSample> make() {
   const TensorSpec packed_int8 = T({3, 64}, ScalarType::Int8, Fill::SmallInt);
@@ -38,6 +43,39 @@ std::vector<OpSample> make() {
       OpSample{"loom::weight_only_linear",
                {T({2, 64}), packed_int8, T({3, 2}, kF32, Fill::Positive), none(), I(4), I(32)}}
           .raises("expected uint8 packed weights for 4 bits (loom::pack_weight_only), found int8"),
+      // Quantized operands (Note [Quantized samples]): each against the float op on the
+      // dequantized inputs, requantized to the output scale and zero point given.
+      OpSample{"loom::quantized_linear", {Q({2, 8}), Q({4, 8}, kQI8), T({4}), D(0.05), I(128)}}
+          .against(kLinear),
+      OpSample{"loom::quantized_linear",
+               {Q({3, 16}, kQI8), QC({5, 16}, 0), none(), D(0.1), I(-20), B(true)}}
+          .against(kLinear),
+      OpSample{"loom::quantized_linear", {Q({2, 8}), Q({4, 8}), none(), D(0.05), I(128)}}.raises(
+          "expected qint8 weights, found quint8"),
+      OpSample{"loom::quantized_conv2d",
+               {Q({1, 4, 6, 6}), QC({6, 2, 3, 3}, 0), T({6}), L({1, 1}), L({1, 1}), L({1, 1}), I(2),
+                D(0.1), I(128), B(true)}}
+          .against(kConv2d)
+          .with_note("per-channel weights, two groups, fused relu"),
+      OpSample{"loom::quantized_conv2d",
+               {Q({2, 3, 7, 7}), Q({4, 3, 3, 3}, kQI8), none(), L({2, 2}), L({0, 0}), L({1, 1}),
+                I(1), D(0.05), I(128)}}
+          .against(kConv2d),
+      OpSample{"loom::quantized_add", {Q({2, 3}), Q({2, 3}), D(0.05), I(128)}}.against(kAdd),
+      OpSample{"loom::quantized_add", {Q({2, 3}, kQI8), Q({3}, kQI8), D(0.04), I(0), B(true)}}
+          .against(kAdd)
+          .with_note("broadcast, fused relu"),
+      OpSample{"loom::quantized_add", {Q({2, 3}), T({2, 3}), D(0.05), I(128)}}.raises(
+          kNotQuantized),
+      OpSample{"loom::quantized_mul", {Q({2, 3}), Q({2, 3}), D(0.1), I(128)}}.against(kMul),
+      OpSample{"loom::quantized_mul", {Q({4, 1}, kQI8), Q({3}, kQI8), D(0.05), I(0)}}.against(kMul),
+      OpSample{"loom::quantized_mul", {Q({2, 3}), Q({2, 3}, kQI8), D(0.1), I(0)}}.raises(
+          "expected operands of one quantized dtype, found quint8 and qint8"),
+      OpSample{"loom::dynamic_quantized_linear", {T({2, 8}), Q({4, 8}, kQI8), T({4})}}
+          .against({.float_op = "loom::linear", .arity = 3})
+          .tol(0.1)
+          .with_note("float activations quantized per call to 8 bits (7 without VNNI): within "
+                     "their quantization error"),
   };
 }
 

@@ -117,6 +117,10 @@ std::vector<OpSample> make() {
           "expected a tensor of dtype float64, found float32"),
       OpSample{"loom::_assert_tensor_metadata", {T({2, 3}), L({3, 2})}}.raises(
           "expected a tensor of shape [3, 2], found [2, 3]"),
+      // Quantized concatenation and flattening (Note [Quantized samples]).
+      OpSample{"loom::cat", {TL({Q({2, 3}), Q({1, 3})})}}.against({}),
+      OpSample{"loom::cat", {TL({Q({2, 3}, kQI8), Q({2, 2}, kQI8)}), I(1)}}.against({}),
+      OpSample{"loom::flatten.using_ints", {Q({2, 3, 4}), I(1)}}.against({}),
   };
   return s;
 }

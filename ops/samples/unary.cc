@@ -142,6 +142,9 @@ std::vector<OpSample> make() {
       OpSample{"loom::bitwise_not", {T({2})}}.raises("expected an integer or bool tensor"),
   };
   s.insert(s.end(), clamps.begin(), clamps.end());
+  // Quantized relu (Note [Quantized samples]); relu_ is its in-place variant.
+  s.push_back(OpSample{"loom::relu", {Q({2, 3})}}.against({}));
+  s.push_back(OpSample{"loom::relu", {Q({4, 5}, kQI8)}}.against({}));
   return s;
 }
 

@@ -94,6 +94,9 @@ std::vector<OpSample> make() {
       {"loom::squeeze.dims", {T({2, 1}, kI64), L({-1, 0})}},
       {"loom::squeeze.dims", {T({}), L({0})}},
       OpSample{"loom::squeeze.dims", {T({1, 2}), L({0, 0})}}.raises("appears twice"),
+      // Views of quantized tensors keep the quantizer (Note [Quantized samples]).
+      OpSample{"loom::view", {Q({2, 3, 4}), L({4, -1})}}.against({}).no_strided(needs_strides),
+      OpSample{"loom::permute", {Q({2, 3, 4}, kQI8), L({2, 0, 1})}}.against({}),
   };
   return s;
 }

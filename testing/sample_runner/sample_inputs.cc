@@ -95,7 +95,58 @@ Tensor non_contiguous_empty(const std::vector<int64_t>& shape, ScalarType dtype,
   return empty(reversed, options).select(n, 1).permute(perm);
 }
 
+namespace {
+
+// A quantized spec (Note [Quantized samples]): the float values of its fill quantized with
+// fixed parameters. Non-contiguous per tensor: quantized inside a larger float tensor laid
+// out as non_contiguous_empty's, then viewed as it does (views keep the quantizer), so the
+// integers are the contiguous tensor's. Per channel stays contiguous in every layout.
+Tensor build_quantized(const TensorSpec& spec, uint64_t seed, Layout layout) {
+  TensorSpec float_spec = spec;
+  float_spec.dtype = ScalarType::Float32;
+  float_spec.channel_axis = -1;
+  if (spec.channel_axis >= 0) {
+    const int64_t rank = static_cast<int64_t>(spec.shape.size());
+    LOOM_CHECK(spec.channel_axis < rank && spec.dtype == ScalarType::QInt8, "sample runner",
+               "a per-channel sample tensor must be qint8 with its axis among its ", rank,
+               " dims, found axis ", spec.channel_axis, " of ", scalar_type_name(spec.dtype));
+    const int64_t channels = spec.shape[static_cast<size_t>(spec.channel_axis)];
+    std::vector<double> scales;
+    for (int64_t c = 0; c < channels; ++c) scales.push_back(0.01 * static_cast<double>(1 + c % 3));
+    Tensor scale_tensor = empty({channels}, TensorOptions().dtype(ScalarType::Float64));
+    if (channels > 0)
+      std::memcpy(scale_tensor.data_ptr(), scales.data(), channels * sizeof(double));
+    return quantize_per_channel(build_tensor(float_spec, seed, Layout::Contiguous), scale_tensor,
+                                zeros({channels}, TensorOptions().dtype(ScalarType::Int64)),
+                                spec.channel_axis, spec.dtype);
+  }
+  const double scale = spec.dtype == ScalarType::QUInt8  ? 0.025
+                       : spec.dtype == ScalarType::QInt8 ? 0.02
+                                                         : 0.001;
+  const int64_t zero_point = spec.dtype == ScalarType::QUInt8 ? 128 : 0;
+  const Tensor values = build_tensor(float_spec, seed, Layout::Contiguous);
+  const int64_t n = static_cast<int64_t>(spec.shape.size());
+  if (layout != Layout::NonContiguous || n == 0) {
+    return quantize_per_tensor(values, scale, zero_point, spec.dtype);
+  }
+  std::vector<int64_t> reversed(spec.shape.rbegin(), spec.shape.rend()), perm;
+  reversed.push_back(2);
+  for (int64_t i = n - 1; i >= 0; --i) perm.push_back(i);
+  Tensor wide = zeros(reversed, TensorOptions().dtype(ScalarType::Float32));
+  copy_(wide.select(n, 1).permute(perm), values);
+  return quantize_per_tensor(wide, scale, zero_point, spec.dtype).select(n, 1).permute(perm);
+}
+
+}  // namespace
+
 Tensor build_tensor(const TensorSpec& spec, uint64_t seed, Layout layout, Device device) {
+  if (is_quantized(spec.dtype)) {
+    LOOM_CHECK(layout != Layout::Meta && device == kCpuDevice, "sample runner",
+               "quantized sample tensors are built on the cpu only (Note [Quantized samples]), "
+               "found a ",
+               layout == Layout::Meta ? "meta" : "non-cpu", " build");
+    return build_quantized(spec, seed, layout);
+  }
   if (layout == Layout::Meta) {
     return empty(spec.shape, TensorOptions().dtype(spec.dtype).device(kMetaDevice));
   }
@@ -189,7 +240,9 @@ std::string describe_arg(const ops::SampleArg& arg) {
       [](const auto& a) -> std::string {
         using A = std::decay_t<decltype(a)>;
         auto spec = [](const TensorSpec& t) {
-          return str_cat("[", absl::StrJoin(t.shape, ", "), "] ", scalar_type_name(t.dtype));
+          return str_cat(
+              "[", absl::StrJoin(t.shape, ", "), "] ", scalar_type_name(t.dtype),
+              t.channel_axis >= 0 ? str_cat(" per channel (axis ", t.channel_axis, ")") : "");
         };
         if constexpr (std::is_same_v<A, ops::None>) {
           return "None";

@@ -207,6 +207,8 @@ TEST_F(ConformTest, BadOptionsAndFilesAreRefused) {
        "[conform] --backend: no device type 'nope' in the loaded plugins (expected cpu, "
        "faulty_npu)"},
       {"conform" + manifest + " --backend meta", "[conform] --backend: meta holds no values"},
+      {"conform" + manifest + " --backend quantized",
+       "[conform] --backend quantized: no loaded plugin has kernels at the Quantized key"},
       {"conform" + manifest + " --backend cpu --ops '('",
        "[conform] --ops: expected a regular expression"},
       {"conform" + manifest + " --backend cpu --ops 'loom::nothing'", "matches no op"},

@@ -231,7 +231,10 @@ std::vector<LibraryOp> library_ops() {
 std::vector<SweepParam> samples_of(const std::string& op) {
   std::vector<SweepParam> out;
   for (const OpSample& s : ops::all_samples()) {
-    if (s.op == op) out.push_back({&s, static_cast<int>(out.size())});
+    // Quantized samples: `loom conform --backend quantized` (Note [Quantized samples]).
+    if (s.op == op && !ops::has_quantized_tensors(s)) {
+      out.push_back({&s, static_cast<int>(out.size())});
+    }
   }
   return out;
 }

@@ -20,6 +20,7 @@
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/ops/op_library.h"
+#include "loom/ops/samples.h"
 #include "loom/runtime.h"
 #include "op_calls.h"
 #include "op_checks.h"
@@ -38,6 +39,33 @@ Runtime load_runtime(const std::string& manifest) {
   return manifest.empty() ? Runtime::load_default() : Runtime::load_file(manifest);
 }
 
+// The Quantized key's target (Note [Conformance checks]): present once a loaded plugin
+// registers a kernel at that key.
+Target quantized_target() {
+  dispatch::Dispatcher& d = dispatch::Dispatcher::instance();
+  bool registered = false;
+  for (const OpDefinition& def : standard_ops()) {
+    const std::string name = op_name_of(def.schema);
+    if (!is_defined(name)) continue;
+    for (const dispatch::TableRow& row : d.dump_table(d.find_defined(name))) {
+      registered = registered || (row.key == DispatchKey::Quantized &&
+                                  row.source == dispatch::EntrySource::Kernel);
+    }
+    if (registered) break;
+  }
+  if (!registered) {
+    throw Error("conform",
+                "--backend quantized: no loaded plugin has kernels at the Quantized key "
+                "(expected the quantization plugin, libloom_quantization, in the manifest)");
+  }
+  Target t;
+  t.backend = "quantized";
+  t.device = Device{kCPU, -1};
+  t.key = DispatchKey::Quantized;
+  t.quantized = true;
+  return t;
+}
+
 // The backend's device and key, in a process whose runtime is loaded.
 Target target_of(const std::string& backend) {
   if (backend == "meta") {
@@ -45,6 +73,7 @@ Target target_of(const std::string& backend) {
                 "--backend: meta holds no values to check (the op sweep checks "
                 "meta shapes); expected a device type with memory");
   }
+  if (backend == "quantized") return quantized_target();
   const DeviceType type = DeviceTypeRegistry::instance().find(backend);
   if (type < 0) {
     std::string known;
@@ -72,7 +101,13 @@ std::set<std::string> parse_dtypes(const std::string& list) {
   return out;
 }
 
-std::vector<LibraryOp> selected_ops(const std::string& pattern) {
+// The ops matching --ops; for the quantized backend without --ops, the ops with quantized
+// samples (the rest have nothing to check at that key).
+std::vector<LibraryOp> selected_ops(const std::string& pattern, bool quantized) {
+  std::set<std::string> with_quantized_samples;
+  for (const ops::OpSample& s : ops::all_samples()) {
+    if (ops::has_quantized_tensors(s)) with_quantized_samples.insert(s.op);
+  }
   std::regex re;
   try {
     re = std::regex(pattern.empty() ? ".*" : pattern, std::regex::ECMAScript);
@@ -83,6 +118,7 @@ std::vector<LibraryOp> selected_ops(const std::string& pattern) {
   std::vector<LibraryOp> out;
   for (const OpDefinition& def : standard_ops()) {
     std::string name = op_name_of(def.schema);
+    if (quantized && pattern.empty() && !with_quantized_samples.count(name)) continue;
     if (std::regex_match(name, re)) out.push_back({name, def.output != OutputRule::None});
   }
   if (out.empty()) {
@@ -160,7 +196,7 @@ int run_conform(const ConformOptions& options) {
     throw Error("conform",
                 str_cat("--timeout: expected seconds > 0, found ", options.timeout_seconds));
   }
-  const std::vector<LibraryOp> ops = selected_ops(options.ops);
+  const std::vector<LibraryOp> ops = selected_ops(options.ops, options.backend == "quantized");
   const std::set<std::string> dtypes = parse_dtypes(options.dtypes);
   const std::vector<Expectation> expectations =
       options.xfail.empty() ? std::vector<Expectation>{}

@@ -10,7 +10,7 @@ namespace loom::conform {
 
 struct ConformOptions {
   std::string manifest;    // "" = the default manifest
-  std::string backend;     // device type: cpu, npu_sim, ...
+  std::string backend;     // device type: cpu, npu_sim, ...; quantized: the Quantized key
   std::string ops;         // ECMAScript regex over op names, matched whole; "" = all
   std::string dtypes;      // comma-separated; "" = all
   std::string report_dir;  // "" = no files, the summary only

@@ -12,6 +12,7 @@
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/ops/samples.h"
 #include "op_calls.h"
+#include "quantized_reference.h"
 #include "sample_inputs.h"
 
 namespace loom::conform {
@@ -81,14 +82,28 @@ Availability availability_of(const std::string& op, const Target& target, bool s
   Availability best;
   int best_rank = 0;
   std::vector<std::string> rows{op};
-  if (structured) rows.insert(rows.begin(), variant_names(op).out);
+  // Quantized tensors have no out= forms: only the op's own row counts at that key.
+  if (structured && !target.quantized) rows.insert(rows.begin(), variant_names(op).out);
   for (const std::string& name : rows) {
     if (!is_defined(name)) continue;
     // A structured op's functional form is the core's wrapper of its out= kernel on every
     // backend; only a kernel the backend registers for it directly counts.
-    const bool wrapper_only = structured && name == op;
-    for (const dispatch::TableRow& row : d.dump_table(d.find_defined(name))) {
-      if (row.key != target.key) continue;
+    const bool wrapper_only = structured && name == op && !target.quantized;
+    const std::vector<dispatch::TableRow> table = d.dump_table(d.find_defined(name));
+    auto row_at = [&](DispatchKey key) -> const dispatch::TableRow* {
+      for (const dispatch::TableRow& row : table) {
+        if (row.key == key) return &row;
+      }
+      return nullptr;
+    };
+    const dispatch::TableRow* found = row_at(target.key);
+    // The Quantized key falls through to the CPU's entry where no quantized kernel is
+    // registered: views and reshapes keep the quantizer there.
+    if (found != nullptr && target.quantized && found->source == EntrySource::Fallthrough) {
+      found = row_at(DispatchKey::CPU);
+    }
+    if (found != nullptr) {
+      const dispatch::TableRow& row = *found;
       if (wrapper_only && row.source != EntrySource::Kernel) continue;
       const int rank =
           row.source == EntrySource::Kernel ? 3
@@ -271,7 +286,7 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
     return;
   }
   std::vector<Tensor> expected = like;
-  if (sample.deterministic && !sample.dtype_dependent) {
+  if (sample.deterministic && !sample.dtype_dependent && !target.quantized) {
     Built wide = build_on(Layout::Contiguous, kCpu);
     bool upcast = false;
     for (Value& v : wide.args) v = to_float64(v, upcast);
@@ -312,7 +327,10 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
     return;
   }
   try {  // reading the results back is a copy through the backend too
-    if (sample.deterministic) {
+    if (target.quantized) {
+      r.compared("values", compare_with_quantized_reference(
+                               sample, build_on(Layout::Contiguous, kCpu), actual));
+    } else if (sample.deterministic) {
       r.compared("values", compare_outputs(expected, like, actual, sample.tolerance, floor));
     } else {
       Comparison c = compare_outputs(like, like, actual, 0);
@@ -328,7 +346,8 @@ void check_sample(const OpChecks& checks, const Target& target, const Availabili
     r.compared("distribution", check_distribution(*sample.distribution, actual));
 
   const VariantNames v = variant_names(op);
-  const bool has_out = is_variant_defined(op, v.out);
+  // Quantized results have no out= form (PyTorch's quantized kernels have none either).
+  const bool has_out = !target.quantized && is_variant_defined(op, v.out);
   try {
     std::string failure;
     if (has_out || inplace_applies(v.inplace, dev_in, actual)) {
@@ -442,14 +461,14 @@ OpCoverage check_op(const OpChecks& checks, const Target& target, const EmitResu
   std::vector<std::pair<const OpSample*, int>> samples;
   std::set<std::string> covered;
   for (const OpSample& sample : ops::all_samples()) {
-    if (sample.op != checks.op) continue;
+    if (sample.op != checks.op || ops::has_quantized_tensors(sample) != target.quantized) continue;
     samples.emplace_back(&sample, static_cast<int>(samples.size()));
     covered.insert(sample_dtype(sample));
     run_sample(sample, samples.back().second);
   }
   // A dtype the kernel claims that no sample has: the first sample of the same kind of
   // dtype (floating, integral, bool), its tensors of that kind in the claimed dtype.
-  for (int t = 0; t < kNumScalarTypes && available.name != "missing"; ++t) {
+  for (int t = 0; t < kNumScalarTypes && available.name != "missing" && !target.quantized; ++t) {
     const ScalarType claimed = static_cast<ScalarType>(t);
     if (!(available.dtype_claim & (uint64_t{1} << t)) ||
         covered.count(std::string(scalar_type_name(claimed)))) {

@@ -43,11 +43,17 @@ namespace loom::conform {
 // sample of the same kind (floating, integral, bool) with its tensors of that kind in the
 // claimed dtype. A check raising a loom::Error where it should not is ERROR with the
 // message.
+// The quantized target (`--backend quantized`: the Quantized key, tensors on the cpu) runs
+// only the samples with quantized tensors (Note [Quantized samples] in loom/ops/samples.h),
+// and the other targets only the rest: values against the sample's float reference within
+// one quantization step, the in-place variant and non-contiguous inputs exactly against the
+// functional call; no out= variants, gradients or claimed-dtype retyping.
 struct Target {
   std::string backend;  // device type name
   Device device;
   DispatchKey key = DispatchKey::Undefined;
   bool gradients = false;  // the autograd plugin is loaded
+  bool quantized = false;  // the Quantized key (cpu tensors): quantized samples only
 };
 
 struct OpChecks {

@@ -58,7 +58,9 @@ ABSL_FLAG(bool, json, false, "for `quantize`: print the results as one JSON obje
 ABSL_FLAG(bool, qat, false,
           "for `train`: train through fake quantization (quantization-aware training) and "
           "report the int8 model's test accuracy too");
-ABSL_FLAG(std::string, backend, "", "for `conform`: the device type to check (cpu, npu_sim, ...)");
+ABSL_FLAG(std::string, backend, "",
+          "for `conform`: the device type to check (cpu, npu_sim, ...), or quantized for the "
+          "Quantized key");
 ABSL_FLAG(std::string, ops, "", "for `conform`: only ops whose full name matches this regex");
 ABSL_FLAG(std::string, dtypes, "", "for `conform`: only samples of these dtypes (comma-separated)");
 ABSL_FLAG(std::string, report, "",

@@ -51,11 +51,14 @@ enum class Fill : uint8_t {
   Ascending,  // strictly increasing in row-major order: -2, -1.5, -1, ... (integers -2, -1, ...)
 };
 
+// A quantized dtype (qint8, quint8, qint32) makes a quantized tensor: the float values of
+// `fill` quantized with fixed parameters (Note [Quantized samples]).
 struct TensorSpec {
   std::vector<int64_t> shape;
   ScalarType dtype = ScalarType::Float32;
   Fill fill = Fill::Normal;
-  int64_t bound = 0;  // Fill::Index: values in [0, bound)
+  int64_t bound = 0;          // Fill::Index: values in [0, bound)
+  int64_t channel_axis = -1;  // quantized: per-channel along this dim; -1: per tensor
 };
 
 // The device the sample runs on (cpu, or meta for the meta check), for Device arguments.
@@ -69,6 +72,27 @@ using SampleArg = std::variant<None, TensorSpec, std::vector<TensorSpec>, int64_
 // The checks of the sweep, for marking known failures.
 enum class Check : uint8_t { Meta, Variants, Strided };
 std::string_view check_name(Check check);  // "meta", "variants", "strided"
+
+// Note [Quantized samples]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// A sample with a quantized TensorSpec runs on the Quantized key (PyTorch's QuantizedCPU),
+// which `loom conform --backend quantized` checks and no other sweep runs (the op, compile and
+// formula sweeps skip them: quantized tensors have no meta, out= or autograd forms). The
+// tensors are the fill's float values quantized with fixed parameters: quint8 scale 0.025 and
+// zero point 128, qint8 scale 0.02 and zero point 0, qint32 scale 0.001 and zero point 0; per
+// channel (TensorSpec::channel_axis) qint8 with scales 0.01, 0.02, 0.03, 0.01, ... and zero
+// points 0. A value sample names its reference (QuantizedReference): the float op run on the
+// dequantized inputs, ReLU'd where the op fuses one, which the result must equal within one
+// quantization step of its own quantizer once the reference is clamped to the quantizer's
+// range, and the result's quantizer must be the output scale and zero point the op was given.
+// A float result (the dynamic layer) compares within the sample's tolerance.
+struct QuantizedReference {
+  std::string float_op;       // empty: the op itself on dequantized inputs
+  int arity = -1;             // the leading arguments the float op takes; -1: all
+  int output_scale_arg = -1;  // the arguments giving the result's quantizer, if any
+  int output_zero_point_arg = -1;
+  int relu_arg = -1;  // a bool argument: ReLU after the float op
+};
 
 struct KnownFailure {
   Check check;
@@ -105,6 +129,7 @@ struct OpSample {
                                  // defaults): no float64 reference in `loom conform`
   double tolerance = 0;          // relative and absolute; 0: the sweep's default
   std::vector<KnownFailure> known_failures;
+  std::optional<QuantizedReference> quantized_reference;  // Note [Quantized samples]
   // Not empty: an error input. The call must raise a loom::Error whose message holds
   // this text (the sweep and `loom conform` check nothing else of the sample).
   std::string expected_error;
@@ -144,6 +169,10 @@ struct OpSample {
     expected_error = std::move(message_part);
     return std::move(*this);
   }
+  OpSample&& against(QuantizedReference reference) && {
+    quantized_reference = std::move(reference);
+    return std::move(*this);
+  }
   OpSample&& known_failure(Check check, std::string reason) && {
     known_failures.push_back({check, std::move(reason)});
     return std::move(*this);
@@ -155,6 +184,9 @@ struct OpSample {
     return nullptr;
   }
 };
+
+// Whether a tensor of the sample is quantized (Note [Quantized samples]).
+bool has_quantized_tensors(const OpSample& sample);
 
 // --- the families: ops/samples/<family>.cc defines <family>_samples(), and the build
 // lists the files it finds (Note [Op families as data]) ---
@@ -181,8 +213,20 @@ inline constexpr ScalarType kF64 = ScalarType::Float64;
 inline constexpr ScalarType kC64 = ScalarType::ComplexFloat;
 inline constexpr ScalarType kC128 = ScalarType::ComplexDouble;
 
+inline constexpr ScalarType kQI8 = ScalarType::QInt8;
+inline constexpr ScalarType kQU8 = ScalarType::QUInt8;
+inline constexpr ScalarType kQI32 = ScalarType::QInt32;
+
 inline TensorSpec T(std::vector<int64_t> shape, ScalarType dtype = kF32, Fill fill = Fill::Normal) {
   return {std::move(shape), dtype, fill, 0};
+}
+// A quantized tensor per tensor (Note [Quantized samples]).
+inline TensorSpec Q(std::vector<int64_t> shape, ScalarType dtype = kQU8, Fill fill = Fill::Normal) {
+  return {std::move(shape), dtype, fill, 0};
+}
+// A qint8 tensor quantized per channel along `axis`.
+inline TensorSpec QC(std::vector<int64_t> shape, int64_t axis) {
+  return {std::move(shape), kQI8, Fill::Normal, 0, axis};
 }
 // Indices in [0, bound).
 inline TensorSpec Idx(std::vector<int64_t> shape, int64_t bound, ScalarType dtype = kI64) {
