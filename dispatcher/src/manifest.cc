@@ -49,6 +49,7 @@ constexpr std::string_view kDefaultManifestText = R"pb(
   plugins { name: "compiler" optional: true }
   plugins { name: "distributed" optional: true }
   plugins { name: "quantization" optional: true }
+  plugins { name: "autocast" optional: true }
 )pb";
 
 // Note [Manifest error positions]

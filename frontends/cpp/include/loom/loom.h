@@ -3,6 +3,7 @@
 // random tensors, printing, DLPack, host memory statistics, autograd.
 #pragma once
 
+#include "loom/autocast.h"
 #include "loom/autograd.h"
 #include "loom/call.h"
 #include "loom/core/error.h"
