@@ -189,7 +189,7 @@ TEST(DefaultManifestTest, SearchesNextToTheExecutableAndRequiresCpuAndAutograd) 
   const DeploymentManifest& m = default_manifest();
   EXPECT_EQ(m.source, "<embedded default>");
   EXPECT_THAT(m.search_dirs, ElementsAre("$ORIGIN/../lib/loom/plugins", "$LIBDIR/loom/plugins"));
-  ASSERT_EQ(m.plugins.size(), 6u);
+  ASSERT_EQ(m.plugins.size(), 7u);
   EXPECT_EQ(m.plugins[0].name, "cpu");
   EXPECT_EQ(m.plugins[1].name, "autograd");
   // optional: an install without them still runs
@@ -197,6 +197,7 @@ TEST(DefaultManifestTest, SearchesNextToTheExecutableAndRequiresCpuAndAutograd) 
   EXPECT_EQ(m.plugins[3].name, "compiler");
   EXPECT_EQ(m.plugins[4].name, "distributed");
   EXPECT_EQ(m.plugins[5].name, "quantization");
+  EXPECT_EQ(m.plugins[6].name, "autocast");
   for (const auto& p : m.plugins) {
     EXPECT_EQ(p.path, "");
     EXPECT_EQ(p.required, p.name == "cpu" || p.name == "autograd");

@@ -265,6 +265,27 @@ TEST_F(TrainCli, QuantizeComparesTheFloatAndQuantizedModels) {
       << wrong.output;
 }
 
+TEST_F(TrainCli, AmpTrainsUnderAutocastInBFloat16) {
+  RunResult r =
+      run("train --model mlp --epochs 2 --batch-size 32 --amp bf16 --data " + dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("mixed precision: forward and loss under autocast in bfloat16 on cpu"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
+  RunResult half = run("train --model mlp --amp fp16 --data " + dir_.string());
+  EXPECT_NE(half.status, 0);
+  EXPECT_NE(half.output.find("[loom train] --amp: expected bf16, found 'fp16' (float16 needs loss "
+                             "scaling, GradScaler, not built yet)"),
+            std::string::npos)
+      << half.output;
+  RunResult compiled = run("train --model mlp --amp bf16 --compile --data " + dir_.string());
+  EXPECT_NE(compiled.status, 0);
+  EXPECT_NE(compiled.output.find("--amp does not combine with --compile or --qat"),
+            std::string::npos)
+      << compiled.output;
+}
+
 TEST_F(TrainCli, QatTrainsThroughFakeQuantizationAndReportsTheInt8Model) {
   RunResult r = run("train --model mlp --epochs 2 --batch-size 32 --qat --data " + dir_.string());
   ASSERT_EQ(r.status, 0) << r.output;

@@ -58,6 +58,9 @@ ABSL_FLAG(bool, json, false, "for `quantize`: print the results as one JSON obje
 ABSL_FLAG(bool, qat, false,
           "for `train`: train through fake quantization (quantization-aware training) and "
           "report the int8 model's test accuracy too");
+ABSL_FLAG(std::string, amp, "",
+          "for `train`: mixed precision, bf16 (the forward and the loss under autocast in "
+          "bfloat16; parameters, gradients and the optimizer stay float32)");
 ABSL_FLAG(std::string, backend, "",
           "for `conform`: the device type to check (cpu, npu_sim, ...), or quantized for the "
           "Quantized key");
@@ -133,7 +136,8 @@ const std::vector<Command>& commands() {
         {"profile", "TRACE.json"},
         {"compile", ""},
         {"distributed", "gloo"},
-        {"qat", ""}}},
+        {"qat", ""},
+        {"amp", "bf16"}}},
       {"quantize",
        "",
        "quantizes a `loom train` checkpoint and compares it with the float model",
@@ -367,6 +371,7 @@ int run(const std::vector<char*>& args) {
     options.compile = absl::GetFlag(FLAGS_compile);
     options.distributed = absl::GetFlag(FLAGS_distributed);
     options.qat = absl::GetFlag(FLAGS_qat);
+    options.amp = absl::GetFlag(FLAGS_amp);
     return loom::cli::run_train(options);
   }
   if (command == "quantize" && args.size() == 2) {

@@ -236,6 +236,17 @@ int run_train(const TrainOptions& o) {
     if (reporting)
       std::printf("quantization-aware training: fake-quantized weights and activations\n");
   }
+  // --amp bf16: the forward and the loss under autocast (loom/autocast.h); float16 would
+  // need loss scaling, which loom does not have yet.
+  LOOM_CHECK(o.amp.empty() || o.amp == "bf16", kWhat, "--amp: expected bf16, found '", o.amp, "'",
+             o.amp == "fp16" ? " (float16 needs loss scaling, GradScaler, not built yet)" : "");
+  LOOM_CHECK(o.amp.empty() || (!o.compile && !o.qat), kWhat,
+             "--amp does not combine with --compile or --qat");
+  const std::string device_type = device.substr(0, device.find(':'));
+  if (!o.amp.empty() && reporting) {
+    std::printf("mixed precision: forward and loss under autocast in bfloat16 on %s\n",
+                device_type.c_str());
+  }
   std::unique_ptr<optim::Optimizer> optimizer =
       make_optimizer(o.optimizer, qat ? (*qat)->parameters() : net->parameters(), o.lr, o.compile);
   nn::CrossEntropyLoss criterion;
@@ -305,6 +316,8 @@ int run_train(const TrainOptions& o) {
       Tensor logits, loss;
       {
         profiler::Range range("forward");
+        std::optional<autocast::Guard> amp;
+        if (!o.amp.empty()) amp.emplace(device_type, ScalarType::BFloat16);
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {

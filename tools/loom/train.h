@@ -27,6 +27,9 @@ struct TrainOptions {
   // Quantization-aware training: fake-quantized weights and activations, the int8 model's
   // accuracy reported at the end.
   bool qat = false;
+  // Mixed precision: "bf16" runs the forward and the loss under autocast in bfloat16
+  // (loom/autocast.h); "" trains in float32.
+  std::string amp;
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.
