@@ -286,6 +286,20 @@ TEST_F(TrainCli, AmpTrainsUnderAutocastInBFloat16) {
       << compiled.output;
 }
 
+TEST_F(TrainCli, CheckpointTrainsWithActivationsRecomputed) {
+  RunResult r =
+      run("train --model mlp --epochs 2 --batch-size 32 --checkpoint --data " + dir_.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("activation checkpointing: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
+  RunResult refused = run("train --model mlp --checkpoint --compile --data " + dir_.string());
+  EXPECT_NE(refused.status, 0);
+  EXPECT_NE(refused.output.find("--checkpoint does not combine with --compile, --qat or "
+                                "--distributed"),
+            std::string::npos)
+      << refused.output;
+}
+
 TEST_F(TrainCli, QatTrainsThroughFakeQuantizationAndReportsTheInt8Model) {
   RunResult r = run("train --model mlp --epochs 2 --batch-size 32 --qat --data " + dir_.string());
   ASSERT_EQ(r.status, 0) << r.output;

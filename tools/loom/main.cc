@@ -61,6 +61,9 @@ ABSL_FLAG(bool, qat, false,
 ABSL_FLAG(std::string, amp, "",
           "for `train`: mixed precision, bf16 (the forward and the loss under autocast in "
           "bfloat16; parameters, gradients and the optimizer stay float32)");
+ABSL_FLAG(bool, checkpoint, false,
+          "for `train`: activation checkpointing (the model in about sqrt(layers) segments, "
+          "recomputed in backward instead of keeping their activations)");
 ABSL_FLAG(std::string, backend, "",
           "for `conform`: the device type to check (cpu, npu_sim, ...), or quantized for the "
           "Quantized key");
@@ -137,7 +140,8 @@ const std::vector<Command>& commands() {
         {"compile", ""},
         {"distributed", "gloo"},
         {"qat", ""},
-        {"amp", "bf16"}}},
+        {"amp", "bf16"},
+        {"checkpoint", ""}}},
       {"quantize",
        "",
        "quantizes a `loom train` checkpoint and compares it with the float model",
@@ -372,6 +376,7 @@ int run(const std::vector<char*>& args) {
     options.distributed = absl::GetFlag(FLAGS_distributed);
     options.qat = absl::GetFlag(FLAGS_qat);
     options.amp = absl::GetFlag(FLAGS_amp);
+    options.checkpoint = absl::GetFlag(FLAGS_checkpoint);
     return loom::cli::run_train(options);
   }
   if (command == "quantize" && args.size() == 2) {

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -128,8 +130,9 @@ namespace {
 // ~~~~~~~~~~~~~~~~~~~~~~
 // --profile FILE records steps kProfileFirstStep .. +kProfileSteps of the run (after
 // warm-up steps, like torch.profiler's schedule), with shapes and memory, writes their
-// Chrome trace to FILE and prints the ops that took the most self time and, on a device
-// with a caching allocator, the allocator's figures over those steps. Each step's
+// Chrome trace to FILE and prints the ops that took the most self time, the peak memory
+// in use per device over those steps and, on a device with a caching allocator, the
+// allocator's figures. Each step's
 // forward, backward and optimizer step are user ranges, so the trace groups its ops.
 constexpr int64_t kProfileWait = 2, kProfileWarmup = 2, kProfileSteps = 4;
 
@@ -148,10 +151,10 @@ std::unique_ptr<profiler::Profiler> make_profiler(const std::string& path) {
     p.export_chrome_trace(path);
     std::printf(
         "\nprofile: %zu events of steps %lld-%lld written to %s (Perfetto, "
-        "chrome://tracing)\n%s%s",
+        "chrome://tracing)\n%s%s%s",
         p.events().size(), static_cast<long long>(kProfileWait + kProfileWarmup),
         static_cast<long long>(p.step_num()), path.c_str(), p.table("self_time", 12).c_str(),
-        p.allocator_summary().c_str());
+        p.memory_summary().c_str(), p.allocator_summary().c_str());
     std::fflush(stdout);
   };
   return std::make_unique<profiler::Profiler>(std::move(options));
@@ -242,6 +245,15 @@ int run_train(const TrainOptions& o) {
              o.amp == "fp16" ? " (float16 needs loss scaling, GradScaler, not built yet)" : "");
   LOOM_CHECK(o.amp.empty() || (!o.compile && !o.qat), kWhat,
              "--amp does not combine with --compile or --qat");
+  LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat && o.distributed.empty()), kWhat,
+             "--checkpoint does not combine with --compile, --qat or --distributed");
+  // --checkpoint: about sqrt(layers) segments, as the usual memory/compute balance.
+  const int64_t segments = std::max<int64_t>(
+      1, static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(net->size())))));
+  if (o.checkpoint && reporting) {
+    std::printf("activation checkpointing: %zu layers in %lld segments\n", net->size(),
+                static_cast<long long>(segments));
+  }
   const std::string device_type = device.substr(0, device.find(':'));
   if (!o.amp.empty() && reporting) {
     std::printf("mixed precision: forward and loss under autocast in bfloat16 on %s\n",
@@ -321,7 +333,10 @@ int run_train(const TrainOptions& o) {
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {
-          logits = ddp ? (*ddp)(x) : qat ? (*qat)(x) : net(x);
+          logits = ddp            ? (*ddp)(x)
+                   : qat          ? (*qat)(x)
+                   : o.checkpoint ? nn::checkpoint_sequential(net, segments, x)
+                                  : net(x);
           loss = criterion(logits, y);
         }
       }

@@ -30,6 +30,9 @@ struct TrainOptions {
   // Mixed precision: "bf16" runs the forward and the loss under autocast in bfloat16
   // (loom/autocast.h); "" trains in float32.
   std::string amp;
+  // Activation checkpointing: the model in sqrt(layers) segments, each recomputed in
+  // backward instead of keeping its activations (nn::checkpoint_sequential).
+  bool checkpoint = false;
 };
 
 // Checks the options (a bad one is a loom::Error naming it), trains, returns 0.

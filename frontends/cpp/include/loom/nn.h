@@ -3,6 +3,7 @@
 #pragma once
 
 #include "loom/nn/activation.h"
+#include "loom/nn/activation_checkpoint.h"
 #include "loom/nn/container.h"
 #include "loom/nn/conv.h"
 #include "loom/nn/distributed.h"

@@ -1,0 +1,194 @@
+// Activation checkpointing (loom/nn/activation_checkpoint.h, Note [Activation
+// checkpointing]).
+#include "loom/nn/activation_checkpoint.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_join.h"
+#include "loom/autocast.h"
+#include "loom/autograd.h"
+#include "loom/core/device.h"
+#include "loom/core/generator.h"
+#include "loom/factories.h"
+
+namespace loom::nn {
+namespace {
+
+constexpr const char* kWhat = "nn::checkpoint";
+
+// The random streams of the cpu and of the inputs' device types.
+struct RngStates {
+  std::vector<std::pair<DeviceType, PhiloxState>> states;
+  static RngStates of(const std::vector<Tensor>& inputs) {
+    std::set<DeviceType> types{kCPU};
+    for (const Tensor& t : inputs) {
+      if (t.defined()) types.insert(t.device().type);
+    }
+    RngStates r;
+    for (DeviceType type : types) r.states.emplace_back(type, default_generator(type).state());
+    return r;
+  }
+  void restore() const {
+    for (const auto& [type, state] : states) default_generator(type).set_state(state);
+  }
+};
+
+// The autocast regions in force for the inputs' device types (and the cpu).
+struct AutocastState {
+  std::vector<std::pair<std::string, ScalarType>> enabled;
+  static AutocastState of(const std::vector<Tensor>& inputs) {
+    AutocastState s;
+    if (!autocast::is_available()) return s;
+    std::set<std::string> names{"cpu"};
+    for (const Tensor& t : inputs) {
+      if (t.defined()) names.insert(DeviceTypeRegistry::instance().name(t.device().type));
+    }
+    for (const std::string& name : names) {
+      if (autocast::is_enabled(name)) s.enabled.emplace_back(name, autocast::lower_dtype(name));
+    }
+    return s;
+  }
+};
+
+std::string shape_of(const Tensor& t) {
+  return str_cat("[", absl::StrJoin(t.sizes(), ", "), "]");
+}
+
+// What the backward node keeps: the function, its inputs (not its activations) and the
+// state the recomputation must see.
+struct Saved {
+  CheckpointFunction fn;
+  std::vector<Tensor> inputs;
+  std::vector<std::vector<int64_t>> output_shapes;
+  std::optional<RngStates> rng;
+  AutocastState autocast;
+};
+
+std::vector<Tensor> recompute_and_backpropagate(const Saved& saved,
+                                                const std::vector<Tensor>& grads,
+                                                size_t node_inputs) {
+  std::optional<RngStates> now;
+  if (saved.rng) {
+    now = RngStates::of(saved.inputs);
+    saved.rng->restore();
+  }
+  std::vector<Tensor> detached;
+  std::vector<Tensor> result;
+  try {
+    autograd::EnableGradGuard grad_on;
+    std::vector<std::unique_ptr<autocast::Guard>> regions;
+    for (const auto& [name, dtype] : saved.autocast.enabled) {
+      regions.push_back(std::make_unique<autocast::Guard>(name, dtype));
+    }
+    for (const Tensor& t : saved.inputs) {
+      Tensor d = t.defined() ? t.detach() : t;
+      if (t.defined() && t.requires_grad()) d.requires_grad_();
+      detached.push_back(d);
+    }
+    const std::vector<Tensor> outputs = saved.fn(detached);
+    regions.clear();
+    LOOM_CHECK(outputs.size() == saved.output_shapes.size(), kWhat, "the recomputation returned ",
+               outputs.size(), " tensors, the forward ", saved.output_shapes.size(),
+               " (the function must compute the same both times)");
+    std::vector<Tensor> roots, root_grads;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      LOOM_CHECK(std::ranges::equal(outputs[k].sizes(), saved.output_shapes[k]), kWhat,
+                 "the recomputation's output ", k, " is ", shape_of(outputs[k]),
+                 ", the forward's was [", absl::StrJoin(saved.output_shapes[k], ", "),
+                 "] (the function must compute the same both times)");
+      if (outputs[k].requires_grad() && k < grads.size() && grads[k].defined()) {
+        roots.push_back(outputs[k]);
+        root_grads.push_back(grads[k]);
+      }
+    }
+    if (!roots.empty()) autograd::backward(roots, root_grads);
+  } catch (...) {
+    if (now) now->restore();
+    throw;
+  }
+  if (now) now->restore();
+  for (size_t i = 0; i < node_inputs; ++i) {
+    const bool is_input = i < detached.size();
+    result.push_back(is_input && detached[i].defined() && detached[i].requires_grad()
+                         ? detached[i].grad()
+                         : Tensor());
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<Tensor> checkpoint(const CheckpointFunction& fn, const std::vector<Tensor>& inputs,
+                               CheckpointOptions options) {
+  LOOM_CHECK(static_cast<bool>(fn), kWhat, "expected a function, found none");
+  if (!autograd::is_enabled()) return fn(inputs);
+  auto saved = std::make_shared<Saved>();
+  saved->fn = fn;
+  saved->inputs = inputs;
+  if (options.preserve_rng_state) saved->rng = RngStates::of(inputs);
+  saved->autocast = AutocastState::of(inputs);
+  std::vector<Tensor> outputs;
+  {
+    NoGradGuard no_grad;
+    outputs = fn(inputs);
+  }
+  LOOM_CHECK(!outputs.empty(), kWhat, "expected the function to return tensors, found none");
+  for (Tensor& out : outputs) {
+    LOOM_CHECK(out.defined(), kWhat, "expected the function's outputs to be defined tensors");
+    // An output that is an input passed through must still be a new tensor of the node.
+    for (const Tensor& in : inputs) {
+      if (in.defined() && in.impl() == out.impl()) {
+        NoGradGuard no_grad;
+        out = out.clone();
+      }
+    }
+    saved->output_shapes.emplace_back(out.sizes().begin(), out.sizes().end());
+  }
+  // The node's inputs: the function's, then an anchor leaf that makes the node exist even
+  // when no input requires grad (the parameters inside still need their gradients).
+  std::vector<Tensor> node_inputs = inputs;
+  Tensor anchor = zeros({});
+  anchor.requires_grad_();
+  node_inputs.push_back(anchor);
+  const size_t count = node_inputs.size();
+  return autograd::apply_function("CheckpointFunctionBackward", node_inputs, outputs,
+                                  [saved, count](const std::vector<Tensor>& grads) {
+                                    return recompute_and_backpropagate(*saved, grads, count);
+                                  });
+}
+
+Tensor checkpoint(const std::function<Tensor(const Tensor&)>& fn, const Tensor& input,
+                  CheckpointOptions options) {
+  LOOM_CHECK(static_cast<bool>(fn), kWhat, "expected a function, found none");
+  return checkpoint([fn](const std::vector<Tensor>& in) { return std::vector<Tensor>{fn(in[0])}; },
+                    {input}, options)[0];
+}
+
+Tensor checkpoint_sequential(const Sequential& seq, int64_t segments, const Tensor& input,
+                             CheckpointOptions options) {
+  const int64_t layers = static_cast<int64_t>(seq->size());
+  LOOM_CHECK(segments >= 1 && segments <= std::max<int64_t>(layers, 1), "nn::checkpoint_sequential",
+             "expected between 1 and ", std::max<int64_t>(layers, 1),
+             " segments (the Sequential's layers), found ", segments);
+  const int64_t per_segment = layers / segments;
+  Tensor x = input;
+  int64_t start = 0;
+  for (int64_t s = 0; s < segments; ++s) {
+    const int64_t end = s + 1 == segments ? layers : start + per_segment;
+    auto run = [&seq, start, end](const Tensor& in) {
+      Tensor y = in;
+      for (int64_t i = start; i < end; ++i) y = seq->forward_of(static_cast<size_t>(i))(y);
+      return y;
+    };
+    x = s + 1 == segments ? run(x) : checkpoint(run, x, options);
+    start = end;
+  }
+  return x;
+}
+
+}  // namespace loom::nn
