@@ -265,7 +265,7 @@ TEST_F(TrainCli, QuantizeComparesTheFloatAndQuantizedModels) {
       << wrong.output;
 }
 
-TEST_F(TrainCli, AmpTrainsUnderAutocastInBFloat16) {
+TEST_F(TrainCli, AmpTrainsUnderAutocastInBFloat16AndFloat16) {
   RunResult r =
       run("train --model mlp --epochs 2 --batch-size 32 --amp bf16 --data " + dir_.string());
   ASSERT_EQ(r.status, 0) << r.output;
@@ -273,12 +273,32 @@ TEST_F(TrainCli, AmpTrainsUnderAutocastInBFloat16) {
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
-  RunResult half = run("train --model mlp --amp fp16 --data " + dir_.string());
-  EXPECT_NE(half.status, 0);
-  EXPECT_NE(half.output.find("[loom train] --amp: expected bf16, found 'fp16' (float16 needs loss "
-                             "scaling, GradScaler, not built yet)"),
+  // float16 with loss scaling; its state travels in the checkpoint.
+  const std::string ckpt = (dir_ / "fp16.safetensors").string();
+  RunResult half = run("train --model mlp --epochs 1 --batch-size 32 --amp fp16 --save " + ckpt +
+                       " --data " + dir_.string());
+  ASSERT_EQ(half.status, 0) << half.output;
+  EXPECT_NE(half.output.find("autocast in float16 on cpu, loss scaled (GradScaler)"),
             std::string::npos)
       << half.output;
+  RunResult resumed = run("train --model mlp --epochs 2 --batch-size 32 --amp fp16 --resume " +
+                          ckpt + " --data " + dir_.string());
+  EXPECT_EQ(resumed.status, 0) << resumed.output;
+  const std::string plain = (dir_ / "plain.safetensors").string();
+  ASSERT_EQ(run("train --model mlp --epochs 1 --batch-size 32 --save " + plain + " --data " +
+                dir_.string())
+                .status,
+            0);
+  RunResult no_state = run("train --model mlp --epochs 2 --batch-size 32 --amp fp16 --resume " +
+                           plain + " --data " + dir_.string());
+  EXPECT_NE(no_state.status, 0);
+  EXPECT_NE(no_state.output.find("the checkpoint has no GradScaler state"), std::string::npos)
+      << no_state.output;
+  RunResult unknown = run("train --model mlp --amp fp8 --data " + dir_.string());
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.output.find("[loom train] --amp: expected bf16 or fp16, found 'fp8'"),
+            std::string::npos)
+      << unknown.output;
   RunResult compiled = run("train --model mlp --amp bf16 --compile --data " + dir_.string());
   EXPECT_NE(compiled.status, 0);
   EXPECT_NE(compiled.output.find("--amp does not combine with --compile or --qat"),

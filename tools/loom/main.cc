@@ -59,8 +59,9 @@ ABSL_FLAG(bool, qat, false,
           "for `train`: train through fake quantization (quantization-aware training) and "
           "report the int8 model's test accuracy too");
 ABSL_FLAG(std::string, amp, "",
-          "for `train`: mixed precision, bf16 (the forward and the loss under autocast in "
-          "bfloat16; parameters, gradients and the optimizer stay float32)");
+          "for `train`: mixed precision, bf16 or fp16 (the forward and the loss under "
+          "autocast; fp16 with dynamic loss scaling; parameters, gradients and the optimizer "
+          "stay float32)");
 ABSL_FLAG(bool, checkpoint, false,
           "for `train`: activation checkpointing (the model in about sqrt(layers) segments, "
           "recomputed in backward instead of keeping their activations)");
@@ -140,7 +141,7 @@ const std::vector<Command>& commands() {
         {"compile", ""},
         {"distributed", "gloo"},
         {"qat", ""},
-        {"amp", "bf16"},
+        {"amp", "bf16|fp16"},
         {"checkpoint", ""}}},
       {"quantize",
        "",

@@ -160,6 +160,24 @@ std::unique_ptr<profiler::Profiler> make_profiler(const std::string& path) {
   return std::make_unique<profiler::Profiler>(std::move(options));
 }
 
+// The GradScaler's state kept in a checkpoint's metadata ("grad_scaler.<key>"); a missing
+// or malformed entry is refused naming the file.
+std::map<std::string, double> scaler_state_of(const std::map<std::string, std::string>& meta,
+                                              const std::string& path) {
+  std::map<std::string, double> state;
+  for (const auto& [key, text] : meta) {
+    if (!key.starts_with("grad_scaler.")) continue;
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    LOOM_CHECK(!text.empty() && *end == '\0', kWhat, "--resume '", path,
+               "': expected a number for ", key, ", found '", text, "'");
+    state[key.substr(12)] = value;
+  }
+  LOOM_CHECK(!state.empty(), kWhat, "--resume '", path,
+             "': the checkpoint has no GradScaler state (was it saved by an --amp fp16 run?)");
+  return state;
+}
+
 }  // namespace
 
 int run_train(const TrainOptions& o) {
@@ -239,10 +257,12 @@ int run_train(const TrainOptions& o) {
     if (reporting)
       std::printf("quantization-aware training: fake-quantized weights and activations\n");
   }
-  // --amp bf16: the forward and the loss under autocast (loom/autocast.h); float16 would
-  // need loss scaling, which loom does not have yet.
-  LOOM_CHECK(o.amp.empty() || o.amp == "bf16", kWhat, "--amp: expected bf16, found '", o.amp, "'",
-             o.amp == "fp16" ? " (float16 needs loss scaling, GradScaler, not built yet)" : "");
+  // --amp bf16|fp16: the forward and the loss under autocast (loom/autocast.h); float16
+  // with dynamic loss scaling (loom/grad_scaler.h), bfloat16 without (float32's range).
+  LOOM_CHECK(o.amp.empty() || o.amp == "bf16" || o.amp == "fp16", kWhat,
+             "--amp: expected bf16 or fp16, found '", o.amp, "'");
+  const ScalarType amp_dtype = o.amp == "fp16" ? ScalarType::Float16 : ScalarType::BFloat16;
+  amp::GradScaler scaler({.enabled = o.amp == "fp16"});
   LOOM_CHECK(o.amp.empty() || (!o.compile && !o.qat), kWhat,
              "--amp does not combine with --compile or --qat");
   LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat && o.distributed.empty()), kWhat,
@@ -256,8 +276,9 @@ int run_train(const TrainOptions& o) {
   }
   const std::string device_type = device.substr(0, device.find(':'));
   if (!o.amp.empty() && reporting) {
-    std::printf("mixed precision: forward and loss under autocast in bfloat16 on %s\n",
-                device_type.c_str());
+    std::printf("mixed precision: forward and loss under autocast in %s on %s%s\n",
+                std::string(scalar_type_name(amp_dtype)).c_str(), device_type.c_str(),
+                scaler.is_enabled() ? ", loss scaled (GradScaler)" : "");
   }
   std::unique_ptr<optim::Optimizer> optimizer =
       make_optimizer(o.optimizer, qat ? (*qat)->parameters() : net->parameters(), o.lr, o.compile);
@@ -291,6 +312,7 @@ int run_train(const TrainOptions& o) {
                    done.find_first_not_of("0123456789") == std::string::npos,
                kWhat, "--resume '", o.resume, "': expected an epoch number, found '", done, "'");
     first_epoch = std::stoll(done) + 1;
+    if (scaler.is_enabled()) scaler.load_state_dict(scaler_state_of(meta, o.resume));
     train_loader.set_epoch(static_cast<uint64_t>(first_epoch - 1));
     if (reporting) std::printf("resumed from %s after epoch %s\n", o.resume.c_str(), done.c_str());
   }
@@ -329,7 +351,7 @@ int run_train(const TrainOptions& o) {
       {
         profiler::Range range("forward");
         std::optional<autocast::Guard> amp;
-        if (!o.amp.empty()) amp.emplace(device_type, ScalarType::BFloat16);
+        if (!o.amp.empty()) amp.emplace(device_type, amp_dtype);
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {
@@ -342,12 +364,15 @@ int run_train(const TrainOptions& o) {
       }
       {
         profiler::Range range("backward");
-        loss.backward();
+        scaler.scale(loss).backward();
       }
       {
         profiler::Range range("optimizer.step");
         if (compiled_step) {
           (*compiled_step)();
+        } else if (scaler.is_enabled()) {
+          scaler.step(*optimizer);  // skipped when a gradient overflowed
+          scaler.update();
         } else {
           optimizer->step();
         }
@@ -403,6 +428,11 @@ int run_train(const TrainOptions& o) {
     if (!o.save.empty()) {
       std::map<std::string, std::string> meta = identity;
       meta["epoch"] = std::to_string(epoch);
+      if (scaler.is_enabled()) {
+        for (const auto& [key, value] : scaler.state_dict()) {
+          meta["grad_scaler." + key] = str_cat(value);
+        }
+      }
       save_checkpoint(o.save, *net, qat ? nullptr : optimizer.get(), meta);
       std::printf("checkpoint: %s\n", o.save.c_str());
     }

@@ -27,8 +27,9 @@ struct TrainOptions {
   // Quantization-aware training: fake-quantized weights and activations, the int8 model's
   // accuracy reported at the end.
   bool qat = false;
-  // Mixed precision: "bf16" runs the forward and the loss under autocast in bfloat16
-  // (loom/autocast.h); "" trains in float32.
+  // Mixed precision: "bf16" or "fp16" runs the forward and the loss under autocast in that
+  // dtype (loom/autocast.h), fp16 with dynamic loss scaling (loom/grad_scaler.h); ""
+  // trains in float32.
   std::string amp;
   // Activation checkpointing: the model in sqrt(layers) segments, each recomputed in
   // backward instead of keeping its activations (nn::checkpoint_sequential).

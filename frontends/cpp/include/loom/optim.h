@@ -2,6 +2,7 @@
 // schedulers and gradient clipping.
 #pragma once
 
+#include "loom/grad_scaler.h"
 #include "loom/optim/adafactor.h"
 #include "loom/optim/adam.h"
 #include "loom/optim/clip_grad.h"
