@@ -4,10 +4,11 @@
 # here by tools/bench/gpu-device-pack.sh) where the build's paths expect it, then runs the
 # CUDA plugin's tests, `loom conform --backend cuda`, conform of the products and
 # convolutions on loom's own kernels (the ROCm plugin's, through the options gemm and conv:
-# "loom"), a short `loom train --device cuda` and gpu_bench beside PyTorch. Each step has its own time limit and its log goes to
+# "loom"), a short `loom train --device cuda`, gpu_bench beside PyTorch and amp_bench beside
+# PyTorch's autocast (run-amp-bench.sh). Each step has its own time limit and its log goes to
 # $OUT (or /tmp/loom-gpu-out); a failing step does not stop the next.
 #   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform loom-kernels train
-#                                                 profile bench;
+#                                                 profile bench amp;
 #                                                 default: all; GTEST_FILTER is honoured)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -15,7 +16,7 @@ root=$PWD
 out=${OUT:-/tmp/loom-gpu-out}
 mkdir -p "$out"
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform loom-kernels train profile bench)
+[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform loom-kernels train profile bench amp)
 
 # The build's absolute paths (plugin directories compiled into the tests) must resolve.
 built_at=/work/main
@@ -40,6 +41,7 @@ search_dirs: "$root/build/lib/loom/plugins"
 plugins { name: "cpu" }
 plugins { name: "autograd" }
 plugins { name: "profiler" }
+plugins { name: "autocast" }
 plugins { name: "cuda" }
 EOF
 loom_manifest=$out/manifest-loom-kernels.textproto
@@ -76,6 +78,9 @@ for step in "${steps[@]}"; do
       run_step profile 60 build/bin/loom --manifest "$manifest" train --device cuda --epochs 1 \
         --limit 2560 --data "$root/fashion-mnist" --profile "$out/cnn-step-trace.json" ;;
     bench) run_step bench 150 python3 tools/bench/run-gpu-bench.py --bench build/bin/gpu_bench --rounds 3 ;;
-    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, loom-kernels, train, profile or bench" ;;
+    amp)  # issue #47: float16 autocast beside float32 and PyTorch's autocast
+      PYTHON=python3 AMP_BENCH=build/bin/amp_bench run_step amp 150 \
+        tools/bench/run-amp-bench.sh --device cuda --dtype float16 3 ;;
+    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, loom-kernels, train, profile, bench or amp" ;;
   esac
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what the GPU checks need for a machine with a GPU but none of loom's Debian
-# libraries (the device tool's): the built CUDA plugin, its tests, `loom`, gpu_bench, the
+# libraries (the device tool's): the built CUDA plugin, its tests, `loom`, gpu_bench, amp_bench, the
 # core libraries and plugins they load (stripped), the Debian libraries they link (not
 # glibc, libstdc++ or CUDA's, which that machine has), and Fashion-MNIST's 10,000 test
 # images for a short `loom train --device cuda`. Writes .gpu-pack/loom-gpu.tar.xz, which
@@ -13,10 +13,10 @@ pack=.gpu-pack
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
-binaries=(bin/cuda_plugin_tests bin/gpu_bench bin/loom)
+binaries=(bin/cuda_plugin_tests bin/gpu_bench bin/amp_bench bin/loom)
 libraries=(lib/libloom.so lib/libloom_core.so lib/libloom_dispatcher.so lib/libloom_ops.so
            lib/libloom_schema.so lib/libloom_graph.so)
-plugins=(cpu cuda autograd profiler compiler)
+plugins=(cpu cuda autograd profiler compiler autocast)
 
 mkdir -p "$stage/build/bin" "$stage/build/lib/loom/plugins" "$stage/debian-libs" \
   "$stage/fashion-mnist"
