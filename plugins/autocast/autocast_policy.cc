@@ -7,83 +7,31 @@
 namespace loom::autocast {
 namespace {
 
+// PyTorch's lists (its CUDA autocast's), by loom op name.
+// clang-format off
+constexpr const char* kLower[] = {
+    "mm", "bmm", "addmm", "addmv", "baddbmm", "matmul", "linear", "einsum", "mv", "dot",
+    "conv1d", "conv2d", "conv3d", "convolution", "conv_transpose1d", "conv_transpose2d",
+    "_conv2d_activation", "_addmm_activation", "prelu", "lstm_cell", "gru_cell"};
+constexpr const char* kFloat32[] = {
+    "acos", "asin", "cosh", "sinh", "tan", "exp", "exp2", "expm1", "log", "log10", "log2",
+    "log1p", "reciprocal", "rsqrt", "pow", "softplus", "softmax", "log_softmax", "_softmax",
+    "_log_softmax", "layer_norm", "native_layer_norm", "group_norm", "native_group_norm",
+    "batch_norm", "instance_norm", "norm", "linalg_vector_norm", "cdist", "logsumexp", "sum",
+    "prod", "cumsum", "cumprod", "nll_loss", "cross_entropy_loss", "mse_loss", "l1_loss",
+    "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy_with_logits",
+    "upsample_bilinear2d", "upsample_nearest2d", "grid_sampler_2d"};
+constexpr const char* kPromote[] = {
+    "cat", "stack", "where", "index_put", "index_put_", "index_copy", "scatter_add", "addcmul",
+    "addcdiv", "atan2", "lerp"};
+// clang-format on
+
 const std::unordered_map<std::string, LoomAutocastCast>& default_table() {
   static const auto* table = [] {
     auto* t = new std::unordered_map<std::string, LoomAutocastCast>();
-    for (const char* op : {"mm",
-                           "bmm",
-                           "addmm",
-                           "addmv",
-                           "baddbmm",
-                           "matmul",
-                           "linear",
-                           "einsum",
-                           "mv",
-                           "dot",
-                           "conv1d",
-                           "conv2d",
-                           "conv3d",
-                           "convolution",
-                           "conv_transpose1d",
-                           "conv_transpose2d",
-                           "_conv2d_activation",
-                           "_addmm_activation",
-                           "prelu",
-                           "lstm_cell",
-                           "gru_cell"}) {
-      (*t)[std::string("loom::") + op] = LOOM_AUTOCAST_LOWER;
-    }
-    for (const char* op : {"acos",
-                           "asin",
-                           "cosh",
-                           "sinh",
-                           "tan",
-                           "exp",
-                           "exp2",
-                           "expm1",
-                           "log",
-                           "log10",
-                           "log2",
-                           "log1p",
-                           "reciprocal",
-                           "rsqrt",
-                           "pow",
-                           "softplus",
-                           "softmax",
-                           "log_softmax",
-                           "_softmax",
-                           "_log_softmax",
-                           "layer_norm",
-                           "native_layer_norm",
-                           "group_norm",
-                           "native_group_norm",
-                           "batch_norm",
-                           "instance_norm",
-                           "norm",
-                           "linalg_vector_norm",
-                           "cdist",
-                           "logsumexp",
-                           "sum",
-                           "prod",
-                           "cumsum",
-                           "cumprod",
-                           "nll_loss",
-                           "cross_entropy_loss",
-                           "mse_loss",
-                           "l1_loss",
-                           "smooth_l1_loss",
-                           "huber_loss",
-                           "kl_div",
-                           "binary_cross_entropy_with_logits",
-                           "upsample_bilinear2d",
-                           "upsample_nearest2d",
-                           "grid_sampler_2d"}) {
-      (*t)[std::string("loom::") + op] = LOOM_AUTOCAST_FLOAT32;
-    }
-    for (const char* op : {"cat", "stack", "where", "index_put", "index_put_", "index_copy",
-                           "scatter_add", "addcmul", "addcdiv", "atan2", "lerp"}) {
-      (*t)[std::string("loom::") + op] = LOOM_AUTOCAST_PROMOTE;
-    }
+    for (const char* op : kLower) (*t)[std::string("loom::") + op] = LOOM_AUTOCAST_LOWER;
+    for (const char* op : kFloat32) (*t)[std::string("loom::") + op] = LOOM_AUTOCAST_FLOAT32;
+    for (const char* op : kPromote) (*t)[std::string("loom::") + op] = LOOM_AUTOCAST_PROMOTE;
     return t;
   }();
   return *table;
