@@ -33,7 +33,10 @@ namespace {
 // "[rank K] line", so that ranks' lines never interleave mid-line. When a rank exits with
 // a code other than 0 or is killed by a signal, the launcher names it, sends SIGTERM to
 // every other rank's group and, after a grace period, SIGKILL, and exits with 1: a job
-// never hangs on a dead peer. SIGINT or SIGTERM to the launcher goes to every rank.
+// never hangs on a dead peer. The rank it names is the cause: of the ranks found ended at
+// once, one killed by a signal before the others that exited with an error (their
+// connections to it broke), whatever order the kernel reports them in. SIGINT or SIGTERM
+// to the launcher goes to every rank.
 
 volatile std::sig_atomic_t received_signal = 0;
 
@@ -234,19 +237,27 @@ int run_launch(const LaunchOptions& options) {
     for (size_t j = 0; j < fds.size(); ++j) {
       if (fds[j].revents != 0) drain(ranks[owners[j].first], owners[j].second);
     }
+    // Every rank that ended since the last look. Of those that failed first, one killed
+    // by a signal is the cause and the others (whose connections to it broke) the
+    // symptoms, whatever order waitpid returns them in.
     int status = 0;
+    const Rank* cause = nullptr;
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
       for (Rank& r : ranks) {
         if (r.pid != pid || !r.running) continue;
         r.running = false;
         r.status = status;
-        if (failed(status) && first_failure == nullptr && forwarded == 0) {
-          first_failure = &r;
-          signal_all(ranks, SIGTERM);
-          kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                       std::chrono::duration<double>(options.grace_seconds));
+        const bool signalled = WIFSIGNALED(status);
+        if (failed(status) && (cause == nullptr || (signalled && !WIFSIGNALED(cause->status)))) {
+          cause = &r;
         }
       }
+    }
+    if (cause != nullptr && first_failure == nullptr && forwarded == 0) {
+      first_failure = cause;
+      signal_all(ranks, SIGTERM);
+      kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(options.grace_seconds));
     }
     if (received_signal != 0 && forwarded == 0) {
       forwarded = received_signal;
