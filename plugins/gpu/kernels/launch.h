@@ -11,6 +11,7 @@
 #include "conv_math.h"
 #include "creation_math.h"
 #include "index_math.h"
+#include "multi_tensor_math.h"
 #include "pool_math.h"
 #include "shape_math.h"
 #include "sort_math.h"
@@ -284,6 +285,17 @@ const char* launch_grid_sample_backward(int32_t dtype, const GridShape& shape,
                                         const GridBackwardStrides& strides, const void* grad_output,
                                         const void* in, const void* grid, void* grad_input,
                                         void* grad_grid, gpuStream_t stream);
+
+// --- loss scaling (amp.cu; Note [Loss scaling ops] in ops/decompositions/amp.cc) ---
+// Every element of the batch's contiguous tensors of `dtype` multiplied by *inv_scale (in
+// the tensors' dtype first, as mul_ casts it) in place, *found_inf set to 1 where one is
+// an inf or a NaN; one block per chunk (Note [Multi-tensor launches]).
+const char* launch_amp_unscale(int32_t dtype, const MultiTensorBatch& batch, float* found_inf,
+                               const float* inv_scale, gpuStream_t stream);
+// The scale's update on the three one-element state tensors, by one thread.
+const char* launch_amp_update_scale(float* scale, int32_t* growth_tracker, const float* found_inf,
+                                    double growth, double backoff, int64_t interval,
+                                    gpuStream_t stream);
 
 // --- losses (loss.cu) ---
 // nll_loss's positions (the target's shape): operand 0 out's offset (reduction none), 1
