@@ -35,8 +35,17 @@ std::vector<T> gather_as(const sdk::Tensor& t) {
         return;
       }
     }
-    const sdk::Tensor* operands[1] = {&t};
     T* dst = out.data();
+    if (t.is_contiguous()) {  // a conversion (float16/bfloat16 -> float32), split over the pool
+      const S* src = t.data<const S>();
+      parallel_for(0, t.numel(), kGrainSize, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          dst[i] = static_cast<T>(static_cast<acc_type<S>>(src[i]));
+        }
+      });
+      return;
+    }
+    const sdk::Tensor* operands[1] = {&t};
     for_each_element(t.sizes(), operands, [&](auto& p) {
       *dst++ = static_cast<T>(static_cast<acc_type<S>>(*reinterpret_cast<const S*>(p[0])));
     });
@@ -50,7 +59,11 @@ void store_as(const std::vector<T>& values, const sdk::Tensor& out) {
     using S = decltype(tag);
     if (out.is_contiguous()) {
       S* dst = out.data<S>();
-      for (size_t i = 0; i < values.size(); ++i) dst[i] = static_cast<S>(values[i]);
+      const T* src = values.data();
+      parallel_for(0, static_cast<int64_t>(values.size()), kGrainSize,
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t i = begin; i < end; ++i) dst[i] = static_cast<S>(src[i]);
+                   });
       return;
     }
     const sdk::Tensor* operands[1] = {&out};
