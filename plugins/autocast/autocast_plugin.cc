@@ -32,6 +32,7 @@ int32_t cast_for(int16_t device_type, const std::string& type_name, const LoomOp
   const std::string name = sdk::host().op_name(op);
   int32_t cast = override_cast(policy_table(type_name.c_str()), name);
   if (cast < LOOM_AUTOCAST_KEEP || cast > LOOM_AUTOCAST_PROMOTE) cast = default_cast(name);
+  if (writes_its_arguments(name)) cast = LOOM_AUTOCAST_KEEP;
   by_op.emplace(op, cast);
   return cast;
 }
@@ -145,7 +146,7 @@ LoomError* cast_of(const char* device_type, const char* op, int32_t* out_cast) {
     }
     int32_t cast = override_cast(policy_table(device_type), op);
     if (cast < LOOM_AUTOCAST_KEEP || cast > LOOM_AUTOCAST_PROMOTE) cast = default_cast(op);
-    *out_cast = cast;
+    *out_cast = writes_its_arguments(op) ? LOOM_AUTOCAST_KEEP : cast;
   });
 }
 

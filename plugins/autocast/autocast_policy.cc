@@ -22,8 +22,8 @@ constexpr const char* kFloat32[] = {
     "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy_with_logits",
     "upsample_bilinear2d", "upsample_nearest2d", "grid_sampler_2d"};
 constexpr const char* kPromote[] = {
-    "cat", "stack", "where", "index_put", "index_put_", "index_copy", "scatter_add", "addcmul",
-    "addcdiv", "atan2", "lerp"};
+    "cat", "stack", "where", "index_put", "index_copy", "scatter_add", "addcmul", "addcdiv",
+    "atan2", "lerp"};
 // clang-format on
 
 const std::unordered_map<std::string, LoomAutocastCast>& default_table() {
@@ -43,6 +43,12 @@ std::string base_name(const std::string& op) {
   const size_t ns = op.find("::");
   const size_t dot = op.find('.', ns == std::string::npos ? 0 : ns + 2);
   return dot == std::string::npos ? op : op.substr(0, dot);
+}
+
+bool writes_its_arguments(const std::string& op) {
+  const std::string base = base_name(op);
+  const std::string overload = op.size() > base.size() ? op.substr(base.size() + 1) : "";
+  return base.ends_with("_") || overload == "out" || overload.ends_with("_out");
 }
 
 LoomAutocastCast default_cast(const std::string& op) {

@@ -26,7 +26,12 @@ namespace loom::autocast {
 // float16 elsewhere unless the region names one; a backend may publish a
 // LoomAutocastPolicyTable under "loom.autocast_policy.<device type>" to change its default
 // dtype and the cast of any op ("ns::name" for every overload, or "ns::name.overload").
+// An op that writes its arguments (in-place "name_", out= ".out" / "._out") is never cast,
+// whatever a table says: a cast copy would take the write (PyTorch casts neither).
 LoomAutocastCast default_cast(const std::string& op);  // op: "ns::name.overload"
+
+// Whether `op` writes its arguments: "loom::add_.Tensor", "loom::mm.out", "loom::sum.IntList_out".
+bool writes_its_arguments(const std::string& op);
 
 // "loom::add.Tensor" -> "loom::add"
 std::string base_name(const std::string& op);

@@ -65,6 +65,20 @@ TEST_F(Autocast, AccuracySensitiveOpsRunInFloat32AndMixedInputsPromote) {
   EXPECT_EQ(mm(d, d).dtype(), ScalarType::Float64);
 }
 
+TEST_F(Autocast, OpsThatWriteTheirArgumentsAreNeverCast) {
+  const Tensor a = randn({3, 3}), b = randn({3, 3});
+  Tensor out = empty({3, 3});
+  {
+    autocast::Guard amp("cpu");
+    mm_out(out, a, b);  // the out= variant writes the caller's float32 tensor, in float32
+  }
+  EXPECT_LT(max_difference(out, mm(a, b)), 1e-5);
+  EXPECT_EQ(autocast::cast_of("cpu", "loom::mm.out"), autocast::Cast::Keep);
+  EXPECT_EQ(autocast::cast_of("cpu", "loom::sum.dim_IntList_out"), autocast::Cast::Keep);
+  EXPECT_EQ(autocast::cast_of("cpu", "loom::index_put_"), autocast::Cast::Keep);
+  EXPECT_EQ(autocast::cast_of("cpu", "loom::index_put"), autocast::Cast::Promote);
+}
+
 TEST_F(Autocast, RegionsNestAndRestoreTheirState) {
   const Tensor a = randn({2, 2});
   {
