@@ -93,7 +93,7 @@ int32_t target_dtype(const LoomKernelCall& call, int32_t cast, int16_t device_ty
 bool is_cast(const sdk::Tensor& t, int32_t cast, int32_t target, int16_t device_type) {
   const LoomDType d = t.dtype();
   if (t.device().type != device_type || d == target) return false;
-  if (cast == LOOM_AUTOCAST_LOWER) return d == LOOM_DTYPE_FLOAT32;
+  if (cast == LOOM_AUTOCAST_LOWER) return is_lower_or_float32(d);  // float16 <-> bfloat16 too
   if (cast == LOOM_AUTOCAST_FLOAT32) return d == LOOM_DTYPE_FLOAT16 || d == LOOM_DTYPE_BFLOAT16;
   return is_floating(d);
 }

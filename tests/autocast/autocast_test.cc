@@ -40,6 +40,7 @@ TEST_F(Autocast, ProductsAndConvolutionsRunInTheLowerDtype) {
     EXPECT_EQ(mm(x, w.t()).dtype(), kBF16);
     EXPECT_EQ(matmul(x, w.t()).dtype(), kBF16);
     EXPECT_EQ(conv2d(image, kernel).dtype(), kBF16);
+    EXPECT_EQ(mm(x.to(kF16), w.t()).dtype(), kBF16);  // every floating type but float64
     // The values: the float op on inputs rounded to bfloat16, within bfloat16's rounding.
     const Tensor want = linear(x.to(kBF16).to(kF32), w.to(kBF16).to(kF32), b.to(kBF16).to(kF32));
     EXPECT_LT(max_difference(y.to(kF32), want), 0.1);
