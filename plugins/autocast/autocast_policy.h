@@ -13,7 +13,7 @@ namespace loom::autocast {
 // ~~~~~~~~~~~~~~~~~~~~~~
 // One policy serves every device type, a vendor's included: the ops PyTorch's CUDA autocast
 // runs in lower precision (products and convolutions: mm, bmm, addmm, baddbmm, matmul,
-// linear, einsum, conv*, conv_transpose*, prelu, the RNN cells) take their float32 tensors
+// linear, einsum, conv*, conv_transpose*, prelu, the RNN cells) take their floating tensors
 // in the region's lower dtype; the ops that lose accuracy there (exp, log, pow, softmax,
 // log_softmax, the norms and normalisations, the losses, sum, prod, cumsum, ...) take
 // float16 and bfloat16 tensors in float32; the ops that combine several tensors (cat,
