@@ -39,7 +39,7 @@ typedef struct LoomAutocastOverride {
 
 typedef struct LoomAutocastPolicyTable {
   size_t struct_size;
-  int32_t default_dtype; /* LOOM_DTYPE_FLOAT16 or LOOM_DTYPE_BFLOAT16 */
+  int32_t default_dtype;                 /* LOOM_DTYPE_FLOAT16 or LOOM_DTYPE_BFLOAT16 */
   const LoomAutocastOverride* overrides; /* static */
   size_t num_overrides;
 } LoomAutocastPolicyTable;
