@@ -132,8 +132,8 @@ namespace {
 // warm-up steps, like torch.profiler's schedule), with shapes and memory, writes their
 // Chrome trace to FILE and prints the ops that took the most self time, the peak memory
 // in use per device over those steps and, on a device with a caching allocator, the
-// allocator's figures. Each step's
-// forward, backward and optimizer step are user ranges, so the trace groups its ops.
+// allocator's figures. Each step's forward, backward and optimizer step are user ranges,
+// so the trace groups its ops.
 constexpr int64_t kProfileWait = 2, kProfileWarmup = 2, kProfileSteps = 4;
 
 std::unique_ptr<profiler::Profiler> make_profiler(const std::string& path) {
@@ -430,7 +430,9 @@ int run_train(const TrainOptions& o) {
       meta["epoch"] = std::to_string(epoch);
       if (scaler.is_enabled()) {
         for (const auto& [key, value] : scaler.state_dict()) {
-          meta["grad_scaler." + key] = str_cat(value);
+          char text[32];  // every digit, so the scale resumes exactly
+          std::snprintf(text, sizeof text, "%.17g", value);
+          meta["grad_scaler." + key] = text;
         }
       }
       save_checkpoint(o.save, *net, qat ? nullptr : optimizer.get(), meta);
