@@ -37,34 +37,29 @@ int32_t cast_for(int16_t device_type, const std::string& type_name, const LoomOp
   return cast;
 }
 
-// The device type of the op's first tensor argument; -1 when it has none.
-int16_t device_type_of(const LoomKernelCall& call) {
-  for (size_t i = 0; i < call.num_args; ++i) {
-    const LoomValue& v = call.args[i];
-    if (v.tag == LOOM_VALUE_TENSOR && v.u.tensor != nullptr) {
-      return sdk::Tensor::borrow(v.u.tensor).device().type;
-    }
-    if (v.tag == LOOM_VALUE_TENSOR_LIST) {
-      for (uint32_t k = 0; k < v.length; ++k) {
-        if (v.u.tensors[k] != nullptr) return sdk::Tensor::borrow(v.u.tensors[k]).device().type;
-      }
-    }
-  }
-  return -1;
-}
-
-// Visits every tensor argument (list elements included) of `call`.
+// Visits the tensor arguments (list elements included) of `call` in order while visit
+// returns true.
 template <typename F>
 void for_each_tensor(const LoomKernelCall& call, F&& visit) {
   for (size_t i = 0; i < call.num_args; ++i) {
     const LoomValue& v = call.args[i];
-    if (v.tag == LOOM_VALUE_TENSOR && v.u.tensor != nullptr) visit(v.u.tensor);
+    if (v.tag == LOOM_VALUE_TENSOR && v.u.tensor != nullptr && !visit(v.u.tensor)) return;
     if (v.tag == LOOM_VALUE_TENSOR_LIST) {
       for (uint32_t k = 0; k < v.length; ++k) {
-        if (v.u.tensors[k] != nullptr) visit(v.u.tensors[k]);
+        if (v.u.tensors[k] != nullptr && !visit(v.u.tensors[k])) return;
       }
     }
   }
+}
+
+// The device type of the op's first tensor argument; -1 when it has none.
+int16_t device_type_of(const LoomKernelCall& call) {
+  int16_t type = -1;
+  for_each_tensor(call, [&](LoomTensor* h) {
+    type = sdk::Tensor::borrow(h).device().type;
+    return false;
+  });
+  return type;
 }
 
 // The dtype the op's floating tensors on `device_type` are cast to; -1: none is.
@@ -77,7 +72,7 @@ int32_t target_dtype(const LoomKernelCall& call, int32_t cast, int16_t device_ty
   for_each_tensor(call, [&](LoomTensor* h) {
     const sdk::Tensor t = sdk::Tensor::borrow(h);
     const LoomDType d = t.dtype();
-    if (!is_floating(d) || t.device().type != device_type) return;
+    if (!is_floating(d) || t.device().type != device_type) return true;
     if (widest < 0) {
       widest = d;
     } else if (d != widest) {
@@ -85,6 +80,7 @@ int32_t target_dtype(const LoomKernelCall& call, int32_t cast, int16_t device_ty
       const bool either_wide = d == LOOM_DTYPE_FLOAT64 || widest == LOOM_DTYPE_FLOAT64;
       widest = either_wide ? LOOM_DTYPE_FLOAT64 : LOOM_DTYPE_FLOAT32;
     }
+    return true;
   });
   return mixed ? widest : -1;
 }

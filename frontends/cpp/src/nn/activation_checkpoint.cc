@@ -9,11 +9,11 @@
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_join.h"
 #include "loom/autocast.h"
 #include "loom/autograd.h"
 #include "loom/core/device.h"
 #include "loom/core/generator.h"
+#include "loom/core/type_promotion.h"
 #include "loom/factories.h"
 
 namespace loom::nn {
@@ -55,10 +55,6 @@ struct AutocastState {
   }
 };
 
-std::string shape_of(const Tensor& t) {
-  return str_cat("[", absl::StrJoin(t.sizes(), ", "), "]");
-}
-
 // What the backward node keeps: the function, its inputs (not its activations) and the
 // state the recomputation must see.
 struct Saved {
@@ -98,9 +94,9 @@ std::vector<Tensor> recompute_and_backpropagate(const Saved& saved,
     std::vector<Tensor> roots, root_grads;
     for (size_t k = 0; k < outputs.size(); ++k) {
       LOOM_CHECK(std::ranges::equal(outputs[k].sizes(), saved.output_shapes[k]), kWhat,
-                 "the recomputation's output ", k, " is ", shape_of(outputs[k]),
-                 ", the forward's was [", absl::StrJoin(saved.output_shapes[k], ", "),
-                 "] (the function must compute the same both times)");
+                 "the recomputation's output ", k, " is ", shape_to_string(outputs[k].sizes()),
+                 ", the forward's was ", shape_to_string(saved.output_shapes[k]),
+                 " (the function must compute the same both times)");
       if (outputs[k].requires_grad() && k < grads.size() && grads[k].defined()) {
         roots.push_back(outputs[k]);
         root_grads.push_back(grads[k]);
