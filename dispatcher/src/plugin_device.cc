@@ -109,6 +109,11 @@ bool PluginDeviceAllocator::has_copy() const {
   return LOOM_HAS_FIELD(device_, LoomDeviceInterface, copy) && device_->copy != nullptr;
 }
 
+bool PluginDeviceAllocator::takes_host_scalars() const {
+  return LOOM_HAS_FIELD(device_, LoomDeviceInterface, flags) &&
+         (device_->flags & LOOM_DEVICE_TAKES_HOST_SCALARS) != 0;
+}
+
 void PluginDeviceAllocator::copy(CopyKind kind, int16_t index, void* dst, const void* src,
                                  size_t nbytes) const {
   require(has_copy(), "copy");

@@ -69,6 +69,7 @@ class PluginDeviceAllocator final : public Allocator, public DeviceRuntime {
   void synchronize(int16_t index) const override;
   void copy(CopyKind kind, int16_t index, void* dst, const void* src, size_t nbytes) const override;
   bool has_copy() const override;
+  bool takes_host_scalars() const override;
   std::string provider() const override { return owner(); }
   void* stream_create(int16_t index) const override;
   void stream_destroy(int16_t index, void* stream) const override;

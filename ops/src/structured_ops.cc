@@ -9,6 +9,7 @@
 #include <span>
 
 #include "absl/container/inlined_vector.h"
+#include "loom/core/device_runtime.h"
 #include "loom/core/error.h"
 #include "loom/core/type_promotion.h"
 #include "loom/core/warning.h"
@@ -114,6 +115,21 @@ bool uniform_inputs(const StructuredInfo& info, const LoomValue* args) {
     }
   }
   return true;
+}
+
+// Note [Host scalars by value]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// `x * 2.0` with x on a GPU: PyTorch hands the 2.0 to the GPU kernel as an argument, not
+// as memory on the device. A backend whose device interface sets
+// LOOM_DEVICE_TAKES_HOST_SCALARS gets the same: its pointwise out= kernels receive such an
+// input as the 0-dim CPU tensor it is (cast to the compute dtype on the host, never
+// expanded) and read its one element into the launch. Otherwise the element is copied to
+// the device (a staged copy, or a wait where the plugin cannot release the source at
+// once) and expanded like any other input. Only 0-dim CPU tensors mix with device tensors
+// (the device rule in compute_meta), so nothing else changes.
+bool takes_host_scalars(Device device) {
+  const DeviceRuntime* runtime = find_device_runtime(device.type);
+  return runtime != nullptr && runtime->takes_host_scalars();
 }
 
 // One element of a 0-dim CPU tensor, converted to `target` on the host without a kernel
@@ -476,6 +492,7 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
   // Bring the inputs to the kernel contract; `keep` holds the temporaries alive.
   TensorList keep;
   absl::InlinedVector<LoomValue, 8> kernel_args(args, args + num_args);
+  std::optional<bool> by_value;  // whether meta.device's kernels take host scalars
   for (int index : info.inputs) {
     Tensor t = borrow(args[index]);
     if (!(t.device() == meta.device)) {  // a 0-dim CPU tensor used with another device
@@ -484,6 +501,14 @@ void run_out(const StructuredInfo& info, DispatchKeySet keys, const LoomValue* a
       // dtype conversion in its copies.
       ScalarType target = is_mask(info, index) ? ScalarType::Bool : meta.compute;
       if (t.dtype() != target) t = cast_host_scalar(t, target);
+      if (!by_value) by_value = takes_host_scalars(meta.device);
+      if (*by_value) {  // Note [Host scalars by value]
+        if (t.impl() != impl_of(args[index])) {
+          kernel_args[index] = box(t);
+          keep.push_back(std::move(t));
+        }
+        continue;
+      }
       Tensor moved = empty(t.sizes(), t.dtype(), meta.device);
       loom::copy_(moved, t);
       t = moved;

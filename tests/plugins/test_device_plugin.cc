@@ -7,12 +7,16 @@
 // lends "pinned" host memory and has copy_async (ABI 1.8), and publishes how often each
 // copy function and stream_synchronize ran as "test_device.counters", so tests see which
 // copies the host waited for. With the option half_pinned: "1" it also registers a
-// device type with host_allocate but no host_deallocate, which the host must refuse.
+// device type with host_allocate but no host_deallocate, which the host must refuse. With
+// host_scalars: "1" it registers "scalardev" on a backend of its own, whose device takes
+// host scalars by value (ABI 1.11's LOOM_DEVICE_TAKES_HOST_SCALARS), with float32 mul.out
+// and where.self_out kernels that count the host scalars they are given.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "loom/device_memory_api.h"
@@ -22,7 +26,7 @@ namespace {
 
 std::atomic<int64_t> g_allocated{0}, g_peak{0}, g_allocations{0}, g_frees{0};
 std::atomic<int64_t> g_copies{0}, g_async_copies{0}, g_stream_waits{0}, g_pinned_live{0},
-    g_pinned_bytes{0}, g_pinned_allocations{0};
+    g_pinned_bytes{0}, g_pinned_allocations{0}, g_host_scalars{0};
 
 LoomError* device_count(void*, int32_t* out) {
   *out = 1;
@@ -160,6 +164,7 @@ int64_t count(const char* name) {
   if (n == "copy_async") return g_async_copies.load();
   if (n == "stream_synchronize") return g_stream_waits.load();
   if (n == "pinned_live") return g_pinned_live.load();
+  if (n == "host_scalars") return g_host_scalars.load();
   return -1;
 }
 
@@ -199,6 +204,65 @@ loom::sdk::Tensor fill_(const loom::sdk::Tensor& self, loom::sdk::Scalar value) 
   return self;
 }
 
+const LoomDeviceInterface kScalarDevice = [] {
+  LoomDeviceInterface d = kDevice;
+  d.flags |= LOOM_DEVICE_TAKES_HOST_SCALARS;
+  return d;
+}();
+
+// The offset of element i (row-major over `shape`) of t, which has that shape.
+int64_t offset_of(const loom::sdk::Tensor& t, std::span<const int64_t> shape, int64_t i) {
+  int64_t offset = 0;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+    offset += (i % shape[d]) * t.strides()[d];
+    i /= shape[d];
+  }
+  return offset;
+}
+
+// Element i of t, or t's one element when it is a host scalar.
+template <typename T>
+T element(const loom::sdk::Tensor& t, std::span<const int64_t> shape, int64_t i) {
+  if (t.device().type == LOOM_DEVICE_CPU && t.dim() == 0) return *t.data<T>();
+  return t.data<T>()[offset_of(t, shape, i)];
+}
+
+float& element_at(const loom::sdk::Tensor& out, int64_t i) {
+  return out.data<float>()[offset_of(out, out.sizes(), i)];
+}
+
+void count_host_scalars(const loom::sdk::Tensor& out,
+                        std::initializer_list<const loom::sdk::Tensor*> inputs) {
+  if (out.dtype() != LOOM_DTYPE_FLOAT32) throw loom::sdk::Error("[scalardev] float32 only");
+  for (const loom::sdk::Tensor* t : inputs) {
+    if (t->device().type == LOOM_DEVICE_CPU) {
+      if (t->dim() != 0) throw loom::sdk::Error("[scalardev] a CPU input that is not 0-dim");
+      ++g_host_scalars;
+    }
+  }
+}
+
+loom::sdk::Tensor mul_out(const loom::sdk::Tensor& self, const loom::sdk::Tensor& other,
+                          const loom::sdk::Tensor& out) {
+  count_host_scalars(out, {&self, &other});
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    element_at(out, i) =
+        element<float>(self, out.sizes(), i) * element<float>(other, out.sizes(), i);
+  }
+  return out;
+}
+
+loom::sdk::Tensor where_out(const loom::sdk::Tensor& condition, const loom::sdk::Tensor& self,
+                            const loom::sdk::Tensor& other, const loom::sdk::Tensor& out) {
+  count_host_scalars(out, {&condition, &self, &other});
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    element_at(out, i) = element<bool>(condition, out.sizes(), i)
+                             ? element<float>(self, out.sizes(), i)
+                             : element<float>(other, out.sizes(), i);
+  }
+  return out;
+}
+
 void init(loom::sdk::Registrar& r) {
   uint32_t key = r.backend("testdev");
   r.device_type("testdev", key, &kDevice);
@@ -216,6 +280,12 @@ void init(loom::sdk::Registrar& r) {
   c.table = &kCounters;
   loom::sdk::check(loom::sdk::host().extension_publish(&c));
   if (r.option("half_pinned") == "1") r.device_type("testdev_bad", key, &kHalfPinnedDevice);
+  if (r.option("host_scalars") == "1") {
+    const uint32_t scalar_key = r.backend("scalardev");
+    r.device_type("scalardev", scalar_key, &kScalarDevice);
+    r.impl<&mul_out>("loom::mul.out", scalar_key, loom::sdk::dtypes::all);
+    r.impl<&where_out>("loom::where.self_out", scalar_key, loom::sdk::dtypes::all);
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // The binary family on GPU tensors: the out= kernels of the structured binary ops
 // (arithmetic, comparisons, bitwise and logical ops). Inputs arrive broadcast to out's
-// shape in the compute dtype, so each wrapper checks devices, describes the operands and
-// calls the binary launcher.
+// shape in the compute dtype, or as host scalars passed by value (Note [Host scalars by
+// value]), so each wrapper checks devices, describes the operands and calls the binary
+// launcher.
 #include <string>
 
 #include "../kernels/launch.h"
@@ -18,10 +19,10 @@ using sdk::Tensor;
 
 Tensor binary(const DispatchContext& ctx, const char* op, BinaryOp kind, const Tensor& self,
               const Tensor& other, const Tensor& out, double alpha = 1) {
-  prepare(op, out, {&self, &other});
+  const HostScalars scalars = prepare_pointwise(op, out, {&self, &other});
   const Tensor* operands[3] = {&out, &self, &other};
   check_launch(launch_binary(kind, self.dtype(), alpha, space_of(op, out, operands), out.data(),
-                             self.data(), other.data(), stream_of(ctx)),
+                             device_data(self), device_data(other), stream_of(ctx), scalars),
                op);
   return out;
 }

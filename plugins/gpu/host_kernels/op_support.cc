@@ -2,6 +2,7 @@
 // copies on the device, and the operand checks.
 #include "op_support.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,28 @@ void prepare(const char* op, const sdk::Tensor& out,
     }
   }
   use_device(d.index);
+}
+
+HostScalars prepare_pointwise(const char* op, const sdk::Tensor& out,
+                              std::initializer_list<const sdk::Tensor*> inputs) {
+  HostScalars scalars;
+  int k = 0;
+  for (const sdk::Tensor* t : inputs) {
+    if (is_host_scalar(*t)) {
+      const size_t bytes = sdk::element_size(t->dtype());
+      if (bytes == 0 || bytes > sizeof(scalars.bytes[0])) {
+        throw sdk::Error("[" + std::string(op) + "] a number of dtype " +
+                         std::to_string(t->dtype()) + " cannot be passed to a kernel by value");
+      }
+      std::memcpy(scalars.bytes[k], t->data(), bytes);
+      scalars.mask |= 1u << k;
+    } else {
+      prepare(op, out, {t});
+    }
+    ++k;
+  }
+  use_device(out.device().index);
+  return scalars;
 }
 
 sdk::Tensor contiguous(const sdk::DispatchContext& ctx, const char* op, const sdk::Tensor& t,

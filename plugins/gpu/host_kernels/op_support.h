@@ -32,13 +32,36 @@ inline bool is_floating_dtype(int32_t dtype) {
 void prepare(const char* op, const sdk::Tensor& out,
              std::initializer_list<const sdk::Tensor*> inputs);
 
+// A 0-dim CPU tensor among a pointwise op's inputs: a C++ number the host hands over as it
+// is (LOOM_DEVICE_TAKES_HOST_SCALARS; Note [Host scalars by value]).
+inline bool is_host_scalar(const sdk::Tensor& t) {
+  return t.device().type == LOOM_DEVICE_CPU && t.dim() == 0;
+}
+
+// prepare() for the out= kernels of pointwise ops, whose inputs may also be host scalars:
+// returns their elements for the launch (bit k: inputs[k]).
+HostScalars prepare_pointwise(const char* op, const sdk::Tensor& out,
+                              std::initializer_list<const sdk::Tensor*> inputs);
+
+// An input's pointer for a launch: null for a host scalar (its element travels in the
+// launch's HostScalars).
+inline const void* device_data(const sdk::Tensor& t) {
+  return is_host_scalar(t) ? nullptr : t.data();
+}
+
 // The space of out's shape with each operand's strides (operands[0] is out). Operands
-// have out's shape (the structured-op contract: inputs arrive broadcast).
+// have out's shape (the structured-op contract: inputs arrive broadcast); a host scalar
+// among them (never read through the space) takes operands[0]'s strides, so it merges
+// dims as out does and keeps a dense launch dense.
 template <int N>
 StridedSpace<N> space_of(const char* op, const sdk::Tensor& shape_tensor,
                          const sdk::Tensor* const (&operands)[N]) {
   const int64_t* strides[N];
   for (int k = 0; k < N; ++k) {
+    if (k > 0 && is_host_scalar(*operands[k]) && operands[0]->dim() == shape_tensor.dim()) {
+      strides[k] = operands[0]->strides().data();
+      continue;
+    }
     if (operands[k]->dim() != shape_tensor.dim()) {
       throw sdk::Error("[" + std::string(op) + "] operand " + std::to_string(k) + " has " +
                        std::to_string(operands[k]->dim()) + " dims, expected " +

@@ -1,7 +1,8 @@
 // The ternary pointwise ops on GPU tensors (where, masked_fill, lerp, addcmul, addcdiv) and
 // div with a rounding mode. Operands arrive broadcast to out's shape (the structured-op
-// contract). Integer division reads a status word back from the device, so a zero divisor
-// is refused with an error as on the CPU (a synchronisation, only for integer dtypes).
+// contract) or as host scalars passed by value (Note [Host scalars by value]). Integer
+// division flags a zero divisor for the host's next wait, so it is refused with an error
+// as on the CPU without the op waiting for the device.
 #include <cmath>
 #include <optional>
 #include <string>
@@ -23,17 +24,18 @@ ScalarArg scalar_arg(const Scalar& s) {
 
 Tensor ternary(const DispatchContext& ctx, const char* op, TernaryOp kind, const Tensor& self,
                const Tensor& a, const Tensor& b, const ScalarArg& value, const Tensor& out) {
-  prepare(op, out, {&self, &a, &b});
+  const HostScalars scalars = prepare_pointwise(op, out, {&self, &a, &b});
   const Tensor* operands[4] = {&out, &self, &a, &b};
-  check_launch(launch_ternary(kind, out.dtype(), value, space_of(op, out, operands), out.data(),
-                              self.data(), a.data(), b.data(), stream_of(ctx)),
-               op);
+  check_launch(
+      launch_ternary(kind, out.dtype(), value, space_of(op, out, operands), out.data(),
+                     device_data(self), device_data(a), device_data(b), stream_of(ctx), scalars),
+      op);
   return out;
 }
 
 Tensor masked_fill_out(const DispatchContext& ctx, const Tensor& self, const Tensor& mask,
                        Scalar value, const Tensor& out) {
-  prepare("masked_fill", out, {&self, &mask});
+  const HostScalars scalars = prepare_pointwise("masked_fill", out, {&self, &mask});
   if (mask.dtype() != LOOM_DTYPE_BOOL) {
     throw sdk::Error("[masked_fill] expected a bool mask, found dtype " +
                      std::to_string(mask.dtype()));
@@ -46,18 +48,18 @@ Tensor masked_fill_out(const DispatchContext& ctx, const Tensor& self, const Ten
   const Tensor* operands[3] = {&out, &self, &mask};
   check_launch(
       launch_masked_fill(out.dtype(), scalar_arg(value), space_of("masked_fill", out, operands),
-                         out.data(), self.data(), mask.data(), stream_of(ctx)),
+                         out.data(), device_data(self), device_data(mask), stream_of(ctx), scalars),
       "masked_fill");
   return out;
 }
 
 Tensor lerp_scalar_out(const DispatchContext& ctx, const Tensor& self, const Tensor& end,
                        Scalar weight, const Tensor& out) {
-  prepare("lerp", out, {&self, &end});
+  const HostScalars scalars = prepare_pointwise("lerp", out, {&self, &end});
   const Tensor* operands[3] = {&out, &self, &end};
   check_launch(launch_binary(BinaryOp::Lerp, out.dtype(), weight.to_double(),
-                             space_of("lerp", out, operands), out.data(), self.data(), end.data(),
-                             stream_of(ctx)),
+                             space_of("lerp", out, operands), out.data(), device_data(self),
+                             device_data(end), stream_of(ctx), scalars),
                "lerp");
   return out;
 }
@@ -81,32 +83,24 @@ Tensor addcdiv_out(const DispatchContext& ctx, const Tensor& self, const Tensor&
   return ternary(ctx, "addcdiv", TernaryOp::Addcdiv, self, t1, t2, scalar_arg(value), out);
 }
 
-// Integer division: the kernel flags zero divisors and lowest / -1 in a status word that
-// the host reads once the stream has run it.
+// Integer division: the kernel flags a zero divisor (1) or lowest / -1 (2) in its
+// launch's check slot, raised as the op's error at the host's next wait for the device
+// (Note [Input errors found by kernels]), so the op does not wait for the stream.
 void integer_divide(const DispatchContext& ctx, bool floor, const Tensor& self, const Tensor& other,
-                    const Tensor& out, const StridedSpace<3>& space) {
-  Tensor status = sdk::empty({1}, LOOM_DTYPE_INT32, out.device());
-  gpuStream_t stream = stream_of(ctx);
-  auto* word = static_cast<int32_t*>(status.data());
-  check(gpuMemsetAsync(word, 0, sizeof(int32_t), stream), "div: clearing the status word");
-  check_launch(launch_integer_divide(out.dtype(), floor, space, out.data(), self.data(),
-                                     other.data(), word, stream),
+                    const Tensor& out, const StridedSpace<3>& space, const HostScalars& scalars) {
+  const InputCheck check = input_check(ctx, out, [](int64_t kind) -> std::string {
+    if (kind == 1) return "[loom::div.Tensor_mode] integer division by zero";
+    return "[loom::div.Tensor_mode] integer overflow: the lowest value of the dtype divided by "
+           "-1 does not fit the dtype";
+  });
+  check_launch(launch_integer_divide(out.dtype(), floor, space, out.data(), device_data(self),
+                                     device_data(other), check.slot(), stream_of(ctx), scalars),
                "div");
-  int32_t flags = 0;
-  check(gpuMemcpyAsync(&flags, word, sizeof(int32_t), gpuMemcpyDeviceToHost, stream),
-        "div: reading the status word");
-  check(gpuStreamSynchronize(stream), "div: waiting for the status word");
-  if (flags & 1) throw sdk::Error("[div] integer division by zero");
-  if (flags & 2) {
-    throw sdk::Error(
-        "[div] integer overflow: the lowest value of the dtype divided by -1 "
-        "does not fit the dtype");
-  }
 }
 
 Tensor div_mode_out(const DispatchContext& ctx, const Tensor& self, const Tensor& other,
                     std::optional<std::string_view> rounding_mode, const Tensor& out) {
-  prepare("div", out, {&self, &other});
+  const HostScalars scalars = prepare_pointwise("div", out, {&self, &other});
   const bool trunc = rounding_mode && *rounding_mode == "trunc";
   const bool floor = rounding_mode && *rounding_mode == "floor";
   if (rounding_mode && !trunc && !floor) {
@@ -116,26 +110,27 @@ Tensor div_mode_out(const DispatchContext& ctx, const Tensor& self, const Tensor
   const Tensor* operands[3] = {&out, &self, &other};
   const StridedSpace<3> space = space_of("div", out, operands);
   if (!is_floating_dtype(out.dtype())) {
-    integer_divide(ctx, floor, self, other, out, space);
+    integer_divide(ctx, floor, self, other, out, space, scalars);
     return out;
   }
   const BinaryOp kind = trunc ? BinaryOp::DivTrunc : floor ? BinaryOp::DivFloor : BinaryOp::Div;
-  check_launch(launch_binary(kind, out.dtype(), 1.0, space, out.data(), self.data(), other.data(),
-                             stream_of(ctx)),
+  check_launch(launch_binary(kind, out.dtype(), 1.0, space, out.data(), device_data(self),
+                             device_data(other), stream_of(ctx), scalars),
                "div");
   return out;
 }
 
 Tensor where_out(const DispatchContext& ctx, const Tensor& condition, const Tensor& self,
                  const Tensor& other, const Tensor& out) {
-  prepare("where", out, {&condition, &self, &other});
+  const HostScalars scalars = prepare_pointwise("where", out, {&condition, &self, &other});
   if (condition.dtype() != LOOM_DTYPE_BOOL) {
     throw sdk::Error("[where] expected a bool condition, found dtype " +
                      std::to_string(condition.dtype()));
   }
   const Tensor* operands[4] = {&out, &condition, &self, &other};
   check_launch(launch_where(out.dtype(), space_of("where", out, operands), out.data(),
-                            condition.data(), self.data(), other.data(), stream_of(ctx)),
+                            device_data(condition), device_data(self), device_data(other),
+                            stream_of(ctx), scalars),
                "where");
   return out;
 }

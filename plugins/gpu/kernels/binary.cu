@@ -156,11 +156,12 @@ bool is_comparison(BinaryOp op) {
 }
 
 const char* launch_binary(BinaryOp op, int32_t dtype, double alpha, const StridedSpace<3>& space,
-                          void* out, const void* self, const void* other, gpuStream_t stream) {
+                          void* out, const void* self, const void* other, gpuStream_t stream,
+                          const HostScalars& scalars) {
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    InputPointers<T, 2> inputs{{static_cast<const T*>(self), static_cast<const T*>(other)}};
+    const auto inputs = input_pointers<T, 2>({self, other}, scalars);
     if (is_comparison(op)) {
       result =
           launch_elementwise<2>(space, static_cast<bool*>(out), inputs, CompareFn<T>{op}, stream);

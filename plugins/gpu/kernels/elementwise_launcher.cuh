@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "../runtime/gpu_runtime.h"
 #include "device_types.h"
 #include "index_math.h"
+#include "launch.h"
 
 namespace loom::gpu {
 
@@ -19,10 +21,59 @@ struct alignas(sizeof(T) * N) Vector {
   T v[N];
 };
 
+// The inputs of an elementwise launch: input k is read at p[k] + offset, or is value[k]
+// when bit k of by_value is set (a host scalar: Note [Host scalars by value]). The test
+// is the same for every thread of a launch, so it costs no divergence.
 template <typename In, int NIn>
 struct InputPointers {
   const In* p[NIn > 0 ? NIn : 1];
+  In value[NIn > 0 ? NIn : 1] = {};
+  uint32_t by_value = 0;
+
+  template <typename Index>
+  __device__ __forceinline__ In load(int k, Index offset) const {
+    return (by_value >> k) & 1u ? value[k] : p[k][offset];
+  }
 };
+
+// One operand of a hand-written kernel, read at p[offset] or given by value (a host
+// scalar, as above): `operand[offset]` reads either.
+template <typename T>
+struct Operand {
+  const T* p = nullptr;
+  T value = {};
+  bool by_value = false;
+
+  template <typename Index>
+  __device__ __forceinline__ T operator[](Index offset) const {
+    return by_value ? value : p[offset];
+  }
+};
+
+// Input k of a launch: its pointer, or the element the host read when scalars give it.
+template <typename T>
+Operand<T> operand(const void* data, const HostScalars& scalars, int k) {
+  Operand<T> o;
+  o.p = static_cast<const T*>(data);
+  if (scalars.given(k)) {
+    std::memcpy(static_cast<void*>(&o.value), scalars.bytes[k], sizeof(T));
+    o.by_value = true;
+  }
+  return o;
+}
+
+// The inputs of an elementwise launch from their pointers and the host scalars among them.
+template <typename In, int NIn>
+InputPointers<In, NIn> input_pointers(const void* const (&data)[NIn], const HostScalars& scalars) {
+  InputPointers<In, NIn> in;
+  for (int k = 0; k < NIn; ++k) {
+    const Operand<In> o = operand<In>(data[k], scalars, k);
+    in.p[k] = o.p;
+    in.value[k] = o.value;
+    if (o.by_value) in.by_value |= 1u << k;
+  }
+  return in;
+}
 
 template <typename Out, typename In>
 constexpr int vector_elements() {
@@ -52,7 +103,14 @@ __global__ void vectorized_kernel(int64_t n, Out* out, InputPointers<In, NIn> in
   for (int64_t v = first; v < vectors; v += step) {
     Vector<In, V> loaded[NIn > 0 ? NIn : 1];
 #pragma unroll
-    for (int k = 0; k < NIn; ++k) loaded[k] = reinterpret_cast<const Vector<In, V>*>(in.p[k])[v];
+    for (int k = 0; k < NIn; ++k) {
+      if ((in.by_value >> k) & 1u) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) loaded[k].v[j] = in.value[k];
+      } else {
+        loaded[k] = reinterpret_cast<const Vector<In, V>*>(in.p[k])[v];
+      }
+    }
     Vector<Out, V> result;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
@@ -67,7 +125,7 @@ __global__ void vectorized_kernel(int64_t n, Out* out, InputPointers<In, NIn> in
   if (tail < n) {
     In x[NIn > 0 ? NIn : 1];
 #pragma unroll
-    for (int k = 0; k < NIn; ++k) x[k] = in.p[k][tail];
+    for (int k = 0; k < NIn; ++k) x[k] = in.load(k, tail);
     out[tail] = apply<NIn>(f, x);
   }
 }
@@ -86,7 +144,7 @@ __global__ void strided_kernel(Index n, Out* out, InputPointers<In, NIn> in,
         space.offsets(i, offsets);
         In x[NIn > 0 ? NIn : 1];
 #pragma unroll
-        for (int k = 0; k < NIn; ++k) x[k] = in.p[k][offsets[k + 1]];
+        for (int k = 0; k < NIn; ++k) x[k] = in.load(k, offsets[k + 1]);
         out[offsets[0]] = apply<NIn>(f, x);
       }
     }
@@ -125,8 +183,8 @@ const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
     int sizes[NIn + 1];
     pointers[0] = out;
     sizes[0] = sizeof(Out);
-    for (int k = 0; k < NIn; ++k) {
-      pointers[k + 1] = in.p[k];
+    for (int k = 0; k < NIn; ++k) {  // a host scalar's pointer is never read
+      pointers[k + 1] = (in.by_value >> k) & 1u ? nullptr : in.p[k];
       sizes[k + 1] = sizeof(In);
     }
     vectorized = vector_width(pointers, sizes, NIn + 1) >= vector_elements<Out, In>();

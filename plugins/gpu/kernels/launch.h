@@ -113,17 +113,30 @@ struct UnaryParams {
 bool is_predicate(UnaryOp op);    // out is bool
 bool is_comparison(BinaryOp op);  // out is bool
 
+// Note [Host scalars by value] (ops/src/structured_ops.cc): an input of a pointwise op
+// may be a C++ number, read on the host and passed in the launch instead of device
+// memory. Bit k of `mask`: input k (0 the first input after out) is one; its element's
+// bits, in the input's dtype, are bytes[k] (its data pointer is then unused).
+struct HostScalars {
+  uint32_t mask = 0;
+  alignas(16) unsigned char bytes[3][16] = {};
+  bool given(int k) const { return (mask >> k) & 1u; }
+};
+
 // space: operand 0 is out, operand 1 the input.
 const char* launch_unary(UnaryOp op, int32_t dtype, const UnaryParams& params,
                          const StridedSpace<2>& space, void* out, const void* in,
                          gpuStream_t stream);
 // dtype: the inputs' (compute) dtype; out is bool for comparisons, else dtype.
+// scalars: the inputs given by value (self 0, other 1).
 const char* launch_binary(BinaryOp op, int32_t dtype, double alpha, const StridedSpace<3>& space,
-                          void* out, const void* self, const void* other, gpuStream_t stream);
-// out = condition ? self : other (condition bool, self/other/out of dtype).
+                          void* out, const void* self, const void* other, gpuStream_t stream,
+                          const HostScalars& scalars = {});
+// out = condition ? self : other (condition bool, self/other/out of dtype); scalars:
+// condition 0, self 1, other 2.
 const char* launch_where(int32_t dtype, const StridedSpace<4>& space, void* out,
                          const void* condition, const void* self, const void* other,
-                         gpuStream_t stream);
+                         gpuStream_t stream, const HostScalars& scalars = {});
 // out (out_dtype) = src (src_dtype) converted.
 const char* launch_copy(int32_t out_dtype, int32_t src_dtype, const StridedSpace<2>& space,
                         void* out, const void* src, gpuStream_t stream);
@@ -144,18 +157,20 @@ struct ScalarArg {
   double d = 0;
   int64_t i = 0;
 };
-// space: out, self, and the two other operands, all of dtype.
+// space: out, self, and the two other operands, all of dtype; scalars: self 0, a 1, b 2.
 const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
                            const StridedSpace<4>& space, void* out, const void* self, const void* a,
-                           const void* b, gpuStream_t stream);
-// out = mask ? value : self; space: out, self, mask (bool).
+                           const void* b, gpuStream_t stream, const HostScalars& scalars = {});
+// out = mask ? value : self; space: out, self, mask (bool); scalars: self 0, mask 1.
 const char* launch_masked_fill(int32_t dtype, const ScalarArg& value, const StridedSpace<3>& space,
-                               void* out, const void* self, const void* mask, gpuStream_t stream);
-// Integer division rounding toward zero or down; sets bit 1 of *status (device memory) on
-// a zero divisor and bit 2 on lowest / -1 in 32 or 64 bits, whose elements become 0.
+                               void* out, const void* self, const void* mask, gpuStream_t stream,
+                               const HostScalars& scalars = {});
+// Integer division rounding toward zero or down; flags at *check (the launch's check
+// slot, Note [Input errors found by kernels]) 1 for a zero divisor and 2 for lowest / -1
+// in 32 or 64 bits, whose elements become 0. scalars: self 0, other 1.
 const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<3>& space,
-                                  void* out, const void* self, const void* other, int32_t* status,
-                                  gpuStream_t stream);
+                                  void* out, const void* self, const void* other, int64_t* check,
+                                  gpuStream_t stream, const HostScalars& scalars = {});
 
 // --- indexing (indexing.cu): element gathers and scatters along one dim ---
 

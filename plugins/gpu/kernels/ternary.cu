@@ -1,6 +1,6 @@
 // The GPU kernels of the ternary pointwise family (where, lerp with a weight tensor,
-// addcmul, addcdiv), masked_fill, and integer division with a rounding mode, which reports a zero
-// divisor through a device status word the host reads after the launch.
+// addcmul, addcdiv), masked_fill, and integer division with a rounding mode, which flags a zero
+// divisor in its launch's check slot (Note [Input errors found by kernels]).
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -44,8 +44,8 @@ struct TernaryFn {
 };
 
 template <typename T>
-__global__ void masked_fill_kernel(int64_t n, StridedSpace<3> space, T* out, const T* self,
-                                   const bool* mask, T value) {
+__global__ void masked_fill_kernel(int64_t n, StridedSpace<3> space, T* out, Operand<T> self,
+                                   Operand<bool> mask, T value) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t o[3];
@@ -55,8 +55,8 @@ __global__ void masked_fill_kernel(int64_t n, StridedSpace<3> space, T* out, con
 }
 
 template <typename T>
-__global__ void integer_divide_kernel(int64_t n, StridedSpace<3> space, T* out, const T* self,
-                                      const T* other, bool floor, int32_t* status) {
+__global__ void integer_divide_kernel(int64_t n, StridedSpace<3> space, T* out, Operand<T> self,
+                                      Operand<T> other, bool floor, int64_t* check) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t o[3];
@@ -64,12 +64,12 @@ __global__ void integer_divide_kernel(int64_t n, StridedSpace<3> space, T* out, 
     const T x = self[o[1]], y = other[o[2]];
     T q = 0;
     if (y == 0) {
-      atomicOr(status, 1);
+      dev::flag_input(check, 1);
     } else if (std::is_signed_v<T> && y == T(-1)) {
       // lowest / -1 does not fit: refused in 32 and 64 bits (x86 traps there), int8 and
       // int16 wrap, as on the CPU.
       if (sizeof(T) >= 4 && x == std::numeric_limits<T>::lowest()) {
-        atomicOr(status, 2);
+        dev::flag_input(check, 2);
       } else {
         q = static_cast<T>(Wrap<T>(0) - static_cast<Wrap<T>>(x));
       }
@@ -93,8 +93,8 @@ void visit_integer_dtype(int32_t dtype, F&& f) {
 
 // where's inputs differ in type (bool condition); it gathers through a byte view.
 template <typename T>
-__global__ void where_kernel(int64_t n, StridedSpace<4> space, T* out, const bool* condition,
-                             const T* self, const T* other) {
+__global__ void where_kernel(int64_t n, StridedSpace<4> space, T* out, Operand<bool> condition,
+                             Operand<T> self, Operand<T> other) {
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t o[4];
@@ -107,7 +107,7 @@ __global__ void where_kernel(int64_t n, StridedSpace<4> space, T* out, const boo
 
 const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
                            const StridedSpace<4>& space, void* out, const void* self, const void* a,
-                           const void* b, gpuStream_t stream) {
+                           const void* b, gpuStream_t stream, const HostScalars& scalars) {
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -115,8 +115,7 @@ const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
       if (std::is_integral_v<T> && op != TernaryOp::Addcmul) return;
       TernaryFn<T> fn{op, static_cast<OpMath<T>>(value.is_floating ? value.d : value.i),
                       static_cast<decltype(fn.wrapped_value)>(value.i)};
-      InputPointers<T, 3> inputs{
-          {static_cast<const T*>(self), static_cast<const T*>(a), static_cast<const T*>(b)}};
+      const auto inputs = input_pointers<T, 3>({self, a, b}, scalars);
       result = launch_elementwise<3>(space, static_cast<T*>(out), inputs, fn, stream);
     }
   });
@@ -124,39 +123,40 @@ const char* launch_ternary(TernaryOp op, int32_t dtype, const ScalarArg& value,
 }
 
 const char* launch_masked_fill(int32_t dtype, const ScalarArg& value, const StridedSpace<3>& space,
-                               void* out, const void* self, const void* mask, gpuStream_t stream) {
+                               void* out, const void* self, const void* mask, gpuStream_t stream,
+                               const HostScalars& scalars) {
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     result = launch_grid_stride(masked_fill_kernel<T>, space.numel(), stream, space,
-                                static_cast<T*>(out), static_cast<const T*>(self),
-                                static_cast<const bool*>(mask), scalar_as<T>(value));
+                                static_cast<T*>(out), operand<T>(self, scalars, 0),
+                                operand<bool>(mask, scalars, 1), scalar_as<T>(value));
   });
   return result;
 }
 
 const char* launch_integer_divide(int32_t dtype, bool floor, const StridedSpace<3>& space,
-                                  void* out, const void* self, const void* other, int32_t* status,
-                                  gpuStream_t stream) {
+                                  void* out, const void* self, const void* other, int64_t* check,
+                                  gpuStream_t stream, const HostScalars& scalars) {
   const char* result = kUnsupportedDtype;
   visit_integer_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     result = launch_grid_stride(integer_divide_kernel<T>, space.numel(), stream, space,
-                                static_cast<T*>(out), static_cast<const T*>(self),
-                                static_cast<const T*>(other), floor, status);
+                                static_cast<T*>(out), operand<T>(self, scalars, 0),
+                                operand<T>(other, scalars, 1), floor, check);
   });
   return result;
 }
 
 const char* launch_where(int32_t dtype, const StridedSpace<4>& space, void* out,
                          const void* condition, const void* self, const void* other,
-                         gpuStream_t stream) {
+                         gpuStream_t stream, const HostScalars& scalars) {
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     result = launch_grid_stride(where_kernel<T>, space.numel(), stream, space, static_cast<T*>(out),
-                                static_cast<const bool*>(condition), static_cast<const T*>(self),
-                                static_cast<const T*>(other));
+                                operand<bool>(condition, scalars, 0), operand<T>(self, scalars, 1),
+                                operand<T>(other, scalars, 2));
   });
   return result;
 }

@@ -467,7 +467,7 @@ const LoomDeviceInterface* device_interface() {
       .event_synchronize = &event_synchronize,
       .device_synchronize = &device_synchronize,
       .copy = &copy,
-      .flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE,
+      .flags = LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE | LOOM_DEVICE_TAKES_HOST_SCALARS,
       .host_allocate = &host_allocate,
       .host_deallocate = &host_deallocate,
       .copy_async = &copy_async,

@@ -68,8 +68,10 @@ extern "C" {
  *   1.9  the complex dtypes LOOM_DTYPE_COMPLEX64 and LOOM_DTYPE_COMPLEX128 (a kernel that
  *        declares them needs a host that knows them)
  *   1.10 quantizers of quantized tensors: LoomTensorView::quantizer, LoomQuantizer and
- *        LoomHostApi::tensor_empty_quantized */
-#define LOOM_ABI_VERSION_MINOR 10
+ *        LoomHostApi::tensor_empty_quantized
+ *   1.11 LOOM_DEVICE_TAKES_HOST_SCALARS (a C++ number reaches a device's pointwise kernel
+ *        by value; a plugin that sets it on an older host gets the number copied) */
+#define LOOM_ABI_VERSION_MINOR 11
 
 /* The one symbol a plugin exports (see LoomPluginEntryFn). */
 #define LOOM_PLUGIN_ENTRY_SYMBOL "loom_plugin_entry"
@@ -352,6 +354,14 @@ typedef struct LoomDeviceInterface {
  * (the bytes are staged or moved), so the host does not wait for the stream after it:
  * a C++ number used with a device tensor then costs no wait for the device. */
 #define LOOM_DEVICE_COPY_TO_DEVICE_RELEASES_SOURCE 1u
+
+/* The backend's kernels of pointwise structured ops (the out= variants of the "pointwise"
+ * ops: add.out, where.self_out, ...) take an input that is a 0-dim CPU tensor (a C++
+ * number, or any 0-dim CPU tensor used with the device's tensors) as it is: of the compute
+ * dtype (a mask's bool), not expanded, its one element read on the host and passed to the
+ * device kernel by value. Without the bit the host copies such an input to the device
+ * first. (Meaningful to hosts of ABI 1.11 on; an older host copies, which stays correct.) */
+#define LOOM_DEVICE_TAKES_HOST_SCALARS 2u
 
 /* ------------------------------------------------------------------------------------
  * ABI 1.2 argument structs (Note [Argument structs])

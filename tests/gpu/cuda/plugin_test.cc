@@ -144,8 +144,18 @@ TEST_F(CudaOps, BadInputsGetClearErrors) {
   test::expect_error([&] { (void)(g + c); }, "loom::add.Tensor", "device");
   test::expect_error([&] { (void)g.to(ScalarType::Float32).mm(g); }, "loom::mm", "2 dims");
   Tensor ints = arange(0, 6).to(ScalarType::Int32).to(cuda());
-  test::expect_error([&] { (void)ints.div(ints, "floor"); }, "loom::div.Tensor_mode",
-                     "integer division by zero");
+  test::expect_error(  // found by the kernel, raised at the next wait
+      [&] {
+        (void)ints.div(ints, "floor");
+        synchronize(cuda());
+      },
+      "loom::div.Tensor_mode", "integer division by zero");
+  test::expect_error(
+      [&] {
+        (void)ints.div(0, "trunc");  // the divisor by value
+        synchronize(cuda());
+      },
+      "loom::div.Tensor_mode", "integer division by zero");
   test::expect_error([&] { (void)g.masked_fill(g > 0.0, 1.0).div(g, "round"); },
                      "loom::div.Tensor_mode", "rounding_mode");
 }

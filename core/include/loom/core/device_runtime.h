@@ -40,6 +40,11 @@ class DeviceRuntime {
   // as the ABI 1.0 and 1.1 guides taught (its copy_ kernel moves them; Note [Copies
   // through a backend's copy_ kernel] in ops/src/device_copy.cc).
   virtual bool has_copy() const { return true; }
+  // Whether the backend's pointwise kernels take a 0-dim CPU input as it is and read it
+  // by value (LOOM_DEVICE_TAKES_HOST_SCALARS; Note [Host scalars by value] in
+  // ops/src/structured_ops.cc): then a C++ number used with the device's tensors is never
+  // copied to the device.
+  virtual bool takes_host_scalars() const { return false; }
   // Who serves the device type, for messages: "plugin 'acme'".
   virtual std::string provider() const = 0;
   // Note [Pinned host memory]
