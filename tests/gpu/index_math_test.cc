@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 namespace loom::gpu {
@@ -145,6 +146,104 @@ TEST(GpuIndexMath, VectorWidthFollowsAlignmentAndElementSize) {
   EXPECT_EQ(vector_width(aligned, mixed, 2), 2);
 }
 
+TEST(GpuIndexMath, InvariantDivisionMatchesTheDivider) {
+  std::mt19937 random(7);
+  std::vector<uint32_t> divisors = {1,
+                                    2,
+                                    3,
+                                    5,
+                                    7,
+                                    10,
+                                    28,
+                                    64,
+                                    100,
+                                    255,
+                                    256,
+                                    257,
+                                    641,
+                                    4095,
+                                    65535,
+                                    65536,
+                                    65537,
+                                    1000003,
+                                    (1u << 30) + 1,
+                                    (1u << 31) - 1,
+                                    1u << 31};
+  for (int i = 0; i < 200; ++i) divisors.push_back(1 + random() % (1u << 31));
+  for (uint32_t d : divisors) {
+    const IntDivider divider(d);
+    std::vector<uint32_t> numerators = {0, 1, d - 1, d, (1u << 31) - 1, (1u << 31) - 2};
+    if (d < (1u << 30)) numerators.insert(numerators.end(), {d + 1, 2 * d - 1, 2 * d});
+    for (int j = 0; j < 200; ++j) numerators.push_back(random() % (1u << 31));
+    for (uint32_t n : numerators) {
+      if (n >= (1u << 31)) continue;
+      ASSERT_EQ(divider.div(n), n / d) << n << " / " << d;
+    }
+  }
+}
+
+TEST(GpuIndexMath, OffsetCalculatorMatchesTheSpace) {
+  // out [3, 5, 7] dense; a broadcast row; a transposed view with a negative stride
+  const std::vector<int64_t> sizes = {3, 5, 7};
+  const std::vector<int64_t> out = {35, 7, 1}, row = {0, 0, 1}, flipped = {1, -3, 15};
+  const int64_t* lists[3] = {out.data(), row.data(), flipped.data()};
+  StridedSpace<3> s;
+  ASSERT_TRUE(make_strided_space<3>(sizes.data(), 3, lists, &s));
+  ASSERT_TRUE(fits_int32(s));
+  const OffsetCalculator<3> calc = offset_calculator(s);
+  for (int64_t i = 0; i < s.numel(); ++i) {
+    int64_t wide[3];
+    s.offsets(i, wide);
+    int32_t narrow[3];
+    calc.offsets(static_cast<uint32_t>(i), narrow);
+    for (int k = 0; k < 3; ++k)
+      ASSERT_EQ(narrow[k], wide[k]) << "element " << i << " operand " << k;
+  }
+}
+
+TEST(GpuIndexMath, BroadcastInnerVectorsNeedADenseAlignedInnerDim) {
+  alignas(64) static float buffer[1024];
+  const int sizes4[3] = {4, 4, 4};
+  const void* pointers[3] = {buffer, buffer + 256, buffer + 512};
+  // x [8, 16] * row [16]: out and x dense, the row broadcast along the outer dim
+  const std::vector<int64_t> shape = {8, 16}, dense = {16, 1}, row = {0, 1};
+  const int64_t* lists[3] = {dense.data(), dense.data(), row.data()};
+  StridedSpace<3> s;
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, lists, &s));
+  ASSERT_EQ(s.ndim, 2);
+  EXPECT_EQ(inner_vector_width(s, pointers, sizes4), 4);
+  // x * column [8, 1]: the column is broadcast along the inner dim (stride 0), still fine
+  const std::vector<int64_t> column = {1, 0};
+  const int64_t* with_column[3] = {dense.data(), dense.data(), column.data()};
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, with_column, &s));
+  EXPECT_EQ(inner_vector_width(s, pointers, sizes4), 4);
+  // a misaligned dense input halves the width; an inner size of 6 allows only 2
+  const void* misaligned[3] = {buffer, buffer + 258, buffer + 512};
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, lists, &s));
+  EXPECT_EQ(inner_vector_width(s, misaligned, sizes4), 2);
+  const std::vector<int64_t> narrow = {8, 6}, narrow_dense = {6, 1};
+  const int64_t* narrow_lists[3] = {narrow_dense.data(), narrow_dense.data(), row.data()};
+  ASSERT_TRUE(make_strided_space<3>(narrow.data(), 2, narrow_lists, &s));
+  EXPECT_EQ(inner_vector_width(s, pointers, sizes4), 2);
+  // an input walking the inner dim with stride 2, or an out that is not dense: none
+  const std::vector<int64_t> strided = {32, 2};
+  const int64_t* with_strided[3] = {dense.data(), strided.data(), row.data()};
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, with_strided, &s));
+  EXPECT_EQ(inner_vector_width(s, pointers, sizes4), 1);
+  const int64_t* transposed_out[3] = {strided.data(), dense.data(), row.data()};
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, transposed_out, &s));
+  EXPECT_EQ(inner_vector_width(s, pointers, sizes4), 1);
+  // an outer stride that breaks the vectors' alignment (rows of 17 elements)
+  const std::vector<int64_t> padded = {17, 1};
+  const int64_t* padded_lists[3] = {dense.data(), padded.data(), row.data()};
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, padded_lists, &s));
+  EXPECT_EQ(inner_vector_width(s, pointers, sizes4), 1);
+  // a host scalar (no pointer) never limits it
+  const void* with_scalar[3] = {buffer, nullptr, buffer + 512};
+  ASSERT_TRUE(make_strided_space<3>(shape.data(), 2, lists, &s));
+  EXPECT_EQ(inner_vector_width(s, with_scalar, sizes4), 4);
+}
+
 TEST(GpuIndexMath, ReductionLaunchSplitsRowsByLength) {
   const ReductionLaunch long_rows = plan_reduction(10, 1 << 20);
   EXPECT_EQ(long_rows.threads_per_row, 512u);
@@ -177,9 +276,85 @@ TEST(ReductionPlan, FewLongRowsSplitIntoNonEmptyChunks) {
       EXPECT_EQ(s.workspace_bytes, outputs * s.chunks * 8);
     }
   }
+  for (int64_t length : {32768, 100003, 5000000}) {  // chunks start on a 16-byte vector
+    EXPECT_EQ(plan_reduction_split(1, length).chunk_length % kReductionVector, 0) << length;
+  }
   EXPECT_EQ(plan_reduction_split(8192, 8192).chunks, 1);
   EXPECT_EQ(plan_reduction_split(1, 20000).chunks, 1);
   EXPECT_EQ(plan_reduction_split(1000, int64_t{1} << 20).workspace_bytes, 0);
+}
+
+// The spaces reduction_ops.cc builds for an [outer, inner] input reduced over `dim`.
+struct TwoDimReduction {
+  StridedSpace<2> rows, row;
+};
+TwoDimReduction reduce_2d(int64_t outer, int64_t inner, int dim) {
+  TwoDimReduction r;
+  const int64_t kept_size[1] = {dim == 0 ? inner : outer};
+  const int64_t kept_in[1] = {dim == 0 ? 1 : inner}, kept_out[1] = {1};
+  const int64_t reduced_size[1] = {dim == 0 ? outer : inner};
+  const int64_t reduced_in[1] = {dim == 0 ? inner : 1};
+  const int64_t* rows_strides[2] = {kept_out, kept_in};
+  const int64_t* row_strides[2] = {reduced_in, reduced_in};
+  EXPECT_TRUE(make_strided_space<2>(kept_size, 1, rows_strides, &r.rows));
+  EXPECT_TRUE(make_strided_space<2>(reduced_size, 1, row_strides, &r.row));
+  return r;
+}
+
+// Note [Reductions over outer dims]: a sum over dim 0 reads along the kept dim; a sum over the last
+// dim, a full sum and narrow outputs keep the rows layout.
+TEST(ReductionPlan, OuterDimsOfWideTensorsReduceByColumns) {
+  const TwoDimReduction columns = reduce_2d(8192, 8192, 0);
+  EXPECT_TRUE(is_column_reduction(columns.rows, columns.row, 1));
+  const TwoDimReduction rows = reduce_2d(8192, 8192, 1);
+  EXPECT_FALSE(is_column_reduction(rows.rows, rows.row, 1));
+  const TwoDimReduction narrow = reduce_2d(100000, 4, 0);
+  EXPECT_FALSE(is_column_reduction(narrow.rows, narrow.row, 1));
+  StridedSpace<2> none;  // a full sum: no kept dims
+  EXPECT_FALSE(is_column_reduction(none, rows.row, 1));
+  // 8192 outputs fill the GPU without a split: 32 outputs by 16 threads a block
+  const ColumnReduction wide = plan_column_reduction(8192, 8192);
+  EXPECT_EQ(wide.columns, 32u);
+  EXPECT_EQ(wide.splits, 16u);
+  EXPECT_EQ(wide.grid, 256u);
+  EXPECT_EQ(wide.chunks, 1);
+  EXPECT_EQ(reduction_workspace_bytes(columns.rows, columns.row, 1), 0);
+  // few outputs, long columns: split over grid.y, every chunk non-empty
+  for (int64_t outputs : {32, 100, 2000}) {
+    for (int64_t length : {1, 15, 600, 1 << 20, 3000017}) {
+      const ColumnReduction p = plan_column_reduction(outputs, length);
+      EXPECT_EQ(p.columns * p.splits <= 512, true);
+      EXPECT_EQ(p.splits & (p.splits - 1), 0u) << "a power of two (the tree)";
+      EXPECT_GE(p.grid * int64_t{p.columns}, std::min<int64_t>(outputs, int64_t{kMaxGrid} * 32));
+      EXPECT_GE(p.chunks * p.chunk_length, length);
+      EXPECT_LT((p.chunks - 1) * p.chunk_length, length);
+      EXPECT_LE(p.chunks, 65535);  // grid.y
+      EXPECT_EQ(p.workspace_bytes, p.chunks > 1 ? outputs * p.chunks * 8 : 0);
+    }
+  }
+  EXPECT_GT(plan_column_reduction(64, 1 << 20).chunks, 100);
+}
+
+// Note [Vectorised rows]: dense rows read in 16-byte vectors when every row and chunk
+// starts on one.
+TEST(ReductionPlan, DenseAlignedRowsReadVectors) {
+  alignas(16) static float data[64];
+  const TwoDimReduction rows = reduce_2d(8192, 8192, 1);
+  EXPECT_TRUE(rows_are_vectorisable(rows.rows, 1, rows.row, 8192, data, 4));
+  EXPECT_FALSE(rows_are_vectorisable(rows.rows, 1, rows.row, 8192, data + 1, 4));  // unaligned
+  const TwoDimReduction odd = reduce_2d(100, 1001, 1);  // row starts 1001 apart
+  EXPECT_FALSE(rows_are_vectorisable(odd.rows, 1, odd.row, 1001, data, 4));
+  const TwoDimReduction columns = reduce_2d(8192, 8192, 0);  // stride 8192 within a row
+  EXPECT_FALSE(rows_are_vectorisable(columns.rows, 1, columns.row, 8192, data, 4));
+  // a full sum split into chunks of a multiple of 8
+  StridedSpace<2> full_rows;
+  const TwoDimReduction full = reduce_2d(1, int64_t{1} << 26, 1);
+  const ReductionSplit split = plan_reduction_split(1, int64_t{1} << 26);
+  EXPECT_TRUE(rows_are_vectorisable(full_rows, 1, full.row, split.chunk_length, data, 4));
+  EXPECT_FALSE(rows_are_vectorisable(full_rows, 1, full.row, 1001, data, 4));
+  // 8-byte elements take vectors of 2; 1-byte elements vectors of 8
+  EXPECT_TRUE(rows_are_vectorisable(full_rows, 1, full.row, 1 << 26, data, 8));
+  EXPECT_TRUE(rows_are_vectorisable(full_rows, 1, full.row, 1 << 26, data, 1));
 }
 
 }  // namespace

@@ -150,6 +150,12 @@ int main(int argc, char** argv) {
       run_case(options, "softmax_f32_8192x8192", [&] { return x.softmax(1); });
       loom::Tensor bcast = randn_on_gpu({8192}, ScalarType::Float32);
       run_case(options, "mul_bcast_f32_8192x8192", [&] { return x * bcast; });
+      run_case(options, "sum_columns_f32_8192x8192", [&] { return x.sum({0}); });
+      run_case(options, "amax_rows_f32_8192x8192", [&] { return x.amax({1}); });
+      run_case(options, "var_rows_f32_8192x8192", [&] { return x.var({1}); });
+      run_case(options, "mul_scalar_f32_8192x8192", [&] { return x * 2.5; });
+      loom::Tensor lines = x.view({64, int64_t{1} << 20});  // 64 long lines
+      run_case(options, "cumsum_f32_64x1048576", [&] { return lines.cumsum(1); });
     }
     for (int64_t m : {1024, 4096, 8192}) {
       const std::string size = std::to_string(m);

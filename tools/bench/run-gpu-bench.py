@@ -102,12 +102,18 @@ def torch_cases():
         print(f"torch.compile unavailable: {e}", file=sys.stderr)
     x = torch.randn(8192, 8192, device=dev)
     bcast = torch.randn(8192, device=dev)
+    xs = x.view(64, 1 << 20)  # 64 long lines
     elems = 8192 * 8192
     cases += [
         ("sum_f32_8192x8192", lambda: x.sum(), 4 * elems, None),
         ("sum_rows_f32_8192x8192", lambda: x.sum(1), 4 * elems, None),
         ("softmax_f32_8192x8192", lambda: x.softmax(1), 8 * elems, None),
         ("mul_bcast_f32_8192x8192", lambda: x * bcast, 8 * elems, None),
+        ("sum_columns_f32_8192x8192", lambda: x.sum(0), 4 * elems, None),
+        ("amax_rows_f32_8192x8192", lambda: x.amax(1), 4 * elems, None),
+        ("var_rows_f32_8192x8192", lambda: x.var(1), 4 * elems, None),
+        ("mul_scalar_f32_8192x8192", lambda: x * 2.5, 8 * elems, None),
+        ("cumsum_f32_64x1048576", lambda: xs.cumsum(1), 8 * elems, None),
     ]
     for m in (1024, 4096, 8192):
         for dtype, tag in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):

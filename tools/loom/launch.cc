@@ -33,10 +33,11 @@ namespace {
 // "[rank K] line", so that ranks' lines never interleave mid-line. When a rank exits with
 // a code other than 0 or is killed by a signal, the launcher names it, sends SIGTERM to
 // every other rank's group and, after a grace period, SIGKILL, and exits with 1: a job
-// never hangs on a dead peer. The rank it names is the cause: of the ranks found ended at
-// once, one killed by a signal before the others that exited with an error (their
-// connections to it broke), whatever order the kernel reports them in. SIGINT or SIGTERM
-// to the launcher goes to every rank.
+// never hangs on a dead peer. The rank it names is the cause: one killed by a signal
+// before the others that exited with an error (their connections to it broke), whatever
+// order the kernel reports them in; a rank that exited with an error is named once no
+// killed rank turned up within 250 ms of it. SIGINT or SIGTERM to the launcher goes to
+// every rank.
 
 volatile std::sig_atomic_t received_signal = 0;
 
@@ -214,6 +215,9 @@ int run_launch(const LaunchOptions& options) {
   }
   using Clock = std::chrono::steady_clock;
   const Rank* first_failure = nullptr;
+  const Rank* cause = nullptr;  // the failed rank to name, once settled
+  std::optional<Clock::time_point> settle_until;
+  constexpr auto kSettle = std::chrono::milliseconds(250);
   int forwarded = 0;
   std::optional<Clock::time_point> kill_at;
   auto any_running = [&] {
@@ -241,7 +245,6 @@ int run_launch(const LaunchOptions& options) {
     // by a signal is the cause and the others (whose connections to it broke) the
     // symptoms, whatever order waitpid returns them in.
     int status = 0;
-    const Rank* cause = nullptr;
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
       for (Rank& r : ranks) {
         if (r.pid != pid || !r.running) continue;
@@ -250,10 +253,16 @@ int run_launch(const LaunchOptions& options) {
         const bool signalled = WIFSIGNALED(status);
         if (failed(status) && (cause == nullptr || (signalled && !WIFSIGNALED(cause->status)))) {
           cause = &r;
+          if (!signalled && !settle_until) settle_until = Clock::now() + kSettle;
         }
       }
     }
-    if (cause != nullptr && first_failure == nullptr && forwarded == 0) {
+    // A rank that exited with an error is named only once no rank killed by a signal
+    // turns up within kSettle: the killed one's sockets close before the kernel reports
+    // its death, so its peers' error exits may be reaped a look earlier.
+    const bool settled = cause != nullptr && (WIFSIGNALED(cause->status) || !any_running() ||
+                                              Clock::now() >= *settle_until);
+    if (settled && first_failure == nullptr && forwarded == 0) {
       first_failure = cause;
       signal_all(ranks, SIGTERM);
       kill_at = Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -78,10 +78,10 @@ void reduce(const DispatchContext& ctx, const char* op, ReduceOp kind, const Ten
   // sum(dtype=...) and the like: cast first, on the device
   if (!pairs) input = contiguous(ctx, op, self, out.dtype());
   const ReductionSpaces s = reduction_spaces(op, input, dims, out);
-  const ReductionSplit split = plan_reduction_split(s.rows.numel(), s.row.numel());
+  const int64_t workspace_bytes = reduction_workspace_bytes(s.rows, s.row, 1);
   std::optional<Tensor> workspace;  // freed to the stream's cache: reused only after this
-  if (split.workspace_bytes > 0) {
-    workspace = sdk::empty({split.workspace_bytes}, LOOM_DTYPE_UINT8, out.device());
+  if (workspace_bytes > 0) {
+    workspace = sdk::empty({workspace_bytes}, LOOM_DTYPE_UINT8, out.device());
   }
   check_launch(launch_reduce(kind, input.dtype(), out.dtype(), s.rows, s.row, out.data(),
                              input.data(), workspace ? workspace->data() : nullptr, stream_of(ctx)),

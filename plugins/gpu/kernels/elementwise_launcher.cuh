@@ -1,8 +1,11 @@
 // The one generic elementwise launcher behind every pointwise GPU kernel: out[i] =
 // f(in0[i], in1[i], ...) over a StridedSpace. Contiguous operands aligned for 16-byte
-// loads take the vectorised kernel (each thread loads whole vectors); anything else the
-// strided kernel, which unrolls kElementwisePerThread elements a thread and computes each
-// operand's offset with 32-bit index math when every offset fits.
+// loads take the vectorised kernel (each thread loads whole vectors); binary and ternary
+// ops whose inner dim is dense or broadcast for every operand take vectors along it (Note
+// [Broadcast inner vectors]); anything else the strided kernel, which unrolls
+// kElementwisePerThread elements a thread and computes each operand's offset with 32-bit
+// index math and precomputed divisors when every offset fits (Note [Division by invariant
+// integers]).
 #pragma once
 
 #include <cstdint>
@@ -130,9 +133,42 @@ __global__ void vectorized_kernel(int64_t n, Out* out, InputPointers<In, NIn> in
   }
 }
 
-template <int NIn, typename Out, typename In, typename F, typename Index>
-__global__ void strided_kernel(Index n, Out* out, InputPointers<In, NIn> in,
-                               StridedSpace<NIn + 1> space, F f) {
+// Note [Broadcast inner vectors] in index_math.h: `vectors` groups of V elements along the
+// inner dim; bit k of `dense`: input k moves along it (else it is broadcast along it).
+template <int V, int NIn, typename Out, typename In, typename F>
+__global__ void inner_vector_kernel(uint32_t vectors, Out* out, InputPointers<In, NIn> in,
+                                    OffsetCalculator<NIn + 1> calc, uint32_t dense, F f) {
+  const uint32_t step = gridDim.x * blockDim.x;
+  for (uint32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors; v += step) {
+    int32_t o[NIn + 1];
+    calc.offsets(v * V, o);
+    Vector<In, V> loaded[NIn > 0 ? NIn : 1];
+#pragma unroll
+    for (int k = 0; k < NIn; ++k) {
+      if ((dense >> k) & 1u) {
+        loaded[k] = *reinterpret_cast<const Vector<In, V>*>(in.p[k] + o[k + 1]);
+      } else {
+        const In x = in.load(k, o[k + 1]);
+#pragma unroll
+        for (int j = 0; j < V; ++j) loaded[k].v[j] = x;
+      }
+    }
+    Vector<Out, V> result;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      In x[NIn > 0 ? NIn : 1];
+#pragma unroll
+      for (int k = 0; k < NIn; ++k) x[k] = loaded[k].v[j];
+      result.v[j] = apply<NIn>(f, x);
+    }
+    *reinterpret_cast<Vector<Out, V>*>(out + o[0]) = result;
+  }
+}
+
+// Any strides: kElementwisePerThread elements a thread. Offsets is an OffsetCalculator
+// (32-bit, Note [Division by invariant integers]) or the StridedSpace itself (64-bit).
+template <int NIn, typename Out, typename In, typename F, typename Index, typename Offsets>
+__global__ void strided_kernel(Index n, Out* out, InputPointers<In, NIn> in, Offsets space, F f) {
   const Index per_block = static_cast<Index>(blockDim.x) * kElementwisePerThread;
   for (Index base = static_cast<Index>(blockIdx.x) * per_block; base < n;
        base += static_cast<Index>(gridDim.x) * per_block) {
@@ -140,8 +176,12 @@ __global__ void strided_kernel(Index n, Out* out, InputPointers<In, NIn> in,
     for (int j = 0; j < kElementwisePerThread; ++j) {
       const Index i = base + j * static_cast<Index>(blockDim.x) + threadIdx.x;
       if (i < n) {
-        Index offsets[NIn + 1];
-        space.offsets(i, offsets);
+        std::conditional_t<std::is_same_v<Index, int64_t>, int64_t, int32_t> offsets[NIn + 1];
+        if constexpr (std::is_same_v<Index, int64_t>) {
+          space.offsets(i, offsets);
+        } else {
+          space.offsets(static_cast<uint32_t>(i), offsets);
+        }
         In x[NIn > 0 ? NIn : 1];
 #pragma unroll
         for (int k = 0; k < NIn; ++k) x[k] = in.load(k, offsets[k + 1]);
@@ -193,9 +233,31 @@ const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
     const Launch l = plan_elementwise(n, vector_elements<Out, In>());
     vectorized_kernel<NIn><<<l.grid, l.block, 0, stream>>>(n, out, in, f);
   } else if (fits_int32(space)) {
+    const OffsetCalculator<NIn + 1> calc = offset_calculator(space);
+    if constexpr (NIn >=
+                  2) {  // binary and ternary ops: broadcasts (Note [Broadcast inner vectors])
+      constexpr int V = vector_elements<Out, In>();
+      const void* pointers[NIn + 1];
+      int sizes[NIn + 1];
+      pointers[0] = out;
+      sizes[0] = sizeof(Out);
+      uint32_t dense = 0;
+      for (int k = 0; k < NIn; ++k) {
+        const bool by_value = (in.by_value >> k) & 1u;
+        pointers[k + 1] = by_value ? nullptr : in.p[k];
+        sizes[k + 1] = sizeof(In);
+        if (!by_value && space.strides[k + 1][0] == 1) dense |= 1u << k;
+      }
+      if (inner_vector_width(space, pointers, sizes) >= V) {
+        const Launch l = plan_elementwise(n, V);
+        inner_vector_kernel<V, NIn>
+            <<<l.grid, l.block, 0, stream>>>(static_cast<uint32_t>(n / V), out, in, calc, dense, f);
+        return last_launch_error();
+      }
+    }
     const Launch l = plan_elementwise(n);
     strided_kernel<NIn, Out, In, F, int32_t>
-        <<<l.grid, l.block, 0, stream>>>(static_cast<int32_t>(n), out, in, space, f);
+        <<<l.grid, l.block, 0, stream>>>(static_cast<int32_t>(n), out, in, calc, f);
   } else {
     const Launch l = plan_elementwise(n);
     strided_kernel<NIn, Out, In, F, int64_t><<<l.grid, l.block, 0, stream>>>(n, out, in, space, f);

@@ -197,8 +197,8 @@ enum class ReduceOp : int32_t { Sum, Prod, Max, Min, Any, All };
 
 // rows: operand 0 is out (one element per row), operand 1 the input's row start.
 // row: operand 0 unused, operand 1 the input's offset within a row. workspace: device
-// memory of plan_reduction_split(rows.numel(), row.numel()).workspace_bytes (Note [Split
-// reductions]); null when that is 0.
+// memory of reduction_workspace_bytes(rows, row, 1) (Note [Split reductions], Note
+// [Reductions over outer dims]); null when that is 0.
 const char* launch_reduce(ReduceOp op, int32_t in_dtype, int32_t out_dtype,
                           const StridedSpace<2>& rows, const StridedSpace<2>& row, void* out,
                           const void* in, void* workspace, gpuStream_t stream);
@@ -244,7 +244,8 @@ const char* launch_advanced_index(int32_t dtype, const StridedSpace<3>& space,
                                   const AdvancedIndices& indices, void* out, const void* self,
                                   gpuStream_t stream);
 
-// --- scans (scan.cu): one thread walks each line of `length` elements ---
+// --- scans (scan.cu): a thread walks each short line, a block scans each long one (Note
+// [Block scans]) ---
 // cumsum / cumprod (is_prod): out and in of dtype (the caller converts in first); lines:
 // operand 0 out's line start, 1 in's; the elements of a line are `*_stride` apart.
 const char* launch_scan(bool is_prod, int32_t dtype, const StridedSpace<2>& lines, int64_t length,

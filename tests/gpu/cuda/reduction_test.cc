@@ -33,6 +33,39 @@ TEST_F(CudaOps, LongReductionsSplitAndMatchTheCpu) {
   expect_close(ints.to(cuda()).sum(), ints.sum(), 0);
 }
 
+// The layouts of Note [Reduction layout]: dense rows read as vectors (aligned and not, a
+// row length no vector divides), columns (Note [Reductions over outer dims]) with and without a
+// split over grid.y, and the warp-shuffle combines of short and long rows.
+TEST_F(CudaOps, RowAndColumnLayoutsMatchTheCpu) {
+  for (auto shape : {std::vector<int64_t>{64, 4096}, std::vector<int64_t>{33, 1001},
+                     std::vector<int64_t>{4096, 64}, std::vector<int64_t>{70001, 40},
+                     std::vector<int64_t>{5, 3}}) {
+    Tensor a = randn(shape);
+    Tensor g = a.to(cuda());
+    for (int64_t dim : {0, 1}) {
+      expect_close(g.sum({dim}), a.sum({dim}), 1e-4);
+      expect_close(g.amax({dim}), a.amax({dim}), 0);
+      expect_close(g.amin({dim}), a.amin({dim}), 0);
+    }
+    expect_close(g.sum(), a.sum(), 1e-3);
+    // an input that starts one element into its storage: no row is 16-byte aligned
+    Tensor offset = randn({shape[0] * shape[1] + 1});
+    Tensor view = offset.narrow(0, 1, shape[0] * shape[1]).view(shape);
+    expect_close(offset.to(cuda()).narrow(0, 1, shape[0] * shape[1]).view(shape).sum({1}),
+                 view.sum({1}), 1e-4);
+  }
+  Tensor nan = randn({64, 300});
+  nan.select(0, 5).select(0, 200).fill_(std::nan(""));
+  expect_close(nan.to(cuda()).amax({0}), nan.amax({0}), 0);  // NaN through a column
+  Tensor ints = randint(-50, 50, {3000, 64}).to(ScalarType::Int32);
+  expect_close(ints.to(cuda()).sum({0}), ints.sum({0}), 0);
+  Tensor flags = randn({300, 64}) > 2.5;
+  expect_close(flags.to(cuda()).any({0}).to(ScalarType::Float32),
+               flags.any({0}).to(ScalarType::Float32), 0);
+  expect_close(flags.to(cuda()).all({1}).to(ScalarType::Float32),
+               flags.all({1}).to(ScalarType::Float32), 0);
+}
+
 // var by passes (Note [Variance by passes]): dims, keepdim, corrections, a transposed and a
 // float16 input, float64, an empty reduction (NaN); and batch_norm's training statistics,
 // a var_mean decomposition over it.
