@@ -1,6 +1,7 @@
 // Decompositions of the foreach ops: each is the loop of its per-tensor op over element i
 // of every list, which every backend gets; the CPU plugin overrides them with kernels that
-// cover all the lists in one pass (plugins/cpu/kernels/foreach.cc).
+// cover all the lists in one pass (plugins/cpu/kernels/foreach.cc). Also the fused Adam
+// updates (Note [Fused Adam]).
 //
 // Note [Foreach ops]
 // ~~~~~~~~~~~~~~~~~~
@@ -14,6 +15,9 @@
 // either disjoint from every written one or the very tensor written at its own position
 // (`_foreach_addcmul_(v, g, g)`); elsewhere it runs the loop. The ops refuse autograd
 // (tensors that require grad): optimizers call them under no-grad, as PyTorch's do.
+#include <cmath>
+#include <optional>
+
 #include "decomposition.h"
 
 namespace loom::ops {
@@ -162,6 +166,72 @@ TensorVector foreach_norm_scalar(const TensorVector& self, const Scalar& ord) {
   return out;
 }
 
+// Note [Fused Adam]
+// ~~~~~~~~~~~~~~~~~
+// `_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, *, lr,
+// beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf)` is one step of
+// Adam (AdamW for `_fused_adamw_`: decoupled weight decay) over every parameter of a
+// group, as torch._fused_adam_: a backend may update all of them in a few launches (the
+// GPU plugins: one per table of chunks, Note [Multi-tensor launches]). state_steps holds
+// each parameter's step count after this step (the caller increments it first, as
+// torch.optim does): one-element tensors on the parameters' device or on the cpu.
+// With found_inf set (non-zero) the step changes nothing; with grad_scale the gradients
+// are divided by it in place first. max_exp_avg_sqs is empty unless amsgrad. The
+// decomposition is Adam's single-tensor update (loom::optim::Adam::step_single), so both
+// give the same bits; it reads each step count and found_inf on the host.
+// The one element of t, read on the host as a double.
+double host_value(const Tensor& t) {
+  const Tensor host = loom::to(t, Device{kCPU, -1}, ScalarType::Float64, false, true);
+  return *host.data<double>();
+}
+
+void fused_adam(bool decoupled, const TensorVector& self, const TensorVector& grads,
+                const TensorVector& exp_avgs, const TensorVector& exp_avg_sqs,
+                const TensorVector& max_exp_avg_sqs, const TensorVector& state_steps, double lr,
+                double beta1, double beta2, double weight_decay, double eps, bool amsgrad,
+                bool maximize, const std::optional<Tensor>& grad_scale,
+                const std::optional<Tensor>& found_inf) {
+  if (found_inf && host_value(*found_inf) != 0) return;
+  for (size_t i = 0; i < self.size(); ++i) {
+    const Tensor& p = self[i];
+    Tensor g = grads[i];
+    if (grad_scale) loom::div_(g, loom::reshape(*grad_scale, {}));
+    if (maximize) g = loom::neg(g);
+    if (weight_decay != 0) {
+      if (decoupled) {
+        loom::mul_(p, wrapped_scalar(1.0 - lr * weight_decay));
+      } else {
+        g = loom::add(g, p, weight_decay);
+      }
+    }
+    loom::lerp_(exp_avgs[i], g, 1.0 - beta1);
+    loom::mul_(exp_avg_sqs[i], wrapped_scalar(beta2));
+    loom::addcmul_(exp_avg_sqs[i], g, g, 1.0 - beta2);
+    const double step = host_value(state_steps[i]);
+    const double bias_correction1 = 1.0 - std::pow(beta1, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, step);
+    Tensor second = exp_avg_sqs[i];
+    if (amsgrad) {
+      loom::copy_(max_exp_avg_sqs[i], loom::maximum(max_exp_avg_sqs[i], exp_avg_sqs[i]));
+      second = max_exp_avg_sqs[i];
+    }
+    Tensor denom = loom::sqrt(second);
+    loom::div_(denom, wrapped_scalar(std::sqrt(bias_correction2)));
+    loom::add_(denom, wrapped_scalar(eps));
+    loom::addcdiv_(p, exp_avgs[i], denom, -lr / bias_correction1);
+  }
+}
+
+template <bool Decoupled>
+void fused_adam_(const TensorVector& self, const TensorVector& grads, const TensorVector& exp_avgs,
+                 const TensorVector& exp_avg_sqs, const TensorVector& max_exp_avg_sqs,
+                 const TensorVector& state_steps, double lr, double beta1, double beta2,
+                 double weight_decay, double eps, bool amsgrad, bool maximize,
+                 const std::optional<Tensor>& grad_scale, const std::optional<Tensor>& found_inf) {
+  fused_adam(Decoupled, self, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
+             beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
 constexpr DecompositionEntry kDecompositions[] = {
     {"loom::_foreach_add.List", decomposition<&foreach_add_list>()},
     {"loom::_foreach_add_.Scalar", decomposition<&foreach_add_scalar_>()},
@@ -182,6 +252,8 @@ constexpr DecompositionEntry kDecompositions[] = {
     {"loom::_foreach_addcdiv_.Scalar", decomposition<&foreach_addcdiv_scalar_>()},
     {"loom::_foreach_addcdiv_.ScalarList", decomposition<&foreach_addcdiv_scalar_list_>()},
     {"loom::_foreach_norm.Scalar", decomposition<&foreach_norm_scalar>()},
+    {"loom::_fused_adam_", decomposition<&fused_adam_<false>>()},
+    {"loom::_fused_adamw_", decomposition<&fused_adam_<true>>()},
 };
 
 }  // namespace

@@ -76,6 +76,47 @@ TEST(GpuMultiTensorMath, EmptyListsLaunchNothing) {
 
 TEST(GpuMultiTensorMath, TheTableFitsAKernelArgument) {
   EXPECT_LE(sizeof(MultiTensorBatch), 4096u);
+  EXPECT_LE(sizeof(FusedAdamTable) + 128, 4096u);  // with the launch's hyperparameters
+}
+
+// Fused Adam's tables (Note [Fused Adam]): each entry carries its tensor's pointers and
+// step, every element once, at most kMaxTensors entries a table, a tensor cut by a full
+// table listed again.
+TEST(GpuMultiTensorMath, FusedAdamTablesCarryEveryListOfATensor) {
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 2 * FusedAdamTable::kMaxTensors + 3; ++i) sizes.push_back(1 + (i * 53) % 500);
+  sizes.push_back(kMultiTensorMaxBlocks * 2 * 16 + 3);  // more chunks than a table has blocks
+  const int64_t chunk = 16;
+  std::vector<std::vector<int>> hits;
+  for (int64_t n : sizes) hits.emplace_back(static_cast<size_t>(n), 0);
+  int launches = 0;
+  plan_multi_tensor_tables<FusedAdamTable>(
+      sizes.data(), static_cast<int64_t>(sizes.size()), chunk,
+      [&](FusedAdamTable& table, int64_t i) {
+        // stand-ins: the caller's index in every list, and as the step
+        table.param[table.num_tensors] = reinterpret_cast<void*>(i + 1);
+        table.grad[table.num_tensors] = reinterpret_cast<void*>(i + 1);
+        table.step_value[table.num_tensors] = static_cast<double>(i);
+      },
+      [&](const FusedAdamTable& table) {
+        ++launches;
+        EXPECT_LE(table.num_tensors, FusedAdamTable::kMaxTensors);
+        for (int b = 0; b < table.num_blocks; ++b) {
+          const int t = table.block_tensor[b];
+          ASSERT_LT(t, table.num_tensors);
+          const auto i = static_cast<size_t>(reinterpret_cast<intptr_t>(table.param[t]) - 1);
+          EXPECT_EQ(table.grad[t], table.param[t]);
+          EXPECT_EQ(table.step_value[t], static_cast<double>(i));
+          EXPECT_EQ(table.numel[t], sizes[i]);
+          int64_t begin = 0, end = 0;
+          multi_tensor_block_range(table, b, chunk, begin, end);
+          for (int64_t e = begin; e < end; ++e) ++hits[i][static_cast<size_t>(e)];
+        }
+      });
+  for (size_t i = 0; i < hits.size(); ++i) {
+    for (int v : hits[i]) ASSERT_EQ(v, 1) << "tensor " << i;
+  }
+  EXPECT_GE(launches, 3);
 }
 
 }  // namespace

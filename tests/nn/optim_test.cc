@@ -305,6 +305,40 @@ TEST_F(Optim, ForeachUpdatesEqualThePerParameterLoopBitForBit) {
       optim::AdafactorOptions(0.05).eps1(1e-6).weight_decay(0.1).d(2.0));
 }
 
+// Note [Fused Adam]: Adam and AdamW through _fused_adam_ / _fused_adamw_ give the
+// per-parameter loop's bits, with their step counts as cpu numbers or, with capturable,
+// in device tensors; fused with foreach is refused.
+TEST_F(Optim, FusedAdamEqualsThePerParameterLoopBitForBit) {
+  auto expect_fused_equals_loop = [](auto make_optimizer, const optim::AdamOptions& options) {
+    auto with = [&](optim::AdamOptions o) {
+      return train_steps([&](std::vector<Tensor> p) { return make_optimizer(p, o); }, 4);
+    };
+    const std::vector<Tensor> loop = with(optim::AdamOptions(options).foreach(false));
+    const std::vector<Tensor> fused = with(optim::AdamOptions(options).fused(true));
+    const std::vector<Tensor> captured =
+        with(optim::AdamOptions(options).fused(true).capturable(true));
+    ASSERT_EQ(loop.size(), fused.size());
+    for (size_t i = 0; i < loop.size(); ++i) {
+      EXPECT_TRUE(bit_equal(fused[i], loop[i])) << "parameter " << i;
+      EXPECT_TRUE(bit_equal(captured[i], loop[i])) << "parameter " << i << " (capturable)";
+    }
+    const std::vector<Tensor> initial =
+        train_steps([&](std::vector<Tensor> p) { return make_optimizer(p, options); }, 0);
+    EXPECT_FALSE(bit_equal(fused[0], initial[0]));  // the updates moved the parameters
+  };
+  auto adam = [](std::vector<Tensor> p, const optim::AdamOptions& o) { return optim::Adam(p, o); };
+  auto adamw = [](std::vector<Tensor> p, const optim::AdamOptions& o) {
+    return optim::AdamW(p, o);
+  };
+  expect_fused_equals_loop(adam, optim::AdamOptions(0.01));
+  expect_fused_equals_loop(adam, optim::AdamOptions(0.01).weight_decay(0.1).amsgrad(true));
+  expect_fused_equals_loop(adamw, optim::AdamOptions(0.01).weight_decay(0.1));
+  Tensor w = randn({3}).requires_grad_();
+  expect_error(
+      [&] { optim::Adam(std::vector<Tensor>{w}, optim::AdamOptions().fused(true).foreach(true)); },
+      "Adam", "expected at most one of fused and foreach, found both true");
+}
+
 // Adafactor's lists of one eps1: parameters of two dtypes (each its dtype's eps1) update
 // as the per-parameter loop does.
 TEST_F(Optim, AdafactorForeachSplitsParametersByDtype) {

@@ -165,6 +165,22 @@ int main(int argc, char** argv) {
         run_case(options, std::string("mm_") + tag + "_" + size, [&] { return a.mm(b); });
       }
     }
+    // One Adam step over 100 parameters of 65,536 floats with fixed gradients: the foreach
+    // ops, or the fused op (Note [Fused Adam]: one launch per table of chunks).
+    for (const bool fused : {false, true}) {
+      loom::manual_seed(0);
+      std::vector<loom::Tensor> params;
+      for (int i = 0; i < 100; ++i) {
+        loom::Tensor p = randn_on_gpu({65536}, ScalarType::Float32).requires_grad_();
+        p.set_grad(randn_on_gpu({65536}, ScalarType::Float32));
+        params.push_back(p);
+      }
+      loom::optim::Adam adam(params, loom::optim::AdamOptions(1e-3).foreach(!fused).fused(fused));
+      run_case(options, fused ? "adam_fused_step_100x65536" : "adam_foreach_step_100x65536", [&] {
+        adam.step();
+        return params[0];
+      });
+    }
     // One training step of `loom train`'s CNN (zero_grad, forward, cross entropy,
     // backward, Adam step) on a fixed batch, as tools/bench/train_bench.cc on the CPU;
     // "host_batch": the batch is copied from host memory at each step, as a data loader's

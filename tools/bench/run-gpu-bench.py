@@ -122,6 +122,8 @@ def torch_cases():
             cases.append((f"mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None, 2.0 * m ** 3))
     for batch in (64, 256):
         cases.append((f"cnn_train_step_b{batch}", cnn_train_step(dev, batch), None, None))
+    for mode in ("foreach", "fused"):
+        cases.append((f"adam_{mode}_step_100x65536", adam_step(dev, mode), None, None))
     image = torch.randn(8, 64, 56, 56, device=dev)
     kernel = torch.randn(64, 64, 3, 3, device=dev)
     flops = 2.0 * 8 * 64 * 56 * 56 * 64 * 9
@@ -163,6 +165,21 @@ def cnn_train_step(dev, batch, source="device"):
         loss.backward()
         adam.step()
         return loss
+    return step
+
+
+def adam_step(dev, mode):
+    """One Adam step over 100 parameters of 65,536 floats with fixed gradients, through
+    the foreach ops or the fused op (gpu_bench.cc's adam_*_step cases)."""
+    torch.manual_seed(0)
+    params = [torch.randn(65536, device=dev, requires_grad=True) for _ in range(100)]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    adam = torch.optim.Adam(params, lr=1e-3, **{mode: True})
+
+    def step():
+        adam.step()
+        return params[0]
     return step
 
 

@@ -313,6 +313,18 @@ const char* launch_amp_update_scale(float* scale, int32_t* growth_tracker, const
                                     double growth, double backoff, int64_t interval,
                                     gpuStream_t stream);
 
+// --- fused optimizers (foreach.cu; Note [Fused Adam] in ops/decompositions/foreach.cc) ---
+struct FusedAdamOptions {
+  double lr = 0, beta1 = 0, beta2 = 0, weight_decay = 0, eps = 0;
+  bool amsgrad = false, maximize = false, decoupled = false;
+  const float* grad_scale = nullptr;  // device memory, or null
+  const float* found_inf = nullptr;   // device memory, or null: the step does nothing when set
+};
+// One Adam (AdamW: decoupled) step of every contiguous tensor of the table, all of `dtype`,
+// one block per chunk (Note [Multi-tensor launches]).
+const char* launch_fused_adam(int32_t dtype, const FusedAdamTable& table,
+                              const FusedAdamOptions& options, gpuStream_t stream);
+
 // --- losses (loss.cu) ---
 // nll_loss's positions (the target's shape): operand 0 out's offset (reduction none), 1
 // self's offset of class 0, 2 the target's offset.

@@ -1,6 +1,7 @@
 // Adam and AdamW, following torch.optim.Adam's single-tensor update.
 #include "loom/optim/adam.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "loom/operators.h"
@@ -19,11 +20,34 @@ void Adam::check_options(const AdamOptions& o) const {
   check_non_negative("weight_decay", o.weight_decay());
   LOOM_CHECK(o.beta1() >= 0 && o.beta1() < 1 && o.beta2() >= 0 && o.beta2() < 1, name_,
              "expected betas in [0, 1), found (", o.beta1(), ", ", o.beta2(), ")");
+  LOOM_CHECK(!(o.fused() && o.foreach().value_or(false)), name_,
+             "expected at most one of fused and foreach, found both true");
 }
 
 // m = lerp(m, g, 1 - b1); v = b2 v + (1 - b2) g^2 (v_max = max(v_max, v) with AMSGrad);
 // p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
 void Adam::step() {
+  if (std::any_of(groups_.begin(), groups_.end(),
+                  [](const auto& g) { return g.options.fused(); })) {
+    for_each_group_update(state_, [this](GroupUpdate<AdamParamState>& group) {
+      if (group.options.fused()) {
+        step_fused(group);
+        return;
+      }
+      if (use_foreach(group.options.foreach(), group.params) && !group.options.capturable()) {
+        step_foreach(group);
+        return;
+      }
+      for (size_t i = 0; i < group.params.size(); ++i) {
+        if (group.options.capturable()) {
+          step_capturable(group.options, group.params[i], group.grads[i], *group.states[i]);
+        } else {
+          step_single(group.options, group.params[i], group.grads[i], *group.states[i]);
+        }
+      }
+    });
+    return;
+  }
   step_groups(
       state_,
       [this](const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) {
@@ -159,6 +183,37 @@ void Adam::step_foreach(GroupUpdate<AdamParamState>& group) const {
   loom::_foreach_div_(denom, denom_divisors);
   loom::_foreach_add_(denom, o.eps());
   loom::_foreach_addcdiv_(group.params, exp_avgs, denom, step_sizes);
+}
+
+// The whole group in one op (Note [Fused Adam]): the step counts go with it, as cpu
+// numbers (or, with capturable, the device tensors that hold them).
+void Adam::step_fused(GroupUpdate<AdamParamState>& group) const {
+  const AdamOptions& o = group.options;
+  std::vector<Tensor> exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
+  for (size_t i = 0; i < group.params.size(); ++i) {
+    AdamParamState& s = *group.states[i];
+    const Tensor& p = group.params[i];
+    make_buffers(o, p, s);
+    exp_avgs.push_back(s.exp_avg);
+    exp_avg_sqs.push_back(s.exp_avg_sq);
+    if (o.amsgrad()) max_exp_avg_sqs.push_back(s.max_exp_avg_sq);
+    if (o.capturable()) {
+      if (!s.step_tensor.defined()) {
+        s.step_tensor = loom::full({}, static_cast<double>(s.step),
+                                   TensorOptions().dtype(ScalarType::Float64).device(p.device()));
+      }
+      s.step_tensor += 1;
+      steps.push_back(s.step_tensor);
+    } else {
+      ++s.step;
+      steps.push_back(loom::scalar_tensor(static_cast<double>(s.step),
+                                          TensorOptions().dtype(ScalarType::Float64)));
+    }
+  }
+  auto* update = decoupled_ ? &loom::_fused_adamw_ : &loom::_fused_adam_;
+  update(group.params, group.grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps, o.lr(),
+         o.beta1(), o.beta2(), o.weight_decay(), o.eps(), o.amsgrad(), false, std::nullopt,
+         std::nullopt);
 }
 
 std::vector<Optimizer::StateField> Adam::state_fields(size_t group, size_t i) {

@@ -26,6 +26,11 @@ struct AdamOptions {
   // (loom::compile(optimizer), loom/compile.h) stays right at every step: PyTorch's
   // `capturable`. The update runs per parameter (foreach is not used).
   LOOM_OPTION(bool, capturable) = false;
+  // Update all the parameters of a group with one op, loom::_fused_adam_ (or
+  // _fused_adamw_): one kernel per table of chunks on a GPU (Note [Fused Adam]), the
+  // single-tensor update's bits elsewhere. Not with foreach set to true; with capturable
+  // the step counts stay in their tensors.
+  LOOM_OPTION(bool, fused) = false;
 };
 
 // The per-parameter state of Adam and AdamW.
@@ -55,6 +60,7 @@ class Adam : public OptimizerWithOptions<AdamOptions> {
   void check_options(const AdamOptions& options) const override;
   void step_single(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
   void step_foreach(GroupUpdate<AdamParamState>& group) const;
+  void step_fused(GroupUpdate<AdamParamState>& group) const;
   void step_capturable(const AdamOptions& o, Tensor& p, Tensor g, AdamParamState& s) const;
   Tensor decay(const AdamOptions& o, Tensor& p, Tensor g) const;
   std::vector<StateField> state_fields(size_t group, size_t i) override;
