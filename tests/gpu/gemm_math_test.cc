@@ -64,5 +64,42 @@ TEST(GpuGemmMath, ConsecutiveThreadsLoadConsecutiveColumnsOfB) {
   }
 }
 
+// Note [Tensor-core GEMM]: every element of both slices staged by exactly one load, the
+// four warps' quarters tiling the output tile, and the padded rows fitting WMMA's leading
+// dimension rules (a multiple of 8 halves, of 4 floats).
+TEST(GpuGemmMath, TensorCoreTilesCoverTheirSlicesAndOutputs) {
+  std::vector<int> a(kTensorTile * kTensorTileK, 0), b(kTensorTileK * kTensorTile, 0);
+  for (int t = 0; t < kTensorThreads; ++t) {
+    for (int i = 0; i < kTensorLoads; ++i) {
+      const TileSlot sa = tensor_a_slot(t, i), sb = tensor_b_slot(t, i);
+      ASSERT_LT(sa.row, kTensorTile);
+      ASSERT_LT(sb.row, kTensorTileK);
+      ++a[sa.row * kTensorTileK + sa.col];
+      ++b[sb.row * kTensorTile + sb.col];
+    }
+    // neighbouring threads, neighbouring elements
+    if (t + 1 < kTensorThreads && (t + 1) % kTensorTileK != 0) {
+      EXPECT_EQ(tensor_a_slot(t + 1, 0).col, tensor_a_slot(t, 0).col + 1);
+    }
+  }
+  for (int v : a) EXPECT_EQ(v, 1);
+  for (int v : b) EXPECT_EQ(v, 1);
+  std::vector<int> owners(kTensorTile * kTensorTile, 0);
+  for (int w = 0; w < kTensorWarps; ++w) {
+    const TileSlot o = tensor_warp_origin(w);
+    for (int r = 0; r < 32; ++r) {
+      for (int c = 0; c < 32; ++c) ++owners[(o.row + r) * kTensorTile + o.col + c];
+    }
+  }
+  for (int v : owners) EXPECT_EQ(v, 1);
+  EXPECT_EQ(kTensorAStride % 8, 0);
+  EXPECT_EQ(kTensorBStride % 8, 0);
+  EXPECT_EQ(kTensorCStride % 4, 0);
+  // two stages of both slices and the float results under 48 KB of shared memory
+  const int bytes = 2 * (kTensorTile * kTensorAStride + kTensorTileK * kTensorBStride) * 2 +
+                    kTensorTile * kTensorCStride * 4;
+  EXPECT_LE(bytes, 48 * 1024);
+}
+
 }  // namespace
 }  // namespace loom::gpu

@@ -80,4 +80,42 @@ LOOM_GPU_HD TileSlot b_slice_slot(int t, int i) {
 
 inline constexpr int kGemmLoadsPerThread = kGemmTile * kGemmTileK / kGemmThreads;  // 4
 
+// Note [Tensor-core GEMM]
+// ~~~~~~~~~~~~~~~~~~~~~~~
+// float16 and bfloat16 products on CUDA run on tensor cores (WMMA's 16 x 16 x 16 fragments,
+// float accumulators): a block of 4 warps computes a 64 x 64 tile of C, each warp a 32 x 32
+// quarter of it (2 x 2 fragments), stepping along k kTensorTileK at a time through two
+// shared-memory stages: while the warps multiply the slices of one stage, each thread's
+// loads of the next slices are already in its registers, written to the other stage after
+// (double buffering: one barrier per step, loads in flight during the products). The
+// slices are read through the same Operands as the SIMT kernel (any strides, implicit
+// convolution matrices), zero outside the matrices, and rows padded by 8 elements (a
+// multiple WMMA's leading dimension needs, which also spreads the banks). The float
+// results go through shared memory to the Operands' store (alpha, beta, any layout).
+// float32 and float64 keep the SIMT kernel: tensor cores would round float32 to TF32.
+inline constexpr int kTensorTile = 64;
+inline constexpr int kTensorTileK = 32;
+inline constexpr int kTensorWarps = 4;
+inline constexpr int kTensorThreads = kTensorWarps * 32;                          // 128
+inline constexpr int kTensorLoads = kTensorTile * kTensorTileK / kTensorThreads;  // 16
+inline constexpr int kTensorAStride = kTensorTileK + 8;                           // 40
+inline constexpr int kTensorBStride = kTensorTile + 8;                            // 72
+inline constexpr int kTensorCStride = kTensorTile + 4;                            // 68
+
+// Load number `i` of thread `t` in the A slice (kTensorTile rows x kTensorTileK, threads
+// along k) and in the B slice (kTensorTileK rows x kTensorTile, threads along n):
+// neighbouring threads read neighbouring elements of a row-major operand.
+LOOM_GPU_HD TileSlot tensor_a_slot(int t, int i) {
+  const int slot = t + i * kTensorThreads;
+  return {slot / kTensorTileK, slot % kTensorTileK};
+}
+LOOM_GPU_HD TileSlot tensor_b_slot(int t, int i) {
+  const int slot = t + i * kTensorThreads;
+  return {slot / kTensorTile, slot % kTensorTile};
+}
+// The first row and column of warp w's 32 x 32 quarter of the tile.
+LOOM_GPU_HD TileSlot tensor_warp_origin(int w) {
+  return {(w / 2) * 32, (w % 2) * 32};
+}
+
 }  // namespace loom::gpu
