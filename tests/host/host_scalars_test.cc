@@ -10,24 +10,12 @@
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/ops/standard_library.h"
+#include "test_device_counters.h"
 
 namespace loom::testing {
 namespace {
 
 using dispatch::PluginHost;
-
-// The test device's "test_device.counters" table.
-struct Counters {
-  size_t struct_size;
-  int64_t (*count)(const char* name);
-};
-
-int64_t counter(const char* name) {
-  const auto* table =
-      static_cast<const Counters*>(dispatch::find_extension("test_device.counters"));
-  EXPECT_NE(table, nullptr);
-  return table == nullptr ? -1 : table->count(name);
-}
 
 class HostScalars : public ::testing::Test {
  protected:
@@ -52,10 +40,10 @@ std::vector<float> values(const Tensor& t) {
 
 TEST_F(HostScalars, ANumberReachesTheKernelByValueWithoutACopy) {
   Tensor x = tensor({1.0, 2.0, 3.0}).to(ScalarType::Float32).to(dev_);
-  const int64_t copies = counter("copy"), scalars = counter("host_scalars");
+  const int64_t copies = test_device_counter("copy"), scalars = test_device_counter("host_scalars");
   Tensor y = x * 2.5;
-  EXPECT_EQ(counter("copy"), copies);  // nothing went to the device
-  EXPECT_EQ(counter("host_scalars"), scalars + 1);
+  EXPECT_EQ(test_device_counter("copy"), copies);  // nothing went to the device
+  EXPECT_EQ(test_device_counter("host_scalars"), scalars + 1);
   EXPECT_EQ(y.device(), dev_);
   EXPECT_EQ(values(y), (std::vector<float>{2.5f, 5.0f, 7.5f}));
   // an integer number promotes like a wrapped number: float32 stays float32, and the
@@ -69,7 +57,7 @@ TEST_F(HostScalars, ANumberReachesTheKernelByValueWithoutACopy) {
   Tensor z = x * 1.0;
   z.mul_(-1);
   EXPECT_EQ(values(z), (std::vector<float>{-1.0f, -2.0f, -3.0f}));
-  EXPECT_EQ(counter("host_scalars"), scalars + 6);
+  EXPECT_EQ(test_device_counter("host_scalars"), scalars + 6);
 }
 
 TEST_F(HostScalars, MasksAndBroadcastsKeepTheirRules) {
@@ -77,10 +65,10 @@ TEST_F(HostScalars, MasksAndBroadcastsKeepTheirRules) {
   Tensor yes = scalar_tensor(true, TensorOptions().dtype(ScalarType::Bool));
   Tensor no = scalar_tensor(false, TensorOptions().dtype(ScalarType::Bool));
   Tensor zero = scalar_tensor(0.0, TensorOptions().dtype(ScalarType::Float64));
-  const int64_t scalars = counter("host_scalars");
+  const int64_t scalars = test_device_counter("host_scalars");
   Tensor kept = where(yes, x, zero);  // the condition and other by value
   EXPECT_EQ(values(kept), (std::vector<float>{1.0f, -2.0f, -3.0f, 4.0f}));
-  EXPECT_EQ(counter("host_scalars"), scalars + 2);
+  EXPECT_EQ(test_device_counter("host_scalars"), scalars + 2);
   Tensor zeroed = where(no, x, zero);
   EXPECT_EQ(values(zeroed), (std::vector<float>(4, 0.0f)));
   // a number decides neither the device nor the shape nor, against a float32 tensor, the dtype

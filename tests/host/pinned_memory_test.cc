@@ -12,6 +12,7 @@
 #include "loom/dispatcher/plugin_host.h"
 #include "loom/loom.h"
 #include "loom/ops/standard_library.h"
+#include "test_device_counters.h"
 
 namespace loom::testing {
 namespace {
@@ -20,19 +21,6 @@ using dispatch::PluginHost;
 
 std::string plugin_file(const std::string& name) {
   return std::string(LOOM_TEST_PLUGIN_DIR) + "/libloom_plugin_" + name + ".so";
-}
-
-// The test device's "test_device.counters" table.
-struct Counters {
-  size_t struct_size;
-  int64_t (*count)(const char* name);
-};
-
-int64_t counter(const char* name) {
-  const auto* table =
-      static_cast<const Counters*>(dispatch::find_extension("test_device.counters"));
-  EXPECT_NE(table, nullptr);
-  return table == nullptr ? -1 : table->count(name);
 }
 
 // How many copies, queued copies and stream waits `f` caused.
@@ -45,10 +33,12 @@ std::ostream& operator<<(std::ostream& os, const CopyCalls& c) {
 }
 template <typename F>
 CopyCalls calls_of(F&& f) {
-  const CopyCalls before{counter("copy"), counter("copy_async"), counter("stream_synchronize")};
+  const CopyCalls before{test_device_counter("copy"), test_device_counter("copy_async"),
+                         test_device_counter("stream_synchronize")};
   f();
-  return CopyCalls{counter("copy") - before.copies, counter("copy_async") - before.queued,
-                   counter("stream_synchronize") - before.waits};
+  return CopyCalls{test_device_counter("copy") - before.copies,
+                   test_device_counter("copy_async") - before.queued,
+                   test_device_counter("stream_synchronize") - before.waits};
 }
 
 class PinnedMemory : public ::testing::Test {
@@ -65,13 +55,13 @@ class PinnedMemory : public ::testing::Test {
 };
 
 TEST_F(PinnedMemory, PinnedTensorsComeFromTheDevicePluginAndKeepItLoaded) {
-  const int64_t live = counter("pinned_live");
+  const int64_t live = test_device_counter("pinned_live");
   const MemoryStats before = pinned_memory_stats("testdev");
   {
     Tensor pinned = empty({4}, TensorOptions().pinned_memory(true));
     EXPECT_TRUE(pinned.is_pinned());
     EXPECT_EQ(pinned.device(), parse_device("cpu"));
-    EXPECT_EQ(counter("pinned_live"), live + 1);
+    EXPECT_EQ(test_device_counter("pinned_live"), live + 1);
     const MemoryStats during = pinned_memory_stats("testdev");
     EXPECT_EQ(during.allocated_bytes, before.allocated_bytes + 16);
     EXPECT_EQ(during.allocations, before.allocations + 1);
@@ -80,7 +70,7 @@ TEST_F(PinnedMemory, PinnedTensorsComeFromTheDevicePluginAndKeepItLoaded) {
     expect_error([] { PluginHost::instance().unload("test_device"); }, "plugin-host",
                  {"cannot unload plugin 'test_device'", "still alive"});
   }
-  EXPECT_EQ(counter("pinned_live"), live);
+  EXPECT_EQ(test_device_counter("pinned_live"), live);
   EXPECT_EQ(pinned_memory_stats("testdev").allocated_bytes, before.allocated_bytes);
 }
 

@@ -97,6 +97,21 @@ __device__ __forceinline__ auto apply(const F& f, const In (&x)[NIn > 0 ? NIn : 
   }
 }
 
+// f over each lane of the inputs' loaded vectors.
+template <int NIn, typename Out, typename In, int V, typename F>
+__device__ __forceinline__ Vector<Out, V> apply_lanes(
+    const F& f, const Vector<In, V> (&loaded)[NIn > 0 ? NIn : 1]) {
+  Vector<Out, V> result;
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    In x[NIn > 0 ? NIn : 1];
+#pragma unroll
+    for (int k = 0; k < NIn; ++k) x[k] = loaded[k].v[j];
+    result.v[j] = apply<NIn>(f, x);
+  }
+  return result;
+}
+
 template <int NIn, typename Out, typename In, typename F>
 __global__ void vectorized_kernel(int64_t n, Out* out, InputPointers<In, NIn> in, F f) {
   constexpr int V = vector_elements<Out, In>();
@@ -114,14 +129,7 @@ __global__ void vectorized_kernel(int64_t n, Out* out, InputPointers<In, NIn> in
         loaded[k] = reinterpret_cast<const Vector<In, V>*>(in.p[k])[v];
       }
     }
-    Vector<Out, V> result;
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      In x[NIn > 0 ? NIn : 1];
-#pragma unroll
-      for (int k = 0; k < NIn; ++k) x[k] = loaded[k].v[j];
-      result.v[j] = apply<NIn>(f, x);
-    }
+    const Vector<Out, V> result = apply_lanes<NIn, Out>(f, loaded);
     reinterpret_cast<Vector<Out, V>*>(out)[v] = result;
   }
   const int64_t tail = vectors * V + first;  // fewer than V elements remain
@@ -153,14 +161,7 @@ __global__ void inner_vector_kernel(uint32_t vectors, Out* out, InputPointers<In
         for (int j = 0; j < V; ++j) loaded[k].v[j] = x;
       }
     }
-    Vector<Out, V> result;
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      In x[NIn > 0 ? NIn : 1];
-#pragma unroll
-      for (int k = 0; k < NIn; ++k) x[k] = loaded[k].v[j];
-      result.v[j] = apply<NIn>(f, x);
-    }
+    const Vector<Out, V> result = apply_lanes<NIn, Out>(f, loaded);
     *reinterpret_cast<Vector<Out, V>*>(out + o[0]) = result;
   }
 }
@@ -211,24 +212,34 @@ const char* launch_grid_stride(void (*kernel)(int64_t, KernelArgs...), int64_t n
   return last_launch_error();
 }
 
+// The operands' addresses (null for a host scalar, whose pointer is never read) and
+// element sizes, out first: what the vector widths are planned from.
+template <int N>
+struct OperandLayout {
+  const void* pointers[N];
+  int sizes[N];
+};
+template <typename Out, typename In, int NIn>
+OperandLayout<NIn + 1> operand_layout(const Out* out, const InputPointers<In, NIn>& in) {
+  OperandLayout<NIn + 1> layout;
+  layout.pointers[0] = out;
+  layout.sizes[0] = sizeof(Out);
+  for (int k = 0; k < NIn; ++k) {
+    layout.pointers[k + 1] = (in.by_value >> k) & 1u ? nullptr : in.p[k];
+    layout.sizes[k + 1] = sizeof(In);
+  }
+  return layout;
+}
+
 // Queues out = f(in...) on `stream`. Returns nullptr, or the runtime's error message.
 template <int NIn, typename Out, typename In, typename F>
 const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
                                InputPointers<In, NIn> in, F f, gpuStream_t stream) {
   const int64_t n = space.numel();
   if (n == 0) return nullptr;
-  bool vectorized = space.contiguous();
-  if (vectorized) {
-    const void* pointers[NIn + 1];
-    int sizes[NIn + 1];
-    pointers[0] = out;
-    sizes[0] = sizeof(Out);
-    for (int k = 0; k < NIn; ++k) {  // a host scalar's pointer is never read
-      pointers[k + 1] = (in.by_value >> k) & 1u ? nullptr : in.p[k];
-      sizes[k + 1] = sizeof(In);
-    }
-    vectorized = vector_width(pointers, sizes, NIn + 1) >= vector_elements<Out, In>();
-  }
+  const OperandLayout<NIn + 1> layout = operand_layout(out, in);
+  const bool vectorized = space.contiguous() && vector_width(layout.pointers, layout.sizes,
+                                                             NIn + 1) >= vector_elements<Out, In>();
   if (vectorized) {
     const Launch l = plan_elementwise(n, vector_elements<Out, In>());
     vectorized_kernel<NIn><<<l.grid, l.block, 0, stream>>>(n, out, in, f);
@@ -237,18 +248,11 @@ const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
     if constexpr (NIn >=
                   2) {  // binary and ternary ops: broadcasts (Note [Broadcast inner vectors])
       constexpr int V = vector_elements<Out, In>();
-      const void* pointers[NIn + 1];
-      int sizes[NIn + 1];
-      pointers[0] = out;
-      sizes[0] = sizeof(Out);
       uint32_t dense = 0;
       for (int k = 0; k < NIn; ++k) {
-        const bool by_value = (in.by_value >> k) & 1u;
-        pointers[k + 1] = by_value ? nullptr : in.p[k];
-        sizes[k + 1] = sizeof(In);
-        if (!by_value && space.strides[k + 1][0] == 1) dense |= 1u << k;
+        if (layout.pointers[k + 1] != nullptr && space.strides[k + 1][0] == 1) dense |= 1u << k;
       }
-      if (inner_vector_width(space, pointers, sizes) >= V) {
+      if (inner_vector_width(space, layout.pointers, layout.sizes) >= V) {
         const Launch l = plan_elementwise(n, V);
         inner_vector_kernel<V, NIn>
             <<<l.grid, l.block, 0, stream>>>(static_cast<uint32_t>(n / V), out, in, calc, dense, f);

@@ -94,6 +94,24 @@ __device__ __forceinline__ Acc warp_combine(Acc v, int width, const Combine<Acc>
   return v;
 }
 
+// Folds row elements j = first, first + step, ... below end into acc through four
+// accumulators (four loads in flight a thread), combined in a fixed order.
+template <typename In, typename Acc>
+__device__ __forceinline__ Acc fold_every(const In* base, const StridedSpace<2>& row, int64_t first,
+                                          int64_t end, int64_t step, Acc acc,
+                                          const Combine<Acc>& combine) {
+  Acc acc1 = acc, acc2 = acc, acc3 = acc;
+  int64_t j = first;
+  for (; j + 3 * step < end; j += 4 * step) {
+    acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
+    acc1 = combine(acc1, load_as<Acc>(base[row_offset(row, j + step)]));
+    acc2 = combine(acc2, load_as<Acc>(base[row_offset(row, j + 2 * step)]));
+    acc3 = combine(acc3, load_as<Acc>(base[row_offset(row, j + 3 * step)]));
+  }
+  for (; j < end; j += step) acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
+  return combine(combine(acc, acc1), combine(acc2, acc3));
+}
+
 // Folds elements [begin, end) of a row, every blockDim.x-th from begin + threadIdx.x (or,
 // with `vectorised`, every blockDim.x-th 16-byte vector: Note [Vectorised rows]), into
 // four accumulators combined in a fixed order.
@@ -101,44 +119,31 @@ template <typename In, typename Acc>
 __device__ __forceinline__ Acc fold_row(const In* base, const StridedSpace<2>& row, int64_t begin,
                                         int64_t end, bool vectorised, Acc acc,
                                         const Combine<Acc>& combine) {
-  Acc acc1 = acc, acc2 = acc, acc3 = acc;
   const int64_t step = blockDim.x;
-  int64_t tail = begin;
-  if (vectorised) {
-    constexpr int V = 16 / sizeof(In) > kReductionVector ? kReductionVector : 16 / sizeof(In);
-    using Vec = Vector<In, V>;
-    const Vec* vectors = reinterpret_cast<const Vec*>(base + begin);
-    const int64_t count = (end - begin) / V;
-    int64_t q = threadIdx.x;
-    for (; q + 3 * step < count; q += 4 * step) {
-      const Vec a = vectors[q], b = vectors[q + step], c = vectors[q + 2 * step],
-                d = vectors[q + 3 * step];
+  if (!vectorised) return fold_every(base, row, begin + threadIdx.x, end, step, acc, combine);
+  constexpr int V = 16 / sizeof(In) > kReductionVector ? kReductionVector : 16 / sizeof(In);
+  using Vec = Vector<In, V>;
+  const Vec* vectors = reinterpret_cast<const Vec*>(base + begin);
+  const int64_t count = (end - begin) / V;
+  Acc acc1 = acc, acc2 = acc, acc3 = acc;
+  int64_t q = threadIdx.x;
+  for (; q + 3 * step < count; q += 4 * step) {
+    const Vec a = vectors[q], b = vectors[q + step], c = vectors[q + 2 * step],
+              d = vectors[q + 3 * step];
 #pragma unroll
-      for (int e = 0; e < V; ++e) {
-        acc = combine(acc, load_as<Acc>(a.v[e]));
-        acc1 = combine(acc1, load_as<Acc>(b.v[e]));
-        acc2 = combine(acc2, load_as<Acc>(c.v[e]));
-        acc3 = combine(acc3, load_as<Acc>(d.v[e]));
-      }
+    for (int e = 0; e < V; ++e) {
+      acc = combine(acc, load_as<Acc>(a.v[e]));
+      acc1 = combine(acc1, load_as<Acc>(b.v[e]));
+      acc2 = combine(acc2, load_as<Acc>(c.v[e]));
+      acc3 = combine(acc3, load_as<Acc>(d.v[e]));
     }
-    for (; q < count; q += step) {
-      const Vec a = vectors[q];
-#pragma unroll
-      for (int e = 0; e < V; ++e) acc = combine(acc, load_as<Acc>(a.v[e]));
-    }
-    tail = begin + count * V;
-  } else {
-    int64_t j = begin + threadIdx.x;
-    for (; j + 3 * step < end; j += 4 * step) {
-      acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
-      acc1 = combine(acc1, load_as<Acc>(base[row_offset(row, j + step)]));
-      acc2 = combine(acc2, load_as<Acc>(base[row_offset(row, j + 2 * step)]));
-      acc3 = combine(acc3, load_as<Acc>(base[row_offset(row, j + 3 * step)]));
-    }
-    for (; j < end; j += step) acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
-    tail = end;
   }
-  for (int64_t j = tail + threadIdx.x; j < end; j += step) {  // after the last whole vector
+  for (; q < count; q += step) {
+    const Vec a = vectors[q];
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc = combine(acc, load_as<Acc>(a.v[e]));
+  }
+  for (int64_t j = begin + count * V + threadIdx.x; j < end; j += step) {  // the last few
     acc = combine(acc, load_as<Acc>(base[j]));
   }
   return combine(combine(acc, acc1), combine(acc2, acc3));
@@ -232,17 +237,7 @@ __global__ void reduce_columns_kernel(int64_t outputs, int64_t length, int64_t c
         const int64_t first = begin + threadIdx.y < end ? begin + threadIdx.y : begin;
         acc = load_as<Acc>(base[row_offset(row, first)]);
       }
-      Acc acc1 = acc, acc2 = acc, acc3 = acc;
-      const int64_t step = blockDim.y;
-      int64_t j = begin + threadIdx.y;
-      for (; j + 3 * step < end; j += 4 * step) {
-        acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
-        acc1 = combine(acc1, load_as<Acc>(base[row_offset(row, j + step)]));
-        acc2 = combine(acc2, load_as<Acc>(base[row_offset(row, j + 2 * step)]));
-        acc3 = combine(acc3, load_as<Acc>(base[row_offset(row, j + 3 * step)]));
-      }
-      for (; j < end; j += step) acc = combine(acc, load_as<Acc>(base[row_offset(row, j)]));
-      acc = combine(combine(acc, acc1), combine(acc2, acc3));
+      acc = fold_every(base, row, begin + threadIdx.y, end, blockDim.y, acc, combine);
     }
     scratch[slot] = acc;
     __syncthreads();
