@@ -46,18 +46,30 @@ std::vector<double> random_values(int64_t count, unsigned seed) {
   return v;
 }
 
-// c = a @ b over the matrices' addressed operands, as the tiled kernel sums (a -1 offset
-// reads zero); counts the writes to each element of c.
+void expect_near(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << "element " << i;
+}
+
+void expect_each_written_once(const std::vector<int>& writes) {
+  for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], 1) << "element " << i;
+}
+
+// c = a @ b over the matrices' addressed operands, read through their cursors as the tiled
+// kernel reads them (Note [GEMM operand cursors]; a -1 offset reads zero); counts the writes
+// to each element of c.
 template <typename Matrices>
 void implicit_gemm(const Matrices& mat, const std::vector<double>& a, const std::vector<double>& b,
                    std::vector<double>& c, std::vector<int>& writes) {
   const GemmDims d = mat.dims();
   for (int64_t z = 0; z < d.batch; ++z) {
     for (int64_t r = 0; r < d.m; ++r) {
+      const auto row = mat.a_row(z, r);
       for (int64_t col = 0; col < d.n; ++col) {
+        const auto column = mat.b_col(z, col);
         double acc = 0;
         for (int64_t k = 0; k < d.k; ++k) {
-          const int64_t ia = mat.a(z, r, k), ib = mat.b(z, k, col);
+          const int64_t ia = mat.a(row, k), ib = mat.b(column, k);
           if (ia >= 0 && ib >= 0) acc += a.at(ia) * b.at(ib);
         }
         const int64_t at = mat.c(z, r, col);
@@ -65,6 +77,25 @@ void implicit_gemm(const Matrices& mat, const std::vector<double>& a, const std:
         ++writes.at(at);
       }
     }
+  }
+}
+
+// The pass on both forms of its matrices (Note [32-bit convolution addressing]): the 64-bit
+// ones through ElementCursors and the 32-bit ones; each must equal `want`.
+template <typename Narrow, typename Wide>
+void expect_pass(const Wide& wide, const std::vector<double>& a, const std::vector<double>& b,
+                 const std::vector<double>& want) {
+  for (const bool narrow : {false, true}) {
+    SCOPED_TRACE(narrow ? "32-bit cursors" : "64-bit matrices");
+    std::vector<double> c(want.size(), std::nan(""));
+    std::vector<int> writes(c.size());
+    if (narrow) {
+      implicit_gemm(Narrow(wide), a, b, c, writes);
+    } else {
+      implicit_gemm(ElementCursors<Wide>{wide}, a, b, c, writes);
+    }
+    expect_near(c, want);
+    expect_each_written_once(writes);
   }
 }
 
@@ -105,22 +136,14 @@ DirectConv direct(const ConvGeometry& g, const std::vector<double>& x, const std
   return r;
 }
 
-void expect_near(const std::vector<double>& got, const std::vector<double>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << "element " << i;
-}
-
-void expect_each_written_once(const std::vector<int>& writes) {
-  for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], 1) << "element " << i;
-}
-
 TEST(GpuConvMath, EachPassIsAGemmOverItsImplicitMatrices) {
   const std::vector<ConvGeometry> cases = {
-      make_geometry(2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1),   // same padding
-      make_geometry(2, 4, 11, 9, 6, 3, 2, 2, 1, 0, 2, 1, 2, 2),  // stride, dilation, groups 2
-      make_geometry(1, 6, 8, 8, 6, 3, 3, 3, 2, 2, 1, 2, 1, 3),   // stride 3 skips inputs
-      make_geometry(3, 2, 5, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1, 2),   // 1x1, depthwise-like
-      make_geometry(1, 1, 4, 5, 2, 4, 5, 1, 1, 0, 0, 1, 1, 1),   // kernel covers the input
+      make_geometry(2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1),     // same padding
+      make_geometry(2, 4, 11, 9, 6, 3, 2, 2, 1, 0, 2, 1, 2, 2),    // stride, dilation, groups 2
+      make_geometry(1, 6, 8, 8, 6, 3, 3, 3, 2, 2, 1, 2, 1, 3),     // stride 3 skips inputs
+      make_geometry(3, 2, 5, 4, 4, 1, 1, 1, 1, 0, 0, 1, 1, 2),     // 1x1, depthwise-like
+      make_geometry(1, 1, 4, 5, 2, 4, 5, 1, 1, 0, 0, 1, 1, 1),     // kernel covers the input
+      make_geometry(2, 6, 23, 19, 10, 5, 3, 2, 3, 2, 1, 1, 2, 2),  // odd sizes: every divider
   };
   unsigned seed = 1;
   for (const ConvGeometry& g : cases) {
@@ -132,23 +155,9 @@ TEST(GpuConvMath, EachPassIsAGemmOverItsImplicitMatrices) {
     const std::vector<double> dy = random_values(g.batch * g.out_channels * g.out_plane(), seed++);
     const DirectConv want = direct(g, x, w, dy);
 
-    std::vector<double> y(want.y.size(), std::nan(""));
-    std::vector<int> writes(y.size());
-    implicit_gemm(ConvForwardMatrices{g}, w, x, y, writes);
-    expect_near(y, want.y);
-    expect_each_written_once(writes);
-
-    std::vector<double> dx(x.size(), std::nan(""));
-    writes.assign(dx.size(), 0);
-    implicit_gemm(ConvInputGradMatrices{g}, w, dy, dx, writes);
-    expect_near(dx, want.dx);
-    expect_each_written_once(writes);
-
-    std::vector<double> dw(w.size(), std::nan(""));
-    writes.assign(dw.size(), 0);
-    implicit_gemm(ConvWeightGradMatrices{g}, dy, x, dw, writes);
-    expect_near(dw, want.dw);
-    expect_each_written_once(writes);
+    expect_pass<ConvForwardMatrices32>(ConvForwardMatrices{g}, w, x, want.y);
+    expect_pass<ConvInputGradMatrices32>(ConvInputGradMatrices{g}, w, dy, want.dx);
+    expect_pass<ConvWeightGradMatrices32>(ConvWeightGradMatrices{g}, dy, x, want.dw);
   }
 }
 
@@ -171,15 +180,22 @@ TEST(GpuConvMath, ASplitWeightGradientAddsUpToTheWhole) {
     m.splits = (m.terms() + m.chunk - 1) / m.chunk;
     ASSERT_NE(m.terms() % m.chunk, 0);
     const int64_t slice = g.out_channels * g.patch();
-    std::vector<double> slices(m.splits * slice, std::nan(""));
-    std::vector<int> writes(slices.size());
-    implicit_gemm(m, dy, x, slices, writes);
-    expect_each_written_once(writes);
-    std::vector<double> dw(slice, 0.0);
-    for (int64_t s = 0; s < m.splits; ++s) {
-      for (int64_t i = 0; i < slice; ++i) dw[i] += slices[s * slice + i];
+    for (const bool narrow : {false, true}) {
+      SCOPED_TRACE(narrow ? "32-bit cursors" : "64-bit matrices");
+      std::vector<double> slices(m.splits * slice, std::nan(""));
+      std::vector<int> writes(slices.size());
+      if (narrow) {
+        implicit_gemm(ConvWeightGradMatrices32(m), dy, x, slices, writes);
+      } else {
+        implicit_gemm(ElementCursors<ConvWeightGradMatrices>{m}, dy, x, slices, writes);
+      }
+      expect_each_written_once(writes);
+      std::vector<double> dw(slice, 0.0);
+      for (int64_t s = 0; s < m.splits; ++s) {
+        for (int64_t i = 0; i < slice; ++i) dw[i] += slices[s * slice + i];
+      }
+      expect_near(dw, want.dw);
     }
-    expect_near(dw, want.dw);
   }
   // loom train's first layer: 32 x 9 outputs (one tile), 64 * 784 terms.
   const ConvWeightGradMatrices first =
@@ -202,6 +218,22 @@ TEST(GpuConvMath, TheForwardRowsNameTheirBiasChannel) {
   EXPECT_EQ(m.channel(0, 0), 0);
   EXPECT_EQ(m.channel(1, 0), 3);  // z = (n 0, group 1): group 1 owns channels 3..5
   EXPECT_EQ(m.channel(3, 2), 5);  // z = (n 1, group 1)
+}
+
+// Note [32-bit convolution addressing]: tensors below 2^30 elements take the 32-bit
+// matrices, larger ones the 64-bit ones; the 32-bit forward names the same bias channels.
+TEST(GpuConvMath, OnlyTensorsBelow2To30ElementsTakeThe32BitMatrices) {
+  EXPECT_TRUE(conv_fits_int32(make_geometry(8, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1)));
+  // an input of 2^30 elements: 256 images of 64 x 256 x 256
+  EXPECT_FALSE(conv_fits_int32(make_geometry(256, 64, 256, 256, 8, 1, 1, 1, 1, 0, 0, 1, 1, 1)));
+  // a small input whose output has 2^30 elements: 16 images, 4,096 channels of 128 x 128
+  EXPECT_FALSE(conv_fits_int32(make_geometry(16, 1, 128, 128, 4096, 1, 1, 1, 1, 0, 0, 1, 1, 1)));
+  const ConvGeometry g = make_geometry(2, 4, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2);
+  const ConvForwardMatrices wide{g};
+  const ConvForwardMatrices32 narrow(wide);
+  for (int64_t z = 0; z < 4; ++z) {
+    for (int64_t o = 0; o < 3; ++o) EXPECT_EQ(narrow.channel(z, o), wide.channel(z, o));
+  }
 }
 
 TEST(GpuConvMath, InconsistentGeometriesAreNamed) {

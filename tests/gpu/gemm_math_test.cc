@@ -1,6 +1,7 @@
-// The tiling of loom's GEMM kernel on the host (kernels/gemm_math.h): the grid covers every
+// The tiling of loom's GEMM kernels on the host (kernels/gemm_math.h): the grid covers every
 // output tile (looping where a grid dim runs out), each tile's outputs belong to exactly
-// one thread, and each shared-memory slice element is staged by exactly one load.
+// one thread, each shared-memory slice element is staged by exactly one load, and a
+// replay of a block's staging and products gives the plain product.
 #include "../../plugins/gpu/kernels/gemm_math.h"
 
 #include <gtest/gtest.h>
@@ -22,46 +23,149 @@ TEST(GpuGemmMath, TheGridCoversEveryTileAndLoopsPastGridLimits) {
   EXPECT_EQ(l.row_tiles, 70000);  // the kernel's y loop covers the rest
   EXPECT_EQ(plan_gemm(0, 5, 1).grid_x, 0u);
   EXPECT_EQ(plan_gemm(5, 5, 0).grid_x, 0u);
+  l = plan_gemm(300, 129, 2, LargeGemmTile::kRows);
+  EXPECT_EQ(l.grid_x, 2u);
+  EXPECT_EQ(l.grid_y, 3u);
 }
 
-TEST(GpuGemmMath, EveryOutputOfATileHasExactlyOneThread) {
-  std::vector<int> owners(kGemmTile * kGemmTile, 0);
-  for (int t = 0; t < kGemmThreads; ++t) {
-    const GemmThreadBlock b = gemm_thread_block(t);
-    for (int i = 0; i < kGemmPerThread; ++i) {
-      for (int j = 0; j < kGemmPerThread; ++j) {
-        ASSERT_LT(b.row + i, kGemmTile);
-        ASSERT_LT(b.col + j, kGemmTile);
-        ++owners[(b.row + i) * kGemmTile + b.col + j];
+template <typename Tile>
+class GpuGemmTile : public testing::Test {};
+using GemmTiles = testing::Types<SmallGemmTile, LargeGemmTile>;
+TYPED_TEST_SUITE(GpuGemmTile, GemmTiles);
+
+TYPED_TEST(GpuGemmTile, EveryOutputOfATileHasExactlyOneThread) {
+  using Tile = TypeParam;
+  std::vector<int> owners(Tile::kRows * Tile::kCols, 0);
+  for (int t = 0; t < Tile::kThreads; ++t) {
+    for (int i = 0; i < Tile::kRowsPerThread; ++i) {
+      for (int j = 0; j < Tile::kColsPerThread; ++j) {
+        const int r = gemm_output_row<Tile>(t, i), c = gemm_output_col<Tile>(t, j);
+        ASSERT_LT(r, Tile::kRows);
+        ASSERT_LT(c, Tile::kCols);
+        ++owners[r * Tile::kCols + c];
       }
     }
   }
   for (int o : owners) EXPECT_EQ(o, 1);
 }
 
-TEST(GpuGemmMath, EverySliceElementIsStagedByExactlyOneLoad) {
-  std::vector<int> a(kGemmTile * kGemmTileK, 0), b(kGemmTileK * kGemmTile, 0);
-  for (int t = 0; t < kGemmThreads; ++t) {
-    for (int i = 0; i < kGemmLoadsPerThread; ++i) {
-      const TileSlot sa = a_slice_slot(t, i), sb = b_slice_slot(t, i);
-      ASSERT_LT(sa.row, kGemmTile);
-      ASSERT_LT(sa.col, kGemmTileK);
-      ASSERT_LT(sb.row, kGemmTileK);
-      ASSERT_LT(sb.col, kGemmTile);
-      ++a[sa.row * kGemmTileK + sa.col];
-      ++b[sb.row * kGemmTile + sb.col];
+// Note [GEMM operand cursors]: a thread's A loads keep one k and its B loads one column,
+// so one cursor per row and one per column serve every step.
+TYPED_TEST(GpuGemmTile, EverySliceElementIsStagedByExactlyOneLoadOfFixedKAndColumn) {
+  using Tile = TypeParam;
+  std::vector<int> a(Tile::kRows * Tile::kDepth, 0), b(Tile::kDepth * Tile::kCols, 0);
+  for (int t = 0; t < Tile::kThreads; ++t) {
+    for (int i = 0; i < Tile::kALoads; ++i) {
+      const TileSlot sa = gemm_a_slot<Tile>(t, i);
+      ASSERT_LT(sa.row, Tile::kRows);
+      ASSERT_LT(sa.col, Tile::kDepth);
+      EXPECT_EQ(sa.col, gemm_a_slot<Tile>(t, 0).col);
+      ++a[sa.row * Tile::kDepth + sa.col];
+    }
+    for (int i = 0; i < Tile::kBLoads; ++i) {
+      const TileSlot sb = gemm_b_slot<Tile>(t, i);
+      ASSERT_LT(sb.row, Tile::kDepth);
+      ASSERT_LT(sb.col, Tile::kCols);
+      EXPECT_EQ(sb.col, gemm_b_slot<Tile>(t, 0).col);
+      ++b[sb.row * Tile::kCols + sb.col];
     }
   }
   for (int n : a) EXPECT_EQ(n, 1);
   for (int n : b) EXPECT_EQ(n, 1);
+  // coalescing: a warp's loads of a B row are adjacent columns, of a row-major A adjacent k
+  for (int t = 0; t + 1 < 32; ++t) {
+    EXPECT_EQ(gemm_b_slot<Tile>(t + 1, 0).col, gemm_b_slot<Tile>(t, 0).col + 1);
+    if ((t + 1) % Tile::kDepth != 0) {
+      EXPECT_EQ(gemm_a_slot<Tile>(t + 1, 0).col, gemm_a_slot<Tile>(t, 0).col + 1);
+    }
+  }
 }
 
-TEST(GpuGemmMath, ConsecutiveThreadsLoadConsecutiveColumnsOfB) {
-  // coalescing: a warp's loads of a B row are adjacent columns
-  for (int t = 0; t + 1 < 32; ++t) {
-    EXPECT_EQ(b_slice_slot(t + 1, 0).col, b_slice_slot(t, 0).col + 1);
-    EXPECT_EQ(b_slice_slot(t + 1, 0).row, b_slice_slot(t, 0).row);
+// The block's data movement replayed on the host with the kernel's own index functions:
+// each step stages both slices from every thread's loads (zero outside the matrices),
+// each thread reads its fragments as 16-byte-aligned groups of four and accumulates. The
+// outputs equal a plain product, for sizes that leave partial tiles and a partial k step.
+TYPED_TEST(GpuGemmTile, ReplayingTheBlocksStagingAndProductsGivesThePlainProduct) {
+  using Tile = TypeParam;
+  const int m = Tile::kRows + 37, n = Tile::kCols * 2 + 5, k = Tile::kDepth * 3 + 3;
+  std::vector<double> a(m * k), b(k * n);
+  for (int i = 0; i < m * k; ++i) a[i] = (i * 7 % 13) - 6;
+  for (int i = 0; i < k * n; ++i) b[i] = (i * 5 % 11) - 5;
+  std::vector<double> c(m * n, 0.0);
+  std::vector<int> writes(m * n, 0);
+  const GemmLaunch l = plan_gemm(m, n, 1, Tile::kRows);
+  std::vector<double> a_shared(Tile::kDepth * Tile::kAStride),
+      b_shared(Tile::kDepth * Tile::kBStride);
+  for (uint32_t bx = 0; bx < l.grid_x; ++bx) {
+    for (int64_t tile = 0; tile < l.row_tiles; ++tile) {
+      const int row0 = static_cast<int>(tile) * Tile::kRows, col0 = bx * Tile::kCols;
+      std::vector<double> acc(Tile::kThreads * Tile::kRowsPerThread * Tile::kColsPerThread, 0.0);
+      for (int k0 = 0; k0 < k; k0 += Tile::kDepth) {
+        for (int t = 0; t < Tile::kThreads; ++t) {
+          for (int i = 0; i < Tile::kALoads; ++i) {
+            const TileSlot sa = gemm_a_slot<Tile>(t, i);
+            const int r = row0 + sa.row, kk = k0 + sa.col;
+            a_shared.at(gemm_a_shared<Tile>(sa.row, sa.col)) = r < m && kk < k ? a[r * k + kk] : 0;
+          }
+          for (int i = 0; i < Tile::kBLoads; ++i) {
+            const TileSlot sb = gemm_b_slot<Tile>(t, i);
+            const int kk = k0 + sb.row, col = col0 + sb.col;
+            b_shared.at(gemm_b_shared<Tile>(sb.row, sb.col)) =
+                kk < k && col < n ? b[kk * n + col] : 0;
+          }
+        }
+        for (int t = 0; t < Tile::kThreads; ++t) {
+          double* mine = &acc[t * Tile::kRowsPerThread * Tile::kColsPerThread];
+          for (int kk = 0; kk < Tile::kDepth; ++kk) {
+            for (int i = 0; i < Tile::kRowsPerThread; ++i) {
+              const int at = gemm_a_shared<Tile>(gemm_output_row<Tile>(t, i), kk);
+              ASSERT_TRUE(i % 4 != 0 || at % 4 == 0) << "a vector read off its 16 bytes";
+              for (int j = 0; j < Tile::kColsPerThread; ++j) {
+                const int bt = gemm_b_shared<Tile>(kk, gemm_output_col<Tile>(t, j));
+                ASSERT_TRUE(j % 4 != 0 || bt % 4 == 0) << "a vector read off its 16 bytes";
+                // a group of four is four neighbours in shared memory
+                ASSERT_EQ(at, gemm_a_shared<Tile>(gemm_output_row<Tile>(t, i - i % 4), kk) + i % 4);
+                ASSERT_EQ(bt, gemm_b_shared<Tile>(kk, gemm_output_col<Tile>(t, j - j % 4)) + j % 4);
+                mine[i * Tile::kColsPerThread + j] += a_shared.at(at) * b_shared.at(bt);
+              }
+            }
+          }
+        }
+      }
+      for (int t = 0; t < Tile::kThreads; ++t) {
+        for (int i = 0; i < Tile::kRowsPerThread; ++i) {
+          for (int j = 0; j < Tile::kColsPerThread; ++j) {
+            const int r = row0 + gemm_output_row<Tile>(t, i),
+                      col = col0 + gemm_output_col<Tile>(t, j);
+            if (r >= m || col >= n) continue;
+            c[r * n + col] = acc[(t * Tile::kRowsPerThread + i) * Tile::kColsPerThread + j];
+            ++writes[r * n + col];
+          }
+        }
+      }
+    }
   }
+  for (int r = 0; r < m; ++r) {
+    for (int col = 0; col < n; ++col) {
+      double want = 0;
+      for (int kk = 0; kk < k; ++kk) want += a[r * k + kk] * b[kk * n + col];
+      ASSERT_EQ(c[r * n + col], want) << "output " << r << ", " << col;
+      ASSERT_EQ(writes[r * n + col], 1);
+    }
+  }
+  // both stages of both slices fit a block's 48 KB of static shared memory as float
+  EXPECT_LE(2 * (Tile::kDepth * Tile::kAStride + Tile::kDepth * Tile::kBStride) * 4, 48 * 1024);
+  EXPECT_EQ(Tile::kAStride % 4, 0);
+}
+
+TEST(GpuGemmMath, LargeTilesAreTakenOnlyWhenTheyFillTheGpu) {
+  EXPECT_TRUE(takes_large_gemm_tile({4096, 4096, 4096, 1}, true));    // 1,024 tiles
+  EXPECT_FALSE(takes_large_gemm_tile({4096, 4096, 4096, 1}, false));  // float64
+  EXPECT_FALSE(
+      takes_large_gemm_tile({1024, 1024, 1024, 1}, true));        // 64 tiles: the small tile's 256
+  EXPECT_TRUE(takes_large_gemm_tile({1024, 1024, 64, 4}, true));  // the batch fills it
+  // a 3x3 64 -> 64 convolution of 8 images at 56 x 56: 200 tiles of 128, 392 of 64
+  EXPECT_FALSE(takes_large_gemm_tile({64, 3136, 576, 8}, true));
 }
 
 // Note [Tensor-core GEMM]: every element of both slices staged by exactly one load, the
@@ -77,6 +181,8 @@ TEST(GpuGemmMath, TensorCoreTilesCoverTheirSlicesAndOutputs) {
       ++a[sa.row * kTensorTileK + sa.col];
       ++b[sb.row * kTensorTile + sb.col];
     }
+    // one B column for every load (one cursor)
+    EXPECT_EQ(tensor_b_slot(t, kTensorLoads - 1).col, tensor_b_slot(t, 0).col);
     // neighbouring threads, neighbouring elements
     if (t + 1 < kTensorThreads && (t + 1) % kTensorTileK != 0) {
       EXPECT_EQ(tensor_a_slot(t + 1, 0).col, tensor_a_slot(t, 0).col + 1);

@@ -1,9 +1,9 @@
 // loom's tiled GEMM kernels (Note [Tiled GEMM] in gemm_math.h; float16 and bfloat16 on
-// CUDA's tensor cores, Note [Tensor-core GEMM]) over any operands: a batch
-// of [m, n] = [m, k] @ [k, n] products whose elements an `Operands` object reads and
-// whose results it stores, so strided matrices (linalg.cu) and the implicit matrices of a
-// convolution (conv.cu, Note [Implicit-GEMM convolution]) share one kernel. Included by
-// those two translation units only.
+// CUDA's tensor cores, Note [Tensor-core GEMM]) over any operands: a batch of [m, n] =
+// [m, k] @ [k, n] products whose elements an `Operands` object reads through cursors
+// (Note [GEMM operand cursors]) and whose results it stores, so strided matrices (linalg.cu) and
+// the implicit matrices of a convolution (conv.cu, Note [Implicit-GEMM convolution]) share one
+// kernel. Included by those two translation units only.
 #pragma once
 
 #include <cstdint>
@@ -24,57 +24,103 @@
 
 namespace loom::gpu {
 
-// Operands: OpMath<T> a(z, row, kk) and b(z, kk, col) for in-range indices, and
-// store(z, row, col, acc) for each output with its sum.
-template <typename T, typename Operands>
-__global__ void __launch_bounds__(kGemmThreads)
+// Operands (Note [GEMM operand cursors]): a_row(z, row) and b_col(z, col) give cursors
+// for in-range rows and columns, a(cursor, kk) and b(cursor, kk) read OpMath<T> elements
+// for in-range kk, and store(z, row, col, acc) stores each output with its sum.
+template <typename Tile, typename T, typename Operands>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
     tiled_gemm_kernel(Operands ops, GemmDims d, int64_t row_tiles) {
   using A = OpMath<T>;
-  __shared__ A a_slice[kGemmTileK][kGemmTile + 1];  // [k][row]; +1 spreads the banks
-  __shared__ A b_slice[kGemmTileK][kGemmTile];
+  using Four = Vector<A, 4>;
+  constexpr int kRowsPerThread = Tile::kRowsPerThread, kColsPerThread = Tile::kColsPerThread;
+  __shared__ __align__(32) A a_slice[2][Tile::kDepth * Tile::kAStride];
+  __shared__ __align__(32) A b_slice[2][Tile::kDepth * Tile::kBStride];
   const int t = threadIdx.x;
-  const GemmThreadBlock mine = gemm_thread_block(t);
-  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kGemmTile;
+  // the k of this thread's A loads and the column of its B loads, the same at every step
+  const int a_k = gemm_a_slot<Tile>(t, 0).col;
+  const int b_column = gemm_b_slot<Tile>(t, 0).col;
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * Tile::kCols;
   for (int64_t z = blockIdx.z; z < d.batch; z += gridDim.z) {
     for (int64_t tile = blockIdx.y; tile < row_tiles; tile += gridDim.y) {
-      const int64_t row0 = tile * kGemmTile;
-      A acc[kGemmPerThread][kGemmPerThread] = {};
-      for (int64_t k0 = 0; k0 < d.k; k0 += kGemmTileK) {
+      const int64_t row0 = tile * Tile::kRows;
+      decltype(ops.a_row(z, row0)) a_rows[Tile::kALoads];
+      bool a_inside[Tile::kALoads];
+      LOOM_GPU_UNROLL
+      for (int i = 0; i < Tile::kALoads; ++i) {
+        const int64_t r = row0 + gemm_a_slot<Tile>(t, i).row;
+        a_inside[i] = r < d.m;
+        a_rows[i] = ops.a_row(z, a_inside[i] ? r : row0);
+      }
+      const bool b_inside = col0 + b_column < d.n;
+      const auto b_cursor = ops.b_col(z, b_inside ? col0 + b_column : col0);
+      A a_next[Tile::kALoads], b_next[Tile::kBLoads];
+      auto fetch = [&](int64_t k0) {  // this thread's elements of the slices at k0
         LOOM_GPU_UNROLL
-        for (int i = 0; i < kGemmLoadsPerThread; ++i) {
-          const TileSlot sa = a_slice_slot(t, i);
-          const int64_t r = row0 + sa.row, kk = k0 + sa.col;
-          a_slice[sa.col][sa.row] = r < d.m && kk < d.k ? ops.a(z, r, kk) : A(0);
-          const TileSlot sb = b_slice_slot(t, i);
-          const int64_t kb = k0 + sb.row, col = col0 + sb.col;
-          b_slice[sb.row][sb.col] = kb < d.k && col < d.n ? ops.b(z, kb, col) : A(0);
+        for (int i = 0; i < Tile::kALoads; ++i) {
+          const int64_t kk = k0 + a_k;
+          a_next[i] = a_inside[i] && kk < d.k ? ops.a(a_rows[i], kk) : A(0);
         }
-        __syncthreads();
         LOOM_GPU_UNROLL
-        for (int kk = 0; kk < kGemmTileK; ++kk) {
-          A a_frag[kGemmPerThread], b_frag[kGemmPerThread];
+        for (int i = 0; i < Tile::kBLoads; ++i) {
+          const int64_t kk = k0 + gemm_b_slot<Tile>(t, i).row;
+          b_next[i] = b_inside && kk < d.k ? ops.b(b_cursor, kk) : A(0);
+        }
+      };
+      auto stage = [&](int s) {  // the registers into shared-memory stage s
+        LOOM_GPU_UNROLL
+        for (int i = 0; i < Tile::kALoads; ++i) {
+          const TileSlot sa = gemm_a_slot<Tile>(t, i);
+          a_slice[s][gemm_a_shared<Tile>(sa.row, sa.col)] = a_next[i];
+        }
+        LOOM_GPU_UNROLL
+        for (int i = 0; i < Tile::kBLoads; ++i) {
+          const TileSlot sb = gemm_b_slot<Tile>(t, i);
+          b_slice[s][gemm_b_shared<Tile>(sb.row, sb.col)] = b_next[i];
+        }
+      };
+      A acc[kRowsPerThread][kColsPerThread] = {};
+      fetch(0);
+      stage(0);
+      __syncthreads();
+      int s = 0;
+      for (int64_t k0 = 0; k0 < d.k; k0 += Tile::kDepth) {
+        const bool more = k0 + Tile::kDepth < d.k;
+        if (more) fetch(k0 + Tile::kDepth);  // in flight while the block multiplies
+        LOOM_GPU_UNROLL
+        for (int kk = 0; kk < Tile::kDepth; ++kk) {
+          A a_frag[kRowsPerThread], b_frag[kColsPerThread];
           LOOM_GPU_UNROLL
-          for (int i = 0; i < kGemmPerThread; ++i) {
-            a_frag[i] = a_slice[kk][mine.row + i];
-            b_frag[i] = b_slice[kk][mine.col + i];
-          }
-          LOOM_GPU_UNROLL
-          for (int i = 0; i < kGemmPerThread; ++i) {
+          for (int g = 0; g < kRowsPerThread; g += 4) {
+            const Four v = *reinterpret_cast<const Four*>(
+                &a_slice[s][gemm_a_shared<Tile>(gemm_output_row<Tile>(t, g), kk)]);
             LOOM_GPU_UNROLL
-            for (int j = 0; j < kGemmPerThread; ++j) acc[i][j] += a_frag[i] * b_frag[j];
+            for (int e = 0; e < 4; ++e) a_frag[g + e] = v.v[e];
+          }
+          LOOM_GPU_UNROLL
+          for (int g = 0; g < kColsPerThread; g += 4) {
+            const Four v = *reinterpret_cast<const Four*>(
+                &b_slice[s][gemm_b_shared<Tile>(kk, gemm_output_col<Tile>(t, g))]);
+            LOOM_GPU_UNROLL
+            for (int e = 0; e < 4; ++e) b_frag[g + e] = v.v[e];
+          }
+          LOOM_GPU_UNROLL
+          for (int i = 0; i < kRowsPerThread; ++i) {
+            LOOM_GPU_UNROLL
+            for (int j = 0; j < kColsPerThread; ++j) acc[i][j] += a_frag[i] * b_frag[j];
           }
         }
+        if (more) stage(s ^ 1);  // stage s ^ 1 was last read before the previous barrier
         __syncthreads();
+        s ^= 1;
       }
       LOOM_GPU_UNROLL
-      for (int i = 0; i < kGemmPerThread; ++i) {
-        const int64_t r = row0 + mine.row + i;
-        if (r >= d.m) break;
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        const int64_t r = row0 + gemm_output_row<Tile>(t, i);
+        if (r >= d.m) continue;
         LOOM_GPU_UNROLL
-        for (int j = 0; j < kGemmPerThread; ++j) {
-          const int64_t col = col0 + mine.col + j;
-          if (col >= d.n) break;
-          ops.store(z, r, col, acc[i][j]);
+        for (int j = 0; j < kColsPerThread; ++j) {
+          const int64_t col = col0 + gemm_output_col<Tile>(t, j);
+          if (col < d.n) ops.store(z, r, col, acc[i][j]);
         }
       }
     }
@@ -112,16 +158,20 @@ __global__ void __launch_bounds__(kTensorThreads)
   for (int64_t z = blockIdx.z; z < d.batch; z += gridDim.z) {
     for (int64_t tile = blockIdx.y; tile < row_tiles; tile += gridDim.y) {
       const int64_t row0 = tile * kTensorTile;
+      // cursors (Note [GEMM operand cursors]): this thread's one B column is kept; its 16 A
+      // rows are cheap to address and would cost 16 live cursors, so each fetch takes them
+      const int b_column = tensor_b_slot(t, 0).col;
+      const bool b_inside = col0 + b_column < d.n;
+      const auto b_cursor = ops.b_col(z, b_inside ? col0 + b_column : col0);
       float a_next[kTensorLoads], b_next[kTensorLoads];
       auto fetch = [&](int64_t k0) {  // the slices at k0, into registers
         LOOM_GPU_UNROLL
         for (int i = 0; i < kTensorLoads; ++i) {
           const TileSlot sa = tensor_a_slot(t, i);
           const int64_t r = row0 + sa.row, ka = k0 + sa.col;
-          a_next[i] = r < d.m && ka < d.k ? static_cast<float>(ops.a(z, r, ka)) : 0.0f;
-          const TileSlot sb = tensor_b_slot(t, i);
-          const int64_t kb = k0 + sb.row, col = col0 + sb.col;
-          b_next[i] = kb < d.k && col < d.n ? static_cast<float>(ops.b(z, kb, col)) : 0.0f;
+          a_next[i] = r < d.m && ka < d.k ? static_cast<float>(ops.a(ops.a_row(z, r), ka)) : 0.0f;
+          const int64_t kb = k0 + tensor_b_slot(t, i).row;
+          b_next[i] = b_inside && kb < d.k ? static_cast<float>(ops.b(b_cursor, kb)) : 0.0f;
         }
       };
       auto stage = [&](int s) {  // the registers into shared-memory stage s
@@ -188,23 +238,42 @@ __global__ void __launch_bounds__(kTensorThreads)
 }
 #endif
 
-// Launches the kernel over d on `stream` (the tensor-core kernel for float16 and bfloat16
-// on CUDA); an error message, or null.
-template <typename T, typename Operands>
+// Launches the kernels over d on `stream`: the tensor-core kernel for float16 and
+// bfloat16 on CUDA, else the large or small SIMT tile (Note [Tiled GEMM]; kMayTakeLarge
+// false: the small one, for rare operands not worth another instantiation); an error
+// message, or null.
+template <typename T, bool kMayTakeLarge = true, typename Operands>
 const char* launch_tiled_gemm(const Operands& ops, const GemmDims& d, gpuStream_t stream) {
   if (d.m == 0 || d.n == 0 || d.batch == 0) return nullptr;
-  const GemmLaunch l = plan_gemm(d.m, d.n, d.batch);
+  constexpr bool kFloat = std::is_same_v<OpMath<T>, float>;
+  const bool large = kMayTakeLarge && takes_large_gemm_tile(d, kFloat);
+  const GemmLaunch l =
+      plan_gemm(d.m, d.n, d.batch, large ? LargeGemmTile::kRows : SmallGemmTile::kRows);
   if (l.grid_x == 0) return "the product has more columns than one launch covers";
+  const dim3 grid(l.grid_x, l.grid_y, l.grid_z);
 #if LOOM_GPU_TENSOR_CORES
-  static_assert(kTensorTile == kGemmTile, "one grid plan serves both kernels");
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
-    tensor_core_gemm_kernel<T, Operands>
-        <<<dim3(l.grid_x, l.grid_y, l.grid_z), kTensorThreads, 0, stream>>>(ops, d, l.row_tiles);
-    return last_launch_error();
-  }
+  constexpr bool kTensorCores = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+#else
+  constexpr bool kTensorCores = false;
 #endif
-  tiled_gemm_kernel<T, Operands>
-      <<<dim3(l.grid_x, l.grid_y, l.grid_z), kGemmThreads, 0, stream>>>(ops, d, l.row_tiles);
+  if constexpr (kTensorCores) {
+#if LOOM_GPU_TENSOR_CORES
+    const GemmLaunch tensor = plan_gemm(d.m, d.n, d.batch, kTensorTile);
+    tensor_core_gemm_kernel<T, Operands>
+        <<<dim3(tensor.grid_x, tensor.grid_y, tensor.grid_z), kTensorThreads, 0, stream>>>(
+            ops, d, tensor.row_tiles);
+#endif
+  } else {
+    if constexpr (kFloat && kMayTakeLarge) {  // float64 never takes the large tile
+      if (large) {
+        tiled_gemm_kernel<LargeGemmTile, T, Operands>
+            <<<grid, LargeGemmTile::kThreads, 0, stream>>>(ops, d, l.row_tiles);
+        return last_launch_error();
+      }
+    }
+    tiled_gemm_kernel<SmallGemmTile, T, Operands>
+        <<<grid, SmallGemmTile::kThreads, 0, stream>>>(ops, d, l.row_tiles);
+  }
   return last_launch_error();
 }
 

@@ -13,19 +13,60 @@ namespace loom::gpu {
 
 // Note [Tiled GEMM]
 // ~~~~~~~~~~~~~~~~~
-// A block of kGemmThreads threads computes one kGemmTile x kGemmTile tile of C, stepping
-// along k kGemmTileK at a time: each step stages a kGemmTile x kGemmTileK slice of A and
-// a kGemmTileK x kGemmTile slice of B in shared memory (zero outside the matrices), then
-// every thread adds the products for its kGemmPerThread x kGemmPerThread outputs, read
-// as a register block so each shared value feeds kGemmPerThread multiplies. Operands
-// are read through their strides, so transposed views need no copy. Grid: x over column
+// A block computes one Tile::kRows x Tile::kCols tile of C, stepping along k Tile::kDepth
+// at a time. Each step stages a kRows x kDepth slice of A and a kDepth x kCols slice of B
+// in shared memory (zero outside the matrices), both stored k-major ([k][row], [k][col])
+// so a thread reads four neighbouring rows or columns as one 16-byte vector; every thread
+// then adds the products for its kRowsPerThread x kColsPerThread outputs from registers,
+// so each shared value feeds that many multiplies. A thread's rows are groups of four,
+// one group per kRows / (kRowsPerThread / 4) rows (likewise its columns): a warp's vector
+// reads then fall on distinct banks. The slices are double-buffered: while the block
+// multiplies one stage, each thread already holds its loads of the next slices in
+// registers and writes them to the other stage afterwards (one barrier per step, the
+// loads in flight during the products). The A rows padded by 4 elements spread the
+// stores' banks and keep rows 16-byte aligned.
+//
+// Operands are read through cursors (Note [GEMM operand cursors]), so transposed views
+// and convolution patches need no copy. Two tiles: 64 x 64 (4 x 4 a thread, k steps of
+// 16) for small products, float64, and whenever the large tile would leave SMs idle; 128
+// x 128 (8 x 8 a thread, k steps of 8: 64 multiplies per 4 vector reads) for float
+// accumulators once the product has kLargeTileMinBlocks tiles. Grid: x over column
 // tiles, y over row tiles, z over the batch; y and z loop when a shape needs more blocks
 // than a grid dim allows.
-inline constexpr int kGemmTile = 64;
-inline constexpr int kGemmTileK = 16;
-inline constexpr int kGemmPerThread = 4;
-inline constexpr int kGemmThreadsPerDim = kGemmTile / kGemmPerThread;         // 16
-inline constexpr int kGemmThreads = kGemmThreadsPerDim * kGemmThreadsPerDim;  // 256
+//
+// Note [GEMM operand cursors]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// A thread stages the same rows of A and the same column of B at every k step (its load
+// slots depend only on its index), so the part of an operand's address that does not
+// depend on k is worked out once per tile: `a_row(z, row)` and `b_col(z, col)` return a
+// cursor, `a(cursor, k)` and `b(cursor, k)` read one element. A strided matrix's cursor
+// is a pointer; a convolution's holds the patch's origin, so a k step costs two or three
+// multiply-high divisions (Note [Division by invariant integers]) instead of six 64-bit
+// ones. The kernel takes a cursor only for rows and columns inside the matrices.
+template <int Rows, int Cols, int Depth, int RowsPerThread, int ColsPerThread, int MinBlocksPerSm>
+struct GemmTile {
+  static constexpr int kRows = Rows, kCols = Cols, kDepth = Depth;
+  // __launch_bounds__' minimum: 2 caps the small tile at 128 registers; the large tile's 64
+  // accumulators would spill under that cap, so it takes ~190 registers, one block an SM.
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
+  static constexpr int kRowsPerThread = RowsPerThread, kColsPerThread = ColsPerThread;
+  static constexpr int kThreadCols = Cols / ColsPerThread;
+  static constexpr int kThreads = (Rows / RowsPerThread) * kThreadCols;
+  static constexpr int kALoads = Rows * Depth / kThreads;  // A slice elements a thread stages
+  static constexpr int kBLoads = Depth * Cols / kThreads;
+  static constexpr int kAStride = Rows + 4;  // one k row of the A slice in shared memory
+  static constexpr int kBStride = Cols;
+  static_assert(RowsPerThread % 4 == 0 && ColsPerThread % 4 == 0, "groups of four");
+  static_assert(kALoads * kThreads == Rows * Depth && kBLoads * kThreads == Depth * Cols,
+                "every slice element staged by one load");
+  static_assert(kThreads % Cols == 0, "a thread stages one column of B at every step");
+  static_assert(kThreads % Depth == 0, "a thread stages the same k of A at every step");
+};
+using SmallGemmTile = GemmTile<64, 64, 16, 4, 4, 2>;
+using LargeGemmTile = GemmTile<128, 128, 8, 8, 8, 1>;
+// Two large tiles for each SM of a 132-SM GPU: fewer tiles than that run on the small
+// tile, whose four times as many blocks keep every SM busy.
+inline constexpr int64_t kLargeTileMinBlocks = 256;
 inline constexpr uint32_t kMaxGridYZ = 65535;
 
 // The sizes of a batch of GEMMs: batch products of [m, k] @ [k, n].
@@ -38,12 +79,13 @@ struct GemmLaunch {
   int64_t row_tiles = 0;  // what grid y loops over
 };
 
-// The launch of a GEMM of `batch` [m, n] outputs; grid_x is 0 when there are more column
-// tiles than a grid allows (n beyond 2^31 * 64: the caller refuses the shape).
-inline GemmLaunch plan_gemm(int64_t m, int64_t n, int64_t batch) {
+// The launch of a GEMM of `batch` [m, n] outputs in square tiles of `tile`; grid_x is 0
+// when there are more column tiles than a grid allows (n beyond 2^31 tiles: the caller
+// refuses the shape).
+inline GemmLaunch plan_gemm(int64_t m, int64_t n, int64_t batch, int tile = SmallGemmTile::kRows) {
   GemmLaunch l;
-  const int64_t col_tiles = (n + kGemmTile - 1) / kGemmTile;
-  l.row_tiles = (m + kGemmTile - 1) / kGemmTile;
+  const int64_t col_tiles = (n + tile - 1) / tile;
+  l.row_tiles = (m + tile - 1) / tile;
   if (col_tiles <= 0 || l.row_tiles <= 0 || batch <= 0) return l;
   if (col_tiles > int64_t{0x7fffffff}) return l;
   l.grid_x = static_cast<uint32_t>(col_tiles);
@@ -52,33 +94,56 @@ inline GemmLaunch plan_gemm(int64_t m, int64_t n, int64_t batch) {
   return l;
 }
 
-// The first row and column (within its tile) of the outputs thread `t` owns: rows
-// row + i and columns col + j for i, j in [0, kGemmPerThread).
-struct GemmThreadBlock {
-  int row, col;
-};
-
-LOOM_GPU_HD GemmThreadBlock gemm_thread_block(int t) {
-  return {(t / kGemmThreadsPerDim) * kGemmPerThread, (t % kGemmThreadsPerDim) * kGemmPerThread};
+// Whether a product takes the large tile: float accumulators (float64's 64 accumulators
+// would take twice the registers) and enough tiles to fill the GPU.
+inline bool takes_large_gemm_tile(const GemmDims& d, bool float_accumulator) {
+  if (!float_accumulator) return false;
+  const int64_t tile = LargeGemmTile::kRows;
+  const int64_t tiles = ((d.m + tile - 1) / tile) * ((d.n + tile - 1) / tile);
+  return tiles >= kLargeTileMinBlocks || tiles * d.batch >= kLargeTileMinBlocks;
 }
 
-// Which element of the A slice (kGemmTile rows x kGemmTileK) and of the B slice
-// (kGemmTileK x kGemmTile) load number `i` of thread `t` stages: slot = t + i * threads.
+// A position in a tile or slice.
 struct TileSlot {
   int row, col;
 };
 
-LOOM_GPU_HD TileSlot a_slice_slot(int t, int i) {
-  const int slot = t + i * kGemmThreads;
-  return {slot / kGemmTileK, slot % kGemmTileK};
+// Which element of the A slice (kRows x kDepth) and of the B slice (kDepth x kCols) load
+// `i` of thread `t` stages: slot t + i * threads, neighbouring threads along k in A (a
+// row-major A's neighbouring elements) and along the columns in B.
+template <typename Tile>
+LOOM_GPU_HD TileSlot gemm_a_slot(int t, int i) {
+  const int slot = t + i * Tile::kThreads;
+  return {slot / Tile::kDepth, slot % Tile::kDepth};
+}
+template <typename Tile>
+LOOM_GPU_HD TileSlot gemm_b_slot(int t, int i) {
+  const int slot = t + i * Tile::kThreads;
+  return {slot / Tile::kCols, slot % Tile::kCols};
 }
 
-LOOM_GPU_HD TileSlot b_slice_slot(int t, int i) {
-  const int slot = t + i * kGemmThreads;
-  return {slot / kGemmTile, slot % kGemmTile};
+// The tile row of output i (i < kRowsPerThread) of thread t, and the tile column of its
+// output j: groups of four neighbours, the groups kRows / (kRowsPerThread / 4) apart.
+template <typename Tile>
+LOOM_GPU_HD int gemm_output_row(int t, int i) {
+  constexpr int kGroupSpan = Tile::kRows / (Tile::kRowsPerThread / 4);
+  return (i / 4) * kGroupSpan + (t / Tile::kThreadCols) * 4 + i % 4;
+}
+template <typename Tile>
+LOOM_GPU_HD int gemm_output_col(int t, int j) {
+  constexpr int kGroupSpan = Tile::kCols / (Tile::kColsPerThread / 4);
+  return (j / 4) * kGroupSpan + (t % Tile::kThreadCols) * 4 + j % 4;
 }
 
-inline constexpr int kGemmLoadsPerThread = kGemmTile * kGemmTileK / kGemmThreads;  // 4
+// Where slice element (row or col, k) lives in a stage of shared memory.
+template <typename Tile>
+LOOM_GPU_HD int gemm_a_shared(int row, int k) {
+  return k * Tile::kAStride + row;
+}
+template <typename Tile>
+LOOM_GPU_HD int gemm_b_shared(int k, int col) {
+  return k * Tile::kBStride + col;
+}
 
 // Note [Tensor-core GEMM]
 // ~~~~~~~~~~~~~~~~~~~~~~~

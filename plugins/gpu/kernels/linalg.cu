@@ -20,11 +20,16 @@ struct StridedOperands {
   const T* a_data;
   const T* b_data;
 
-  __device__ A a(int64_t z, int64_t r, int64_t kk) const {
-    return convert<A>(a_data[z * s.a_batch_stride + r * s.a_row_stride + kk * s.a_col_stride]);
+  // cursors (Note [GEMM operand cursors]): a row of a, a column of b
+  __device__ const T* a_row(int64_t z, int64_t r) const {
+    return a_data + z * s.a_batch_stride + r * s.a_row_stride;
   }
-  __device__ A b(int64_t z, int64_t kk, int64_t col) const {
-    return convert<A>(b_data[z * s.b_batch_stride + kk * s.b_row_stride + col * s.b_col_stride]);
+  __device__ A a(const T* row, int64_t kk) const { return convert<A>(row[kk * s.a_col_stride]); }
+  __device__ const T* b_col(int64_t z, int64_t col) const {
+    return b_data + z * s.b_batch_stride + col * s.b_col_stride;
+  }
+  __device__ A b(const T* column, int64_t kk) const {
+    return convert<A>(column[kk * s.b_row_stride]);
   }
   __device__ void store(int64_t z, int64_t r, int64_t col, A acc) const {
     T* target = c + z * s.c_batch_stride + r * s.c_row_stride + col * s.c_col_stride;
