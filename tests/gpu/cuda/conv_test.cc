@@ -73,6 +73,13 @@ TEST(CudaLoomConv, MatchesTheCpuAndCudnn) {
   Runtime runtime = load_cuda("options { key: \"conv\" value: \"loom\" }");
   expect_convolution_matches_the_cpu(gpu);
   expect_close(conv2d(x.to(gpu), w.to(gpu), b.to(gpu), 2, 1), vendor, 1e-4);
+  // 128 output channels over 64 x 64 planes of 8 images: 256 tiles of 128 x 128, the large
+  // tile (Note [Tiled GEMM]) on the 32-bit matrices (Note [32-bit convolution addressing])
+  Tensor wide_x = randn({8, 8, 64, 64}), wide_w = randn({128, 8, 3, 3});
+  {
+    Tensor want = conv2d(wide_x, wide_w, std::nullopt, 1, 1);
+    expect_close(conv2d(wide_x.to(gpu), wide_w.to(gpu), std::nullopt, 1, 1), want, 1e-3);
+  }
   // A first layer's weight gradient: its 50,176-term sum split over blocks (Note [Split
   // weight gradient]); in float64, so the two summation orders agree closely.
   Tensor images = randn({64, 1, 28, 28}).to(ScalarType::Float64);

@@ -45,6 +45,12 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
   expect_close(x.to(cuda).matmul(y.to(cuda)), x.matmul(y), 1e-4);
   expect_close(a.to(ScalarType::Float64).to(cuda).matmul(b.to(ScalarType::Float64).to(cuda)),
                a.to(ScalarType::Float64).matmul(b.to(ScalarType::Float64)), 1e-12);
+  // 270 tiles of 128 x 128: the large tile (Note [Tiled GEMM]), with partial tiles and a
+  // partial k step, plain and through transposed views
+  Tensor big_a = randn({10, 300, 100}), big_b = randn({10, 100, 1100});
+  expect_close(big_a.to(cuda).matmul(big_b.to(cuda)), big_a.matmul(big_b), 1e-3);
+  expect_close(big_a.transpose(1, 2).to(cuda).transpose(1, 2).matmul(big_b.to(cuda)),
+               big_a.matmul(big_b), 1e-3);
   Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
   expect_close(ha.to(cuda).matmul(hb.to(cuda)),
                ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
