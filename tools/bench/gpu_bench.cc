@@ -111,6 +111,17 @@ int main(int argc, char** argv) {
                [&] { return loom::conv2d(x, w, std::nullopt, 1, 1); });
     };
     conv_case("");
+    // A small convolution with bias, [1, 8, 16, 16]: the device's part is a few
+    // microseconds, so a call costs its host time (Note [cuDNN graph plans]); with the
+    // prefix "legacy_cudnn_", cuDNN's legacy calls (cudnn: "legacy").
+    auto small_conv_case = [&](const std::string& prefix) {
+      loom::Tensor x = randn_on_gpu({1, 8, 16, 16}, ScalarType::Float32);
+      loom::Tensor w = randn_on_gpu({8, 8, 3, 3}, ScalarType::Float32);
+      loom::Tensor b = randn_on_gpu({8}, ScalarType::Float32);
+      run_case(options, prefix + "conv2d_bias_3x3_f32_1x8x16x16",
+               [&] { return loom::conv2d(x, w, b, 1, 1); });
+    };
+    small_conv_case("");
     for (int64_t n : {int64_t{1} << 20, int64_t{1} << 24, int64_t{1} << 26}) {
       const std::string size = std::to_string(n);
       loom::Tensor a = randn_on_gpu({n}, ScalarType::Float32);
@@ -222,6 +233,10 @@ int main(int argc, char** argv) {
     runtime = loom::Runtime::load(manifest("options { key: \"conv\" value: \"loom\" }"));
     conv_case("loom_kernels_");
     cnn_step_case("loom_kernels_", 64, Batch::OnDevice);
+    runtime.reset();
+    loom::dispatch::PluginHost::instance().unload("cuda");
+    runtime = loom::Runtime::load(manifest("options { key: \"cudnn\" value: \"legacy\" }"));
+    small_conv_case("legacy_cudnn_");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

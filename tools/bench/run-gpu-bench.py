@@ -131,6 +131,14 @@ def torch_cases():
     cases.append(("conv2d_3x3_f32_8x64x56x56", conv, None, flops))
     # loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's cuDNN call
     cases.append(("loom_kernels_conv2d_3x3_f32_8x64x56x56", conv, None, flops))
+    # a small convolution with bias: host-bound, a call costs its host time (loom's graph
+    # plans, and its legacy cuDNN calls, beside PyTorch's cached plans)
+    small_image = torch.randn(1, 8, 16, 16, device=dev)
+    small_kernel = torch.randn(8, 8, 3, 3, device=dev)
+    small_bias = torch.randn(8, device=dev)
+    small = lambda: torch.nn.functional.conv2d(small_image, small_kernel, small_bias, padding=1)  # noqa: E731
+    cases.append(("conv2d_bias_3x3_f32_1x8x16x16", small, None, None))
+    cases.append(("legacy_cudnn_conv2d_bias_3x3_f32_1x8x16x16", small, None, None))
     # the step on loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's
     cases.append(("loom_kernels_cnn_train_step_b64", cnn_train_step(dev, 64), None, None))
     for source in ("host", "pinned"):

@@ -201,6 +201,7 @@ void register_conv_ops(sdk::Registrar& r, uint32_t key) {
   const bool loom_conv = loom_kernels_option(r, "conv");  // ROCm: loom's either way
 #if !defined(LOOM_GPU_HIP)
   g_loom_conv = loom_conv;
+  set_cudnn_api(r);
 #else
   (void)loom_conv;
 #endif

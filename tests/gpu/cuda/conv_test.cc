@@ -61,6 +61,41 @@ TEST_F(CudaOps, ConvolutionAndItsGradientsMatchTheCpu) {
 
 // loom's implicit-GEMM convolution (the ROCm plugin's), chosen by the manifest's "conv"
 // option, against the CPU and against cuDNN on a larger problem.
+// Note [cuDNN graph plans]: the graph API's cached plans ("cudnn": "graph" raises any
+// refusal instead of taking the legacy plan) give what the legacy calls give, for each
+// pass, with bias, stride, dilation and groups, in float32 and float16.
+TEST(CudaCudnnGraph, PlansMatchTheLegacyCalls) {
+  if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
+  const Device gpu = parse_device("cuda:0"), cpu = parse_device("cpu");
+  std::vector<int64_t> kernel = {12, 3, 3, 3}, stride = {2, 1}, padding = {1, 2}, dilation = {1, 2};
+  Tensor x = randn({3, 6, 17, 15}), w = randn({12, 3, 3, 3}), b = randn({12});
+  auto passes = [&](ScalarType dtype) {
+    const Tensor xg = x.to(dtype).to(gpu), wg = w.to(dtype).to(gpu), bg = b.to(dtype).to(gpu);
+    Tensor y = conv2d(xg, wg, bg, stride, padding, dilation, 2);
+    Tensor dy = y.detach().clone();
+    return std::vector<Tensor>{
+        y.to(cpu), conv2d_backward_input(dy, wg, x.sizes(), stride, padding, dilation, 2).to(cpu),
+        conv2d_backward_weight(dy, xg, kernel, stride, padding, dilation, 2).to(cpu)};
+  };
+  for (const ScalarType dtype : {ScalarType::Float32, ScalarType::Float16}) {
+    std::vector<Tensor> legacy, graph;
+    {
+      Runtime runtime = load_cuda("options { key: \"cudnn\" value: \"legacy\" }");
+      legacy = passes(dtype);
+    }
+    {
+      Runtime runtime = load_cuda("options { key: \"cudnn\" value: \"graph\" }");
+      graph = passes(dtype);
+      graph = passes(dtype);  // the second call runs the cached plan
+    }
+    const double tol = dtype == ScalarType::Float32 ? 1e-4 : 2e-2;
+    for (size_t i = 0; i < legacy.size(); ++i) {
+      SCOPED_TRACE(testing::Message() << "pass " << i);
+      expect_close(graph[i].to(ScalarType::Float32), legacy[i].to(ScalarType::Float32), tol);
+    }
+  }
+}
+
 TEST(CudaLoomConv, MatchesTheCpuAndCudnn) {
   if (!gpu_present()) GTEST_SKIP() << "no CUDA device here (runs on a machine with a GPU)";
   const Device gpu = parse_device("cuda:0");

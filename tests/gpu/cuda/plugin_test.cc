@@ -51,6 +51,13 @@ TEST(CudaPlugin, AnUnknownGemmOptionIsRefused) {
             "options { key: \"conv\" value: \"winograd\" }");
       },
       "plugin-host", "option conv: expected \"vendor\" or \"loom\", found \"winograd\"");
+  test::expect_error(
+      [] {
+        load_cuda(
+            "options { key: \"allow_no_device\" value: \"true\" } "
+            "options { key: \"cudnn\" value: \"v7\" }");
+      },
+      "plugin-host", "option cudnn: expected \"auto\", \"graph\" or \"legacy\", found \"v7\"");
 }
 
 TEST(CudaPlugin, AllowNoDeviceRegistersTheDeviceTypeAndKernels) {
