@@ -228,6 +228,11 @@ TEST(GpuConvMath, OnlyTensorsBelow2To30ElementsTakeThe32BitMatrices) {
   EXPECT_FALSE(conv_fits_int32(make_geometry(256, 64, 256, 256, 8, 1, 1, 1, 1, 0, 0, 1, 1, 1)));
   // a small input whose output has 2^30 elements: 16 images, 4,096 channels of 128 x 128
   EXPECT_FALSE(conv_fits_int32(make_geometry(16, 1, 128, 128, 4096, 1, 1, 1, 1, 0, 0, 1, 1, 1)));
+  // an empty input plane padded to a non-empty output (no division by its width), and
+  // a stride beyond 32 bits
+  EXPECT_FALSE(conv_fits_int32(make_geometry(1, 2, 3, 0, 2, 1, 1, 1, 1, 0, 1, 1, 1, 1)));
+  EXPECT_FALSE(
+      conv_fits_int32(make_geometry(1, 2, 3, 3, 2, 1, 1, int64_t{1} << 32, 1, 0, 0, 1, 1, 1)));
   const ConvGeometry g = make_geometry(2, 4, 5, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 2);
   const ConvForwardMatrices wide{g};
   const ConvForwardMatrices32 narrow(wide);

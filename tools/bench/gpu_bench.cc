@@ -168,14 +168,19 @@ int main(int argc, char** argv) {
       loom::Tensor lines = x.view({64, int64_t{1} << 20});  // 64 long lines
       run_case(options, "cumsum_f32_64x1048576", [&] { return lines.cumsum(1); });
     }
-    for (int64_t m : {1024, 4096, 8192}) {
-      const std::string size = std::to_string(m);
-      for (ScalarType dtype : {ScalarType::Float32, ScalarType::BFloat16}) {
-        loom::Tensor a = randn_on_gpu({m, m}, dtype), b = randn_on_gpu({m, m}, dtype);
-        const char* tag = dtype == ScalarType::Float32 ? "f32" : "bf16";
-        run_case(options, std::string("mm_") + tag + "_" + size, [&] { return a.mm(b); });
+    // Square products on cuBLAS; with the prefix "loom_kernels_", on loom's tiled GEMM (the
+    // ROCm plugin's, Note [Tiled GEMM]).
+    auto mm_cases = [&](const std::string& prefix) {
+      for (int64_t m : {1024, 4096, 8192}) {
+        const std::string size = std::to_string(m);
+        for (ScalarType dtype : {ScalarType::Float32, ScalarType::BFloat16}) {
+          loom::Tensor a = randn_on_gpu({m, m}, dtype), b = randn_on_gpu({m, m}, dtype);
+          const char* tag = dtype == ScalarType::Float32 ? "f32" : "bf16";
+          run_case(options, prefix + "mm_" + tag + "_" + size, [&] { return a.mm(b); });
+        }
       }
-    }
+    };
+    mm_cases("");
     // One Adam step over 100 parameters of 65,536 floats with fixed gradients: the foreach
     // ops, or the fused op (Note [Fused Adam]: one launch per table of chunks).
     for (const bool fused : {false, true}) {
@@ -230,9 +235,11 @@ int main(int argc, char** argv) {
     }
     runtime.reset();  // every tensor of the cases above is gone
     loom::dispatch::PluginHost::instance().unload("cuda");  // to load it with other options
-    runtime = loom::Runtime::load(manifest("options { key: \"conv\" value: \"loom\" }"));
+    runtime = loom::Runtime::load(manifest(
+        "options { key: \"conv\" value: \"loom\" } options { key: \"gemm\" value: \"loom\" }"));
     conv_case("loom_kernels_");
     cnn_step_case("loom_kernels_", 64, Batch::OnDevice);
+    mm_cases("loom_kernels_");
     runtime.reset();
     loom::dispatch::PluginHost::instance().unload("cuda");
     runtime = loom::Runtime::load(manifest("options { key: \"cudnn\" value: \"legacy\" }"));

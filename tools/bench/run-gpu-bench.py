@@ -120,6 +120,9 @@ def torch_cases():
             a = torch.randn(m, m, device=dev).to(dtype)
             b = torch.randn(m, m, device=dev).to(dtype)
             cases.append((f"mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None, 2.0 * m ** 3))
+            # loom's tiled GEMM (gemm: "loom", the ROCm plugin's) beside cuBLAS
+            cases.append((f"loom_kernels_mm_{tag}_{m}", lambda a=a, b=b: a.mm(b), None,
+                          2.0 * m ** 3))
     for batch in (64, 256):
         cases.append((f"cnn_train_step_b{batch}", cnn_train_step(dev, batch), None, None))
     for mode in ("foreach", "fused"):
@@ -139,7 +142,8 @@ def torch_cases():
     small = lambda: torch.nn.functional.conv2d(small_image, small_kernel, small_bias, padding=1)  # noqa: E731
     cases.append(("conv2d_bias_3x3_f32_1x8x16x16", small, None, None))
     cases.append(("legacy_cudnn_conv2d_bias_3x3_f32_1x8x16x16", small, None, None))
-    # the step on loom's implicit-GEMM convolution (the ROCm plugin's) beside PyTorch's
+    # the step on loom's implicit-GEMM convolution and tiled GEMM (the ROCm plugin's)
+    # beside PyTorch's
     cases.append(("loom_kernels_cnn_train_step_b64", cnn_train_step(dev, 64), None, None))
     for source in ("host", "pinned"):
         for batch in (64, 256):

@@ -1,7 +1,9 @@
 // Matrix products on CPU tensors: mm, bmm, addmm, baddbmm (float32 on oneDNN's sgemm,
-// float16/bfloat16 through float32, float64 and integers by a plain loop) and dot.
+// bfloat16 on its bfloat16 matmul where the CPU has one, float16 through float32, float64
+// and integers by a plain loop) and dot.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "../kernels.h"
@@ -63,8 +65,9 @@ Staged stage(const Matrix& m) {
   return s;
 }
 
-dnnl::memory::desc matrix_desc(const Matrix& m) {
-  return dnnl::memory::desc({m.batch, m.rows, m.cols}, dnnl::memory::data_type::f32,
+dnnl::memory::desc matrix_desc(const Matrix& m,
+                               dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
+  return dnnl::memory::desc({m.batch, m.rows, m.cols}, type,
                             {m.batch_stride, m.row_stride, m.col_stride});
 }
 
@@ -151,6 +154,64 @@ void onednn_gemm(const Staged& a, const Staged& b, float* out, float alpha, floa
   });
 }
 
+// Note [bfloat16 products on oneDNN]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// bfloat16 operands that oneDNN can read as they are (onednn_layout) go to its matmul
+// primitive with bfloat16 source and weights and a float32 destination: on CPUs with
+// AVX512-BF16 or AMX its kernels multiply the 16-bit values directly (each product exact
+// in float32, the sums in float32, as on the float32 path), where staging float32 copies
+// for sgemm cost two conversions and twice the memory traffic. The float32 result is
+// rounded into out by store_as, as before. Where oneDNN only has its reference
+// implementation (a CPU without bfloat16 instructions) the float32 path stays; that
+// answer is cached with the primitive.
+
+// out[b] = alpha * a[b] @ b[b] + beta * out[b] for bfloat16 a and b into float32 out;
+// false when the float32 path should run instead.
+bool onednn_bfloat16_gemm(const Matrix& a, const Matrix& b, float* out, float alpha, float beta,
+                          const char* op) {
+  if (!onednn_layout(a) || !onednn_layout(b) || a.rows == 0 || b.cols == 0) return false;
+  using dt = dnnl::memory::data_type;
+  static PrimitiveCache<std::shared_ptr<dnnl::matmul>> cache;
+  PrimitiveKey key("matmul_bf16");
+  for (const Matrix* m : {&a, &b}) {
+    key.add(m->batch).add(m->rows).add(m->cols);
+    key.add(m->batch_stride).add(m->row_stride).add(m->col_stride);
+  }
+  key.add(static_cast<double>(alpha)).add(static_cast<double>(beta));
+  const dnnl::memory::desc dst_desc({a.batch, a.rows, b.cols}, dt::f32,
+                                    dnnl::memory::format_tag::abc);
+  bool ran = false;
+  with_onednn_errors(op, [&] {
+    std::shared_ptr<dnnl::matmul> prim = cache.get(key, [&]() -> std::shared_ptr<dnnl::matmul> {
+      dnnl::primitive_attr attr;
+      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+      if (beta != 0.0f) {
+        dnnl::post_ops post;
+        post.append_sum(beta);
+        attr.set_post_ops(post);
+      }
+      dnnl::matmul::desc desc(matrix_desc(a, dt::bf16), matrix_desc(b, dt::bf16), dst_desc);
+      try {
+        dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
+        if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
+        return std::make_shared<dnnl::matmul>(pd);
+      } catch (const dnnl::error&) {
+        return nullptr;  // no bfloat16 implementation for these operands
+      }
+    });
+    if (prim == nullptr) return;
+    dnnl::engine& eng = onednn_engine();
+    dnnl::memory src_mem(matrix_desc(a, dt::bf16), eng, const_cast<void*>(a.tensor->data()));
+    dnnl::memory wei_mem(matrix_desc(b, dt::bf16), eng, const_cast<void*>(b.tensor->data()));
+    dnnl::memory dst_mem(dst_desc, eng, out);
+    prim->execute(onednn_stream(),
+                  {{DNNL_ARG_SRC, src_mem}, {DNNL_ARG_WEIGHTS, wei_mem}, {DNNL_ARG_DST, dst_mem}});
+    onednn_stream().wait();
+    ran = true;
+  });
+  return ran;
+}
+
 // The same product by a plain loop, accumulating in Acc (float64, and integers wrapping
 // in 64 bits).
 template <typename T, typename Acc>
@@ -220,8 +281,13 @@ void product(const sdk::Tensor* self, const sdk::Tensor& a_t, const sdk::Tensor&
   } else if ((dtype == LOOM_DTYPE_FLOAT16 || dtype == LOOM_DTYPE_BFLOAT16) && a.cols > 0) {
     std::vector<float> acc =
         beta != 0 ? gather_as<float>(out) : std::vector<float>(static_cast<size_t>(out.numel()));
-    onednn_gemm(stage(a), stage(b), acc.data(), static_cast<float>(alpha), static_cast<float>(beta),
-                op);
+    const bool native = dtype == LOOM_DTYPE_BFLOAT16 &&
+                        onednn_bfloat16_gemm(a, b, acc.data(), static_cast<float>(alpha),
+                                             static_cast<float>(beta), op);
+    if (!native) {
+      onednn_gemm(stage(a), stage(b), acc.data(), static_cast<float>(alpha),
+                  static_cast<float>(beta), op);
+    }
     store_as(acc, out);
   } else {
     dispatch_numeric_types(dtype, op, [&](auto tag) {

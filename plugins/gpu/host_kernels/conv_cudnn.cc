@@ -396,11 +396,12 @@ std::vector<BackendDescriptor> engine_configs(cudnnBackendDescriptor_t graph,
 // A problem's cached execution plan; a forward plan also keeps the legacy descriptors
 // cudnnAddTensor adds conv2d's bias with.
 struct GraphPlan {
+  BackendDescriptor config;  // kept while its plan lives, as cudnn-frontend keeps it
   BackendDescriptor plan;
   int64_t workspace_bytes = 0;
   cudnnTensorDescriptor_t bias = nullptr, output = nullptr;
 
-  explicit GraphPlan(BackendDescriptor p) : plan(std::move(p)) {}
+  GraphPlan(BackendDescriptor c, BackendDescriptor p) : config(std::move(c)), plan(std::move(p)) {}
   GraphPlan(const GraphPlan&) = delete;
   GraphPlan& operator=(const GraphPlan&) = delete;
   ~GraphPlan() {
@@ -538,7 +539,7 @@ std::unique_ptr<GraphPlan> make_graph_plan(cudnnHandle_t handle, const ConvProbl
     plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
              &config_handle, op, "the plan's engine configuration");
     if (cudnnBackendFinalize(plan.get()) != CUDNN_STATUS_SUCCESS) continue;  // the next one
-    auto result = std::make_unique<GraphPlan>(std::move(plan));
+    auto result = std::make_unique<GraphPlan>(std::move(config), std::move(plan));
     int64_t count = 0;
     check_dnn(cudnnBackendGetAttribute(result->plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                        CUDNN_TYPE_INT64, 1, &count, &result->workspace_bytes),
@@ -564,7 +565,8 @@ const GraphPlan* graph_plan_for(cudnnHandle_t handle, int device, const ConvProb
   thread_local std::vector<std::map<GraphKey, std::unique_ptr<GraphPlan>>> plans;
   if (device >= static_cast<int>(plans.size())) plans.resize(device + 1);
   auto [it, fresh] = plans[device].try_emplace({p.key(), alignment});
-  if (fresh) {
+  // A refusal remembered under "auto" is tried again under "graph", which raises it.
+  if (fresh || (it->second == nullptr && g_cudnn_api == CudnnApi::kGraph)) {
     try {
       it->second = make_graph_plan(handle, p, alignment, op);
     } catch (const sdk::Error&) {
@@ -572,6 +574,9 @@ const GraphPlan* graph_plan_for(cudnnHandle_t handle, int device, const ConvProb
         plans[device].erase(it);
         throw;
       }
+    } catch (...) {
+      plans[device].erase(it);
+      throw;
     }
   }
   return it->second.get();

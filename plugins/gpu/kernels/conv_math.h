@@ -223,9 +223,16 @@ inline ConvWeightGradMatrices plan_weight_grad(const ConvGeometry& g) {
 // through ElementCursors (a cursor is just (z, row)). Both forms give the same offsets
 // (tests/gpu/conv_math_test.cc compares them element by element); the outputs' offsets
 // (c, channel), written once per tile, stay 64-bit.
+// Also bounds the padded extents, strides and dilated kernel spans (each below 2^30, so
+// the patch positions' arithmetic stays in 32 bits) and needs a non-empty input plane
+// (the divisions by its width; an empty padded input takes the 64-bit matrices).
 inline bool conv_fits_int32(const ConvGeometry& g) {
   constexpr int64_t kLimit = int64_t{1} << 30;
-  return g.batch * g.channels * g.in_plane() < kLimit &&
+  const bool extents = g.height >= 1 && g.width >= 1 && g.height + 2 * g.pad_h < kLimit &&
+                       g.width + 2 * g.pad_w < kLimit && g.stride_h < kLimit &&
+                       g.stride_w < kLimit && g.dilation_h * (g.kernel_h - 1) < kLimit &&
+                       g.dilation_w * (g.kernel_w - 1) < kLimit;
+  return extents && g.batch * g.channels * g.in_plane() < kLimit &&
          g.batch * g.out_channels * g.out_plane() < kLimit && g.out_channels * g.patch() < kLimit &&
          g.batch * g.groups < kLimit;
 }

@@ -64,8 +64,8 @@ struct GemmTile {
 };
 using SmallGemmTile = GemmTile<64, 64, 16, 4, 4, 2>;
 using LargeGemmTile = GemmTile<128, 128, 8, 8, 8, 1>;
-// Two large tiles for each SM of a 132-SM GPU: fewer tiles than that run on the small
-// tile, whose four times as many blocks keep every SM busy.
+// About two waves of large tiles on a 132-SM GPU (one block an SM): fewer tiles than that
+// run on the small tile, whose four times as many blocks keep every SM busy.
 inline constexpr int64_t kLargeTileMinBlocks = 256;
 inline constexpr uint32_t kMaxGridYZ = 65535;
 
