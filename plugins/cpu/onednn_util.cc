@@ -15,6 +15,12 @@ dnnl::engine& onednn_engine() {
   return engine;
 }
 
+bool onednn_has_bfloat16() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  return (isa & bf16) == bf16;
+}
+
 dnnl::stream& onednn_stream() {
   // oneDNN's OpenMP regions size themselves from this thread's OpenMP default: make it
   // the pool's (Note [CPU thread pool] in parallel.h).

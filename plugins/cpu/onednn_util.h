@@ -19,17 +19,21 @@ namespace loom::cpu {
 // Note [oneDNN in the CPU plugin]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // float32 matrix products and convolutions run on oneDNN (linked into this plugin only;
-// it shares the process's GNU OpenMP pool). float16 and bfloat16 are computed in float32
-// (staged copies) and float64 / integer products by plain loops, since oneDNN has no
-// float64 kernels. Creating a primitive costs far more than a small product, so
-// primitives are cached by a key that names everything the primitive was created for
-// (dims, strides, dtype, attributes); the cache is bounded and guarded by a mutex, and a
-// cached primitive may run on several threads at once (oneDNN's library scratchpad).
+// it shares the process's GNU OpenMP pool). bfloat16 ones run on oneDNN's bfloat16
+// kernels where the CPU has bfloat16 instructions (onednn_has_bfloat16; Note [bfloat16
+// products on oneDNN]), else, like float16, in float32 (staged copies); float64 /
+// integer products by plain loops, since oneDNN has no float64 kernels. Creating a primitive costs
+// far more than a small product, so primitives are cached by a key that names everything the
+// primitive was created for (dims, strides, dtype, attributes); the cache is bounded and guarded by
+// a mutex, and a cached primitive may run on several threads at once (oneDNN's library scratchpad).
 // Strided inputs reach oneDNN as memory descriptors with their strides where the
 // implementation accepts them (one unit-stride matrix dim), and are copied otherwise.
 
 dnnl::engine& onednn_engine();
 dnnl::stream& onednn_stream();  // one per thread
+// Whether oneDNN runs bfloat16 natively here: AVX512-BF16 or AMX within the ISA it may
+// use (the plugin's ISA setting included).
+bool onednn_has_bfloat16();
 
 // Key builder for the primitive cache.
 class PrimitiveKey {

@@ -61,6 +61,20 @@ TEST_F(Linalg, MmOfTransposedSlicedAndExpandedInputs) {
                reference_bmm(values(sliced.t()), values(b.t()), 1, 5, 6, 5));
   Tensor row = random({1, 6}).expand({4, 6});  // row stride 0
   expect_close(values(mm(row, b.t())), reference_bmm(values(row), values(b.t()), 1, 4, 6, 5));
+  // bfloat16 (Note [bfloat16 products on oneDNN]): transposed operands read as they are,
+  // a sliced one staged, batched and scaled with an added term, as float32 computes them
+  Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
+  Values href = reference_bmm(values(ha.t()), values(hb.t()), 1, 4, 6, 5);
+  expect_close(values(mm(ha.t(), hb.t())), href, 2e-2);
+  Tensor hs = sliced.to(ScalarType::BFloat16);
+  expect_close(values(mm(hs.t(), hb.t())),
+               reference_bmm(values(hs.t()), values(hb.t()), 1, 5, 6, 5), 2e-2);
+  Tensor x = random({3, 4, 6}, ScalarType::BFloat16), y = random({3, 6, 5}, ScalarType::BFloat16);
+  Tensor base = random({3, 4, 5}, ScalarType::BFloat16);
+  Values want = reference_bmm(values(x), values(y), 3, 4, 6, 5);
+  Values bv = values(base);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = 0.5 * bv[i] + 2.0 * want[i];
+  expect_close(values(baddbmm(base, x, y, 0.5, 2.0)), want, 3e-2);
   // a float64 strided product takes the loop
   Tensor d = random({6, 4}, ScalarType::Float64);
   expect_close(values(mm(d.t(), d)), reference_bmm(values(d.t()), values(d), 1, 4, 6, 4), 1e-12);

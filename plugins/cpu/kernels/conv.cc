@@ -1,11 +1,15 @@
 // 2-D convolution on CPU tensors (NCHW, row-major or channels last): forward (also with
-// an activation, _conv2d_activation), backward data and backward weights. float32 (and
-// float16/bfloat16 through float32) on oneDNN's convolution primitives, float64 by a
-// direct loop.
+// an activation, _conv2d_activation), backward data and backward weights. float32 on
+// oneDNN's convolution primitives, bfloat16 on its bfloat16 ones where the CPU has them
+// (Note [bfloat16 convolutions on oneDNN]), float16 and other bfloat16 through float32,
+// float64 by a direct loop.
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -117,31 +121,45 @@ OnednnConv onednn_dims(const ConvGeometry& g) {
   return d;
 }
 
-// A float32 operand of a convolution as the caller's tensor holds it: row-major, or
-// channels last ([N, C, H, W] stored as NHWC; a weight [OC, IC, kH, kW] as OHWI).
+// Note [bfloat16 convolutions on oneDNN]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// When every operand of a call is a dense bfloat16 tensor and the CPU has bfloat16
+// instructions (onednn_has_bfloat16: AVX512-BF16 or AMX), the primitives take the
+// tensors as they are, in bfloat16 (oneDNN multiplies and sums in float32 and rounds the
+// result once, to nearest even, as store_as does); the layouts are measured and cached
+// per dtype like float32's (Note [Convolution layouts by measurement]). Elsewhere
+// bfloat16 goes through float32 copies as float16 does: two conversions and twice the
+// memory traffic around float32 kernels, which made autocast's bfloat16 CNN step slower
+// than its float32 one.
+
+// An operand of a convolution as the caller's tensor holds it (float32 or bfloat16):
+// row-major, or channels last ([N, C, H, W] stored as NHWC; a weight [OC, IC, kH, kW] as
+// OHWI).
 struct Operand {
-  float* data;
+  void* data;
   bool channels_last;
+  memory::data_type type = memory::data_type::f32;
 };
 
 // The layout of a user buffer of `dims`: 1-D (bias), 4-D (activations, weights) or 5-D
 // (grouped weights [G, OC/G, IC/G, kH, kW], channels last keeping IC/G innermost).
-memory::desc plain(const memory::dims& dims, bool channels_last) {
+memory::desc plain(const memory::dims& dims, bool channels_last, memory::data_type type) {
   using tag = memory::format_tag;
   memory::format_tag t = dims.size() == 1   ? tag::a
                          : dims.size() == 4 ? (channels_last ? tag::acdb : tag::abcd)
                                             : (channels_last ? tag::abdec : tag::abcde);
-  return memory::desc(dims, memory::data_type::f32, t);
+  return memory::desc(dims, type, t);
 }
 
-memory::desc any(const memory::dims& dims) {
-  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+memory::desc any(const memory::dims& dims, memory::data_type type) {
+  return memory::desc(dims, type, memory::format_tag::any);
 }
 
 // Which of a call's three operands (the input or its gradient, the weight or its
-// gradient, the output or its gradient) are channels last.
+// gradient, the output or its gradient) are channels last, and their dtype.
 struct ConvLayouts {
   bool src, weights, dst;
+  memory::data_type type = memory::data_type::f32;
 };
 
 PrimitiveKey conv_key(const char* kind, const ConvGeometry& g, bool bias,
@@ -155,6 +173,7 @@ PrimitiveKey conv_key(const char* kind, const ConvGeometry& g, bool bias,
   for (bool channels_last : {layouts.src, layouts.weights, layouts.dst}) {
     key.add(int64_t{channels_last});
   }
+  key.add(static_cast<int64_t>(layouts.type));
   return key;
 }
 
@@ -179,7 +198,8 @@ void execute(const dnnl::primitive& prim, const std::vector<ConvArg>& args,
   std::vector<std::pair<memory, memory>> write_back;  // (primitive's, user's)
   std::vector<sdk::Tensor> staging;
   for (size_t i = 0; i < args.size(); ++i) {
-    memory user(plain(args[i].dims, args[i].operand.channels_last), eng, args[i].operand.data);
+    memory user(plain(args[i].dims, args[i].operand.channels_last, args[i].operand.type), eng,
+                args[i].operand.data);
     if (wanted[i] == user.get_desc()) {
       bound.emplace(args[i].id, user);
       continue;
@@ -288,8 +308,9 @@ std::shared_ptr<ConvPrimitive<Primitive>> create_conv(MakePd&& make_pd, Run&& ru
 }
 
 // Activation descriptors: the caller's layout, or oneDNN's choice.
-memory::desc activation(const memory::dims& dims, bool plain_layout, bool channels_last) {
-  return plain_layout ? plain(dims, channels_last) : any(dims);
+memory::desc activation(const memory::dims& dims, bool plain_layout, bool channels_last,
+                        memory::data_type type) {
+  return plain_layout ? plain(dims, channels_last, type) : any(dims, type);
 }
 
 dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool bias,
@@ -297,28 +318,31 @@ dnnl::convolution_forward::primitive_desc forward_pd(const ConvGeometry& g, bool
                                                      const ConvLayouts& layouts,
                                                      const dnnl::primitive_attr& attr = {}) {
   OnednnConv d = onednn_dims(g);
-  memory::desc src = activation(d.src, plain_layout, layouts.src),
-               dst = activation(d.dst, plain_layout, layouts.dst);
+  const memory::data_type type = layouts.type;
+  memory::desc src = activation(d.src, plain_layout, layouts.src, type),
+               dst = activation(d.dst, plain_layout, layouts.dst, type);
   auto desc = bias ? dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, src,
-                                                     any(d.weights), any(d.bias), dst, d.strides,
-                                                     d.dilates, d.padding, d.padding)
+                                                     any(d.weights, type), any(d.bias, type), dst,
+                                                     d.strides, d.dilates, d.padding, d.padding)
                    : dnnl::convolution_forward::desc(kind, dnnl::algorithm::convolution_direct, src,
-                                                     any(d.weights), dst, d.strides, d.dilates,
-                                                     d.padding, d.padding);
+                                                     any(d.weights, type), dst, d.strides,
+                                                     d.dilates, d.padding, d.padding);
   return dnnl::convolution_forward::primitive_desc(desc, attr, onednn_engine());
 }
 
 // The forward convolution into dst. With `activation` (an eltwise algorithm, Note [conv2d
 // with an activation]) it is applied to each output block as oneDNN writes it, unless the
 // convolution runs as a gemm: then the call returns false and the caller applies it.
-bool onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* bias, Operand dst,
+// bias: null, or oc values of src's dtype.
+bool onednn_forward(const ConvGeometry& g, Operand src, Operand weights, void* bias, Operand dst,
                     const char* op, std::optional<dnnl::algorithm> activation = std::nullopt) {
   using Forward = ConvPrimitive<dnnl::convolution_forward>;
   static PrimitiveCache<std::shared_ptr<Forward>> cache;
   bool activated = false;
   with_onednn_errors(op, [&] {
     const OnednnConv d = onednn_dims(g);
-    const ConvLayouts layouts{src.channels_last, weights.channels_last, dst.channels_last};
+    const ConvLayouts layouts{src.channels_last, weights.channels_last, dst.channels_last,
+                              src.type};
     auto run = [&](const Forward& conv) {
       std::vector<ConvArg> args = {{DNNL_ARG_SRC, d.src, src, false},
                                    {DNNL_ARG_WEIGHTS, d.weights, weights, false},
@@ -326,7 +350,7 @@ bool onednn_forward(const ConvGeometry& g, Operand src, Operand weights, float* 
       std::vector<memory::desc> wanted = {conv.pd.src_desc(), conv.pd.weights_desc(),
                                           conv.pd.dst_desc()};
       if (bias != nullptr) {
-        args.push_back({DNNL_ARG_BIAS, d.bias, {bias, false}, false});
+        args.push_back({DNNL_ARG_BIAS, d.bias, {bias, false, src.type}, false});
         wanted.push_back(conv.pd.bias_desc());
       }
       execute(conv.prim, args, wanted);
@@ -376,10 +400,11 @@ std::shared_ptr<ConvPrimitive<Primitive>> backward_primitive(const ConvGeometry&
         [&](bool plain_layout) {
           auto hint =
               forward_pd(g, false, dnnl::prop_kind::forward_training, plain_layout, layouts);
-          typename Primitive::desc desc(
-              dnnl::algorithm::convolution_direct, activation(d.src, plain_layout, layouts.src),
-              any(d.weights), activation(d.dst, plain_layout, layouts.dst), d.strides, d.dilates,
-              d.padding, d.padding);
+          typename Primitive::desc desc(dnnl::algorithm::convolution_direct,
+                                        activation(d.src, plain_layout, layouts.src, layouts.type),
+                                        any(d.weights, layouts.type),
+                                        activation(d.dst, plain_layout, layouts.dst, layouts.type),
+                                        d.strides, d.dilates, d.padding, d.padding);
           return typename Primitive::primitive_desc(desc, onednn_engine(), hint);
         },
         run);
@@ -425,8 +450,10 @@ ConvGeometry flipped_geometry(const ConvGeometry& g) {
 
 // The weight of flipped_geometry(g), row-major [C, OC / groups, kH, kW], into `flipped`:
 // w[o, c, i, j] (row-major [OC, C / groups, kH, kW] or channels last) flipped in i and j,
-// o and c swapped within each group.
-void flip_weight(const ConvGeometry& g, Operand w, float* flipped) {
+// o and c swapped within each group. E: the elements' bits (float32 or bfloat16).
+template <typename E>
+void flip_weight(const ConvGeometry& g, Operand w, E* flipped) {
+  const E* from_data = static_cast<const E*>(w.data);
   const int64_t ocg = g.oc / g.groups, icg = g.c / g.groups, kh = g.kh, kw = g.kw;
   for (int64_t o = 0; o < g.oc; ++o) {
     const int64_t group = o / ocg, o_in_group = o % ocg;
@@ -437,7 +464,7 @@ void flip_weight(const ConvGeometry& g, Operand w, float* flipped) {
                                                : ((o * icg + c) * kh + i) * kw + j;
           const int64_t to =
               (((group * icg + c) * ocg + o_in_group) * kh + (kh - 1 - i)) * kw + (kw - 1 - j);
-          flipped[to] = w.data[from];
+          flipped[to] = from_data[from];
         }
       }
     }
@@ -448,11 +475,17 @@ void onednn_backward_data(const ConvGeometry& g, Operand grad_out, Operand weigh
                           const char* op) {
   using BackwardData = ConvPrimitive<dnnl::convolution_backward_data>;
   if ((grad_out.channels_last || grad_in.channels_last) && input_gradient_as_forward(g)) {
-    sdk::Tensor flipped = sdk::empty({g.oc * (g.c / g.groups) * g.kh * g.kw}, LOOM_DTYPE_FLOAT32,
+    const bool bfloat16 = weights.type == memory::data_type::bf16;
+    sdk::Tensor flipped = sdk::empty({g.oc * (g.c / g.groups) * g.kh * g.kw},
+                                     bfloat16 ? LOOM_DTYPE_BFLOAT16 : LOOM_DTYPE_FLOAT32,
                                      LoomDevice{LOOM_DEVICE_CPU, -1});
-    flip_weight(g, weights, flipped.data<float>());
-    onednn_forward(flipped_geometry(g), grad_out, {flipped.data<float>(), false}, nullptr, grad_in,
-                   op);
+    if (bfloat16) {
+      flip_weight(g, weights, flipped.data<uint16_t>());
+    } else {
+      flip_weight(g, weights, flipped.data<float>());
+    }
+    onednn_forward(flipped_geometry(g), grad_out, {flipped.data(), false, weights.type}, nullptr,
+                   grad_in, op);
     return;
   }
   with_onednn_errors(op, [&] {
@@ -464,7 +497,8 @@ void onednn_backward_data(const ConvGeometry& g, Operand grad_out, Operand weigh
                {DNNL_ARG_DIFF_SRC, d.src, grad_in, true}},
               {conv.pd.diff_dst_desc(), conv.pd.weights_desc(), conv.pd.diff_src_desc()});
     };
-    const ConvLayouts layouts{grad_in.channels_last, weights.channels_last, grad_out.channels_last};
+    const ConvLayouts layouts{grad_in.channels_last, weights.channels_last, grad_out.channels_last,
+                              weights.type};
     run(*backward_primitive<dnnl::convolution_backward_data>(g, "conv_bwd_data", layouts, run));
   });
 }
@@ -481,8 +515,8 @@ void onednn_backward_weights(const ConvGeometry& g, Operand grad_out, Operand sr
                {DNNL_ARG_DIFF_WEIGHTS, d.weights, grad_weights, true}},
               {conv.pd.diff_dst_desc(), conv.pd.src_desc(), conv.pd.diff_weights_desc()});
     };
-    const ConvLayouts layouts{src.channels_last, grad_weights.channels_last,
-                              grad_out.channels_last};
+    const ConvLayouts layouts{src.channels_last, grad_weights.channels_last, grad_out.channels_last,
+                              src.type};
     run(*backward_primitive<dnnl::convolution_backward_weights>(g, "conv_bwd_weights", layouts,
                                                                 run));
   });
@@ -508,11 +542,31 @@ struct F32Input {
 
 F32Input f32_input(const sdk::Tensor& t) {
   if (std::optional<bool> channels_last = dense_layout(t)) {
-    return {{}, {t.data<float>(), *channels_last}};
+    return {{}, {t.data(), *channels_last}};
   }
   F32Input in{gather_as<float>(t), {nullptr, false}};
   in.operand.data = in.storage.data();
   return in;
+}
+
+// Note [bfloat16 convolutions on oneDNN]: the call's tensors as bfloat16 operands when
+// they all are dense bfloat16 tensors and the CPU runs bfloat16 natively, else nothing
+// (the float32 path). Null tensors (no bias) are skipped.
+std::optional<std::vector<Operand>> bfloat16_operands(
+    std::initializer_list<const sdk::Tensor*> tensors) {
+  if (!onednn_has_bfloat16()) return std::nullopt;
+  std::vector<Operand> operands;
+  for (const sdk::Tensor* t : tensors) {
+    if (t == nullptr) {
+      operands.push_back({nullptr, false, memory::data_type::bf16});
+      continue;
+    }
+    if (t->dtype() != LOOM_DTYPE_BFLOAT16) return std::nullopt;
+    const bool row_major = t->is_contiguous();
+    if (!row_major && !t->is_channels_last()) return std::nullopt;
+    operands.push_back({t->data(), !row_major, memory::data_type::bf16});
+  }
+  return operands;
 }
 
 // Runs `compute(operand)` into `out`: directly when out is dense float32, else into a
@@ -520,7 +574,7 @@ F32Input f32_input(const sdk::Tensor& t) {
 template <typename F>
 void with_f32_output(const sdk::Tensor& out, F&& compute) {
   if (std::optional<bool> channels_last = dense_layout(out)) {
-    compute(Operand{out.data<float>(), *channels_last});
+    compute(Operand{out.data(), *channels_last});
     return;
   }
   std::vector<float> staged(static_cast<size_t>(out.numel()));
@@ -545,6 +599,11 @@ sdk::Tensor conv2d_out(const sdk::Tensor& input, const sdk::Tensor& weight,
       for (size_t o = 0; o < y.size(); ++o) y[o] += b[(o / plane) % g.oc];
     }
     store_as(y, out);
+    return out;
+  }
+  if (auto native = bfloat16_operands({&input, &weight, bias ? &*bias : nullptr, &out})) {
+    const std::vector<Operand>& o = *native;
+    onednn_forward(g, o[0], o[1], o[2].data, o[3], "conv2d");
     return out;
   }
   F32Input x = f32_input(input), w = f32_input(weight);
@@ -647,7 +706,7 @@ sdk::Tensor conv2d_activation(const sdk::Tensor& input, const sdk::Tensor& weigh
   std::optional<F32Input> b;
   if (bias) b = f32_input(*bias);
   if (!onednn_forward(g, x.operand, w.operand, b ? b->operand.data : nullptr,
-                      Operand{out.data<float>(), false}, "_conv2d_activation", eltwise)) {
+                      Operand{out.data(), false}, "_conv2d_activation", eltwise)) {
     apply_activation(out, activation);
   }
   return out;
@@ -668,10 +727,20 @@ sdk::Tensor backward_out(const sdk::Tensor& grad_output, const sdk::Tensor& othe
     store_as(result, out);
     return out;
   }
+  if (auto native = bfloat16_operands({&grad_output, &other, &out})) {
+    const std::vector<Operand>& o = *native;
+    if (no_gradient) {
+      std::memset(o[2].data, 0, static_cast<size_t>(out.numel()) * sizeof(uint16_t));
+    } else {
+      onednn(o[0], o[1], o[2]);
+    }
+    return out;
+  }
   F32Input go = f32_input(grad_output), ot = f32_input(other);
   with_f32_output(out, [&](Operand result) {
     if (no_gradient) {
-      std::fill(result.data, result.data + out.numel(), 0.0f);
+      float* data = static_cast<float*>(result.data);
+      std::fill(data, data + out.numel(), 0.0f);
       return;
     }
     onednn(go.operand, ot.operand, result);

@@ -161,15 +161,18 @@ void onednn_gemm(const Staged& a, const Staged& b, float* out, float alpha, floa
 // AVX512-BF16 or AMX its kernels multiply the 16-bit values directly (each product exact
 // in float32, the sums in float32, as on the float32 path), where staging float32 copies
 // for sgemm cost two conversions and twice the memory traffic. The float32 result is
-// rounded into out by store_as, as before. Where oneDNN only has its reference
-// implementation (a CPU without bfloat16 instructions) the float32 path stays; that
-// answer is cached with the primitive.
+// rounded into out by store_as, as before. On a CPU without bfloat16 instructions
+// (onednn_has_bfloat16), or where oneDNN only has its reference implementation for the
+// operands (cached with the primitive), the float32 path stays.
 
 // out[b] = alpha * a[b] @ b[b] + beta * out[b] for bfloat16 a and b into float32 out;
 // false when the float32 path should run instead.
 bool onednn_bfloat16_gemm(const Matrix& a, const Matrix& b, float* out, float alpha, float beta,
                           const char* op) {
-  if (!onednn_layout(a) || !onednn_layout(b) || a.rows == 0 || b.cols == 0) return false;
+  if (!onednn_has_bfloat16() || !onednn_layout(a) || !onednn_layout(b) || a.rows == 0 ||
+      b.cols == 0) {
+    return false;
+  }
   using dt = dnnl::memory::data_type;
   static PrimitiveCache<std::shared_ptr<dnnl::matmul>> cache;
   PrimitiveKey key("matmul_bf16");
