@@ -62,7 +62,8 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
       {27, 27, 2, 2, 0, 1, true, 14, 14},
       {3, 3, 3, 1, 1, 1, false, 3, 3},  // one window inside, the eight around it clipped
   };
-  for (ScalarType t : {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16}) {
+  for (ScalarType t :
+       {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16, ScalarType::BFloat16}) {
     for (const Case& c : cases) {
       Tensor x = random({2, 3, c.h, c.w}, t);
       auto [v, i] =
@@ -92,6 +93,12 @@ TEST_F(Pool, MaxPoolWithIndicesMatchesReference) {
   EXPECT_EQ(got[1], 7);
   EXPECT_TRUE(std::isnan(got[2]));
   EXPECT_EQ(values(dense_i), (Values{5, 6, 9, 15}));
+  // and in bfloat16, which the fast path compares as float
+  auto [half_v, half_i] = max_pool2d_with_indices(x.to(ScalarType::BFloat16), {2, 2});
+  got = values(half_v);
+  EXPECT_EQ(got[1], 7);
+  EXPECT_TRUE(std::isnan(got[2]));
+  EXPECT_EQ(values(half_i), (Values{5, 6, 9, 15}));
   // ties keep the first element in row-major window order, on the fast path too
   Tensor flat = full({1, 20, 20}, 3.0);
   auto [tie_v, tie_i] = max_pool2d_with_indices(flat, {2, 2});

@@ -280,15 +280,17 @@ std::tuple<sdk::Tensor, sdk::Tensor> max_pool2d_with_indices_out(
     // Note [Max pooling by tap]
     // ~~~~~~~~~~~~~~~~~~~~~~~~~
     // When a whole window fits in the plane and its rows are
-    // dense (float and double), every output is first computed from its window moved
-    // inside the plane (the start clamped to [0, size - extent]), without tap bookkeeping,
-    // compared in the element type without branches; the outputs whose windows cross the
-    // padding or overhang (ceil_mode), usually one row and one column, are then computed
-    // again window by window, clipped. Most networks' poolings have no such outputs or few.
+    // dense, every output is first computed from its window moved inside the plane (the
+    // start clamped to [0, size - extent]), without tap bookkeeping, compared without
+    // branches (float16 and bfloat16 compare as float, exactly, and keep their bits); the outputs
+    // whose windows cross the padding or overhang (ceil_mode), usually one row and one column, are
+    // then computed again window by window, clipped. Most networks' poolings have no such outputs
+    // or few.
     const int64_t extent_h = (k.h - 1) * d.h + 1, extent_w = (k.w - 1) * d.w + 1;
     const int64_t plane_extent = (p.h - 1) * p.h_stride + p.w;
-    const bool by_tap = std::is_same_v<T, A> && p.w_stride == 1 && extent_h <= p.h &&
-                        extent_w <= p.w && plane_extent <= std::numeric_limits<int32_t>::max();
+    const bool by_tap = (std::is_same_v<T, A> || sizeof(T) == 2) && p.w_stride == 1 &&
+                        extent_h <= p.h && extent_w <= p.w &&
+                        plane_extent <= std::numeric_limits<int32_t>::max();
     if (!by_tap) {
       for_each_plane(p, self.data<T>(), oh * ow * k.h * k.w, [&](const T* plane, int64_t o) {
         for (int64_t y = 0; y < oh; ++y) {
