@@ -71,6 +71,30 @@ dnnl::memory::desc matrix_desc(const Matrix& m,
                             {m.batch_stride, m.row_stride, m.col_stride});
 }
 
+// What a matmul primitive is made for: both operands' sizes and strides, alpha and beta.
+PrimitiveKey product_key(const char* kind, const Matrix& a, const Matrix& b, float alpha,
+                         float beta) {
+  PrimitiveKey key(kind);
+  for (const Matrix* m : {&a, &b}) {
+    key.add(m->batch).add(m->rows).add(m->cols);
+    key.add(m->batch_stride).add(m->row_stride).add(m->col_stride);
+  }
+  key.add(static_cast<double>(alpha)).add(static_cast<double>(beta));
+  return key;
+}
+
+// alpha as an output scale and beta as a sum post-op (the destination's prior values).
+dnnl::primitive_attr product_attr(float alpha, float beta) {
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops post;
+    post.append_sum(beta);
+    attr.set_post_ops(post);
+  }
+  return attr;
+}
+
 // Note [sgemm for plain products]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // oneDNN has two f32 product paths: the matmul primitive and dnnl_sgemm (its JIT gemm
@@ -124,25 +148,14 @@ void onednn_gemm(const Staged& a, const Staged& b, float* out, float alpha, floa
                  const char* op) {
   if (sgemm_gemm(a, b, out, alpha, beta, op)) return;
   static PrimitiveCache<dnnl::matmul> cache;
-  PrimitiveKey key("matmul");
-  for (const Matrix* m : {&a.m, &b.m}) {
-    key.add(m->batch).add(m->rows).add(m->cols);
-    key.add(m->batch_stride).add(m->row_stride).add(m->col_stride);
-  }
-  key.add(static_cast<double>(alpha)).add(static_cast<double>(beta));
+  const PrimitiveKey key = product_key("matmul", a.m, b.m, alpha, beta);
   dnnl::memory::desc dst_desc({a.m.batch, a.m.rows, b.m.cols}, dnnl::memory::data_type::f32,
                               dnnl::memory::format_tag::abc);
   with_onednn_errors(op, [&] {
     dnnl::matmul prim = cache.get(key, [&] {
-      dnnl::primitive_attr attr;
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (beta != 0.0f) {
-        dnnl::post_ops post;
-        post.append_sum(beta);
-        attr.set_post_ops(post);
-      }
       dnnl::matmul::desc desc(matrix_desc(a.m), matrix_desc(b.m), dst_desc);
-      return dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, onednn_engine()));
+      return dnnl::matmul(
+          dnnl::matmul::primitive_desc(desc, product_attr(alpha, beta), onednn_engine()));
     });
     dnnl::engine& eng = onednn_engine();
     dnnl::memory src_mem(matrix_desc(a.m), eng, const_cast<float*>(a.data));
@@ -175,27 +188,15 @@ bool onednn_bfloat16_gemm(const Matrix& a, const Matrix& b, float* out, float al
   }
   using dt = dnnl::memory::data_type;
   static PrimitiveCache<std::shared_ptr<dnnl::matmul>> cache;
-  PrimitiveKey key("matmul_bf16");
-  for (const Matrix* m : {&a, &b}) {
-    key.add(m->batch).add(m->rows).add(m->cols);
-    key.add(m->batch_stride).add(m->row_stride).add(m->col_stride);
-  }
-  key.add(static_cast<double>(alpha)).add(static_cast<double>(beta));
+  const PrimitiveKey key = product_key("matmul_bf16", a, b, alpha, beta);
   const dnnl::memory::desc dst_desc({a.batch, a.rows, b.cols}, dt::f32,
                                     dnnl::memory::format_tag::abc);
   bool ran = false;
   with_onednn_errors(op, [&] {
     std::shared_ptr<dnnl::matmul> prim = cache.get(key, [&]() -> std::shared_ptr<dnnl::matmul> {
-      dnnl::primitive_attr attr;
-      if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-      if (beta != 0.0f) {
-        dnnl::post_ops post;
-        post.append_sum(beta);
-        attr.set_post_ops(post);
-      }
       dnnl::matmul::desc desc(matrix_desc(a, dt::bf16), matrix_desc(b, dt::bf16), dst_desc);
       try {
-        dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
+        dnnl::matmul::primitive_desc pd(desc, product_attr(alpha, beta), onednn_engine());
         if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return nullptr;
         return std::make_shared<dnnl::matmul>(pd);
       } catch (const dnnl::error&) {
