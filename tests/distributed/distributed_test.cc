@@ -19,7 +19,8 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Each test has its own port, so that ctest may run them side by side.
+// Each test has its own port (29701-29716, 29721-29723), so that ctest may run them side
+// by side.
 CommandResult launch(int nproc, int port, const std::string& args) {
   return loom::test::run_command(std::string(LOOM_CLI) + " launch --nproc " +
                                  std::to_string(nproc) + " --master-port " + std::to_string(port) +
@@ -154,7 +155,7 @@ TEST(DistributedMultiHost, TwoNodesInNetworkNamespacesRunEveryCollective) {
 // refuses two ranks on one device, and CI machines have at most one). Without a GPU,
 // init_process_group must say so.
 TEST(DistributedNccl, OneRankRunsEveryCollectiveOnItsGpuOrSaysThereIsNone) {
-  CommandResult r = launch(1, 29715, "collectives nccl");
+  CommandResult r = launch(1, 29716, "collectives nccl");
   const std::string no_gpu = "the nccl backend needs a CUDA device, and this machine has none";
   if (has(r.output, no_gpu)) {
     EXPECT_NE(r.status, 0) << r.output;
