@@ -22,6 +22,15 @@ using loom::Tensor;
 int g_rank = 0, g_size = 1;
 std::string g_device = "cpu";  // nccl: this rank's GPU
 
+// The default deployment, and for an nccl group the CUDA plugin too (optional: on a
+// machine without a GPU it is skipped, and init_process_group says there is none).
+loom::Runtime load_runtime(const std::string& backend) {
+  if (backend != "nccl") return loom::Runtime::load_default();
+  loom::dispatch::DeploymentManifest manifest = loom::dispatch::default_manifest();
+  manifest.plugins.push_back({.name = "cuda", .required = false});
+  return loom::Runtime::load(manifest);
+}
+
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "FAILED on rank %d: %s\n", g_rank, what.c_str());
   std::exit(1);
@@ -440,7 +449,7 @@ int main(int argc, char** argv) {
   const std::string scenario = argv[1];
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 0);
   try {
-    loom::Runtime runtime = loom::Runtime::load_default();
+    loom::Runtime runtime = load_runtime(argc > 2 ? argv[2] : "");
     dist::InitOptions options;
     if (argc > 2) options.backend = argv[2];
     if (argc > 3) options.init_method = argv[3];

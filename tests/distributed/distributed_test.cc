@@ -19,19 +19,19 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Each test has its own port (29701-29716, 29721-29723), so that ctest may run them side
-// by side.
-CommandResult launch(int nproc, int port, const std::string& args) {
-  return loom::test::run_command(std::string(LOOM_CLI) + " launch --nproc " +
-                                 std::to_string(nproc) + " --master-port " + std::to_string(port) +
-                                 " -- " + DISTRIBUTED_RANK + " " + args);
+// Each job gets a port that is free now, so that ctest may run the tests side by side
+// (and two copies of the suite may run at once).
+CommandResult launch(int nproc, const std::string& args) {
+  return loom::test::run_command(
+      std::string(LOOM_CLI) + " launch --nproc " + std::to_string(nproc) + " --master-port " +
+      std::to_string(loom::test::free_tcp_port()) + " -- " + DISTRIBUTED_RANK + " " + args);
 }
 
 class GlooCollectives : public ::testing::TestWithParam<int> {};
 
 TEST_P(GlooCollectives, EveryCollectiveDtypeAndReduceOpAgrees) {
   const int n = GetParam();
-  CommandResult r = launch(n, 29700 + n, "collectives gloo");
+  CommandResult r = launch(n, "collectives gloo");
   ASSERT_EQ(r.status, 0) << r.output;
   for (int rank = 0; rank < n; ++rank) {
     EXPECT_TRUE(has(r.output, "rank " + std::to_string(rank) + " of " + std::to_string(n) + " ok"))
@@ -45,7 +45,7 @@ class GlooDdp : public ::testing::TestWithParam<int> {};
 
 TEST_P(GlooDdp, KeepsParametersEqualAndMatchesOneProcessWithTheWholeBatch) {
   const int n = GetParam();
-  CommandResult r = launch(n, 29720 + n, "ddp gloo");
+  CommandResult r = launch(n, "ddp gloo");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "[rank 0] ddp ok")) << r.output;
 }
@@ -54,13 +54,13 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, GlooDdp, ::testing::Values(1, 2, 3));
 
 TEST(Distributed, TheFileStoreRendezvousWorks) {
   const std::string dir = ::testing::TempDir() + "loom_file_store_" + std::to_string(getpid());
-  CommandResult r = launch(2, 29710, "collectives gloo file://" + dir);
+  CommandResult r = launch(2, "collectives gloo file://" + dir);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "rank 1 of 2 ok")) << r.output;
 }
 
 TEST(Distributed, MismatchedCollectivesAreRefusedOnEveryRankNamingBoth) {
-  CommandResult r = launch(3, 29711, "mismatch gloo");
+  CommandResult r = launch(3, "mismatch gloo");
   ASSERT_EQ(r.status, 0) << r.output;
   for (const char* rank : {"[rank 0]", "[rank 1]", "[rank 2]"}) {
     EXPECT_TRUE(has(r.output, std::string(rank) +
@@ -75,7 +75,7 @@ TEST(Distributed, MismatchedCollectivesAreRefusedOnEveryRankNamingBoth) {
 }
 
 TEST(Distributed, ARankThatNeverJoinsIsNamedWhenTheTimeoutEnds) {
-  CommandResult r = launch(2, 29712, "timeout gloo");
+  CommandResult r = launch(2, "timeout gloo");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "timed out after 2000 ms: rank 1 never joined collective #0"))
       << r.output;
@@ -84,7 +84,7 @@ TEST(Distributed, ARankThatNeverJoinsIsNamedWhenTheTimeoutEnds) {
 }
 
 TEST(Distributed, AKilledRankEndsTheJobNamingIt) {
-  CommandResult r = launch(3, 29713, "killed gloo");
+  CommandResult r = launch(3, "killed gloo");
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "rank 1")) << r.output;
   EXPECT_TRUE(has(r.output, "signal 9") || has(r.output, "SIGKILL") || has(r.output, "Killed"))
@@ -92,7 +92,7 @@ TEST(Distributed, AKilledRankEndsTheJobNamingIt) {
 }
 
 TEST(Distributed, BadInputIsRefusedWithClearMessages) {
-  CommandResult r = launch(2, 29714, "bad_input gloo");
+  CommandResult r = launch(2, "bad_input gloo");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output, "[rank 1] bad input refused")) << r.output;
 }
@@ -106,10 +106,11 @@ TEST(Distributed, CollectivesBeforeInitAndUnknownBackendsAreRefused) {
 
 TEST(Distributed, AMissingRankEndsTheRendezvousNamingIt) {
   // LOOM_WORLD_SIZE says 3 but only two ranks start.
+  const std::string store =
+      " timeout gloo tcp://127.0.0.1:" + std::to_string(loom::test::free_tcp_port());
   CommandResult r = loom::test::run_command(
-      "{ LOOM_WORLD_SIZE=3 LOOM_RANK=1 " + std::string(DISTRIBUTED_RANK) +
-      " timeout gloo tcp://127.0.0.1:29715 & " + "LOOM_WORLD_SIZE=3 LOOM_RANK=0 " +
-      DISTRIBUTED_RANK + " timeout gloo tcp://127.0.0.1:29715; wait; }");
+      "{ LOOM_WORLD_SIZE=3 LOOM_RANK=1 " + std::string(DISTRIBUTED_RANK) + store + " & " +
+      "LOOM_WORLD_SIZE=3 LOOM_RANK=0 " + DISTRIBUTED_RANK + store + "; wait; }");
   EXPECT_TRUE(has(r.output,
                   "init_process_group timed out after 2000 ms: 2 of 3 ranks arrived; missing [2]"))
       << r.output;
@@ -155,7 +156,7 @@ TEST(DistributedMultiHost, TwoNodesInNetworkNamespacesRunEveryCollective) {
 // refuses two ranks on one device, and CI machines have at most one). Without a GPU,
 // init_process_group must say so.
 TEST(DistributedNccl, OneRankRunsEveryCollectiveOnItsGpuOrSaysThereIsNone) {
-  CommandResult r = launch(1, 29716, "collectives nccl");
+  CommandResult r = launch(1, "collectives nccl");
   const std::string no_gpu = "the nccl backend needs a CUDA device, and this machine has none";
   if (has(r.output, no_gpu)) {
     EXPECT_NE(r.status, 0) << r.output;

@@ -74,7 +74,8 @@ TEST_F(TrainCli, TheMlpLearnsTheSyntheticClasses) {
 // Two ranks under `loom launch`, DDP over gloo, each with half of every global batch:
 // rank 0 alone reports, and the model learns as one process does.
 TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
-  RunResult r = run("launch --nproc 2 --master-port 29740 -- " + std::string(LOOM_CLI) +
+  RunResult r = run("launch --nproc 2 --master-port " +
+                    std::to_string(loom::test::free_tcp_port()) + " -- " + std::string(LOOM_CLI) +
                     " train --distributed gloo --model mlp --epochs 2 --batch-size 32 --threads 1 "
                     "--data " +
                     dir_.string());
@@ -87,8 +88,9 @@ TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
   EXPECT_EQ(r.output.find("[rank 1] epoch"), std::string::npos) << r.output;
   // A global batch the ranks cannot share evenly is refused.
   RunResult odd =
-      run("launch --nproc 2 --master-port 29741 -- " + std::string(LOOM_CLI) +
-          " train --distributed gloo --model mlp --batch-size 33 --data " + dir_.string());
+      run("launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
+          std::string(LOOM_CLI) + " train --distributed gloo --model mlp --batch-size 33 --data " +
+          dir_.string());
   EXPECT_NE(odd.status, 0);
   EXPECT_NE(odd.output.find("--batch-size 33 (the global batch) must divide by the 2 ranks"),
             std::string::npos)

@@ -3,8 +3,10 @@
 // rank is tools/bench/distributed_peer.py): float32 sums from 4 KiB to 256 MiB, the same
 // tensor each time (no fresh outputs, so no page faults), the median of many calls after
 // warm-up. algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests' formula). Rank 0
-// prints the table.
-//   distributed_bench [--max-bytes B] [--no-fingerprints-baseline]
+// prints the table. With --backend nccl the tensor is on the rank's GPU and each call is
+// timed to the end of its work on the device (tools/bench/gpu-device-check.sh's nccl step,
+// one rank on one GPU: there busbw is 0 by the formula and algbw is what it measures).
+//   distributed_bench [--max-bytes B] [--backend gloo|nccl]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,30 +18,50 @@
 
 namespace dist = loom::distributed;
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   int64_t max_bytes = int64_t{256} << 20;
+  std::string backend = "gloo";
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--max-bytes") max_bytes = std::atoll(argv[i + 1]);
+    if (std::string(argv[i]) == "--backend") backend = argv[i + 1];
+  }
+  if (backend != "gloo" && backend != "nccl") {
+    std::fprintf(stderr, "[distributed_bench] --backend: expected gloo or nccl, found %s\n",
+                 backend.c_str());
+    return 2;
   }
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 0);
-  loom::Runtime runtime = loom::Runtime::load_default();
-  dist::init_process_group({.backend = "gloo"});
+  loom::dispatch::DeploymentManifest manifest = loom::dispatch::default_manifest();
+  if (backend == "nccl") manifest.plugins.push_back({.name = "cuda"});
+  loom::Runtime runtime = loom::Runtime::load(manifest);
+  dist::init_process_group({.backend = backend.c_str()});
   const int rank = dist::get_rank(), n = dist::get_world_size();
+  loom::Device device = loom::parse_device("cpu");
+  if (backend == "nccl") {
+    const char* local = std::getenv("LOOM_LOCAL_RANK");  // the engine's device (torchrun's)
+    const int64_t index = (local != nullptr ? std::atoll(local) : 0) % loom::device_count("cuda");
+    device = loom::parse_device("cuda:" + std::to_string(index));
+  }
   if (rank == 0) {
-    std::printf("# loom gloo all_reduce, %d ranks, float32 sum (median of N calls)\n", n);
+    std::printf("# loom %s all_reduce, %d ranks, float32 sum (median of N calls)\n",
+                backend.c_str(), n);
     std::printf("%12s %10s %6s %11s %10s %10s\n", "size(B)", "count", "N", "time(us)",
                 "algbw(GB/s)", "busbw(GB/s)");
   }
   for (int64_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
     const int64_t count = bytes / 4;
     const int iters = bytes <= (1 << 20) ? 200 : bytes <= (16 << 20) ? 20 : 5;
-    loom::Tensor t = loom::ones({count});
+    loom::Tensor t = loom::ones({count}, loom::TensorOptions().device(device));
     for (int w = 0; w < 3; ++w) dist::all_reduce(t);
+    loom::synchronize(device);
     dist::barrier();
     std::vector<double> us;
     for (int i = 0; i < iters; ++i) {
       auto t0 = std::chrono::steady_clock::now();
       dist::all_reduce(t);
+      loom::synchronize(device);  // the CPU's: nothing to wait for
       auto t1 = std::chrono::steady_clock::now();
       us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
@@ -53,4 +75,15 @@ int main(int argc, char** argv) {
   }
   dist::destroy_process_group();
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const loom::Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
 }

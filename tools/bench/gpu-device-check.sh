@@ -4,11 +4,12 @@
 # here by tools/bench/gpu-device-pack.sh) where the build's paths expect it, then runs the
 # CUDA plugin's tests, `loom conform --backend cuda`, conform of the products and
 # convolutions on loom's own kernels (the ROCm plugin's, through the options gemm and conv:
-# "loom"), a short `loom train --device cuda`, gpu_bench beside PyTorch and amp_bench beside
-# PyTorch's autocast (run-amp-bench.sh). Each step has its own time limit and its log goes to
+# "loom"), a short `loom train --device cuda`, gpu_bench beside PyTorch, amp_bench beside
+# PyTorch's autocast (run-amp-bench.sh), and the nccl engine: its single-rank test and
+# distributed_bench --backend nccl beside PyTorch's nccl (distributed_peer.py). Each step has its own time limit and its log goes to
 # $OUT (or /tmp/loom-gpu-out); a failing step does not stop the next.
 #   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform loom-kernels train
-#                                                 profile bench amp;
+#                                                 profile bench amp nccl;
 #                                                 default: all; GTEST_FILTER is honoured)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -16,7 +17,7 @@ root=$PWD
 out=${OUT:-/tmp/loom-gpu-out}
 mkdir -p "$out"
 steps=("$@")
-[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform loom-kernels train profile bench amp)
+[[ ${#steps[@]} -gt 0 ]] || steps=(tests conform loom-kernels train profile bench amp nccl)
 
 # The build's absolute paths (plugin directories compiled into the tests) must resolve.
 built_at=/work/main
@@ -27,8 +28,11 @@ if [[ $(readlink -f "$built_at" 2>/dev/null) != "$root" ]]; then
 fi
 xz -dc .gpu-pack/loom-gpu.tar.xz | tar -C "$root" -xf - || exit 1
 lib_dirs=$root/debian-libs
-for name in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
-  found=$(find /usr/local/cuda/ /usr/lib/x86_64-linux-gnu /opt -name "$name" 2>/dev/null | head -1)
+# NCCL: the toolkit's, else the one PyTorch's wheel brings (nvidia/nccl/lib).
+wheel_dirs=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null)
+for name in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2; do
+  # shellcheck disable=SC2086
+  found=$(find /usr/local/cuda/ /usr/lib/x86_64-linux-gnu /opt $wheel_dirs -name "$name" 2>/dev/null | head -1)
   [[ -n $found ]] && lib_dirs+=:$(dirname "$found")
 done
 export LD_LIBRARY_PATH=$lib_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -81,6 +85,12 @@ for step in "${steps[@]}"; do
     amp)  # issue #47: float16 autocast beside float32 and PyTorch's autocast
       PYTHON=python3 AMP_BENCH=build/bin/amp_bench run_step amp 150 \
         tools/bench/run-amp-bench.sh --device cuda --dtype float16 3 ;;
-    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, loom-kernels, train, profile, bench or amp" ;;
+    nccl)  # issue #48: one rank on the GPU (one GPU: no multi-GPU bandwidth to measure)
+      run_step nccl-test 90 build/bin/distributed_tests --gtest_filter='DistributedNccl.*'
+      run_step nccl-bench 120 build/bin/loom launch --nproc 1 --master-port 29830 -- \
+        build/bin/distributed_bench --backend nccl
+      run_step nccl-bench-pytorch 120 build/bin/loom launch --nproc 1 --master-port 29831 -- \
+        python3 tools/bench/distributed_peer.py --backend nccl ;;
+    *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, loom-kernels, train, profile, bench, amp or nccl" ;;
   esac
 done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU checks need for a machine with a GPU but none of loom's Debian
 # libraries (the device tool's): the built CUDA plugin, its tests, `loom`, gpu_bench, amp_bench, the
+# distributed plugin with its gloo and nccl engines, its tests and distributed_bench, the
 # core libraries and plugins they load (stripped), the Debian libraries they link (not
 # glibc, libstdc++ or CUDA's, which that machine has), and Fashion-MNIST's 10,000 test
 # images for a short `loom train --device cuda`. Writes .gpu-pack/loom-gpu.tar.xz, which
@@ -13,10 +14,12 @@ pack=.gpu-pack
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
-binaries=(bin/cuda_plugin_tests bin/gpu_bench bin/amp_bench bin/loom)
+binaries=(bin/cuda_plugin_tests bin/gpu_bench bin/amp_bench bin/loom bin/distributed_tests
+          bin/distributed_rank bin/distributed_bench)
 libraries=(lib/libloom.so lib/libloom_core.so lib/libloom_dispatcher.so lib/libloom_ops.so
            lib/libloom_schema.so lib/libloom_graph.so)
-plugins=(cpu cuda autograd profiler compiler autocast)
+plugins=(cpu cuda autograd profiler compiler autocast distributed)
+engines=(gloo nccl)  # the distributed plugin's engine modules (the nccl step)
 
 mkdir -p "$stage/build/bin" "$stage/build/lib/loom/plugins" "$stage/debian-libs" \
   "$stage/fashion-mnist"
@@ -26,6 +29,11 @@ for f in "${binaries[@]}" "${libraries[@]}"; do
 done
 for p in "${plugins[@]}"; do
   f=lib/loom/plugins/libloom_plugin_$p.so
+  strip --strip-debug -o "$stage/build/$f" "$build/$f"
+done
+for e in "${engines[@]}"; do
+  f=lib/loom/plugins/libloom_distributed_$e.so
+  [[ -f $build/$f ]] || { echo "[gpu-device-pack] missing $build/$f: build first" >&2; exit 1; }
   strip --strip-debug -o "$stage/build/$f" "$build/$f"
 done
 
