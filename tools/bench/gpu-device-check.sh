@@ -86,11 +86,11 @@ for step in "${steps[@]}"; do
       PYTHON=python3 AMP_BENCH=build/bin/amp_bench run_step amp 150 \
         tools/bench/run-amp-bench.sh --device cuda --dtype float16 3 ;;
     nccl)  # issue #48: one rank on the GPU (one GPU: no multi-GPU bandwidth to measure)
-      run_step nccl-test 90 build/bin/distributed_tests --gtest_filter='DistributedNccl.*'
-      run_step nccl-bench 120 build/bin/loom launch --nproc 1 --master-port 29830 -- \
-        build/bin/distributed_bench --backend nccl
-      run_step nccl-bench-pytorch 120 build/bin/loom launch --nproc 1 --master-port 29831 -- \
-        python3 tools/bench/distributed_peer.py --backend nccl ;;
+      run_step nccl-test 60 build/bin/distributed_tests --gtest_filter='DistributedNccl.*'
+      run_step nccl-bench 60 build/bin/loom launch --nproc 1 --master-port 29830 -- \
+        build/bin/distributed_bench --backend nccl --max-bytes 67108864
+      run_step nccl-bench-pytorch 60 build/bin/loom launch --nproc 1 --master-port 29831 -- \
+        python3 tools/bench/distributed_peer.py --backend nccl --max-bytes 67108864 ;;
     *) echo "[gpu-device-check] unknown step '$step': expected tests, conform, loom-kernels, train, profile, bench, amp or nccl" ;;
   esac
 done
