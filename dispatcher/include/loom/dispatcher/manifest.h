@@ -41,8 +41,9 @@ namespace loom::dispatch {
 //   not consulted.
 //
 // The embedded default manifest searches "$ORIGIN/../lib/loom/plugins" (the install
-// layout: bin/ next to lib/loom/plugins/), requires the "cpu" and "autograd" plugins and
-// loads the "profiler" plugin when it is there.
+// layout: bin/ next to lib/loom/plugins/), then "$LIBDIR/loom/plugins", requires the "cpu"
+// and "autograd" plugins and loads "profiler", "compiler", "distributed", "quantization"
+// and "autocast" when they are there.
 
 // One plugin the deployment asks for. Exactly one of `name` and `path` is non-empty.
 struct PluginRequest {
@@ -84,8 +85,8 @@ DeploymentManifest parse_manifest(std::string_view text, std::string_view source
 // the file cannot be read, or as parse_manifest does.
 DeploymentManifest load_manifest_file(const std::string& path);
 
-// The manifest compiled into the library, used when a deployment provides none:
-// search_dirs ["$ORIGIN/../lib/loom/plugins"], plugins [{name: "cpu", required}].
+// The manifest compiled into the library, used when a deployment provides none (above:
+// the install layout's plugin directories, cpu and autograd required, the rest optional).
 // Its source is "<embedded default>".
 const DeploymentManifest& default_manifest();
 
