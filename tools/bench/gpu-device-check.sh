@@ -6,8 +6,9 @@
 # convolutions on loom's own kernels (the ROCm plugin's, through the options gemm and conv:
 # "loom"), a short `loom train --device cuda`, gpu_bench beside PyTorch, amp_bench beside
 # PyTorch's autocast (run-amp-bench.sh), and the nccl engine: its single-rank test and
-# distributed_bench --backend nccl beside PyTorch's nccl (distributed_peer.py). Each step has its own time limit and its log goes to
-# $OUT (or /tmp/loom-gpu-out); a failing step does not stop the next.
+# distributed_bench --backend nccl beside PyTorch's nccl (distributed_peer.py). Each step
+# has its own time limit and its log goes to $OUT (or /tmp/loom-gpu-out); a failing step
+# does not stop the next.
 #   tools/bench/gpu-device-check.sh [STEP...]   (steps: tests conform loom-kernels train
 #                                                 profile bench amp nccl;
 #                                                 default: all; GTEST_FILTER is honoured)
