@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
+#include <random>
 #include <string>
 
 namespace loom::test {
@@ -32,22 +34,27 @@ inline CommandResult run_command(const std::string& command_line) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-// A TCP port on the loopback that nothing listens on now (the kernel's choice for port 0),
-// for a store that a test's job hosts: fixed ports collide when two copies of the suite
-// run on one machine (a build and a sanitizer build, or two checkouts).
+// A TCP port of the loopback that is free now, for a store that a test's job hosts: fixed
+// ports collide when two copies of the suite run on one machine (a build and a sanitizer
+// build, or two checkouts). It is drawn below Linux's ephemeral range (32768 on), where
+// the kernel never hands out ports by itself, so no listener bound to port 0 (gloo's) and
+// no outgoing connection can take it before the job binds it.
 inline int free_tcp_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  EXPECT_GE(fd, 0);
-  if (fd < 0) return 0;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                     getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  close(fd);
-  EXPECT_TRUE(bound) << "cannot bind a socket to a port of the loopback";
-  return bound ? ntohs(address.sin_port) : 0;
+  static std::mt19937 random(std::random_device{}());
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = std::uniform_int_distribution<int>(20000, 32767)(random);
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    const bool bound = bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    close(fd);
+    if (bound) return port;
+  }
+  ADD_FAILURE() << "found no free TCP port from 20000 to 32767 on the loopback";
+  return 0;
 }
 
 }  // namespace loom::test

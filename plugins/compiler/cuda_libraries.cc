@@ -3,6 +3,7 @@
 #include "cuda_libraries.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -39,6 +40,25 @@ struct Nvrtc {
   std::string description;
 };
 
+// Note [NVRTC's builtins]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// NVRTC opens libnvrtc-builtins.so.<major>.<minor> by name when it compiles, so the
+// dynamic loader must find it. A toolkit that no ld.so.conf entry names (a fresh machine
+// with /usr/local/cuda unpacked or mounted, no cuda-*.conf) has it only beside libnvrtc,
+// which loom opened by its path, and every compile failed with "failed to open
+// libnvrtc-builtins.so.13.0". So it is loaded first from libnvrtc's directory when the
+// loader cannot find it: NVRTC's own dlopen then finds it loaded (matched by its soname).
+// A failure here is left to NVRTC's error, which names the file.
+void load_nvrtc_builtins(void* nvrtc_symbol, int major, int minor) {
+  const std::string name =
+      "libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
+  if (::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL) != nullptr) return;  // kept loaded
+  Dl_info info{};
+  if (::dladdr(nvrtc_symbol, &info) == 0 || info.dli_fname == nullptr) return;
+  const std::filesystem::path beside = std::filesystem::path(info.dli_fname).parent_path() / name;
+  ::dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
 const Nvrtc& nvrtc() {
   static std::mutex mutex;
   static std::unique_ptr<Nvrtc> loaded;
@@ -48,7 +68,8 @@ const Nvrtc& nvrtc() {
   if (!failure.empty()) throw sdk::Error(failure, LOOM_STATUS_UNIMPLEMENTED);
   std::string tried;
   void* h = open_first(
-      {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"},
+      {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13",
+       "/usr/local/cuda/lib64/libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so"},
       &tried);
   if (h == nullptr) {
     failure = "[compiler] CUDA kernels need NVRTC: none of " + tried + " could be loaded";
@@ -69,6 +90,7 @@ const Nvrtc& nvrtc() {
   int major = 0, minor = 0;
   n->version(&major, &minor);
   n->description = "NVRTC " + std::to_string(major) + "." + std::to_string(minor);
+  load_nvrtc_builtins(reinterpret_cast<void*>(n->version), major, minor);
   loaded = std::move(n);
   return *loaded;
 }

@@ -15,11 +15,16 @@
 // its rank with an atomic add (a rank claimed twice is refused) and checks rank 0's
 // world size at once, then waits for all ranks; a timeout names the ranks that never
 // arrived. The world's engine then connects with the store keys under "g0/", a new
-// group's under "g<id>/".
+// group's under "g<id>/", and every member waits for all to be connected (Note
+// [Connected together]).
 #include "world.h"
 
 #include <dlfcn.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <cstdio>
 
 #include <filesystem>
 #include <map>
@@ -120,6 +125,54 @@ std::vector<char> bytes(const std::string& s) {
   return {s.begin(), s.end()};
 }
 
+// Whether `host` resolves to an address that a socket of this machine can bind.
+bool binds_here(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0) return false;
+  bool usable = false;
+  for (addrinfo* a = found; a != nullptr && !usable; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    usable = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;  // port 0: any
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return usable;
+}
+
+// Note [The address gloo listens on]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// LOOM_SOCKET_IFNAME names the interface when set. Otherwise a TCP store gives the local
+// address of this rank's connection to it (the one that reaches rank 0), and a file
+// store, which has none, gives the hostname, as PyTorch's gloo device does. A hostname
+// that does not resolve to an address of this machine (a container or a minimal
+// install without /etc/hosts) made Debian's gloo crash in its lookup; like PyTorch,
+// the ranks then listen on the loopback, with a warning naming LOOM_SOCKET_IFNAME, since
+// ranks on other hosts cannot reach it.
+std::string gloo_hostname(const Store& root_store) {
+  std::string host = root_store.local_address();
+  if (!host.empty()) return host;
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  host = name;
+  if (!host.empty() && binds_here(host)) return host;
+  std::fprintf(stderr,
+               "[distributed] warning: the hostname '%s' does not resolve to an address of "
+               "this machine; gloo listens on the loopback 127.0.0.1, which ranks on other "
+               "hosts cannot reach (set LOOM_SOCKET_IFNAME to the interface to use)\n",
+               host.c_str());
+  return "127.0.0.1";
+}
+
+std::string ranks_text(const std::vector<int64_t>& ranks) {
+  std::string out = "[";
+  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
+  return out + "]";
+}
+
 std::unique_ptr<Engine> connect_engine(WorldState& w, Store* store, int rank,
                                        const std::vector<int>& members, int64_t group_id,
                                        milliseconds timeout) {
@@ -137,13 +190,39 @@ std::unique_ptr<Engine> connect_engine(WorldState& w, Store* store, int rank,
     fail("the " + w.backend + " engine could not start on rank " + std::to_string(w.rank) + ": " +
          error);
   }
+  if (group_store) {
+    // Note [Connected together]
+    // ~~~~~~~~~~~~~~~~~~~~~~~~~
+    // An engine is up on one rank before it is up on all: gloo's full mesh is connected
+    // pair by pair, and a rank whose pairs are done may return, run a job that needs no
+    // collective (or only local checks), leave and exit while a peer still reads its
+    // side of their pair, which then fails with "connection closed by peer". So each
+    // member marks its engine up in the group's store and waits for every other before
+    // init_process_group or new_group returns. A member that never comes up is named;
+    // the engine, whose peers may still write into it, is then kept (Note [Failed
+    // groups]).
+    const std::string me = std::to_string(rank);
+    std::vector<std::string> keys;
+    for (size_t r = 0; r < members.size(); ++r) keys.push_back("connected/" + std::to_string(r));
+    try {
+      group_store->set("connected/" + me, bytes("1"));
+      group_store->wait(keys, timeout);
+    } catch (const std::runtime_error& e) {
+      std::vector<int64_t> missing;
+      for (size_t r = 0; r < members.size(); ++r) {
+        bool up = false;
+        try {
+          up = group_store->check(keys[r]);
+        } catch (const std::runtime_error&) {
+        }
+        if (!up) missing.push_back(members[r]);
+      }
+      fail("the " + w.backend + " engine of group " + std::to_string(group_id) + " is up on rank " +
+           std::to_string(w.rank) + " but not on ranks " + ranks_text(missing) + " within " +
+           std::to_string(timeout.count()) + " ms (" + e.what() + ")");
+    }
+  }
   return std::unique_ptr<Engine>(engine);
-}
-
-std::string ranks_text(const std::vector<int64_t>& ranks) {
-  std::string out = "[";
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? ", " : "") + std::to_string(ranks[i]);
-  return out + "]";
 }
 
 // The store rendezvous: every rank claims its rank, checks the world size against rank 0's
@@ -241,12 +320,7 @@ void init_world(const LoomDistributedInitArgs& args) {
   if (const char* iface = std::getenv("LOOM_SOCKET_IFNAME"); iface != nullptr && *iface) {
     w.engine_options.iface = iface;
   } else if (root_store) {
-    w.engine_options.hostname = root_store->local_address();
-    if (w.engine_options.hostname.empty()) {
-      char name[256] = {};
-      ::gethostname(name, sizeof name - 1);
-      w.engine_options.hostname = name;
-    }
+    w.engine_options.hostname = gloo_hostname(*root_store);  // Note [The address gloo listens on]
   }
   w.backend = backend;
   w.rank = rv.rank;

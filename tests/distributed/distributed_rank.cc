@@ -1,11 +1,15 @@
 // One rank of the distributed tests (tests/distributed/distributed_test.cc starts N of
 // them under `loom launch`): `distributed_rank SCENARIO`. Each scenario checks its
 // results itself and exits non-zero with what differed; the test reads the output.
+#include <execinfo.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -27,8 +31,35 @@ std::string g_device = "cpu";  // nccl: this rank's GPU
 loom::Runtime load_runtime(const std::string& backend) {
   if (backend != "nccl") return loom::Runtime::load_default();
   loom::dispatch::DeploymentManifest manifest = loom::dispatch::default_manifest();
-  manifest.plugins.push_back({.name = "cuda", .required = false});
+  loom::dispatch::PluginRequest cuda;
+  cuda.name = "cuda";
+  cuda.required = false;
+  manifest.plugins.push_back(cuda);
   return loom::Runtime::load(manifest);
+}
+
+// A rank that crashes writes its stack to stderr (the launcher prefixes it with the rank),
+// so that a crash the suite meets once is diagnosable from the test's output: glibc's
+// backtrace() writes without allocating once it has run (it is called before the handler
+// is installed); frames in hidden symbols show as library+offset, for addr2line. Left to
+// the sanitizers' own reports in their builds.
+void write_stack_on_fatal_signals() {
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+  void* warm[4];
+  backtrace(warm, 4);
+  struct sigaction action {};
+  action.sa_handler = [](int signal) {
+    const char* name = strsignal(signal);
+    write(STDERR_FILENO, "fatal signal: ", 14);
+    write(STDERR_FILENO, name, std::strlen(name));
+    write(STDERR_FILENO, "\n", 1);
+    void* frames[64];
+    backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+    raise(signal);  // SA_RESETHAND: the default action, so the launcher sees the signal
+  };
+  action.sa_flags = SA_RESETHAND;
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) sigaction(signal, &action, nullptr);
+#endif
 }
 
 [[noreturn]] void fail(const std::string& what) {
@@ -447,6 +478,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string scenario = argv[1];
+  write_stack_on_fatal_signals();
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 0);
   try {
     loom::Runtime runtime = load_runtime(argc > 2 ? argv[2] : "");

@@ -59,6 +59,27 @@ TEST(Distributed, TheFileStoreRendezvousWorks) {
   EXPECT_TRUE(has(r.output, "rank 1 of 2 ok")) << r.output;
 }
 
+// A file store has no connection to take an address from: gloo listens on the hostname,
+// and where that does not resolve (a minimal install without /etc/hosts) on the loopback,
+// with a warning. The hostname is changed in a UTS namespace of the job's own (root only).
+TEST(Distributed, AHostnameThatDoesNotResolveFallsBackToTheLoopback) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root for unshare --uts";
+  const std::string dir = ::testing::TempDir() + "loom_unresolved_" + std::to_string(getpid());
+  CommandResult r = loom::test::run_command(
+      "unshare --uts sh -c 'hostname loom-test.invalid && " + std::string(LOOM_CLI) +
+      " launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
+      DISTRIBUTED_RANK + " collectives gloo file://" + dir + "'");
+  if (has(r.output, "unshare failed") || has(r.output, "hostname: you must be root")) {
+    GTEST_SKIP() << "cannot make a UTS namespace here: " << r.output;
+  }
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output,
+                  "the hostname 'loom-test.invalid' does not resolve to an address of "
+                  "this machine; gloo listens on the loopback 127.0.0.1"))
+      << r.output;
+  EXPECT_TRUE(has(r.output, "rank 1 of 2 ok")) << r.output;
+}
+
 TEST(Distributed, MismatchedCollectivesAreRefusedOnEveryRankNamingBoth) {
   CommandResult r = launch(3, "mismatch gloo");
   ASSERT_EQ(r.status, 0) << r.output;

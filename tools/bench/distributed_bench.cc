@@ -34,7 +34,11 @@ int run(int argc, char** argv) {
   }
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 0);
   loom::dispatch::DeploymentManifest manifest = loom::dispatch::default_manifest();
-  if (backend == "nccl") manifest.plugins.push_back({.name = "cuda"});
+  if (backend == "nccl") {
+    loom::dispatch::PluginRequest cuda;
+    cuda.name = "cuda";
+    manifest.plugins.push_back(cuda);
+  }
   loom::Runtime runtime = loom::Runtime::load(manifest);
   dist::init_process_group({.backend = backend.c_str()});
   const int rank = dist::get_rank(), n = dist::get_world_size();
