@@ -20,6 +20,7 @@
 #include "world.h"
 
 #include <dlfcn.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -165,6 +166,21 @@ std::string gloo_hostname(const Store& root_store) {
                "hosts cannot reach (set LOOM_SOCKET_IFNAME to the interface to use)\n",
                host.c_str());
   return "127.0.0.1";
+}
+
+// LOOM_SOCKET_IFNAME's interface, checked: gloo's own refusal names neither the variable
+// nor the interfaces there are.
+std::string socket_interface(const std::string& name) {
+  if (::if_nametoindex(name.c_str()) != 0) return name;
+  std::string known;
+  if (struct if_nameindex* all = ::if_nameindex()) {
+    for (struct if_nameindex* i = all; i->if_index != 0; ++i) {
+      known += std::string(known.empty() ? "" : ", ") + i->if_name;
+    }
+    ::if_freenameindex(all);
+  }
+  fail("LOOM_SOCKET_IFNAME (loom launch --iface) names '" + name +
+       "', which is not a network interface of this machine (its interfaces: " + known + ")");
 }
 
 std::string ranks_text(const std::vector<int64_t>& ranks) {
@@ -318,7 +334,7 @@ void init_world(const LoomDistributedInitArgs& args) {
   w.factory = module.factory;
   w.engine_options = {};
   if (const char* iface = std::getenv("LOOM_SOCKET_IFNAME"); iface != nullptr && *iface) {
-    w.engine_options.iface = iface;
+    w.engine_options.iface = socket_interface(iface);
   } else if (root_store) {
     w.engine_options.hostname = gloo_hostname(*root_store);  // Note [The address gloo listens on]
   }

@@ -479,6 +479,7 @@ int main(int argc, char** argv) {
   }
   const std::string scenario = argv[1];
   write_stack_on_fatal_signals();
+  if (const char* rank = std::getenv("LOOM_RANK")) g_rank = std::atoi(rank);  // until init says
   setenv("LOOM_PLUGIN_PATH", LOOM_PLUGIN_DIR, 0);
   try {
     loom::Runtime runtime = load_runtime(argc > 2 ? argv[2] : "");

@@ -118,6 +118,18 @@ TEST(Distributed, BadInputIsRefusedWithClearMessages) {
   EXPECT_TRUE(has(r.output, "[rank 1] bad input refused")) << r.output;
 }
 
+TEST(Distributed, AnInterfaceThatIsNotThereIsRefusedNamingThoseThatAre) {
+  CommandResult r = loom::test::run_command(std::string(LOOM_CLI) +
+                                            " launch --nproc 2 --iface loomnone0 --master-port " +
+                                            std::to_string(loom::test::free_tcp_port()) + " -- " +
+                                            DISTRIBUTED_RANK + " collectives gloo");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(has(r.output,
+                  "[distributed] LOOM_SOCKET_IFNAME (loom launch --iface) names 'loomnone0', "
+                  "which is not a network interface of this machine (its interfaces: lo"))
+      << r.output;
+}
+
 TEST(Distributed, CollectivesBeforeInitAndUnknownBackendsAreRefused) {
   CommandResult r = loom::test::run_command(std::string(DISTRIBUTED_RANK) + " before_init");
   ASSERT_EQ(r.status, 0) << r.output;
