@@ -173,23 +173,28 @@ void onednn_gemm(const Staged& a, const Staged& b, float* out, float alpha, floa
 // primitive with bfloat16 source and weights and a float32 destination: on CPUs with
 // AVX512-BF16 or AMX its kernels multiply the 16-bit values directly (each product exact
 // in float32, the sums in float32, as on the float32 path), where staging float32 copies
-// for sgemm cost two conversions and twice the memory traffic. The float32 result is
-// rounded into out by store_as, as before. On a CPU without bfloat16 instructions
+// for sgemm cost two conversions and twice the memory traffic. A contiguous bfloat16 out
+// is the primitive's bfloat16 destination: the float32 sums (with beta * out read as
+// float32) are rounded to nearest even once, as store_as rounds them, without a float32
+// buffer and a pass over it; any other out gets the float32 result rounded in by
+// store_as. On a CPU without bfloat16 instructions
 // (onednn_has_bfloat16), or where oneDNN only has its reference implementation for the
 // operands (cached with the primitive), the float32 path stays.
 
-// out[b] = alpha * a[b] @ b[b] + beta * out[b] for bfloat16 a and b into float32 out;
-// false when the float32 path should run instead.
-bool onednn_bfloat16_gemm(const Matrix& a, const Matrix& b, float* out, float alpha, float beta,
-                          const char* op) {
+// out[b] = alpha * a[b] @ b[b] + beta * out[b] for bfloat16 a and b into a dense
+// [batch, rows, cols] out of float32, or of bfloat16 with `bfloat16_out`; false when the
+// float32 path should run instead.
+bool onednn_bfloat16_gemm(const Matrix& a, const Matrix& b, void* out, bool bfloat16_out,
+                          float alpha, float beta, const char* op) {
   if (!onednn_has_bfloat16() || !onednn_layout(a) || !onednn_layout(b) || a.rows == 0 ||
       b.cols == 0) {
     return false;
   }
   using dt = dnnl::memory::data_type;
   static PrimitiveCache<std::shared_ptr<dnnl::matmul>> cache;
-  const PrimitiveKey key = product_key("matmul_bf16", a, b, alpha, beta);
-  const dnnl::memory::desc dst_desc({a.batch, a.rows, b.cols}, dt::f32,
+  const PrimitiveKey key =
+      product_key(bfloat16_out ? "matmul_bf16_bf16" : "matmul_bf16", a, b, alpha, beta);
+  const dnnl::memory::desc dst_desc({a.batch, a.rows, b.cols}, bfloat16_out ? dt::bf16 : dt::f32,
                                     dnnl::memory::format_tag::abc);
   bool ran = false;
   with_onednn_errors(op, [&] {
@@ -282,12 +287,17 @@ void product(const sdk::Tensor* self, const sdk::Tensor& a_t, const sdk::Tensor&
   if (dtype == LOOM_DTYPE_FLOAT32 && a.cols > 0) {
     onednn_gemm(stage(a), stage(b), out.data<float>(), static_cast<float>(alpha),
                 static_cast<float>(beta), op);
+  } else if (dtype == LOOM_DTYPE_BFLOAT16 && a.cols > 0 && out.is_contiguous() &&
+             onednn_bfloat16_gemm(a, b, out.data(), /*bfloat16_out=*/true,
+                                  static_cast<float>(alpha), static_cast<float>(beta), op)) {
+    // written in place (Note [bfloat16 products on oneDNN])
   } else if ((dtype == LOOM_DTYPE_FLOAT16 || dtype == LOOM_DTYPE_BFLOAT16) && a.cols > 0) {
     std::vector<float> acc =
         beta != 0 ? gather_as<float>(out) : std::vector<float>(static_cast<size_t>(out.numel()));
-    const bool native = dtype == LOOM_DTYPE_BFLOAT16 &&
-                        onednn_bfloat16_gemm(a, b, acc.data(), static_cast<float>(alpha),
-                                             static_cast<float>(beta), op);
+    const bool native =
+        dtype == LOOM_DTYPE_BFLOAT16 &&
+        onednn_bfloat16_gemm(a, b, acc.data(), /*bfloat16_out=*/false, static_cast<float>(alpha),
+                             static_cast<float>(beta), op);
     if (!native) {
       onednn_gemm(stage(a), stage(b), acc.data(), static_cast<float>(alpha),
                   static_cast<float>(beta), op);
