@@ -26,7 +26,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -150,9 +149,9 @@ bool binds_here(const std::string& host) {
 // address of this rank's connection to it (the one that reaches rank 0), and a file
 // store, which has none, gives the hostname, as PyTorch's gloo device does. A hostname
 // that does not resolve to an address of this machine (a container or a minimal
-// install without /etc/hosts) made Debian's gloo crash in its lookup; like PyTorch,
-// the ranks then listen on the loopback, with a warning naming LOOM_SOCKET_IFNAME, since
-// ranks on other hosts cannot reach it.
+// install without /etc/hosts) crashed the ranks with SIGSEGV inside Debian's gloo; like
+// PyTorch, the ranks then listen on the loopback, with a warning naming
+// LOOM_SOCKET_IFNAME, since ranks on other hosts cannot reach it.
 std::string gloo_hostname(const Store& root_store) {
   std::string host = root_store.local_address();
   if (!host.empty()) return host;
