@@ -188,6 +188,24 @@ std::string ranks_text(const std::vector<int64_t>& ranks) {
   return out + "]";
 }
 
+// Waits until `store` holds prefix + i for every i < ranks.size(); the ranks (ranks[i])
+// whose key is still missing when `timeout` passes, none when all came.
+std::vector<int64_t> missing_ranks(Store& store, const std::string& prefix,
+                                   const std::vector<int64_t>& ranks, milliseconds timeout) {
+  std::vector<std::string> keys;
+  for (size_t i = 0; i < ranks.size(); ++i) keys.push_back(prefix + std::to_string(i));
+  try {
+    store.wait(keys, timeout);
+    return {};
+  } catch (const std::runtime_error&) {
+  }
+  std::vector<int64_t> missing;  // a store that broke raises its own error here
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!store.check(keys[i])) missing.push_back(ranks[i]);
+  }
+  return missing;
+}
+
 std::unique_ptr<Engine> connect_engine(WorldState& w, Store* store, int rank,
                                        const std::vector<int>& members, int64_t group_id,
                                        milliseconds timeout) {
@@ -216,25 +234,13 @@ std::unique_ptr<Engine> connect_engine(WorldState& w, Store* store, int rank,
     // init_process_group or new_group returns. A member that never comes up is named;
     // the engine, whose peers may still write into it, is then kept (Note [Failed
     // groups]).
-    const std::string me = std::to_string(rank);
-    std::vector<std::string> keys;
-    for (size_t r = 0; r < members.size(); ++r) keys.push_back("connected/" + std::to_string(r));
-    try {
-      group_store->set("connected/" + me, bytes("1"));
-      group_store->wait(keys, timeout);
-    } catch (const std::runtime_error& e) {
-      std::vector<int64_t> missing;
-      for (size_t r = 0; r < members.size(); ++r) {
-        bool up = false;
-        try {
-          up = group_store->check(keys[r]);
-        } catch (const std::runtime_error&) {
-        }
-        if (!up) missing.push_back(members[r]);
-      }
+    group_store->set("connected/" + std::to_string(rank), bytes("1"));
+    const std::vector<int64_t> missing = missing_ranks(
+        *group_store, "connected/", std::vector<int64_t>(members.begin(), members.end()), timeout);
+    if (!missing.empty()) {
       fail("the " + w.backend + " engine of group " + std::to_string(group_id) + " is up on rank " +
            std::to_string(w.rank) + " but not on ranks " + ranks_text(missing) + " within " +
-           std::to_string(timeout.count()) + " ms (" + e.what() + ")");
+           std::to_string(timeout.count()) + " ms");
     }
   }
   return std::unique_ptr<Engine>(engine);
@@ -254,21 +260,16 @@ void meet(Store& store, const Rendezvous& rv, milliseconds timeout) {
     fail("the world size does not match across ranks: rank 0 has " + root_size + ", rank " + me +
          " has " + std::to_string(rv.world_size));
   }
-  std::vector<std::string> keys;
-  for (int r = 0; r < rv.world_size; ++r) keys.push_back("world_size/" + std::to_string(r));
-  try {
-    store.wait(keys, timeout);
-  } catch (const std::runtime_error&) {
-    std::vector<int64_t> missing;
-    for (int r = 0; r < rv.world_size; ++r) {
-      if (!store.check(keys[r])) missing.push_back(r);
-    }
+  std::vector<int64_t> everyone;
+  for (int r = 0; r < rv.world_size; ++r) everyone.push_back(r);
+  const std::vector<int64_t> missing = missing_ranks(store, "world_size/", everyone, timeout);
+  if (!missing.empty()) {
     fail("init_process_group timed out after " + std::to_string(timeout.count()) +
          " ms: " + std::to_string(rv.world_size - static_cast<int>(missing.size())) + " of " +
          std::to_string(rv.world_size) + " ranks arrived; missing " + ranks_text(missing));
   }
   for (int r = 0; r < rv.world_size; ++r) {
-    std::string size = text(store.get(keys[r], timeout));
+    std::string size = text(store.get("world_size/" + std::to_string(r), timeout));
     if (size != std::to_string(rv.world_size)) {
       fail("the world size does not match across ranks: rank " + me + " has " +
            std::to_string(rv.world_size) + ", rank " + std::to_string(r) + " has " + size);
