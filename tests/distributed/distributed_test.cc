@@ -19,12 +19,17 @@ bool has(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Each job gets a port that is free now, so that ctest may run the tests side by side
-// (and two copies of the suite may run at once).
+// The command line of a job of `nproc` ranks running `distributed_rank ARGS`, with
+// further `loom launch` flags. Each job gets a port that is free now, so that ctest may
+// run the tests side by side (and two copies of the suite may run at once).
+std::string launch_line(int nproc, const std::string& args, const std::string& flags = "") {
+  return std::string(LOOM_CLI) + " launch --nproc " + std::to_string(nproc) + flags +
+         " --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
+         DISTRIBUTED_RANK + " " + args;
+}
+
 CommandResult launch(int nproc, const std::string& args) {
-  return loom::test::run_command(
-      std::string(LOOM_CLI) + " launch --nproc " + std::to_string(nproc) + " --master-port " +
-      std::to_string(loom::test::free_tcp_port()) + " -- " + DISTRIBUTED_RANK + " " + args);
+  return loom::test::run_command(launch_line(nproc, args));
 }
 
 class GlooCollectives : public ::testing::TestWithParam<int> {};
@@ -65,10 +70,8 @@ TEST(Distributed, TheFileStoreRendezvousWorks) {
 TEST(Distributed, AHostnameThatDoesNotResolveFallsBackToTheLoopback) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root for unshare --uts";
   const std::string dir = ::testing::TempDir() + "loom_unresolved_" + std::to_string(getpid());
-  CommandResult r = loom::test::run_command(
-      "unshare --uts sh -c 'hostname loom-test.invalid && " + std::string(LOOM_CLI) +
-      " launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
-      DISTRIBUTED_RANK + " collectives gloo file://" + dir + "'");
+  CommandResult r = loom::test::run_command("unshare --uts sh -c 'hostname loom-test.invalid && " +
+                                            launch_line(2, "collectives gloo file://" + dir) + "'");
   if (has(r.output, "unshare failed") || has(r.output, "hostname: you must be root")) {
     GTEST_SKIP() << "cannot make a UTS namespace here: " << r.output;
   }
@@ -119,10 +122,8 @@ TEST(Distributed, BadInputIsRefusedWithClearMessages) {
 }
 
 TEST(Distributed, AnInterfaceThatIsNotThereIsRefusedNamingThoseThatAre) {
-  CommandResult r = loom::test::run_command(std::string(LOOM_CLI) +
-                                            " launch --nproc 2 --iface loomnone0 --master-port " +
-                                            std::to_string(loom::test::free_tcp_port()) + " -- " +
-                                            DISTRIBUTED_RANK + " collectives gloo");
+  CommandResult r =
+      loom::test::run_command(launch_line(2, "collectives gloo", " --iface loomnone0"));
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_TRUE(has(r.output,
                   "[distributed] LOOM_SOCKET_IFNAME (loom launch --iface) names 'loomnone0', "
