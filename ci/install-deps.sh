@@ -9,6 +9,7 @@ packages=(
   g++ cmake ninja-build make binutils
   libgloo-dev libopenmpi-dev openmpi-bin  # the distributed plugin's gloo and mpi engines
   libboost-dev libboost-filesystem-dev libboost-system-dev
+  libboost-context-dev  # the GPU emulator's fibers (plugins/gpu/emulator)
   libabsl-dev libprotobuf-dev protobuf-compiler libdlpack-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev zlib1g-dev nlohmann-json3-dev libunwind-dev pkg-config libzip-dev libfftw3-dev libxxhash-dev

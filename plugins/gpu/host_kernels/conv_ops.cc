@@ -13,7 +13,7 @@
 #include "../kernels/launch.h"
 #include "op_support.h"
 
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
 #include "conv_cudnn.h"
 #endif
 
@@ -25,7 +25,7 @@ using sdk::Tensor;
 
 // True when the passes run on loom's kernels: always on ROCm, on CUDA when the
 // manifest's "conv" option is "loom" (how they are checked against cuDNN).
-#if defined(LOOM_GPU_HIP)
+#if !LOOM_GPU_VENDOR_LIBRARIES
 constexpr bool g_loom_conv = true;
 #else
 bool g_loom_conv = false;
@@ -123,7 +123,7 @@ Tensor conv2d_out(const DispatchContext& ctx, const Tensor& input, const Tensor&
                    op);
       return;
     }
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
     cudnn_conv2d(ctx, op, dtype, g, y.device(), y.data(), x.data(), w.data(), bias_data);
 #endif
   });
@@ -153,7 +153,7 @@ Tensor conv2d_backward_input_out(const DispatchContext& ctx, const Tensor& grad_
           op);
       return;
     }
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
     cudnn_conv2d_backward_input(ctx, op, dtype, g, dx.device(), dx.data(), dy.data(), w.data());
 #endif
   });
@@ -188,7 +188,7 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
           op);
       return;
     }
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
     cudnn_conv2d_backward_weight(ctx, op, dtype, g, dw.device(), dw.data(), dy.data(), x.data());
 #endif
   });
@@ -199,7 +199,7 @@ Tensor conv2d_backward_weight_out(const DispatchContext& ctx, const Tensor& grad
 
 void register_conv_ops(sdk::Registrar& r, uint32_t key) {
   const bool loom_conv = loom_kernels_option(r, "conv");  // ROCm: loom's either way
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
   g_loom_conv = loom_conv;
   set_cudnn_api(r);
 #else

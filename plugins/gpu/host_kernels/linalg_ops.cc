@@ -19,7 +19,7 @@
 #include "../kernels/launch.h"
 #include "op_support.h"
 
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
 #include <cublas_v2.h>
 #endif
 
@@ -64,7 +64,7 @@ void tiled_gemm(const DispatchContext& ctx, const char* op, const Tensor& a, con
       launch_gemm(out.dtype(), s, alpha, beta, out.data(), a.data(), b.data(), stream_of(ctx)), op);
 }
 
-#if !defined(LOOM_GPU_HIP)
+#if LOOM_GPU_VENDOR_LIBRARIES
 
 void check_blas(cublasStatus_t status, const char* op, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {

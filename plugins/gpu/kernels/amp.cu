@@ -60,8 +60,8 @@ const char* launch_amp_unscale(int32_t dtype, const MultiTensorBatch& batch, flo
   const char* result = kUnsupportedDtype;
   visit_floating_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    amp_unscale_kernel<T>
-        <<<batch.num_blocks, kAmpThreads, 0, stream>>>(batch, found_inf, inv_scale);
+    launch_kernel(amp_unscale_kernel<T>, batch.num_blocks, kAmpThreads, 0, stream, batch, found_inf,
+                  inv_scale);
     result = last_launch_error();
   });
   return result;
@@ -70,8 +70,8 @@ const char* launch_amp_unscale(int32_t dtype, const MultiTensorBatch& batch, flo
 const char* launch_amp_update_scale(float* scale, int32_t* growth_tracker, const float* found_inf,
                                     double growth, double backoff, int64_t interval,
                                     gpuStream_t stream) {
-  amp_update_scale_kernel<<<1, 1, 0, stream>>>(scale, growth_tracker, found_inf, growth, backoff,
-                                               interval);
+  launch_kernel(amp_update_scale_kernel, 1, 1, 0, stream, scale, growth_tracker, found_inf, growth,
+                backoff, interval);
   return last_launch_error();
 }
 

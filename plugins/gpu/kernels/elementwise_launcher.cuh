@@ -208,7 +208,7 @@ const char* launch_grid_stride(void (*kernel)(int64_t, KernelArgs...), int64_t n
                                gpuStream_t stream, Args... args) {
   if (n == 0) return nullptr;
   const Launch l = plan_elementwise(n, 1);
-  kernel<<<l.grid, l.block, 0, stream>>>(n, static_cast<KernelArgs>(args)...);
+  launch_kernel(kernel, l.grid, l.block, 0, stream, n, static_cast<KernelArgs>(args)...);
   return last_launch_error();
 }
 
@@ -242,7 +242,7 @@ const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
                                                              NIn + 1) >= vector_elements<Out, In>();
   if (vectorized) {
     const Launch l = plan_elementwise(n, vector_elements<Out, In>());
-    vectorized_kernel<NIn><<<l.grid, l.block, 0, stream>>>(n, out, in, f);
+    launch_kernel(vectorized_kernel<NIn, Out, In, F>, l.grid, l.block, 0, stream, n, out, in, f);
   } else if (fits_int32(space)) {
     const OffsetCalculator<NIn + 1> calc = offset_calculator(space);
     if constexpr (NIn >=
@@ -254,17 +254,18 @@ const char* launch_elementwise(const StridedSpace<NIn + 1>& space, Out* out,
       }
       if (inner_vector_width(space, layout.pointers, layout.sizes) >= V) {
         const Launch l = plan_elementwise(n, V);
-        inner_vector_kernel<V, NIn>
-            <<<l.grid, l.block, 0, stream>>>(static_cast<uint32_t>(n / V), out, in, calc, dense, f);
+        launch_kernel(inner_vector_kernel<V, NIn, Out, In, F>, l.grid, l.block, 0, stream,
+                      static_cast<uint32_t>(n / V), out, in, calc, dense, f);
         return last_launch_error();
       }
     }
     const Launch l = plan_elementwise(n);
-    strided_kernel<NIn, Out, In, F, int32_t>
-        <<<l.grid, l.block, 0, stream>>>(static_cast<int32_t>(n), out, in, calc, f);
+    launch_kernel(strided_kernel<NIn, Out, In, F, int32_t, OffsetCalculator<NIn + 1>>, l.grid,
+                  l.block, 0, stream, static_cast<int32_t>(n), out, in, calc, f);
   } else {
     const Launch l = plan_elementwise(n);
-    strided_kernel<NIn, Out, In, F, int64_t><<<l.grid, l.block, 0, stream>>>(n, out, in, space, f);
+    launch_kernel(strided_kernel<NIn, Out, In, F, int64_t, StridedSpace<NIn + 1>>, l.grid, l.block,
+                  0, stream, n, out, in, space, f);
   }
   return last_launch_error();
 }

@@ -90,7 +90,8 @@ const char* launch_fused_adam(int32_t dtype, const FusedAdamTable& table,
   const char* result = kUnsupportedDtype;
   visit_floating_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    fused_adam_kernel<T><<<table.num_blocks, kFusedAdamThreads, 0, stream>>>(table, options);
+    launch_kernel(fused_adam_kernel<T>, table.num_blocks, kFusedAdamThreads, 0, stream, table,
+                  options);
     result = last_launch_error();
   });
   return result;

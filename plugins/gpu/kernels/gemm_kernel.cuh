@@ -259,20 +259,20 @@ const char* launch_tiled_gemm(const Operands& ops, const GemmDims& d, gpuStream_
   if constexpr (kTensorCores) {
 #if LOOM_GPU_TENSOR_CORES
     const GemmLaunch tensor = plan_gemm(d.m, d.n, d.batch, kTensorTile);
-    tensor_core_gemm_kernel<T, Operands>
-        <<<dim3(tensor.grid_x, tensor.grid_y, tensor.grid_z), kTensorThreads, 0, stream>>>(
-            ops, d, tensor.row_tiles);
+    launch_kernel(tensor_core_gemm_kernel<T, Operands>,
+                  dim3(tensor.grid_x, tensor.grid_y, tensor.grid_z), kTensorThreads, 0, stream, ops,
+                  d, tensor.row_tiles);
 #endif
   } else {
     if constexpr (kFloat && kMayTakeLarge) {  // float64 never takes the large tile
       if (large) {
-        tiled_gemm_kernel<LargeGemmTile, T, Operands>
-            <<<grid, LargeGemmTile::kThreads, 0, stream>>>(ops, d, l.row_tiles);
+        launch_kernel(tiled_gemm_kernel<LargeGemmTile, T, Operands>, grid, LargeGemmTile::kThreads,
+                      0, stream, ops, d, l.row_tiles);
         return last_launch_error();
       }
     }
-    tiled_gemm_kernel<SmallGemmTile, T, Operands>
-        <<<grid, SmallGemmTile::kThreads, 0, stream>>>(ops, d, l.row_tiles);
+    launch_kernel(tiled_gemm_kernel<SmallGemmTile, T, Operands>, grid, SmallGemmTile::kThreads, 0,
+                  stream, ops, d, l.row_tiles);
   }
   return last_launch_error();
 }

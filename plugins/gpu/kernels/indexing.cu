@@ -176,8 +176,8 @@ const char* launch_nonzero_count(int32_t dtype, const StridedSpace<1>& space, co
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nonzero_count_kernel<T><<<static_cast<unsigned int>(blocks), kNonzeroThreads, 0, stream>>>(
-        n, space, static_cast<const T*>(self), counts);
+    launch_kernel(nonzero_count_kernel<T>, static_cast<unsigned int>(blocks), kNonzeroThreads, 0,
+                  stream, n, space, static_cast<const T*>(self), counts);
     result = last_launch_error();
   });
   return result;
@@ -191,8 +191,8 @@ const char* launch_nonzero_write(int32_t dtype, const StridedSpace<1>& space,
   const char* result = kUnsupportedDtype;
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nonzero_write_kernel<T><<<static_cast<unsigned int>(blocks), kNonzeroThreads, 0, stream>>>(
-        n, space, shape, static_cast<const T*>(self), offsets, out);
+    launch_kernel(nonzero_write_kernel<T>, static_cast<unsigned int>(blocks), kNonzeroThreads, 0,
+                  stream, n, space, shape, static_cast<const T*>(self), offsets, out);
     result = last_launch_error();
   });
   return result;

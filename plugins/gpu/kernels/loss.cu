@@ -91,9 +91,9 @@ const char* launch_nll_loss(int32_t dtype, int32_t target_dtype, const NllLossSh
                                     static_cast<const T*>(weight), status);
         return;
       }
-      nll_loss_reduce_kernel<T, I><<<1, kLossThreads, 0, stream>>>(
-          shape.positions.numel(), shape, mean, static_cast<T*>(out), static_cast<const T*>(self),
-          t, static_cast<const T*>(weight), status);
+      launch_kernel(nll_loss_reduce_kernel<T, I>, 1, kLossThreads, 0, stream,
+                    shape.positions.numel(), shape, mean, static_cast<T*>(out),
+                    static_cast<const T*>(self), t, static_cast<const T*>(weight), status);
       result = last_launch_error();
     };
     if (target_dtype == LOOM_DTYPE_INT64) {

@@ -139,8 +139,8 @@ const char* launch_random(RandomOp op, int32_t dtype, uint64_t seed, uint64_t of
       const int64_t n = space.numel();
       if (n == 0) return;
       const Launch l = plan_elementwise(n, 1);
-      random_kernel<T><<<l.grid, l.block, 0, stream>>>(n, space, static_cast<T*>(out),
-                                                       RandomFill<T>{op, seed, offset, a, b});
+      launch_kernel(random_kernel<T>, l.grid, l.block, 0, stream, n, space, static_cast<T*>(out),
+                    RandomFill<T>{op, seed, offset, a, b});
       const gpuError_t err = gpuGetLastError();
       if (err != gpuSuccess) result = gpuGetErrorString(err);
     }

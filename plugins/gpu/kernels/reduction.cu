@@ -167,7 +167,7 @@ __global__ void reduce_kernel(int64_t outputs, int64_t row_length, int64_t chunk
                               int64_t chunk_length, StridedSpace<2> rows, StridedSpace<2> row,
                               bool vectorised, Out* out, Acc* partial, const In* in,
                               Combine<Acc> combine) {
-  extern __shared__ unsigned char shared_bytes[];
+  LOOM_GPU_DYNAMIC_SHARED(unsigned char, shared_bytes);
   Acc* scratch = reinterpret_cast<Acc*>(shared_bytes);
   const bool extremum = combine.op == ReduceOp::Max || combine.op == ReduceOp::Min;
   const int64_t pieces = outputs * chunks;
@@ -218,7 +218,7 @@ template <typename Out, typename In, typename Acc>
 __global__ void reduce_columns_kernel(int64_t outputs, int64_t length, int64_t chunk_length,
                                       StridedSpace<2> rows, StridedSpace<2> row, Out* out,
                                       Acc* partial, const In* in, Combine<Acc> combine) {
-  extern __shared__ unsigned char shared_bytes[];
+  LOOM_GPU_DYNAMIC_SHARED(unsigned char, shared_bytes);
   Acc* scratch = reinterpret_cast<Acc*>(shared_bytes);
   const bool extremum = combine.op == ReduceOp::Max || combine.op == ReduceOp::Min;
   const int64_t chunk = blockIdx.y;
@@ -268,9 +268,8 @@ const char* queue(ReduceOp op, int64_t outputs, int64_t length, int64_t chunks,
   const size_t shared = sizeof(Acc) * warps_per_row * l.rows_per_block;
   const bool vectorised =
       rows_are_vectorisable(rows, 1, row, chunk_length, in, static_cast<int>(sizeof(In)));
-  reduce_kernel<Out, In, Acc>
-      <<<l.grid, block, shared, stream>>>(outputs, length, chunks, chunk_length, rows, row,
-                                          vectorised, out, partial, in, Combine<Acc>{op});
+  launch_kernel(reduce_kernel<Out, In, Acc>, l.grid, block, shared, stream, outputs, length, chunks,
+                chunk_length, rows, row, vectorised, out, partial, in, Combine<Acc>{op});
   return last_launch_error();
 }
 
@@ -296,8 +295,8 @@ const char* queue_columns(ReduceOp op, const ColumnReduction& p, int64_t outputs
   const dim3 grid(p.grid, static_cast<uint32_t>(p.chunks));
   const dim3 block(p.columns, p.splits);
   const size_t shared = sizeof(Acc) * p.columns * p.splits;
-  reduce_columns_kernel<Out, In, Acc><<<grid, block, shared, stream>>>(
-      outputs, length, p.chunk_length, rows, row, out, partial, in, Combine<Acc>{op});
+  launch_kernel(reduce_columns_kernel<Out, In, Acc>, grid, block, shared, stream, outputs, length,
+                p.chunk_length, rows, row, out, partial, in, Combine<Acc>{op});
   return last_launch_error();
 }
 
@@ -376,7 +375,7 @@ template <typename T, bool IsMax>
 __global__ void arg_reduce_kernel(int64_t outputs, int64_t length, int64_t row_stride,
                                   StridedSpace<3> rows, T* values, int64_t* indices, const T* in) {
   using A = OpMath<T>;
-  extern __shared__ unsigned char shared_bytes[];
+  LOOM_GPU_DYNAMIC_SHARED(unsigned char, shared_bytes);
   const int threads = blockDim.x * blockDim.y;
   int64_t* scratch_at = reinterpret_cast<int64_t*>(shared_bytes);
   A* scratch_best = reinterpret_cast<A*>(scratch_at + threads);
@@ -461,9 +460,8 @@ const char* launch_arg_reduce(bool is_max, int32_t dtype, int64_t length, int64_
     const size_t shared =
         (sizeof(int64_t) + sizeof(OpMath<T>)) * l.threads_per_row * l.rows_per_block;
     auto kernel = is_max ? arg_reduce_kernel<T, true> : arg_reduce_kernel<T, false>;
-    kernel<<<l.grid, block, shared, stream>>>(outputs, length, row_stride, rows,
-                                              static_cast<T*>(values), indices,
-                                              static_cast<const T*>(in));
+    launch_kernel(kernel, l.grid, block, shared, stream, outputs, length, row_stride, rows,
+                  static_cast<T*>(values), indices, static_cast<const T*>(in));
     result = last_launch_error();
   });
   return result;

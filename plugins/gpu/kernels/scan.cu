@@ -131,7 +131,7 @@ template <typename T, typename Scan, int N, typename Write>
 __device__ void scan_lines_by_block(int64_t lines, const StridedSpace<N>& space, int64_t length,
                                     int64_t in_stride, const T* in, Write write) {
   using State = typename Scan::State;
-  extern __shared__ unsigned char shared_bytes[];
+  LOOM_GPU_DYNAMIC_SHARED(unsigned char, shared_bytes);
   State* buffers = reinterpret_cast<State*>(shared_bytes);  // two of kScanThreads
   const int t = threadIdx.x;
   for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
@@ -210,8 +210,8 @@ const char* launch_block_scan(void (*kernel)(int64_t, KernelArgs...), int64_t li
                               gpuStream_t stream, Args... args) {
   if (lines == 0) return nullptr;
   const uint32_t grid = static_cast<uint32_t>(lines < kMaxGrid ? lines : kMaxGrid);
-  kernel<<<grid, kScanThreads, 2 * kScanThreads * sizeof(State), stream>>>(
-      lines, static_cast<KernelArgs>(args)...);
+  launch_kernel(kernel, grid, kScanThreads, 2 * kScanThreads * sizeof(State), stream, lines,
+                static_cast<KernelArgs>(args)...);
   return last_launch_error();
 }
 

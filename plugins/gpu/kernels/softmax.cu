@@ -35,7 +35,7 @@ template <typename T, bool Log, bool Cached>
 __global__ void softmax_kernel(int64_t lines, int64_t length, int64_t inner, T* out, const T* in) {
   using A = OpMath<T>;
   __shared__ A shared[kSoftmaxThreads];
-  extern __shared__ unsigned char cache_bytes[];
+  LOOM_GPU_DYNAMIC_SHARED(unsigned char, cache_bytes);
   A* cache = reinterpret_cast<A*>(cache_bytes);
   for (int64_t line = blockIdx.x; line < lines; line += gridDim.x) {
     const int64_t base = (line / inner) * length * inner + line % inner;
@@ -67,12 +67,11 @@ void queue_softmax(unsigned grid, int64_t lines, int64_t length, int64_t inner, 
                    gpuStream_t stream) {
   const int64_t cache_bytes = length * static_cast<int64_t>(sizeof(OpMath<T>));
   if (cache_bytes <= kCachedLineBytes) {
-    softmax_kernel<T, Log, true>
-        <<<grid, kSoftmaxThreads, static_cast<size_t>(cache_bytes), stream>>>(lines, length, inner,
-                                                                              out, in);
+    launch_kernel(softmax_kernel<T, Log, true>, grid, kSoftmaxThreads,
+                  static_cast<size_t>(cache_bytes), stream, lines, length, inner, out, in);
   } else {
-    softmax_kernel<T, Log, false>
-        <<<grid, kSoftmaxThreads, 0, stream>>>(lines, length, inner, out, in);
+    launch_kernel(softmax_kernel<T, Log, false>, grid, kSoftmaxThreads, 0, stream, lines, length,
+                  inner, out, in);
   }
 }
 

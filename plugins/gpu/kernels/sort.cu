@@ -40,7 +40,7 @@ __global__ void sort_load_kernel(int64_t n, StridedSpace<3> lines, int64_t width
 template <typename Key>
 __global__ void sort_chunk_kernel(int64_t width, int64_t chunk, SortPass pass, bool descending,
                                   SortItem<Key>* items) {
-  extern __shared__ unsigned char shared_bytes[];
+  LOOM_GPU_DYNAMIC_SHARED(unsigned char, shared_bytes);
   auto* s = reinterpret_cast<SortItem<Key>*>(shared_bytes);
   const int64_t first = static_cast<int64_t>(blockIdx.x) * chunk;  // of all lines' items
   const int64_t base = first % width;                              // its line position
@@ -94,8 +94,8 @@ const char* run_network(int64_t line_count, int64_t width, bool descending, Sort
   for (const SortPass& pass : sort_passes(width)) {
     const char* error = nullptr;
     if (pass.in_chunks) {
-      sort_chunk_kernel<Key>
-          <<<blocks, threads, shared, stream>>>(width, chunk, pass, descending, items);
+      launch_kernel(sort_chunk_kernel<Key>, blocks, threads, shared, stream, width, chunk, pass,
+                    descending, items);
       error = last_launch_error();
     } else {
       error = launch_grid_stride(sort_stage_kernel<Key>, line_count * width / 2, stream, width,

@@ -1,6 +1,7 @@
 // The thin mapping header that lets one tree of sources build the CUDA plugin (nvcc,
-// CUDA runtime) and the ROCm plugin (hipcc, HIP runtime): every runtime call and type the
-// plugin uses is spelled gpu*, and maps to cuda* or hip* here. LOOM_GPU_HIP selects HIP
+// CUDA runtime), the ROCm plugin (hipcc, HIP runtime) and the emulated one (g++): every
+// runtime call and type the plugin uses is spelled gpu*, and maps to cuda*, hip* or the
+// emulator's here. LOOM_GPU_HIP selects HIP
 // (CMake defines it for the ROCm plugin); host-only translation units include the runtime
 // API alone, device translation units the whole runtime.
 //
@@ -10,10 +11,22 @@
 // __shfl_xor_sync spelled gpu_shfl_xor, __syncthreads), so the ROCm plugin compiles the
 // very same .cu files with hipcc -x hip. What the two platforms do differently lives in
 // this header and in the matmul family (cuBLAS on CUDA, loom's tiled GEMM on ROCm, whose
-// Debian packages have no rocBLAS).
+// Debian packages have no rocBLAS). A third build, LOOM_GPU_EMULATED, compiles the same
+// files for the host (Note [The GPU emulator] in emulator/block_scheduler.cc); for it a
+// launch is spelled launch_kernel(...) and dynamic shared memory LOOM_GPU_DYNAMIC_SHARED.
 #pragma once
 
-#if defined(LOOM_GPU_HIP)
+#include <cstddef>
+#include <utility>
+
+#if defined(LOOM_GPU_EMULATED)
+// The emulated plugin stands in for the CUDA one (Note [The GPU emulator]).
+#include "../emulator/emulated_runtime.h"
+#define LOOM_GPU_PLATFORM_NAME "cuda"
+#define LOOM_GPU_DEVICE_TYPE "cuda"
+#define LOOM_GPU_DISPATCH_KEY LOOM_KEY_CUDA
+#define LOOM_GPU_WARP_SIZE_MAX 32
+#elif defined(LOOM_GPU_HIP)
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
 #else
@@ -133,4 +146,39 @@ using gpuDeviceProp_t = cudaDeviceProp;
 #define gpuEventElapsedTime cudaEventElapsedTime
 #define gpuErrorNotReady cudaErrorNotReady
 #define gpuDeviceSynchronize cudaDeviceSynchronize
+#endif
+
+// cuBLAS and cuDNN: the CUDA plugin's; ROCm and the emulator multiply and convolve on
+// loom's own kernels.
+#if defined(LOOM_GPU_EMULATED) || defined(LOOM_GPU_HIP)
+#define LOOM_GPU_VENDOR_LIBRARIES 0
+#else
+#define LOOM_GPU_VENDOR_LIBRARIES 1
+#endif
+
+// A kernel's dynamic shared memory, and its launch: launch_kernel(kernel, grid, block,
+// shared_bytes, stream, args...) is kernel<<<grid, block, shared_bytes, stream>>>(args...)
+// in a form the emulator's host compiler parses as well.
+#if defined(LOOM_GPU_EMULATED)
+#define LOOM_GPU_DYNAMIC_SHARED(type, name) \
+  type* name = reinterpret_cast<type*>(::loom::gpu::emu::dynamic_shared())
+#else
+#define LOOM_GPU_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+#if defined(LOOM_GPU_EMULATED) || defined(__CUDACC__) || defined(__HIPCC__)
+namespace loom::gpu {
+template <typename... Params, typename... Args>
+void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
+                   gpuStream_t stream, Args&&... args) {
+#if defined(LOOM_GPU_EMULATED)
+  (void)stream;  // the emulator runs a launch when it is queued
+  emu::launch(kernel, emu::LaunchConfig{grid, block, shared_bytes}, std::forward<Args>(args)...);
+#else
+  // A .h file is C++ to clang-format, which has no <<< >>>.
+  // clang-format off
+  kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
+  // clang-format on
+#endif
+}
+}  // namespace loom::gpu
 #endif

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#if !defined(LOOM_GPU_EMULATED_TESTS)
 #include <cuda_runtime_api.h>
+#endif
 
 #include "../../frontend/frontend_test_util.h"
 #include "loom/dispatcher/dispatcher.h"
@@ -19,7 +21,14 @@
 
 namespace loom::test {
 
+#if defined(LOOM_GPU_EMULATED_TESTS)
+// gpu_emulated_tests: the same tests on the emulated plugin (Note [The GPU emulator] in
+// plugins/gpu/emulator/block_scheduler.cc), whose one device is always there.
+inline const std::string kPlugin =
+    std::string(LOOM_TEST_PLUGIN_DIR) + "/libloom_plugin_cuda_emulated.so";
+#else
 inline const std::string kPlugin = std::string(LOOM_PLUGIN_DIR) + "/libloom_plugin_cuda.so";
+#endif
 
 // Loads the CUDA plugin with `entry_options` (unloaded first when loaded with others).
 inline Runtime load_cuda(const std::string& entry_options) {
@@ -33,8 +42,12 @@ inline Runtime load_cuda(const std::string& entry_options) {
 // Asked of the runtime directly: a loaded plugin stays loaded for the process, so the
 // tests below must not depend on which of them loaded it first.
 inline bool gpu_present() {
+#if defined(LOOM_GPU_EMULATED_TESTS)
+  return true;
+#else
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+#endif
 }
 
 // A GPU tensor's values against the CPU's, within tol relative (NaN where the CPU has NaN).
