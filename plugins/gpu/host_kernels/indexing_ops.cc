@@ -377,11 +377,11 @@ void register_indexing_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&scatter_value_out>("loom::scatter.value_out", key, all);
   r.impl<&nonzero>("loom::nonzero", key, all);
   r.impl<&index_tensor>("loom::index.Tensor", key, all);
-  // Atomic adds: the floating dtypes and int32/64 (float atomics make the sum's order, and
-  // so its last bits, depend on timing, as in PyTorch's CUDA scatter_add).
-  r.impl<&scatter_add_out>("loom::scatter_add.out", key,
-                           floating | sdk::DTypeSet{LOOM_DTYPE_INT32, LOOM_DTYPE_INT64});
-  // Atomic adds where the hardware has them, compare-and-swap loops otherwise.
+  // Atomic adds where the hardware has them, compare-and-swap loops otherwise (the 8- and
+  // 16-bit integers); float atomics make the sum's order, and so its last bits, depend on
+  // timing, as in PyTorch's CUDA scatter_add. scatter_reduce's mean counts with a
+  // scatter_add of its own dtype.
+  r.impl<&scatter_add_out>("loom::scatter_add.out", key, numeric);
   r.impl<&scatter_reduce_out>("loom::scatter_reduce.two_out", key, numeric);
 }
 

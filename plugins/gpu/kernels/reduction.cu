@@ -34,7 +34,11 @@ struct Combine {
       case ReduceOp::Sum:
         return a + b;
       case ReduceOp::Prod:
-        return a * b;
+        if constexpr (std::is_same_v<Acc, bool>) {
+          return a && b;
+        } else {
+          return a * b;
+        }
       case ReduceOp::Max:
         return a != a || a > b ? a : b;
       case ReduceOp::Min:

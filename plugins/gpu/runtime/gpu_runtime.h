@@ -1,19 +1,20 @@
 // The thin mapping header that lets one tree of sources build the CUDA plugin (nvcc,
 // CUDA runtime), the ROCm plugin (hipcc, HIP runtime) and the emulated one (g++): every
 // runtime call and type the plugin uses is spelled gpu*, and maps to cuda*, hip* or the
-// emulator's here. LOOM_GPU_HIP selects HIP
-// (CMake defines it for the ROCm plugin); host-only translation units include the runtime
-// API alone, device translation units the whole runtime.
+// emulator's here. LOOM_GPU_HIP selects HIP (CMake defines it for the ROCm plugin),
+// LOOM_GPU_EMULATED the emulator; host-only translation units include the runtime API
+// alone, device translation units the whole runtime.
 //
 // Note [One kernel tree]
 // ~~~~~~~~~~~~~~~~~~~~~~
 // The kernels are CUDA C++ in the common subset HIP accepts (__global__, threadIdx,
-// __shfl_xor_sync spelled gpu_shfl_xor, __syncthreads), so the ROCm plugin compiles the
-// very same .cu files with hipcc -x hip. What the two platforms do differently lives in
-// this header and in the matmul family (cuBLAS on CUDA, loom's tiled GEMM on ROCm, whose
-// Debian packages have no rocBLAS). A third build, LOOM_GPU_EMULATED, compiles the same
-// files for the host (Note [The GPU emulator] in emulator/block_scheduler.cc); for it a
-// launch is spelled launch_kernel(...) and dynamic shared memory LOOM_GPU_DYNAMIC_SHARED.
+// __syncthreads, and warp shuffles behind one helper, shuffle_down in reduction.cu), so
+// the ROCm plugin compiles the very same .cu files with hipcc -x hip. What the two
+// platforms do differently lives in this header and in the matmul family (cuBLAS on
+// CUDA, loom's tiled GEMM on ROCm, whose Debian packages have no rocBLAS). A third build,
+// LOOM_GPU_EMULATED, compiles the same files for the host (Note [The GPU emulator] in
+// emulator/block_scheduler.cc); for it a launch is spelled launch_kernel(...) and dynamic
+// shared memory LOOM_GPU_DYNAMIC_SHARED.
 #pragma once
 
 #include <cstddef>
