@@ -9,7 +9,10 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__CUDACC__) && !defined(__HIPCC__)  // WMMA: CUDA's tensor cores (sm_70 on)
+#if defined(LOOM_GPU_EMULATED)  // the emulator's WMMA (Note [The GPU emulator])
+#include "../emulator/emulated_wmma.h"
+#define LOOM_GPU_TENSOR_CORES 1
+#elif defined(__CUDACC__) && !defined(__HIPCC__)  // WMMA: CUDA's tensor cores (sm_70 on)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
