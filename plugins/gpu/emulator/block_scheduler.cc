@@ -185,8 +185,10 @@ void exited(Block& b, const EmulatedThread& t) {
   }
 }
 
-std::string describe(const uint3& i) {
-  return "(" + std::to_string(i.x) + ", " + std::to_string(i.y) + ", " + std::to_string(i.z) + ")";
+// "(x, y, z)" of a dim3 or uint3.
+template <typename Dims>
+std::string describe(const Dims& d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
 }
 
 // Why no thread of the block can run: who waits at which barrier.
@@ -264,10 +266,6 @@ bool run_block(Block& b, void (*body)(void*), void* closure) {
   return true;
 }
 
-std::string describe(const dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
-}
-
 // CUDA's limits on a launch (compute capability 7.0 and later).
 std::string bad_configuration(const LaunchConfig& c) {
   const uint64_t threads = uint64_t{c.block.x} * c.block.y * c.block.z;
@@ -331,9 +329,6 @@ void run_grid(const LaunchConfig& config, void (*thread_body)(void*), void* clos
     t.view.block_dim = config.block;
     t.view.grid_dim = config.grid;
   }
-  Block* outer_block = g_block;
-  EmulatedThread* outer_thread = g_current;
-  const ThreadView* outer_view = g_thread;
   g_block = &b;
   bool ok = true;
   for (unsigned int z = 0; ok && z < config.grid.z; ++z) {
@@ -346,9 +341,9 @@ void run_grid(const LaunchConfig& config, void (*thread_body)(void*), void* clos
       }
     }
   }
-  g_block = outer_block;
-  g_current = outer_thread;
-  g_thread = outer_view;
+  g_block = nullptr;
+  g_current = nullptr;
+  g_thread = nullptr;
 }
 
 }  // namespace loom::gpu::emu

@@ -1,7 +1,7 @@
 // The part of CUDA C++ that loom's kernels use, for the host compiler (Note [The GPU
 // emulator]): the qualifiers, the built-in indices, __syncthreads, warp shuffles, atomics
 // and the launch. A launch runs every block of the grid, one after another, each block's
-// threads as fibers that switch only at barriers (block_scheduler.h).
+// threads as fibers that switch only at barriers (block_scheduler.cc).
 #pragma once
 
 #include <cmath>
