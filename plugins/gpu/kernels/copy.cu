@@ -41,7 +41,7 @@ bool visit_copy_dtype(int32_t dtype, F&& f) {
 // convert<Out>(x), and for the complex dtypes what PyTorch's copy_ does: a real value
 // becomes the real part, and a complex one written to a real dtype keeps its real part.
 template <typename Out, typename In>
-__device__ __forceinline__ Out convert_any(In x) {
+LOOM_GPU_HD Out convert_any(In x) {
   if constexpr (is_complex_v<Out> && is_complex_v<In>) {
     using R = typename Out::Real;
     return Out{convert<R>(x.re), convert<R>(x.im)};
