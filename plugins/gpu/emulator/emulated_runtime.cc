@@ -32,9 +32,9 @@ thread_local gpuError_t g_last_error = gpuSuccess;
 thread_local std::string g_error_detail;
 thread_local int g_device = 0;
 
+// A failed call: err is the next gpuGetLastError, described by gpuGetErrorString's text.
 gpuError_t fail(gpuError_t err) {
-  g_last_error = err;
-  g_error_detail.clear();
+  loom::gpu::emu::record_error(err, {});
   return err;
 }
 
