@@ -18,6 +18,8 @@
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/manifest.h"
 #include "loom/loom.h"
+#include "loom/nn.h"
+#include "loom/optim.h"
 
 namespace loom::test {
 
@@ -61,6 +63,37 @@ inline void expect_close(const Tensor& gpu, const Tensor& cpu, double tol) {
     } else {
       EXPECT_NEAR(g[i], c[i], tol * (1 + std::fabs(c[i]))) << "element " << i;
     }
+  }
+}
+
+// Three Adam steps (lr 1e-2) of cpu_net and gpu_net, built with the same initial
+// parameters, on (x, target): each step's losses agree within loss_tol and the final
+// parameters, on cuda:0, within 1e-4.
+inline void expect_training_matches_the_cpu(nn::Sequential& cpu_net, nn::Sequential& gpu_net,
+                                            const Tensor& x, const Tensor& target,
+                                            optim::AdamOptions gpu_options, double loss_tol) {
+  const Device gpu = parse_device("cuda:0");
+  gpu_net->to("cuda:0");
+  optim::Adam cpu_adam(cpu_net->parameters(), optim::AdamOptions(1e-2));
+  optim::Adam gpu_adam(gpu_net->parameters(), gpu_options.lr(1e-2));
+  nn::CrossEntropyLoss criterion;
+  for (int step = 0; step < 3; ++step) {
+    cpu_adam.zero_grad();
+    gpu_adam.zero_grad();
+    Tensor cpu_loss = criterion(cpu_net(x), target);
+    Tensor gpu_loss = criterion(gpu_net(x.to(gpu)), target.to(gpu));
+    expect_close(gpu_loss, cpu_loss, loss_tol);
+    cpu_loss.backward();
+    gpu_loss.backward();
+    cpu_adam.step();
+    gpu_adam.step();
+  }
+  const std::vector<Tensor> cpu_params = cpu_net->parameters(), gpu_params = gpu_net->parameters();
+  ASSERT_EQ(gpu_params.size(), cpu_params.size());
+  for (size_t i = 0; i < cpu_params.size(); ++i) {
+    SCOPED_TRACE(testing::Message() << "parameter " << i);
+    EXPECT_EQ(gpu_params[i].device(), gpu);
+    expect_close(gpu_params[i], cpu_params[i], 1e-4);
   }
 }
 

@@ -124,25 +124,8 @@ TEST_F(CudaOps, ACnnTrainingStepMatchesTheCpu) {
   manual_seed(7);
   nn::Sequential gpu_net(nn::Conv2d(nn::Conv2dOptions(1, 4, 3).padding(1)), nn::ReLU(),
                          nn::MaxPool2d(2), nn::Flatten(), nn::Linear(4 * 7 * 7, 10));
-  gpu_net->to("cuda:0");
   Tensor x = randn({8, 1, 14, 14}), y = randint(0, 10, {8});
-  optim::Adam cpu_adam(cpu_net->parameters(), optim::AdamOptions(1e-2));
-  optim::Adam gpu_adam(gpu_net->parameters(), optim::AdamOptions(1e-2));
-  nn::CrossEntropyLoss criterion;
-  for (int step = 0; step < 3; ++step) {
-    cpu_adam.zero_grad();
-    gpu_adam.zero_grad();
-    Tensor cpu_loss = criterion(cpu_net(x), y);
-    Tensor gpu_loss = criterion(gpu_net(x.to(cuda())), y.to(cuda()));
-    expect_close(gpu_loss, cpu_loss, 1e-5);
-    cpu_loss.backward();
-    gpu_loss.backward();
-    cpu_adam.step();
-    gpu_adam.step();
-  }
-  std::vector<Tensor> cpu_params = cpu_net->parameters(), gpu_params = gpu_net->parameters();
-  ASSERT_EQ(cpu_params.size(), gpu_params.size());
-  for (size_t i = 0; i < cpu_params.size(); ++i) expect_close(gpu_params[i], cpu_params[i], 1e-4);
+  test::expect_training_matches_the_cpu(cpu_net, gpu_net, x, y, optim::AdamOptions(), 1e-5);
 }
 
 TEST_F(CudaOps, BadInputsGetClearErrors) {

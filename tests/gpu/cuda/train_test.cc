@@ -3,8 +3,6 @@
 // family a `loom train` step uses is checked in one place.
 #include <gtest/gtest.h>
 
-#include <vector>
-
 #include "cuda_test_util.h"
 #include "loom/nn.h"
 #include "loom/optim.h"
@@ -13,7 +11,6 @@ namespace loom {
 namespace {
 
 using test::CudaOps;
-using test::expect_close;
 
 nn::Sequential small_cnn() {
   manual_seed(0);  // the same initial parameters each time
@@ -27,30 +24,9 @@ TEST_F(CudaOps, CnnTrainingStepsMatchTheCpu) {
   for (const bool fused : {false, true}) {  // Note [Fused Adam]: one kernel on the GPU
     SCOPED_TRACE(fused ? "fused Adam" : "Adam");
     nn::Sequential cpu_net = small_cnn(), gpu_net = small_cnn();
-    gpu_net->to("cuda:0");
     Tensor x = randn({16, 1, 28, 28}), target = randint(10, {16});
-    optim::Adam cpu_adam(cpu_net->parameters(), optim::AdamOptions(1e-2));
-    optim::Adam gpu_adam(gpu_net->parameters(), optim::AdamOptions(1e-2).fused(fused));
-    nn::CrossEntropyLoss criterion;
-    for (int step = 0; step < 3; ++step) {
-      cpu_adam.zero_grad();
-      gpu_adam.zero_grad();
-      Tensor cpu_loss = criterion(cpu_net(x), target);
-      Tensor gpu_loss = criterion(gpu_net(x.to(cuda())), target.to(cuda()));
-      expect_close(gpu_loss, cpu_loss, 1e-4);
-      cpu_loss.backward();
-      gpu_loss.backward();
-      cpu_adam.step();
-      gpu_adam.step();
-    }
-    const std::vector<Tensor> cpu_params = cpu_net->parameters(),
-                              gpu_params = gpu_net->parameters();
-    ASSERT_EQ(gpu_params.size(), cpu_params.size());
-    for (size_t i = 0; i < cpu_params.size(); ++i) {
-      SCOPED_TRACE(testing::Message() << "parameter " << i);
-      EXPECT_EQ(gpu_params[i].device(), cuda());
-      expect_close(gpu_params[i], cpu_params[i], 1e-4);
-    }
+    test::expect_training_matches_the_cpu(cpu_net, gpu_net, x, target,
+                                          optim::AdamOptions().fused(fused), 1e-4);
   }
 }
 
