@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm_math.h"
 #include "runtime/gpu_runtime.h"
 
 namespace loom::gpu {
@@ -113,6 +114,57 @@ TEST(GpuEmulator, ABarrierThatNotEveryThreadReachesIsAFailedLaunchNamingWhoWaits
   launch_kernel(rotate_kernel, 1, 256, 0, nullptr, rotated.data());
   EXPECT_EQ(gpuGetLastError(), gpuSuccess);
   EXPECT_EQ(rotated[255], 0);
+}
+
+// Each wavefront adds the product of its own 16 x 16 A and B to its C through one MFMA,
+// every lane giving and taking its elements as Note [MFMA fragments] lays them out.
+__global__ void mfma_kernel(const float* a, const float* b, float* c) {
+  const int lane = static_cast<int>(threadIdx.x % kMfmaWaveSize);
+  const int matrix = static_cast<int>(threadIdx.x / kMfmaWaveSize) * 256;
+  float ra[4], rb[4], rc[4];
+  for (int e = 0; e < 4; ++e) {
+    const TileSlot sa = mfma_a_element(lane, e), sb = mfma_b_element(lane, e),
+                   sc = mfma_accumulator_element(lane, e);
+    ra[e] = a[matrix + sa.row * 16 + sa.col];
+    rb[e] = b[matrix + sb.row * 16 + sb.col];
+    rc[e] = c[matrix + sc.row * 16 + sc.col];
+  }
+  emu::matrix_core_product_16x16x16(ra, rb, rc);
+  for (int e = 0; e < 4; ++e) {
+    const TileSlot sc = mfma_accumulator_element(lane, e);
+    c[matrix + sc.row * 16 + sc.col] = rc[e];
+  }
+}
+
+TEST(GpuEmulator, AnMfmaAddsEachWavefrontsProductInTheInstructionsLaneLayout) {
+  std::vector<float> a(512), b(512), c(512, 1.0f);
+  for (int i = 0; i < 512; ++i) {
+    a[i] = static_cast<float>(i % 7) - 3.0f;  // small integers: every sum exact
+    b[i] = static_cast<float>(i % 5) - 2.0f;
+  }
+  launch_kernel<kMfmaWaveSize>(mfma_kernel, 1, 128, 0, nullptr, a.data(), b.data(), c.data());
+  ASSERT_EQ(gpuGetLastError(), gpuSuccess);
+  for (int m = 0; m < 2; ++m) {
+    for (int i = 0; i < 16; ++i) {
+      for (int j = 0; j < 16; ++j) {
+        float expected = 1.0f;
+        for (int k = 0; k < 16; ++k) expected += a[m * 256 + i * 16 + k] * b[m * 256 + k * 16 + j];
+        EXPECT_EQ(c[m * 256 + i * 16 + j], expected) << "matrix " << m << " at " << i << ", " << j;
+      }
+    }
+  }
+  // refused: 32-lane warps, a wavefront only half there, warps of another width
+  launch_kernel(mfma_kernel, 1, 64, 0, nullptr, a.data(), b.data(), c.data());
+  EXPECT_NE(last_error_message().find("an MFMA instruction in a kernel launched with 32-lane "
+                                      "warps"),
+            std::string::npos);
+  launch_kernel<kMfmaWaveSize>(mfma_kernel, 1, 96, 0, nullptr, a.data(), b.data(), c.data());
+  EXPECT_NE(last_error_message().find("an MFMA instruction that only 32 of its wavefront's 64 "
+                                      "lanes reach"),
+            std::string::npos);
+  launch_kernel<48>(rotate_kernel, 1, 96, 0, nullptr, std::vector<int>(96).data());
+  EXPECT_NE(last_error_message().find("warps of 48 lanes (32, or 64 for AMD's wavefronts)"),
+            std::string::npos);
 }
 
 __global__ void index_kernel(int* seen) {

@@ -168,28 +168,37 @@ TEST(GpuGemmMath, LargeTilesAreTakenOnlyWhenTheyFillTheGpu) {
   EXPECT_FALSE(takes_large_gemm_tile({64, 3136, 576, 8}, true));
 }
 
-// Note [Tensor-core GEMM]: every element of both slices staged by exactly one load, the
-// four warps' quarters tiling the output tile, and the padded rows fitting WMMA's leading
-// dimension rules (a multiple of 8 halves, of 4 floats).
-TEST(GpuGemmMath, TensorCoreTilesCoverTheirSlicesAndOutputs) {
+// Every element of both slices staged by exactly one load of a block of `Tiling`.
+template <typename Tiling>
+void expect_tensor_slices_covered() {
   std::vector<int> a(kTensorTile * kTensorTileK, 0), b(kTensorTileK * kTensorTile, 0);
-  for (int t = 0; t < kTensorThreads; ++t) {
-    for (int i = 0; i < kTensorLoads; ++i) {
-      const TileSlot sa = tensor_a_slot(t, i), sb = tensor_b_slot(t, i);
+  for (int t = 0; t < Tiling::kThreads; ++t) {
+    for (int i = 0; i < Tiling::kLoads; ++i) {
+      const TileSlot sa = tensor_a_slot<Tiling>(t, i), sb = tensor_b_slot<Tiling>(t, i);
       ASSERT_LT(sa.row, kTensorTile);
       ASSERT_LT(sb.row, kTensorTileK);
       ++a[sa.row * kTensorTileK + sa.col];
       ++b[sb.row * kTensorTile + sb.col];
     }
     // one B column for every load (one cursor)
-    EXPECT_EQ(tensor_b_slot(t, kTensorLoads - 1).col, tensor_b_slot(t, 0).col);
+    EXPECT_EQ(tensor_b_slot<Tiling>(t, Tiling::kLoads - 1).col, tensor_b_slot<Tiling>(t, 0).col);
     // neighbouring threads, neighbouring elements
-    if (t + 1 < kTensorThreads && (t + 1) % kTensorTileK != 0) {
-      EXPECT_EQ(tensor_a_slot(t + 1, 0).col, tensor_a_slot(t, 0).col + 1);
+    if (t + 1 < Tiling::kThreads && (t + 1) % kTensorTileK != 0) {
+      EXPECT_EQ(tensor_a_slot<Tiling>(t + 1, 0).col, tensor_a_slot<Tiling>(t, 0).col + 1);
     }
   }
   for (int v : a) EXPECT_EQ(v, 1);
   for (int v : b) EXPECT_EQ(v, 1);
+}
+
+// Note [Tensor-core GEMM]: the slices covered for CUDA's 32-lane warps and AMD's 64-lane
+// wavefronts, the four warps' quarters tiling the output tile, and the padded rows fitting
+// WMMA's leading dimension rules (a multiple of 8 halves, of 4 floats).
+TEST(GpuGemmMath, TensorCoreTilesCoverTheirSlicesAndOutputs) {
+  expect_tensor_slices_covered<TensorTiling<32>>();
+  expect_tensor_slices_covered<TensorTiling<kMfmaWaveSize>>();
+  EXPECT_EQ(TensorTiling<32>::kThreads, 128);
+  EXPECT_EQ(TensorTiling<kMfmaWaveSize>::kThreads, 256);
   std::vector<int> owners(kTensorTile * kTensorTile, 0);
   for (int w = 0; w < kTensorWarps; ++w) {
     const TileSlot o = tensor_warp_origin(w);
@@ -205,6 +214,32 @@ TEST(GpuGemmMath, TensorCoreTilesCoverTheirSlicesAndOutputs) {
   const int bytes = 2 * (kTensorTile * kTensorAStride + kTensorTileK * kTensorBStride) * 2 +
                     kTensorTile * kTensorCStride * 4;
   EXPECT_LE(bytes, 48 * 1024);
+}
+
+// Note [MFMA fragments]: a wavefront's 64 lanes hold each element of A, of B and of the
+// accumulator exactly once; a lane's four A elements are neighbours along k (one 8-byte
+// read of a row of the A slice), and a lane's A row and B column are its accumulator's
+// column and rows' partners as the product needs (the same 16 lanes share a k range).
+TEST(GpuGemmMath, MfmaFragmentsGiveEveryElementToOneLane) {
+  std::vector<int> a(256, 0), b(256, 0), c(256, 0);
+  for (int lane = 0; lane < kMfmaWaveSize; ++lane) {
+    for (int e = 0; e < 4; ++e) {
+      const TileSlot sa = mfma_a_element(lane, e), sb = mfma_b_element(lane, e),
+                     sc = mfma_accumulator_element(lane, e);
+      ASSERT_TRUE(sa.row < 16 && sa.col < 16 && sb.row < 16 && sb.col < 16);
+      ASSERT_TRUE(sc.row < 16 && sc.col < 16);
+      ++a[sa.row * 16 + sa.col];
+      ++b[sb.row * 16 + sb.col];
+      ++c[sc.row * 16 + sc.col];
+      EXPECT_EQ(sa.col, mfma_a_element(lane, 0).col + e);  // neighbours along k
+      EXPECT_EQ(sb.row, sa.col);                           // A and B share this lane's k
+    }
+  }
+  for (int v : a) EXPECT_EQ(v, 1);
+  for (int v : b) EXPECT_EQ(v, 1);
+  for (int v : c) EXPECT_EQ(v, 1);
+  // the A slice's rows keep a fragment's 8-byte reads aligned
+  EXPECT_EQ(kTensorAStride * 2 % 8, 0);
 }
 
 }  // namespace

@@ -24,9 +24,14 @@
 // -1), and LOOM_GPU_EMULATOR_ORDER=reverse runs a block's threads last to first, so that
 // a read before the barrier that orders it meets garbage in one of the two orders.
 //
-// It checks what a kernel computes, not how fast: the timings are the host's. Warps are 32
-// lanes and diverged lanes cannot be told apart, so HIP's 64-lane wavefronts and the
-// WMMA (tensor core) path, which needs nvcc, are not emulated.
+// Matrix units: CUDA's WMMA fragments (emulated_wmma.h) are held whole in every lane, and
+// AMD's MFMA instructions are wavefront-wide exchanges here (matrix_core_product_16x16x16)
+// that use the instructions' own lane layout (Note [MFMA fragments] in
+// kernels/gemm_math.h), so the ROCm plugin's matrix-core GEMM is checked lane by lane.
+//
+// It checks what a kernel computes, not how fast: the timings are the host's. Warps are
+// 32 lanes, or 64 for a kernel written for AMD's wavefronts (launch_kernel<64>, the MFMA
+// GEMM); diverged lanes cannot be told apart, so non-sync shuffles are not emulated.
 #include <boost/context/fiber.hpp>
 #include <boost/context/stack_context.hpp>
 
@@ -39,6 +44,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,7 +58,6 @@ namespace {
 
 namespace ctx = boost::context;
 
-constexpr unsigned int kWarpSize = 32;
 constexpr unsigned int kMaxThreadsPerBlock = 1024;
 constexpr size_t kMaxDynamicShared = 48 * 1024;  // more needs an opt-in loom never makes
 constexpr size_t kStackBytes = 256 * 1024;
@@ -108,12 +113,13 @@ struct Barrier {
 };
 
 struct Block {
+  unsigned int warp_size = 32;  // lanes a warp (64: an AMD wavefront)
   std::vector<EmulatedThread> threads;
   Barrier block;
   std::vector<Barrier> warps;
   std::vector<unsigned int> warp_live;
   unsigned int live = 0;
-  std::vector<std::array<unsigned char, 16>> slots;  // each thread's offer in a shuffle
+  std::vector<std::array<unsigned char, 32>> slots;  // each thread's offer in an exchange
   std::string failure;                               // an exception a thread threw
 };
 
@@ -153,7 +159,7 @@ void arrive(Barrier& barrier, unsigned int participants, Wait kind) {
 }
 
 void arrive_in_warp() {
-  const unsigned int warp = g_current->linear / kWarpSize;
+  const unsigned int warp = g_current->linear / g_block->warp_size;
   arrive(g_block->warps[warp], g_block->warp_live[warp], Wait::Warp);
 }
 
@@ -164,14 +170,14 @@ bool runnable(const Block& b, const EmulatedThread& t) {
     case Wait::Block:
       return b.block.generation != t.generation;
     case Wait::Warp:
-      return b.warps[t.linear / kWarpSize].generation != t.generation;
+      return b.warps[t.linear / b.warp_size].generation != t.generation;
   }
   return false;
 }
 
 // A thread exited: the barriers it will never reach open when the rest have.
 void exited(Block& b, const EmulatedThread& t) {
-  const unsigned int warp = t.linear / kWarpSize;
+  const unsigned int warp = t.linear / b.warp_size;
   --b.live;
   --b.warp_live[warp];
   if (b.block.arrived > 0 && b.block.arrived == b.live) {
@@ -217,7 +223,7 @@ bool run_block(Block& b, void (*body)(void*), void* closure) {
   b.live = static_cast<unsigned int>(n);
   for (size_t w = 0; w < b.warps.size(); ++w) {
     b.warps[w] = Barrier{};
-    b.warp_live[w] = static_cast<unsigned int>(std::min<size_t>(kWarpSize, n - w * kWarpSize));
+    b.warp_live[w] = static_cast<unsigned int>(std::min<size_t>(b.warp_size, n - w * b.warp_size));
   }
   b.block = Barrier{};
   for (EmulatedThread& t : b.threads) {
@@ -276,6 +282,9 @@ std::string bad_configuration(const LaunchConfig& c) {
       c.grid.y > 65535 || c.grid.z > 65535) {
     return "a grid of " + describe(c.grid) + " blocks (each at least 1, y and z at most 65535)";
   }
+  if (c.warp_size != 32 && c.warp_size != 64) {
+    return "warps of " + std::to_string(c.warp_size) + " lanes (32, or 64 for AMD's wavefronts)";
+  }
   if (c.shared_bytes > kMaxDynamicShared) {
     return std::to_string(c.shared_bytes) + " bytes of dynamic shared memory (at most 49152)";
   }
@@ -298,13 +307,52 @@ void shuffle_bytes(const void* mine, void* out, size_t bytes, Shuffle kind, int 
   const EmulatedThread& t = *g_current;
   std::memcpy(b.slots[t.linear].data(), mine, bytes);
   arrive_in_warp();  // every live lane has offered its value
-  const int lane = static_cast<int>(t.linear % kWarpSize);
+  const int lane = static_cast<int>(t.linear % b.warp_size);
   const int segment = lane / width * width;
   int source = kind == Shuffle::Down ? lane + operand : lane ^ operand;
   if (source < segment || source >= segment + width) source = lane;
   const size_t from = t.linear - static_cast<size_t>(lane) + static_cast<size_t>(source);
   const bool offered = from < b.threads.size() && !b.threads[from].done;
   std::memcpy(out, b.slots[offered ? from : t.linear].data(), bytes);
+  arrive_in_warp();  // every lane has read before any offers again
+}
+
+// v_mfma_f32_16x16x16f16 / _bf16_1k as AMD documents the instruction: lane l holds
+// A[l % 16][4 (l / 16) + e], B[4 (l / 16) + e][l % 16] and the accumulator's
+// C[4 (l / 16) + e][l % 16], e = 0..3. Every lane offers its A and B elements, then adds
+// the sums over k for its own accumulator elements.
+void matrix_core_product_16x16x16(const float a[4], const float b[4], float c[4]) {
+  Block& block = *g_block;
+  const EmulatedThread& t = *g_current;
+  if (block.warp_size != 64) {
+    throw std::runtime_error(
+        "an MFMA instruction in a kernel launched with 32-lane warps (launch_kernel<64> runs "
+        "it in wavefronts)");
+  }
+  std::memcpy(block.slots[t.linear].data(), a, 4 * sizeof(float));
+  std::memcpy(block.slots[t.linear].data() + 4 * sizeof(float), b, 4 * sizeof(float));
+  arrive_in_warp();  // every live lane has offered its elements
+  const unsigned int wave = t.linear / 64;
+  if (block.warp_live[wave] != 64) {
+    throw std::runtime_error("an MFMA instruction that only " +
+                             std::to_string(block.warp_live[wave]) +
+                             " of its wavefront's 64 lanes reach");
+  }
+  const unsigned int first = wave * 64, lane = t.linear % 64;
+  auto element = [&](unsigned int holder, int index) {  // index 0-3: A, 4-7: B
+    float v;
+    std::memcpy(&v, block.slots[first + holder].data() + index * sizeof(float), sizeof(float));
+    return v;
+  };
+  const unsigned int col = lane % 16;
+  for (int e = 0; e < 4; ++e) {
+    const unsigned int row = 4 * (lane / 16) + e;
+    float sum = c[e];
+    for (unsigned int k = 0; k < 16; ++k) {
+      sum += element(row + 16 * (k / 4), k % 4) * element(col + 16 * (k / 4), 4 + k % 4);
+    }
+    c[e] = sum;
+  }
   arrive_in_warp();  // every lane has read before any offers again
 }
 
@@ -319,7 +367,8 @@ void run_grid(const LaunchConfig& config, void (*thread_body)(void*), void* clos
   Block b;
   b.threads.resize(n);
   b.slots.resize(n);
-  b.warps.resize((n + kWarpSize - 1) / kWarpSize);
+  b.warp_size = config.warp_size;
+  b.warps.resize((n + b.warp_size - 1) / b.warp_size);
   b.warp_live.resize(b.warps.size());
   for (unsigned int i = 0; i < n; ++i) {
     EmulatedThread& t = b.threads[i];

@@ -63,7 +63,15 @@ T shuffle(T value, Shuffle kind, int operand, int width) {
 struct LaunchConfig {
   dim3 grid, block;
   size_t shared_bytes;
+  unsigned int warp_size = 32;  // 64: a kernel written for AMD's wavefronts
 };
+
+// AMD's v_mfma_f32_16x16x16 (f16, bf16_1k) over the calling 64-lane wavefront, in the
+// instruction's lane layout (Note [MFMA fragments] in kernels/gemm_math.h): each lane
+// gives its four elements of A and of B (as floats, which hold 16-bit values exactly) and
+// adds the sums over k to its four accumulator elements. Every lane of the wavefront must
+// reach it; a kernel of 32-lane warps may not use it.
+void matrix_core_product_16x16x16(const float a[4], const float b[4], float c[4]);
 
 // Runs the grid: `thread_body` once for every thread (what each thread reads of g_thread is
 // its own). Any error (a bad configuration, a barrier that not every thread reaches) is

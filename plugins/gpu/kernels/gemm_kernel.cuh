@@ -1,24 +1,37 @@
 // loom's tiled GEMM kernels (Note [Tiled GEMM] in gemm_math.h; float16 and bfloat16 on
-// CUDA's tensor cores, Note [Tensor-core GEMM]) over any operands: a batch of [m, n] =
-// [m, k] @ [k, n] products whose elements an `Operands` object reads through cursors
-// (Note [GEMM operand cursors]) and whose results it stores, so strided matrices (linalg.cu) and
-// the implicit matrices of a convolution (conv.cu, Note [Implicit-GEMM convolution]) share one
-// kernel. Included by those two translation units only.
+// the matrix units, Note [Tensor-core GEMM]: CUDA's tensor cores and AMD's matrix cores)
+// over any operands: a batch of [m, n] = [m, k] @ [k, n] products whose elements an
+// `Operands` object reads through cursors (Note [GEMM operand cursors]) and whose results
+// it stores, so strided matrices (linalg.cu) and the implicit matrices of a convolution
+// (conv.cu, Note [Implicit-GEMM convolution]) share one kernel. Included by those two
+// translation units only.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <type_traits>
 
-#if defined(LOOM_GPU_EMULATED)  // the emulator's WMMA (Note [The GPU emulator])
+// LOOM_GPU_WMMA: CUDA's tensor cores (sm_70 on). LOOM_GPU_MFMA: AMD's matrix cores, on the
+// devices that have them (device_has_mfma). The emulator has both (Note [The GPU emulator]).
+#if defined(LOOM_GPU_EMULATED)
 #include "../emulator/emulated_wmma.h"
-#define LOOM_GPU_TENSOR_CORES 1
-#elif defined(__CUDACC__) && !defined(__HIPCC__)  // WMMA: CUDA's tensor cores (sm_70 on)
+#define LOOM_GPU_WMMA 1
+#define LOOM_GPU_MFMA 1
+#elif defined(__CUDACC__) && !defined(__HIPCC__)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <mma.h>
-#define LOOM_GPU_TENSOR_CORES 1
+#define LOOM_GPU_WMMA 1
+#define LOOM_GPU_MFMA 0
+#elif defined(__HIPCC__)
+#define LOOM_GPU_WMMA 0
+#define LOOM_GPU_MFMA 1
 #else
-#define LOOM_GPU_TENSOR_CORES 0
+#define LOOM_GPU_WMMA 0
+#define LOOM_GPU_MFMA 0
 #endif
 
 #include "device_types.h"
@@ -130,7 +143,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   }
 }
 
-#if LOOM_GPU_TENSOR_CORES
+#if LOOM_GPU_WMMA
 template <typename T>
 struct WmmaElement;
 template <>
@@ -144,52 +157,193 @@ struct WmmaElement<BFloat16> {
   static __device__ __forceinline__ __nv_bfloat16 from(float v) { return __float2bfloat16_rn(v); }
 };
 
-// Note [Tensor-core GEMM] in gemm_math.h: float16 and bfloat16 on WMMA fragments, two
-// shared-memory stages.
-template <typename T, typename Operands>
-__global__ void __launch_bounds__(kTensorThreads)
+// A MatrixCore (Note [Tensor-core GEMM]) on CUDA's WMMA fragments.
+template <typename T>
+struct WmmaCore {
+  using Tiling = TensorTiling<32>;
+  using Element = typename WmmaElement<T>::type;
+  using AFragment =
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, Element, nvcuda::wmma::row_major>;
+  using BFragment =
+      nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, Element, nvcuda::wmma::row_major>;
+  using Accumulator = nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float>;
+  static __device__ __forceinline__ Element from(float v) { return WmmaElement<T>::from(v); }
+  static __device__ __forceinline__ void zero(Accumulator& c) {
+    nvcuda::wmma::fill_fragment(c, 0.0f);
+  }
+  // the 16 x 16 fragments at p, row-major, `ld` elements a row
+  static __device__ __forceinline__ void load_a(AFragment& f, const Element* p, int ld) {
+    nvcuda::wmma::load_matrix_sync(f, p, ld);
+  }
+  static __device__ __forceinline__ void load_b(BFragment& f, const Element* p, int ld) {
+    nvcuda::wmma::load_matrix_sync(f, p, ld);
+  }
+  static __device__ __forceinline__ void mma(Accumulator& c, const AFragment& a,
+                                             const BFragment& b) {
+    nvcuda::wmma::mma_sync(c, a, b, c);
+  }
+  static __device__ __forceinline__ void store(float* p, const Accumulator& c, int ld) {
+    nvcuda::wmma::store_matrix_sync(p, c, ld, nvcuda::wmma::mem_row_major);
+  }
+};
+#endif
+
+#if LOOM_GPU_MFMA
+#if defined(__HIP_DEVICE_COMPILE__) && (defined(__gfx90a__) || defined(__gfx940__))
+#define LOOM_GPU_MFMA_INSTRUCTIONS 1  // this device pass compiles the instructions
+typedef _Float16 MfmaHalf4 __attribute__((ext_vector_type(4)));
+typedef short MfmaShort4 __attribute__((ext_vector_type(4)));
+typedef float MfmaFloat4 __attribute__((ext_vector_type(4)));
+#else
+#define LOOM_GPU_MFMA_INSTRUCTIONS 0
+#endif
+
+// A MatrixCore (Note [Tensor-core GEMM]) on AMD's 16 x 16 x 16 MFMA instructions: each
+// lane holds its four elements of a fragment (Note [MFMA fragments]). Launched only where
+// device_has_mfma(); other device passes (gfx1030) compile a trap in its place.
+template <typename T>
+struct MfmaCore {
+  static_assert(std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, "16-bit elements");
+  using Tiling = TensorTiling<kMfmaWaveSize>;
+  using Element = T;
+  struct AFragment {
+    uint16_t bits[4];
+  };
+  using BFragment = AFragment;
+  struct Accumulator {
+    float v[4];
+  };
+  static __device__ __forceinline__ Element from(float v) { return T(v); }
+  static __device__ __forceinline__ int lane() { return threadIdx.x % kMfmaWaveSize; }
+  static __device__ __forceinline__ void zero(Accumulator& c) {
+    LOOM_GPU_UNROLL
+    for (int e = 0; e < 4; ++e) c.v[e] = 0.0f;
+  }
+  static __device__ __forceinline__ void load_a(AFragment& f, const Element* p, int ld) {
+    LOOM_GPU_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const TileSlot s = mfma_a_element(lane(), e);
+      f.bits[e] = p[s.row * ld + s.col].x;
+    }
+  }
+  static __device__ __forceinline__ void load_b(BFragment& f, const Element* p, int ld) {
+    LOOM_GPU_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const TileSlot s = mfma_b_element(lane(), e);
+      f.bits[e] = p[s.row * ld + s.col].x;
+    }
+  }
+  static __device__ __forceinline__ void mma(Accumulator& c, const AFragment& a,
+                                             const BFragment& b) {
+#if LOOM_GPU_MFMA_INSTRUCTIONS
+    MfmaFloat4 acc;
+    __builtin_memcpy(&acc, c.v, sizeof(acc));
+    if constexpr (std::is_same_v<T, Half>) {
+      MfmaHalf4 va, vb;
+      __builtin_memcpy(&va, a.bits, sizeof(va));
+      __builtin_memcpy(&vb, b.bits, sizeof(vb));
+      acc = __builtin_amdgcn_mfma_f32_16x16x16f16(va, vb, acc, 0, 0, 0);
+    } else {
+      MfmaShort4 va, vb;
+      __builtin_memcpy(&va, a.bits, sizeof(va));
+      __builtin_memcpy(&vb, b.bits, sizeof(vb));
+      acc = __builtin_amdgcn_mfma_f32_16x16x16bf16_1k(va, vb, acc, 0, 0, 0);
+    }
+    __builtin_memcpy(c.v, &acc, sizeof(acc));
+#elif defined(LOOM_GPU_EMULATED)
+    float fa[4], fb[4];
+    for (int e = 0; e < 4; ++e) {
+      T ea, eb;
+      ea.x = a.bits[e];
+      eb.x = b.bits[e];
+      fa[e] = static_cast<float>(ea);
+      fb[e] = static_cast<float>(eb);
+    }
+    emu::matrix_core_product_16x16x16(fa, fb, c.v);
+#else
+    (void)c, (void)a, (void)b;
+    __builtin_trap();  // a device without matrix cores never launches this kernel
+#endif
+  }
+  static __device__ __forceinline__ void store(float* p, const Accumulator& c, int ld) {
+    LOOM_GPU_UNROLL
+    for (int e = 0; e < 4; ++e) {
+      const TileSlot s = mfma_accumulator_element(lane(), e);
+      p[s.row * ld + s.col] = c.v[e];
+    }
+  }
+};
+
+#if defined(__HIPCC__)
+// Whether the current device has MFMA matrix cores: gfx90a and gfx940, the targets the
+// ROCm plugin compiles them for. Asked once per device.
+inline bool device_has_mfma() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices];  // 0: not asked yet, 1: none, 2: MFMA
+  int device = 0;
+  if (gpuGetDevice(&device) != gpuSuccess || device < 0 || device >= kDevices) return false;
+  int state = known[device].load(std::memory_order_relaxed);
+  if (state == 0) {
+    gpuDeviceProp_t prop;
+    const bool mfma = gpuGetDeviceProperties(&prop, device) == gpuSuccess &&
+                      (std::strncmp(prop.gcnArchName, "gfx90a", 6) == 0 ||
+                       std::strncmp(prop.gcnArchName, "gfx940", 6) == 0);
+    state = mfma ? 2 : 1;
+    known[device].store(state, std::memory_order_relaxed);
+  }
+  return state == 2;
+}
+#endif
+#endif
+
+#if LOOM_GPU_WMMA || LOOM_GPU_MFMA
+// Note [Tensor-core GEMM] in gemm_math.h: float16 and bfloat16 on a MatrixCore's
+// fragments, two shared-memory stages.
+template <typename Core, typename T, typename Operands>
+__global__ void __launch_bounds__(Core::Tiling::kThreads)
     tensor_core_gemm_kernel(Operands ops, GemmDims d, int64_t row_tiles) {
-  namespace wmma = nvcuda::wmma;
-  using E = WmmaElement<T>;
-  using W = typename E::type;
+  using Tiling = typename Core::Tiling;
+  using W = typename Core::Element;
+  constexpr int kLoads = Tiling::kLoads;
   __shared__ __align__(32) W a_tile[2][kTensorTile * kTensorAStride];
   __shared__ __align__(32) W b_tile[2][kTensorTileK * kTensorBStride];
   __shared__ __align__(32) float c_tile[kTensorTile * kTensorCStride];
   const int t = threadIdx.x;
-  const TileSlot origin = tensor_warp_origin(t / 32);
+  const TileSlot origin = tensor_warp_origin(t / Tiling::kWarpSize);
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTensorTile;
   for (int64_t z = blockIdx.z; z < d.batch; z += gridDim.z) {
     for (int64_t tile = blockIdx.y; tile < row_tiles; tile += gridDim.y) {
       const int64_t row0 = tile * kTensorTile;
-      // cursors (Note [GEMM operand cursors]): this thread's one B column is kept; its 16 A
-      // rows are cheap to address and would cost 16 live cursors, so each fetch takes them
-      const int b_column = tensor_b_slot(t, 0).col;
+      // cursors (Note [GEMM operand cursors]): this thread's one B column is kept; its A
+      // rows are cheap to address and would cost as many live cursors, so each fetch
+      // takes them
+      const int b_column = tensor_b_slot<Tiling>(t, 0).col;
       const bool b_inside = col0 + b_column < d.n;
       const auto b_cursor = ops.b_col(z, b_inside ? col0 + b_column : col0);
-      float a_next[kTensorLoads], b_next[kTensorLoads];
+      float a_next[kLoads], b_next[kLoads];
       auto fetch = [&](int64_t k0) {  // the slices at k0, into registers
         LOOM_GPU_UNROLL
-        for (int i = 0; i < kTensorLoads; ++i) {
-          const TileSlot sa = tensor_a_slot(t, i);
+        for (int i = 0; i < kLoads; ++i) {
+          const TileSlot sa = tensor_a_slot<Tiling>(t, i);
           const int64_t r = row0 + sa.row, ka = k0 + sa.col;
           a_next[i] = r < d.m && ka < d.k ? static_cast<float>(ops.a(ops.a_row(z, r), ka)) : 0.0f;
-          const int64_t kb = k0 + tensor_b_slot(t, i).row;
+          const int64_t kb = k0 + tensor_b_slot<Tiling>(t, i).row;
           b_next[i] = b_inside && kb < d.k ? static_cast<float>(ops.b(b_cursor, kb)) : 0.0f;
         }
       };
       auto stage = [&](int s) {  // the registers into shared-memory stage s
         LOOM_GPU_UNROLL
-        for (int i = 0; i < kTensorLoads; ++i) {
-          const TileSlot sa = tensor_a_slot(t, i), sb = tensor_b_slot(t, i);
-          a_tile[s][sa.row * kTensorAStride + sa.col] = E::from(a_next[i]);
-          b_tile[s][sb.row * kTensorBStride + sb.col] = E::from(b_next[i]);
+        for (int i = 0; i < kLoads; ++i) {
+          const TileSlot sa = tensor_a_slot<Tiling>(t, i), sb = tensor_b_slot<Tiling>(t, i);
+          a_tile[s][sa.row * kTensorAStride + sa.col] = Core::from(a_next[i]);
+          b_tile[s][sb.row * kTensorBStride + sb.col] = Core::from(b_next[i]);
         }
       };
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc[2][2];
+      typename Core::Accumulator acc[2][2];
       LOOM_GPU_UNROLL
       for (int i = 0; i < 2; ++i) {
         LOOM_GPU_UNROLL
-        for (int j = 0; j < 2; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+        for (int j = 0; j < 2; ++j) Core::zero(acc[i][j]);
       }
       fetch(0);
       stage(0);
@@ -200,19 +354,19 @@ __global__ void __launch_bounds__(kTensorThreads)
         if (more) fetch(k0 + kTensorTileK);  // in flight while the fragments multiply
         LOOM_GPU_UNROLL
         for (int kk = 0; kk < kTensorTileK; kk += 16) {
-          wmma::fragment<wmma::matrix_a, 16, 16, 16, W, wmma::row_major> fa[2];
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, W, wmma::row_major> fb[2];
+          typename Core::AFragment fa[2];
+          typename Core::BFragment fb[2];
           LOOM_GPU_UNROLL
           for (int i = 0; i < 2; ++i) {
-            wmma::load_matrix_sync(fa[i], &a_tile[s][(origin.row + i * 16) * kTensorAStride + kk],
-                                   kTensorAStride);
-            wmma::load_matrix_sync(fb[i], &b_tile[s][kk * kTensorBStride + origin.col + i * 16],
-                                   kTensorBStride);
+            Core::load_a(fa[i], &a_tile[s][(origin.row + i * 16) * kTensorAStride + kk],
+                         kTensorAStride);
+            Core::load_b(fb[i], &b_tile[s][kk * kTensorBStride + origin.col + i * 16],
+                         kTensorBStride);
           }
           LOOM_GPU_UNROLL
           for (int i = 0; i < 2; ++i) {
             LOOM_GPU_UNROLL
-            for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+            for (int j = 0; j < 2; ++j) Core::mma(acc[i][j], fa[i], fb[j]);
           }
         }
         if (more) stage(s ^ 1);  // stage s ^ 1 was last read before the previous barrier
@@ -223,13 +377,12 @@ __global__ void __launch_bounds__(kTensorThreads)
       for (int i = 0; i < 2; ++i) {
         LOOM_GPU_UNROLL
         for (int j = 0; j < 2; ++j) {
-          wmma::store_matrix_sync(
-              &c_tile[(origin.row + i * 16) * kTensorCStride + origin.col + j * 16], acc[i][j],
-              kTensorCStride, wmma::mem_row_major);
+          Core::store(&c_tile[(origin.row + i * 16) * kTensorCStride + origin.col + j * 16],
+                      acc[i][j], kTensorCStride);
         }
       }
       __syncthreads();
-      for (int e = t; e < kTensorTile * kTensorTile; e += kTensorThreads) {
+      for (int e = t; e < kTensorTile * kTensorTile; e += Tiling::kThreads) {
         const int r = e / kTensorTile, c = e % kTensorTile;
         if (row0 + r < d.m && col0 + c < d.n) {
           ops.store(z, row0 + r, col0 + c, c_tile[r * kTensorCStride + c]);
@@ -239,44 +392,82 @@ __global__ void __launch_bounds__(kTensorThreads)
     }
   }
 }
+
+// Which matrix units take a 16-bit product: WMMA on CUDA, MFMA where the device has it;
+// the emulator takes MFMA unless LOOM_GPU_EMULATOR_MATRIX_UNITS is "wmma" (Misnamed: any
+// other value, which the caller refuses).
+enum class MatrixUnits { None, Wmma, Mfma, Misnamed };
+inline MatrixUnits matrix_units() {
+#if defined(LOOM_GPU_EMULATED)
+  static const MatrixUnits chosen = [] {
+    const char* v = std::getenv("LOOM_GPU_EMULATOR_MATRIX_UNITS");
+    if (v == nullptr || std::strcmp(v, "mfma") == 0) return MatrixUnits::Mfma;
+    return std::strcmp(v, "wmma") == 0 ? MatrixUnits::Wmma : MatrixUnits::Misnamed;
+  }();
+  return chosen;
+#elif LOOM_GPU_WMMA
+  return MatrixUnits::Wmma;
+#else
+  return device_has_mfma() ? MatrixUnits::Mfma : MatrixUnits::None;
+#endif
+}
 #endif
 
-// Launches the kernels over d on `stream`: the tensor-core kernel for float16 and
-// bfloat16 on CUDA, else the large or small SIMT tile (Note [Tiled GEMM]; kMayTakeLarge
-// false: the small one, for rare operands not worth another instantiation); an error
-// message, or null.
+// Launches the kernels over d on `stream`: the matrix-core kernel for float16 and bfloat16
+// where the device has matrix units, else the large or small SIMT tile (Note [Tiled
+// GEMM]; kMayTakeLarge false: the small one, for rare operands not worth another
+// instantiation); an error message, or null.
 template <typename T, bool kMayTakeLarge = true, typename Operands>
 const char* launch_tiled_gemm(const Operands& ops, const GemmDims& d, gpuStream_t stream) {
   if (d.m == 0 || d.n == 0 || d.batch == 0) return nullptr;
   constexpr bool kFloat = std::is_same_v<OpMath<T>, float>;
+#if LOOM_GPU_WMMA || LOOM_GPU_MFMA
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    const MatrixUnits units = matrix_units();
+#if defined(LOOM_GPU_EMULATED)
+    if (units == MatrixUnits::Misnamed) {
+      static const std::string message = std::string("LOOM_GPU_EMULATOR_MATRIX_UNITS is '") +
+                                         std::getenv("LOOM_GPU_EMULATOR_MATRIX_UNITS") +
+                                         "', which names no matrix units of the emulator "
+                                         "(expected mfma or wmma)";
+      return message.c_str();
+    }
+#endif
+    const GemmLaunch tensor = plan_gemm(d.m, d.n, d.batch, kTensorTile);
+    const dim3 grid(tensor.grid_x, tensor.grid_y, tensor.grid_z);
+    if (tensor.grid_x == 0) return "the product has more columns than one launch covers";
+#if LOOM_GPU_WMMA
+    if (units == MatrixUnits::Wmma) {
+      using Core = WmmaCore<T>;
+      launch_kernel(tensor_core_gemm_kernel<Core, T, Operands>, grid, Core::Tiling::kThreads, 0,
+                    stream, ops, d, tensor.row_tiles);
+      return last_launch_error();
+    }
+#endif
+#if LOOM_GPU_MFMA
+    if (units == MatrixUnits::Mfma) {
+      using Core = MfmaCore<T>;
+      launch_kernel<kMfmaWaveSize>(tensor_core_gemm_kernel<Core, T, Operands>, grid,
+                                   Core::Tiling::kThreads, 0, stream, ops, d, tensor.row_tiles);
+      return last_launch_error();
+    }
+#endif
+  }
+#endif
   const bool large = kMayTakeLarge && takes_large_gemm_tile(d, kFloat);
   const GemmLaunch l =
       plan_gemm(d.m, d.n, d.batch, large ? LargeGemmTile::kRows : SmallGemmTile::kRows);
   if (l.grid_x == 0) return "the product has more columns than one launch covers";
   const dim3 grid(l.grid_x, l.grid_y, l.grid_z);
-#if LOOM_GPU_TENSOR_CORES
-  constexpr bool kTensorCores = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
-#else
-  constexpr bool kTensorCores = false;
-#endif
-  if constexpr (kTensorCores) {
-#if LOOM_GPU_TENSOR_CORES
-    const GemmLaunch tensor = plan_gemm(d.m, d.n, d.batch, kTensorTile);
-    launch_kernel(tensor_core_gemm_kernel<T, Operands>,
-                  dim3(tensor.grid_x, tensor.grid_y, tensor.grid_z), kTensorThreads, 0, stream, ops,
-                  d, tensor.row_tiles);
-#endif
-  } else {
-    if constexpr (kFloat && kMayTakeLarge) {  // float64 never takes the large tile
-      if (large) {
-        launch_kernel(tiled_gemm_kernel<LargeGemmTile, T, Operands>, grid, LargeGemmTile::kThreads,
-                      0, stream, ops, d, l.row_tiles);
-        return last_launch_error();
-      }
+  if constexpr (kFloat && kMayTakeLarge) {  // float64 never takes the large tile
+    if (large) {
+      launch_kernel(tiled_gemm_kernel<LargeGemmTile, T, Operands>, grid, LargeGemmTile::kThreads, 0,
+                    stream, ops, d, l.row_tiles);
+      return last_launch_error();
     }
-    launch_kernel(tiled_gemm_kernel<SmallGemmTile, T, Operands>, grid, SmallGemmTile::kThreads, 0,
-                  stream, ops, d, l.row_tiles);
   }
+  launch_kernel(tiled_gemm_kernel<SmallGemmTile, T, Operands>, grid, SmallGemmTile::kThreads, 0,
+                stream, ops, d, l.row_tiles);
   return last_launch_error();
 }
 

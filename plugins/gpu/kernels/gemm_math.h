@@ -147,40 +147,74 @@ LOOM_GPU_HD int gemm_b_shared(int k, int col) {
 
 // Note [Tensor-core GEMM]
 // ~~~~~~~~~~~~~~~~~~~~~~~
-// float16 and bfloat16 products on CUDA run on tensor cores (WMMA's 16 x 16 x 16 fragments,
-// float accumulators): a block of 4 warps computes a 64 x 64 tile of C, each warp a 32 x 32
-// quarter of it (2 x 2 fragments), stepping along k kTensorTileK at a time through two
-// shared-memory stages: while the warps multiply the slices of one stage, each thread's
-// loads of the next slices are already in its registers, written to the other stage after
-// (double buffering: one barrier per step, loads in flight during the products). The
-// slices are read through the same Operands as the SIMT kernel (any strides, implicit
-// convolution matrices), zero outside the matrices, and rows padded by 8 elements (a
-// multiple WMMA's leading dimension needs, which also spreads the banks). The float
-// results go through shared memory to the Operands' store (alpha, beta, any layout).
-// float32 and float64 keep the SIMT kernel: tensor cores would round float32 to TF32.
+// float16 and bfloat16 products run on the GPU's matrix units with float accumulators:
+// CUDA's tensor cores through WMMA, and the matrix cores of AMD's gfx90a (MI200) and
+// gfx940 (MI300) through MFMA (Note [MFMA fragments]). One kernel serves both; a
+// `MatrixCore` (gemm_kernel.cuh) says how a warp loads a 16 x 16 fragment from shared
+// memory, multiplies 16 x 16 x 16, and stores its accumulator, and how wide a warp is (32
+// lanes on CUDA, 64 on AMD). A block of kTensorWarps warps computes a 64 x 64 tile of C,
+// each warp a 32 x 32 quarter of it (2 x 2 fragments), stepping along k kTensorTileK at a
+// time through two shared-memory stages: while the warps multiply the slices of one stage,
+// each thread's loads of the next slices are already in its registers, written to the
+// other stage after (double buffering: one barrier per step, loads in flight during the
+// products). The slices are read through the same Operands as the SIMT kernel (any
+// strides, implicit convolution matrices), zero outside the matrices, and rows padded by 8
+// elements (a multiple WMMA's leading dimension needs, which also spreads the banks). The
+// float results go through shared memory to the Operands' store (alpha, beta, any
+// layout). float32 and float64 keep the SIMT kernel: matrix units would round float32 to
+// TF32. AMD GPUs without matrix cores (gfx1030) keep it for every dtype.
 inline constexpr int kTensorTile = 64;
 inline constexpr int kTensorTileK = 32;
 inline constexpr int kTensorWarps = 4;
-inline constexpr int kTensorThreads = kTensorWarps * 32;                          // 128
-inline constexpr int kTensorLoads = kTensorTile * kTensorTileK / kTensorThreads;  // 16
-inline constexpr int kTensorAStride = kTensorTileK + 8;                           // 40
-inline constexpr int kTensorBStride = kTensorTile + 8;                            // 72
-inline constexpr int kTensorCStride = kTensorTile + 4;                            // 68
+inline constexpr int kTensorAStride = kTensorTileK + 8;  // 40
+inline constexpr int kTensorBStride = kTensorTile + 8;   // 72
+inline constexpr int kTensorCStride = kTensorTile + 4;   // 68
+
+// A block's threads and the slice elements each one stages, for warps of WarpSize lanes.
+template <int WarpSize>
+struct TensorTiling {
+  static constexpr int kWarpSize = WarpSize;
+  static constexpr int kThreads = kTensorWarps * WarpSize;              // 128 or 256
+  static constexpr int kLoads = kTensorTile * kTensorTileK / kThreads;  // 16 or 8
+  static_assert(kLoads * kThreads == kTensorTile * kTensorTileK, "every element staged once");
+};
 
 // Load number `i` of thread `t` in the A slice (kTensorTile rows x kTensorTileK, threads
 // along k) and in the B slice (kTensorTileK rows x kTensorTile, threads along n):
 // neighbouring threads read neighbouring elements of a row-major operand.
+template <typename Tiling>
 LOOM_GPU_HD TileSlot tensor_a_slot(int t, int i) {
-  const int slot = t + i * kTensorThreads;
+  const int slot = t + i * Tiling::kThreads;
   return {slot / kTensorTileK, slot % kTensorTileK};
 }
+template <typename Tiling>
 LOOM_GPU_HD TileSlot tensor_b_slot(int t, int i) {
-  const int slot = t + i * kTensorThreads;
+  const int slot = t + i * Tiling::kThreads;
   return {slot / kTensorTile, slot % kTensorTile};
 }
 // The first row and column of warp w's 32 x 32 quarter of the tile.
 LOOM_GPU_HD TileSlot tensor_warp_origin(int w) {
   return {(w / 2) * 32, (w % 2) * 32};
+}
+
+// Note [MFMA fragments]
+// ~~~~~~~~~~~~~~~~~~~~~
+// AMD's v_mfma_f32_16x16x16f16 and v_mfma_f32_16x16x16bf16_1k (gfx90a; gfx940 spells them
+// _16x16x16_f16 and _bf16) add a 16 x 16 x 16 product to a 16 x 16 float accumulator over
+// one 64-lane wavefront. Each lane holds four elements of each operand, in a layout the
+// instruction fixes (AMD's matrix instruction calculator): lane l holds A[l % 16][4 (l / 16)
+// + e] and B[4 (l / 16) + e][l % 16] for e = 0..3 (four neighbouring k: one 8-byte read of
+// a k-contiguous A row), and accumulator elements C[4 (l / 16) + e][l % 16]. The emulator
+// multiplies in the same layout, lane by lane (emulator/block_scheduler.cc).
+inline constexpr int kMfmaWaveSize = 64;
+LOOM_GPU_HD TileSlot mfma_a_element(int lane, int e) {
+  return {lane % 16, 4 * (lane / 16) + e};
+}
+LOOM_GPU_HD TileSlot mfma_b_element(int lane, int e) {
+  return {4 * (lane / 16) + e, lane % 16};
+}
+LOOM_GPU_HD TileSlot mfma_accumulator_element(int lane, int e) {
+  return {4 * (lane / 16) + e, lane % 16};
 }
 
 }  // namespace loom::gpu

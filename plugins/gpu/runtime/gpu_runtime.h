@@ -166,14 +166,18 @@ using gpuDeviceProp_t = cudaDeviceProp;
 #else
 #define LOOM_GPU_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 #endif
+// launch_kernel<64>(...) launches a kernel written for AMD's 64-lane wavefronts (the MFMA
+// GEMM): the hardware decides a warp's width, the emulator runs such a kernel's warps 64
+// lanes wide.
 #if defined(LOOM_GPU_EMULATED) || defined(__CUDACC__) || defined(__HIPCC__)
 namespace loom::gpu {
-template <typename... Params, typename... Args>
+template <unsigned int kEmulatedWarpSize = 32, typename... Params, typename... Args>
 void launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes,
                    gpuStream_t stream, Args&&... args) {
 #if defined(LOOM_GPU_EMULATED)
   (void)stream;  // the emulator runs a launch when it is queued
-  emu::launch(kernel, emu::LaunchConfig{grid, block, shared_bytes}, std::forward<Args>(args)...);
+  emu::launch(kernel, emu::LaunchConfig{grid, block, shared_bytes, kEmulatedWarpSize},
+              std::forward<Args>(args)...);
 #else
   // A .h file is C++ to clang-format, which has no <<< >>>.
   // clang-format off
