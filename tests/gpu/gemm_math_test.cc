@@ -216,6 +216,43 @@ TEST(GpuGemmMath, TensorCoreTilesCoverTheirSlicesAndOutputs) {
   EXPECT_LE(bytes, 48 * 1024);
 }
 
+// Note [Vector operand loads]: the runs of each tiling cover both slices once, each run
+// inside one row of its slice and 16-byte aligned in shared memory; operands are read in
+// runs only when every run starts 16 bytes aligned.
+template <typename Tiling>
+void expect_tensor_runs_covered() {
+  std::vector<int> a(kTensorTile * kTensorTileK, 0), b(kTensorTileK * kTensorTile, 0);
+  for (int t = 0; t < Tiling::kThreads; ++t) {
+    for (int i = 0; i < Tiling::kRuns; ++i) {
+      const TileSlot ra = tensor_a_run<Tiling>(t, i), rb = tensor_b_run<Tiling>(t, i);
+      ASSERT_TRUE(ra.row < kTensorTile && ra.col + kTensorVector <= kTensorTileK);
+      ASSERT_TRUE(rb.row < kTensorTileK && rb.col + kTensorVector <= kTensorTile);
+      EXPECT_EQ((ra.row * kTensorAStride + ra.col) * 2 % 16, 0);
+      EXPECT_EQ((rb.row * kTensorBStride + rb.col) * 2 % 16, 0);
+      for (int e = 0; e < kTensorVector; ++e) {
+        ++a[ra.row * kTensorTileK + ra.col + e];
+        ++b[rb.row * kTensorTile + rb.col + e];
+      }
+    }
+  }
+  for (int v : a) EXPECT_EQ(v, 1);
+  for (int v : b) EXPECT_EQ(v, 1);
+}
+
+TEST(GpuGemmMath, SixteenBitOperandsAreStagedInAlignedRunsWhereTheirLayoutAllows) {
+  expect_tensor_runs_covered<TensorTiling<32>>();
+  expect_tensor_runs_covered<TensorTiling<kMfmaWaveSize>>();
+  alignas(16) static const uint16_t data[64] = {};
+  // start, element bytes, unit stride, rows, row stride, batch, batch stride
+  EXPECT_TRUE(runs_are_vectors(data, 2, 1, 40, 104, 1, 0));
+  EXPECT_TRUE(runs_are_vectors(data, 2, 1, 1, 3, 3, 8));          // one row: its stride is unread
+  EXPECT_FALSE(runs_are_vectors(data + 1, 2, 1, 40, 104, 1, 0));  // a start off by one element
+  EXPECT_FALSE(runs_are_vectors(data, 2, 1, 40, 100, 1, 0));      // rows 200 bytes apart
+  EXPECT_FALSE(runs_are_vectors(data, 2, 40, 40, 1, 1, 0));       // a transposed view
+  EXPECT_FALSE(runs_are_vectors(data, 2, 1, 40, 104, 2, 4));      // matrices 8 bytes apart
+  EXPECT_FALSE(runs_are_vectors(data, 4, 1, 40, 104, 1, 0));      // float32: not 8 a run
+}
+
 // Note [MFMA fragments]: a wavefront's 64 lanes hold each element of A, of B and of the
 // accumulator exactly once; a lane's four A elements are neighbours along k (one 8-byte
 // read of a row of the A slice), and a lane's A row and B column are its accumulator's

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 // LOOM_GPU_WMMA: CUDA's tensor cores (sm_70 on). LOOM_GPU_MFMA: AMD's matrix cores, on the
 // devices that have them (device_has_mfma). The emulator has both (Note [The GPU emulator]).
@@ -297,6 +298,15 @@ inline bool device_has_mfma() {
 #endif
 
 #if LOOM_GPU_WMMA || LOOM_GPU_MFMA
+// Operands that can give 16-byte runs (Note [Vector operand loads]): `a_runs` and
+// `b_runs` say whether they do, a_run(z, row, kk) and b_run(z, kk, col) point at the
+// first element of a run along k of A and along n of B.
+template <typename Operands, typename = void>
+struct GivesRuns : std::false_type {};
+template <typename Operands>
+struct GivesRuns<Operands, std::void_t<decltype(std::declval<const Operands&>().a_runs)>>
+    : std::true_type {};
+
 // Note [Tensor-core GEMM] in gemm_math.h: float16 and bfloat16 on a MatrixCore's
 // fragments, two shared-memory stages.
 template <typename Core, typename T, typename Operands>
@@ -304,7 +314,20 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
     tensor_core_gemm_kernel(Operands ops, GemmDims d, int64_t row_tiles) {
   using Tiling = typename Core::Tiling;
   using W = typename Core::Element;
+  using Run = Vector<W, kTensorVector>;
+  // an element of T as the matrix units' type: the same 16-bit format, bits copied
+  auto bits_of = [](const T& v) {
+    W w;
+    memcpy(&w, &v, sizeof(W));
+    return w;
+  };
+  const W zero = Core::from(0.0f);
   constexpr int kLoads = Tiling::kLoads;
+  bool a_in_runs = false, b_in_runs = false;  // Note [Vector operand loads]
+  if constexpr (GivesRuns<Operands>::value) {
+    a_in_runs = ops.a_runs;
+    b_in_runs = ops.b_runs;
+  }
   __shared__ __align__(32) W a_tile[2][kTensorTile * kTensorAStride];
   __shared__ __align__(32) W b_tile[2][kTensorTileK * kTensorBStride];
   __shared__ __align__(32) float c_tile[kTensorTile * kTensorCStride];
@@ -320,23 +343,83 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
       const int b_column = tensor_b_slot<Tiling>(t, 0).col;
       const bool b_inside = col0 + b_column < d.n;
       const auto b_cursor = ops.b_col(z, b_inside ? col0 + b_column : col0);
-      float a_next[kLoads], b_next[kLoads];
+      // this thread's elements of the next slices, in runs (Note [Vector operand loads]) or
+      // one at a time (element i in run i / kTensorVector)
+      Run a_next[Tiling::kRuns], b_next[Tiling::kRuns];
       auto fetch = [&](int64_t k0) {  // the slices at k0, into registers
+        if constexpr (GivesRuns<Operands>::value) {
+          if (a_in_runs) {
+            LOOM_GPU_UNROLL
+            for (int i = 0; i < Tiling::kRuns; ++i) {
+              const TileSlot run = tensor_a_run<Tiling>(t, i);
+              const int64_t r = row0 + run.row, ka = k0 + run.col;
+              const auto* first = ops.a_run(z, r < d.m ? r : row0, ka);
+              if (r < d.m && ka + kTensorVector <= d.k) {
+                a_next[i] = *reinterpret_cast<const Run*>(first);
+              } else {
+                LOOM_GPU_UNROLL
+                for (int e = 0; e < kTensorVector; ++e) {
+                  a_next[i].v[e] = r < d.m && ka + e < d.k ? bits_of(first[e]) : zero;
+                }
+              }
+            }
+          }
+          if (b_in_runs) {
+            LOOM_GPU_UNROLL
+            for (int i = 0; i < Tiling::kRuns; ++i) {
+              const TileSlot run = tensor_b_run<Tiling>(t, i);
+              const int64_t kb = k0 + run.row, c = col0 + run.col;
+              const auto* first = ops.b_run(z, kb < d.k ? kb : 0, c);
+              if (kb < d.k && c + kTensorVector <= d.n) {
+                b_next[i] = *reinterpret_cast<const Run*>(first);
+              } else {
+                LOOM_GPU_UNROLL
+                for (int e = 0; e < kTensorVector; ++e) {
+                  b_next[i].v[e] = kb < d.k && c + e < d.n ? bits_of(first[e]) : zero;
+                }
+              }
+            }
+          }
+        }
         LOOM_GPU_UNROLL
         for (int i = 0; i < kLoads; ++i) {
-          const TileSlot sa = tensor_a_slot<Tiling>(t, i);
-          const int64_t r = row0 + sa.row, ka = k0 + sa.col;
-          a_next[i] = r < d.m && ka < d.k ? static_cast<float>(ops.a(ops.a_row(z, r), ka)) : 0.0f;
-          const int64_t kb = k0 + tensor_b_slot<Tiling>(t, i).row;
-          b_next[i] = b_inside && kb < d.k ? static_cast<float>(ops.b(b_cursor, kb)) : 0.0f;
+          if (!a_in_runs) {
+            const TileSlot sa = tensor_a_slot<Tiling>(t, i);
+            const int64_t r = row0 + sa.row, ka = k0 + sa.col;
+            a_next[i / kTensorVector].v[i % kTensorVector] = Core::from(
+                r < d.m && ka < d.k ? static_cast<float>(ops.a(ops.a_row(z, r), ka)) : 0.0f);
+          }
+          if (!b_in_runs) {
+            const int64_t kb = k0 + tensor_b_slot<Tiling>(t, i).row;
+            b_next[i / kTensorVector].v[i % kTensorVector] =
+                Core::from(b_inside && kb < d.k ? static_cast<float>(ops.b(b_cursor, kb)) : 0.0f);
+          }
         }
       };
       auto stage = [&](int s) {  // the registers into shared-memory stage s
         LOOM_GPU_UNROLL
+        for (int i = 0; i < Tiling::kRuns; ++i) {
+          if (a_in_runs) {
+            const TileSlot run = tensor_a_run<Tiling>(t, i);
+            *reinterpret_cast<Run*>(&a_tile[s][run.row * kTensorAStride + run.col]) = a_next[i];
+          }
+          if (b_in_runs) {
+            const TileSlot run = tensor_b_run<Tiling>(t, i);
+            *reinterpret_cast<Run*>(&b_tile[s][run.row * kTensorBStride + run.col]) = b_next[i];
+          }
+        }
+        LOOM_GPU_UNROLL
         for (int i = 0; i < kLoads; ++i) {
-          const TileSlot sa = tensor_a_slot<Tiling>(t, i), sb = tensor_b_slot<Tiling>(t, i);
-          a_tile[s][sa.row * kTensorAStride + sa.col] = Core::from(a_next[i]);
-          b_tile[s][sb.row * kTensorBStride + sb.col] = Core::from(b_next[i]);
+          if (!a_in_runs) {
+            const TileSlot sa = tensor_a_slot<Tiling>(t, i);
+            a_tile[s][sa.row * kTensorAStride + sa.col] =
+                a_next[i / kTensorVector].v[i % kTensorVector];
+          }
+          if (!b_in_runs) {
+            const TileSlot sb = tensor_b_slot<Tiling>(t, i);
+            b_tile[s][sb.row * kTensorBStride + sb.col] =
+                b_next[i / kTensorVector].v[i % kTensorVector];
+          }
         }
       };
       typename Core::Accumulator acc[2][2];

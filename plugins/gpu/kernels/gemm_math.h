@@ -169,6 +169,7 @@ inline constexpr int kTensorWarps = 4;
 inline constexpr int kTensorAStride = kTensorTileK + 8;  // 40
 inline constexpr int kTensorBStride = kTensorTile + 8;   // 72
 inline constexpr int kTensorCStride = kTensorTile + 4;   // 68
+inline constexpr int kTensorVector = 8;  // elements a staged run (Note [Vector operand loads])
 
 // A block's threads and the slice elements each one stages, for warps of WarpSize lanes.
 template <int WarpSize>
@@ -176,6 +177,7 @@ struct TensorTiling {
   static constexpr int kWarpSize = WarpSize;
   static constexpr int kThreads = kTensorWarps * WarpSize;              // 128 or 256
   static constexpr int kLoads = kTensorTile * kTensorTileK / kThreads;  // 16 or 8
+  static constexpr int kRuns = kLoads / kTensorVector;
   static_assert(kLoads * kThreads == kTensorTile * kTensorTileK, "every element staged once");
 };
 
@@ -195,6 +197,44 @@ LOOM_GPU_HD TileSlot tensor_b_slot(int t, int i) {
 // The first row and column of warp w's 32 x 32 quarter of the tile.
 LOOM_GPU_HD TileSlot tensor_warp_origin(int w) {
   return {(w / 2) * 32, (w % 2) * 32};
+}
+
+// Note [Vector operand loads]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The matrix units multiply faster than a thread can stage elements one at a time, so a
+// 16-bit operand that is a strided matrix whose runs of kTensorVector elements along k
+// (A) or along n (B) are 16 bytes apart and aligned (unit stride, row and batch strides
+// multiples of 8 elements, a 16-byte aligned start: runs_are_vectors) is staged a run at
+// a time: one 16-byte global load and one 16-byte shared store, the element bits copied
+// as they are (the matrix units read the same formats). A run that crosses the matrix's
+// end along k or n is read element by element, zeros past the end. Other operands (a
+// transposed view, an odd row length, a convolution's patches) are staged element by
+// element through the cursors. A thread's registers hold kLoads elements either way.
+
+// Run number `i` of thread `t` in the A slice (four runs a row along k) and in the B
+// slice (eight runs a k row along n): neighbouring threads read neighbouring runs.
+template <typename Tiling>
+LOOM_GPU_HD TileSlot tensor_a_run(int t, int i) {
+  constexpr int kRunsPerRow = kTensorTileK / kTensorVector;
+  const int run = t + i * Tiling::kThreads;
+  return {run / kRunsPerRow, run % kRunsPerRow * kTensorVector};
+}
+template <typename Tiling>
+LOOM_GPU_HD TileSlot tensor_b_run(int t, int i) {
+  constexpr int kRunsPerRow = kTensorTile / kTensorVector;
+  const int run = t + i * Tiling::kThreads;
+  return {run / kRunsPerRow, run % kRunsPerRow * kTensorVector};
+}
+
+// Whether a strided operand of `rows` rows (and `batch` matrices) is read in 16-byte runs
+// along the dim whose stride is `unit_stride` (Note [Vector operand loads]).
+inline bool runs_are_vectors(const void* start, int element_bytes, int64_t unit_stride,
+                             int64_t rows, int64_t row_stride, int64_t batch,
+                             int64_t batch_stride) {
+  return element_bytes * kTensorVector == 16 && unit_stride == 1 &&
+         reinterpret_cast<uintptr_t>(start) % 16 == 0 &&
+         (rows <= 1 || row_stride % kTensorVector == 0) &&
+         (batch <= 1 || batch_stride % kTensorVector == 0);
 }
 
 // Note [MFMA fragments]
