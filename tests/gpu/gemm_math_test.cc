@@ -239,9 +239,30 @@ void expect_tensor_runs_covered() {
   for (int v : b) EXPECT_EQ(v, 1);
 }
 
-TEST(GpuGemmMath, SixteenBitOperandsAreStagedInAlignedRunsWhereTheirLayoutAllows) {
+// The SIMT tiles' float32 runs: one of A and one of B a thread, covering both slices once,
+// B's 16-byte aligned in shared memory.
+template <typename Tile>
+void expect_simt_runs_covered() {
+  std::vector<int> a(Tile::kRows * Tile::kDepth, 0), b(Tile::kDepth * Tile::kCols, 0);
+  for (int t = 0; t < Tile::kThreads; ++t) {
+    const TileSlot ra = gemm_a_run<Tile>(t), rb = gemm_b_run<Tile>(t);
+    ASSERT_TRUE(ra.row < Tile::kRows && ra.col + 4 <= Tile::kDepth);
+    ASSERT_TRUE(rb.row < Tile::kDepth && rb.col + 4 <= Tile::kCols);
+    EXPECT_EQ(gemm_b_shared<Tile>(rb.row, rb.col) % 4, 0);
+    for (int e = 0; e < 4; ++e) {
+      ++a[ra.row * Tile::kDepth + ra.col + e];
+      ++b[rb.row * Tile::kCols + rb.col + e];
+    }
+  }
+  for (int v : a) EXPECT_EQ(v, 1);
+  for (int v : b) EXPECT_EQ(v, 1);
+}
+
+TEST(GpuGemmMath, OperandsAreStagedInAlignedRunsWhereTheirLayoutAllows) {
   expect_tensor_runs_covered<TensorTiling<32>>();
   expect_tensor_runs_covered<TensorTiling<kMfmaWaveSize>>();
+  expect_simt_runs_covered<SmallGemmTile>();
+  expect_simt_runs_covered<LargeGemmTile>();
   alignas(16) static const uint16_t data[64] = {};
   // start, element bytes, unit stride, rows, row stride, batch, batch stride
   EXPECT_TRUE(runs_are_vectors(data, 2, 1, 40, 104, 1, 0));
@@ -250,7 +271,9 @@ TEST(GpuGemmMath, SixteenBitOperandsAreStagedInAlignedRunsWhereTheirLayoutAllows
   EXPECT_FALSE(runs_are_vectors(data, 2, 1, 40, 100, 1, 0));      // rows 200 bytes apart
   EXPECT_FALSE(runs_are_vectors(data, 2, 40, 40, 1, 1, 0));       // a transposed view
   EXPECT_FALSE(runs_are_vectors(data, 2, 1, 40, 104, 2, 4));      // matrices 8 bytes apart
-  EXPECT_FALSE(runs_are_vectors(data, 4, 1, 40, 104, 1, 0));      // float32: not 8 a run
+  EXPECT_TRUE(runs_are_vectors(data, 4, 1, 40, 100, 1, 0));       // float32: runs of four
+  EXPECT_FALSE(runs_are_vectors(data, 4, 1, 40, 102, 1, 0));
+  EXPECT_FALSE(runs_are_vectors(data, 8, 1, 40, 100, 1, 0));  // float64 stays element-wise
 }
 
 // Note [MFMA fragments]: a wavefront's 64 lanes hold each element of A, of B and of the

@@ -41,6 +41,15 @@
 
 namespace loom::gpu {
 
+// Operands that can give 16-byte runs (Note [Vector operand loads]): `a_runs` and
+// `b_runs` say whether they do, a_run(z, row, kk) and b_run(z, kk, col) point at the
+// first element of a run along k of A and along n of B.
+template <typename Operands, typename = void>
+struct GivesRuns : std::false_type {};
+template <typename Operands>
+struct GivesRuns<Operands, std::void_t<decltype(std::declval<const Operands&>().a_runs)>>
+    : std::true_type {};
+
 // Operands (Note [GEMM operand cursors]): a_row(z, row) and b_col(z, col) give cursors
 // for in-range rows and columns, a(cursor, kk) and b(cursor, kk) read OpMath<T> elements
 // for in-range kk, and store(z, row, col, acc) stores each output with its sum.
@@ -53,6 +62,14 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   __shared__ __align__(32) A a_slice[2][Tile::kDepth * Tile::kAStride];
   __shared__ __align__(32) A b_slice[2][Tile::kDepth * Tile::kBStride];
   const int t = threadIdx.x;
+  // float32 operands in 16-byte runs: each thread stages one run of A and one of B a step
+  constexpr bool kRunsPossible = GivesRuns<Operands>::value && std::is_same_v<T, float> &&
+                                 Tile::kALoads == 4 && Tile::kBLoads == 4;
+  bool a_in_runs = false, b_in_runs = false;
+  if constexpr (kRunsPossible) {
+    a_in_runs = ops.a_runs;
+    b_in_runs = ops.b_runs;
+  }
   // the k of this thread's A loads and the column of its B loads, the same at every step
   const int a_k = gemm_a_slot<Tile>(t, 0).col;
   const int b_column = gemm_b_slot<Tile>(t, 0).col;
@@ -70,29 +87,78 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       }
       const bool b_inside = col0 + b_column < d.n;
       const auto b_cursor = ops.b_col(z, b_inside ? col0 + b_column : col0);
+      // this thread's elements of the next slices: one at a time through the cursors, or
+      // one 16-byte run of each operand (Note [Vector operand loads])
       A a_next[Tile::kALoads], b_next[Tile::kBLoads];
       auto fetch = [&](int64_t k0) {  // this thread's elements of the slices at k0
-        LOOM_GPU_UNROLL
-        for (int i = 0; i < Tile::kALoads; ++i) {
-          const int64_t kk = k0 + a_k;
-          a_next[i] = a_inside[i] && kk < d.k ? ops.a(a_rows[i], kk) : A(0);
+        if constexpr (kRunsPossible) {
+          if (a_in_runs) {
+            const TileSlot run = gemm_a_run<Tile>(t);
+            const int64_t r = row0 + run.row, ka = k0 + run.col;
+            const T* first = ops.a_run(z, r < d.m ? r : row0, ka);
+            if (r < d.m && ka + 4 <= d.k) {
+              const Four v = *reinterpret_cast<const Four*>(first);
+              LOOM_GPU_UNROLL
+              for (int e = 0; e < 4; ++e) a_next[e] = v.v[e];
+            } else {
+              LOOM_GPU_UNROLL
+              for (int e = 0; e < 4; ++e) a_next[e] = r < d.m && ka + e < d.k ? first[e] : A(0);
+            }
+          }
+          if (b_in_runs) {
+            const TileSlot run = gemm_b_run<Tile>(t);
+            const int64_t kb = k0 + run.row, c = col0 + run.col;
+            const T* first = ops.b_run(z, kb < d.k ? kb : 0, c);
+            if (kb < d.k && c + 4 <= d.n) {
+              const Four v = *reinterpret_cast<const Four*>(first);
+              LOOM_GPU_UNROLL
+              for (int e = 0; e < 4; ++e) b_next[e] = v.v[e];
+            } else {
+              LOOM_GPU_UNROLL
+              for (int e = 0; e < 4; ++e) b_next[e] = kb < d.k && c + e < d.n ? first[e] : A(0);
+            }
+          }
         }
-        LOOM_GPU_UNROLL
-        for (int i = 0; i < Tile::kBLoads; ++i) {
-          const int64_t kk = k0 + gemm_b_slot<Tile>(t, i).row;
-          b_next[i] = b_inside && kk < d.k ? ops.b(b_cursor, kk) : A(0);
+        if (!a_in_runs) {
+          LOOM_GPU_UNROLL
+          for (int i = 0; i < Tile::kALoads; ++i) {
+            const int64_t kk = k0 + a_k;
+            a_next[i] = a_inside[i] && kk < d.k ? ops.a(a_rows[i], kk) : A(0);
+          }
+        }
+        if (!b_in_runs) {
+          LOOM_GPU_UNROLL
+          for (int i = 0; i < Tile::kBLoads; ++i) {
+            const int64_t kk = k0 + gemm_b_slot<Tile>(t, i).row;
+            b_next[i] = b_inside && kk < d.k ? ops.b(b_cursor, kk) : A(0);
+          }
         }
       };
       auto stage = [&](int s) {  // the registers into shared-memory stage s
-        LOOM_GPU_UNROLL
-        for (int i = 0; i < Tile::kALoads; ++i) {
-          const TileSlot sa = gemm_a_slot<Tile>(t, i);
-          a_slice[s][gemm_a_shared<Tile>(sa.row, sa.col)] = a_next[i];
+        if (a_in_runs) {         // four k rows of the k-major A slice
+          const TileSlot run = gemm_a_run<Tile>(t);
+          LOOM_GPU_UNROLL
+          for (int e = 0; e < 4; ++e)
+            a_slice[s][gemm_a_shared<Tile>(run.row, run.col + e)] = a_next[e];
+        } else {
+          LOOM_GPU_UNROLL
+          for (int i = 0; i < Tile::kALoads; ++i) {
+            const TileSlot sa = gemm_a_slot<Tile>(t, i);
+            a_slice[s][gemm_a_shared<Tile>(sa.row, sa.col)] = a_next[i];
+          }
         }
-        LOOM_GPU_UNROLL
-        for (int i = 0; i < Tile::kBLoads; ++i) {
-          const TileSlot sb = gemm_b_slot<Tile>(t, i);
-          b_slice[s][gemm_b_shared<Tile>(sb.row, sb.col)] = b_next[i];
+        if (b_in_runs) {  // one 16-byte store
+          const TileSlot run = gemm_b_run<Tile>(t);
+          Four v;
+          LOOM_GPU_UNROLL
+          for (int e = 0; e < 4; ++e) v.v[e] = b_next[e];
+          *reinterpret_cast<Four*>(&b_slice[s][gemm_b_shared<Tile>(run.row, run.col)]) = v;
+        } else {
+          LOOM_GPU_UNROLL
+          for (int i = 0; i < Tile::kBLoads; ++i) {
+            const TileSlot sb = gemm_b_slot<Tile>(t, i);
+            b_slice[s][gemm_b_shared<Tile>(sb.row, sb.col)] = b_next[i];
+          }
         }
       };
       A acc[kRowsPerThread][kColsPerThread] = {};
@@ -298,15 +364,6 @@ inline bool device_has_mfma() {
 #endif
 
 #if LOOM_GPU_WMMA || LOOM_GPU_MFMA
-// Operands that can give 16-byte runs (Note [Vector operand loads]): `a_runs` and
-// `b_runs` say whether they do, a_run(z, row, kk) and b_run(z, kk, col) point at the
-// first element of a run along k of A and along n of B.
-template <typename Operands, typename = void>
-struct GivesRuns : std::false_type {};
-template <typename Operands>
-struct GivesRuns<Operands, std::void_t<decltype(std::declval<const Operands&>().a_runs)>>
-    : std::true_type {};
-
 // Note [Tensor-core GEMM] in gemm_math.h: float16 and bfloat16 on a MatrixCore's
 // fragments, two shared-memory stages.
 template <typename Core, typename T, typename Operands>

@@ -135,6 +135,18 @@ LOOM_GPU_HD int gemm_output_col(int t, int j) {
   return (j / 4) * kGroupSpan + (t % Tile::kThreadCols) * 4 + j % 4;
 }
 
+// The 16-byte run of four float32 elements thread t stages (Note [Vector operand loads];
+// a slice has one a thread): {row, first k} of the A slice, {k, first column} of the B
+// slice, neighbouring threads on neighbouring runs.
+template <typename Tile>
+LOOM_GPU_HD TileSlot gemm_a_run(int t) {
+  return {t / (Tile::kDepth / 4), t % (Tile::kDepth / 4) * 4};
+}
+template <typename Tile>
+LOOM_GPU_HD TileSlot gemm_b_run(int t) {
+  return {t / (Tile::kCols / 4), t % (Tile::kCols / 4) * 4};
+}
+
 // Where slice element (row or col, k) lives in a stage of shared memory.
 template <typename Tile>
 LOOM_GPU_HD int gemm_a_shared(int row, int k) {
@@ -201,15 +213,18 @@ LOOM_GPU_HD TileSlot tensor_warp_origin(int w) {
 
 // Note [Vector operand loads]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// The matrix units multiply faster than a thread can stage elements one at a time, so a
-// 16-bit operand that is a strided matrix whose runs of kTensorVector elements along k
-// (A) or along n (B) are 16 bytes apart and aligned (unit stride, row and batch strides
-// multiples of 8 elements, a 16-byte aligned start: runs_are_vectors) is staged a run at
-// a time: one 16-byte global load and one 16-byte shared store, the element bits copied
-// as they are (the matrix units read the same formats). A run that crosses the matrix's
-// end along k or n is read element by element, zeros past the end. Other operands (a
-// transposed view, an odd row length, a convolution's patches) are staged element by
-// element through the cursors. A thread's registers hold kLoads elements either way.
+// A strided operand whose runs of 16 bytes along k (A) or along n (B) are aligned (unit
+// stride; row and batch strides multiples of a run; a 16-byte aligned start:
+// runs_are_vectors) is staged a run at a time, one 16-byte global load instead of one
+// load an element. The matrix-core kernel stages 16-bit runs of kTensorVector elements,
+// each copied as it is to shared memory in one 16-byte store (the matrix units read the
+// same formats); a thread's registers hold kLoads elements either way. The SIMT tiles
+// stage float32 runs of four, one of A and one of B a thread a step (each tile's slices
+// have exactly that many elements): B's run is one 16-byte store, A's four k go to four
+// rows of the k-major slice. A run that crosses the matrix's end along k or n is read
+// element by element, zeros past the end. Other operands (a transposed view, an odd row
+// length, a convolution's patches, float64) are staged element by element through the
+// cursors.
 
 // Run number `i` of thread `t` in the A slice (four runs a row along k) and in the B
 // slice (eight runs a k row along n): neighbouring threads read neighbouring runs.
@@ -227,14 +242,15 @@ LOOM_GPU_HD TileSlot tensor_b_run(int t, int i) {
 }
 
 // Whether a strided operand of `rows` rows (and `batch` matrices) is read in 16-byte runs
-// along the dim whose stride is `unit_stride` (Note [Vector operand loads]).
+// (8 16-bit elements, 4 float32) along the dim whose stride is `unit_stride` (Note [Vector
+// operand loads]).
 inline bool runs_are_vectors(const void* start, int element_bytes, int64_t unit_stride,
                              int64_t rows, int64_t row_stride, int64_t batch,
                              int64_t batch_stride) {
-  return element_bytes * kTensorVector == 16 && unit_stride == 1 &&
-         reinterpret_cast<uintptr_t>(start) % 16 == 0 &&
-         (rows <= 1 || row_stride % kTensorVector == 0) &&
-         (batch <= 1 || batch_stride % kTensorVector == 0);
+  if (element_bytes != 2 && element_bytes != 4) return false;
+  const int64_t run = 16 / element_bytes;
+  return unit_stride == 1 && reinterpret_cast<uintptr_t>(start) % 16 == 0 &&
+         (rows <= 1 || row_stride % run == 0) && (batch <= 1 || batch_stride % run == 0);
 }
 
 // Note [MFMA fragments]

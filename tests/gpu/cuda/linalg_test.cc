@@ -54,25 +54,27 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
   Tensor ha = a.to(ScalarType::BFloat16), hb = b.to(ScalarType::BFloat16);
   expect_close(ha.to(cuda).matmul(hb.to(cuda)),
                ha.to(ScalarType::Float32).matmul(hb.to(ScalarType::Float32)), 2e-2);
-  // 16-bit operands staged in 16-byte runs where their layout allows (Note [Vector operand
-  // loads]): aligned rows with partial tiles and a partial k step; runs that cross the end
-  // of k and of n (rows of 104 and 128 elements cut to 100 and 61); a start one element
-  // off (element by element); a batch
+  // operands staged in 16-byte runs where their layout allows (Note [Vector operand
+  // loads]: 16-bit on the matrix units, float32 on the SIMT tiles): aligned rows with
+  // partial tiles and a partial k step; runs that cross the end of k and of n (rows of
+  // 104 and 128 elements cut to 102 and 61); a start one element off (element by
+  // element); a batch
   auto on_cpu_in_float = [](const Tensor& t) {
     return t.to(parse_device("cpu")).to(ScalarType::Float32);
   };
-  for (ScalarType type : {ScalarType::Float16, ScalarType::BFloat16}) {
+  for (ScalarType type : {ScalarType::Float32, ScalarType::Float16, ScalarType::BFloat16}) {
     SCOPED_TRACE(testing::Message() << "dtype " << static_cast<int>(type));
+    const double tol = type == ScalarType::Float32 ? 1e-4 : 2e-2;
     const Tensor p = randn({72, 136}).to(type).to(cuda), q = randn({136, 88}).to(type).to(cuda);
-    expect_close(p.matmul(q), on_cpu_in_float(p).matmul(on_cpu_in_float(q)), 2e-2);
-    const Tensor cut_k = randn({40, 104}).to(type).to(cuda).narrow(1, 0, 100);
-    const Tensor cut_n = randn({100, 128}).to(type).to(cuda).narrow(1, 0, 61);
-    expect_close(cut_k.matmul(cut_n), on_cpu_in_float(cut_k).matmul(on_cpu_in_float(cut_n)), 2e-2);
-    const Tensor off = randn({40, 101}).to(type).to(cuda).narrow(1, 1, 100);
-    expect_close(off.matmul(cut_n), on_cpu_in_float(off).matmul(on_cpu_in_float(cut_n)), 2e-2);
+    expect_close(p.matmul(q), on_cpu_in_float(p).matmul(on_cpu_in_float(q)), tol);
+    const Tensor cut_k = randn({40, 104}).to(type).to(cuda).narrow(1, 0, 102);
+    const Tensor cut_n = randn({102, 128}).to(type).to(cuda).narrow(1, 0, 61);
+    expect_close(cut_k.matmul(cut_n), on_cpu_in_float(cut_k).matmul(on_cpu_in_float(cut_n)), tol);
+    const Tensor off = randn({40, 103}).to(type).to(cuda).narrow(1, 1, 102);
+    expect_close(off.matmul(cut_n), on_cpu_in_float(off).matmul(on_cpu_in_float(cut_n)), tol);
     const Tensor bp = randn({3, 24, 64}).to(type).to(cuda),
                  bq = randn({3, 64, 40}).to(type).to(cuda);
-    expect_close(bp.matmul(bq), on_cpu_in_float(bp).matmul(on_cpu_in_float(bq)), 2e-2);
+    expect_close(bp.matmul(bq), on_cpu_in_float(bp).matmul(on_cpu_in_float(bq)), tol);
   }
 }
 
