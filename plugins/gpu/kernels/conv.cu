@@ -29,7 +29,13 @@ struct ConvOperands {
   const T* b_data;
   Out* c_data;
   const T* bias;
+  // whether the forward pass reads the weight's rows in 16-byte runs along k (Note [Vector
+  // operand loads]); the other passes' A, and every B, gather element by element
+  bool a_runs = false;
 
+  __device__ const T* a_run(int64_t z, int64_t r, int64_t kk) const {
+    return a_data + m.a(m.a_row(z, r), kk);  // a forward row: kk elements into its weights
+  }
   __device__ Row a_row(int64_t z, int64_t r) const { return m.a_row(z, r); }
   __device__ A a(const Row& row, int64_t kk) const {
     const auto at = m.a(row, kk);
@@ -70,9 +76,12 @@ const char* launch_pass_on(int32_t dtype, const Matrices& matrices, void* c, con
   visit_floating_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     using O = std::conditional_t<kSlices, OpMath<T>, T>;
-    const ConvOperands<T, Matrices, O> ops{matrices, static_cast<const T*>(a),
-                                           static_cast<const T*>(b), static_cast<O*>(c),
-                                           static_cast<const T*>(bias)};
+    ConvOperands<T, Matrices, O> ops{matrices, static_cast<const T*>(a), static_cast<const T*>(b),
+                                     static_cast<O*>(c), static_cast<const T*>(bias)};
+    if constexpr (Matrices::kForward) {  // weight rows of `patch` elements, one after another
+      const GemmDims d = matrices.dims();
+      ops.a_runs = runs_are_vectors(a, sizeof(T), 1, d.m * d.batch, d.k, 1, 0);
+    }
     result = launch_tiled_gemm<T, kNarrow>(ops, matrices.dims(), stream);
   });
   return result;

@@ -41,13 +41,18 @@
 
 namespace loom::gpu {
 
-// Operands that can give 16-byte runs (Note [Vector operand loads]): `a_runs` and
-// `b_runs` say whether they do, a_run(z, row, kk) and b_run(z, kk, col) point at the
-// first element of a run along k of A and along n of B.
+// Operands that can give 16-byte runs (Note [Vector operand loads]): `a_runs` says
+// whether A's rows are read in runs along k, a_run(z, row, kk) points at a run's first
+// element; `b_runs` and b_run(z, kk, col) likewise for B's rows along n.
 template <typename Operands, typename = void>
-struct GivesRuns : std::false_type {};
+struct GivesARuns : std::false_type {};
 template <typename Operands>
-struct GivesRuns<Operands, std::void_t<decltype(std::declval<const Operands&>().a_runs)>>
+struct GivesARuns<Operands, std::void_t<decltype(std::declval<const Operands&>().a_runs)>>
+    : std::true_type {};
+template <typename Operands, typename = void>
+struct GivesBRuns : std::false_type {};
+template <typename Operands>
+struct GivesBRuns<Operands, std::void_t<decltype(std::declval<const Operands&>().b_runs)>>
     : std::true_type {};
 
 // Operands (Note [GEMM operand cursors]): a_row(z, row) and b_col(z, col) give cursors
@@ -63,13 +68,12 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
   __shared__ __align__(32) A b_slice[2][Tile::kDepth * Tile::kBStride];
   const int t = threadIdx.x;
   // float32 operands in 16-byte runs: each thread stages one run of A and one of B a step
-  constexpr bool kRunsPossible = GivesRuns<Operands>::value && std::is_same_v<T, float> &&
-                                 Tile::kALoads == 4 && Tile::kBLoads == 4;
+  constexpr bool kFloatRuns = std::is_same_v<T, float> && Tile::kALoads == 4 && Tile::kBLoads == 4;
+  constexpr bool kARuns = kFloatRuns && GivesARuns<Operands>::value;
+  constexpr bool kBRuns = kFloatRuns && GivesBRuns<Operands>::value;
   bool a_in_runs = false, b_in_runs = false;
-  if constexpr (kRunsPossible) {
-    a_in_runs = ops.a_runs;
-    b_in_runs = ops.b_runs;
-  }
+  if constexpr (kARuns) a_in_runs = ops.a_runs;
+  if constexpr (kBRuns) b_in_runs = ops.b_runs;
   // the k of this thread's A loads and the column of its B loads, the same at every step
   const int a_k = gemm_a_slot<Tile>(t, 0).col;
   const int b_column = gemm_b_slot<Tile>(t, 0).col;
@@ -91,7 +95,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
       // one 16-byte run of each operand (Note [Vector operand loads])
       A a_next[Tile::kALoads], b_next[Tile::kBLoads];
       auto fetch = [&](int64_t k0) {  // this thread's elements of the slices at k0
-        if constexpr (kRunsPossible) {
+        if constexpr (kARuns) {
           if (a_in_runs) {
             const TileSlot run = gemm_a_run<Tile>(t);
             const int64_t r = row0 + run.row, ka = k0 + run.col;
@@ -105,6 +109,8 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
               for (int e = 0; e < 4; ++e) a_next[e] = r < d.m && ka + e < d.k ? first[e] : A(0);
             }
           }
+        }
+        if constexpr (kBRuns) {
           if (b_in_runs) {
             const TileSlot run = gemm_b_run<Tile>(t);
             const int64_t kb = k0 + run.row, c = col0 + run.col;
@@ -380,11 +386,10 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
   };
   const W zero = Core::from(0.0f);
   constexpr int kLoads = Tiling::kLoads;
+  constexpr bool kARuns = GivesARuns<Operands>::value, kBRuns = GivesBRuns<Operands>::value;
   bool a_in_runs = false, b_in_runs = false;  // Note [Vector operand loads]
-  if constexpr (GivesRuns<Operands>::value) {
-    a_in_runs = ops.a_runs;
-    b_in_runs = ops.b_runs;
-  }
+  if constexpr (kARuns) a_in_runs = ops.a_runs;
+  if constexpr (kBRuns) b_in_runs = ops.b_runs;
   __shared__ __align__(32) W a_tile[2][kTensorTile * kTensorAStride];
   __shared__ __align__(32) W b_tile[2][kTensorTileK * kTensorBStride];
   __shared__ __align__(32) float c_tile[kTensorTile * kTensorCStride];
@@ -404,7 +409,7 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
       // one at a time (element i in run i / kTensorVector)
       Run a_next[Tiling::kRuns], b_next[Tiling::kRuns];
       auto fetch = [&](int64_t k0) {  // the slices at k0, into registers
-        if constexpr (GivesRuns<Operands>::value) {
+        if constexpr (kARuns) {
           if (a_in_runs) {
             LOOM_GPU_UNROLL
             for (int i = 0; i < Tiling::kRuns; ++i) {
@@ -421,6 +426,8 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
               }
             }
           }
+        }
+        if constexpr (kBRuns) {
           if (b_in_runs) {
             LOOM_GPU_UNROLL
             for (int i = 0; i < Tiling::kRuns; ++i) {
