@@ -104,9 +104,10 @@ TEST(GpuEmulator, ABarrierThatNotEveryThreadReachesIsAFailedLaunchNamingWhoWaits
   const gpuError_t err = gpuGetLastError();
   EXPECT_EQ(err, gpuErrorLaunchFailure);
   const std::string message = gpuGetErrorString(err);
-  EXPECT_NE(message.find("[gpu emulator] block (0, 0, 0) of 32 threads never finishes: 16 wait at "
-                         "__syncthreads, 16 at a warp shuffle, 0 have exited"),
-            std::string::npos)
+  EXPECT_NE(
+      message.find("[gpu emulator] block (0, 0, 0) of 32 threads never finishes: 16 wait at "
+                   "__syncthreads, 16 at a warp exchange (a shuffle or an MFMA), 0 have exited"),
+      std::string::npos)
       << message;
   EXPECT_EQ(gpuGetLastError(), gpuSuccess);  // read once, as CUDA's
   // the next launch runs as if nothing had happened

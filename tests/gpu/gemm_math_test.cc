@@ -298,8 +298,22 @@ TEST(GpuGemmMath, MfmaFragmentsGiveEveryElementToOneLane) {
   for (int v : a) EXPECT_EQ(v, 1);
   for (int v : b) EXPECT_EQ(v, 1);
   for (int v : c) EXPECT_EQ(v, 1);
-  // the A slice's rows keep a fragment's 8-byte reads aligned
+  // the A slice's rows, the fragments' k offsets and each lane's first k keep a lane's
+  // 8-byte read of its A elements aligned
   EXPECT_EQ(kTensorAStride * 2 % 8, 0);
+  for (int lane = 0; lane < kMfmaWaveSize; ++lane) EXPECT_EQ(mfma_a_element(lane, 0).col % 4, 0);
+}
+
+// The architectures whose device passes compile the MFMA instructions, by the names HIP
+// gives them (with their feature suffixes).
+TEST(GpuGemmMath, OnlyGfx90aAndGfx94xTakeTheMfmaKernel) {
+  EXPECT_TRUE(arch_has_mfma("gfx90a:sramecc+:xnack-"));
+  EXPECT_TRUE(arch_has_mfma("gfx940"));
+  EXPECT_TRUE(arch_has_mfma("gfx942:sramecc+:xnack-"));
+  EXPECT_FALSE(arch_has_mfma("gfx908:sramecc+:xnack-"));  // no bfloat16 MFMA of this shape
+  EXPECT_FALSE(arch_has_mfma("gfx1030"));
+  EXPECT_FALSE(arch_has_mfma("gfx1100"));
+  EXPECT_FALSE(arch_has_mfma(""));
 }
 
 }  // namespace

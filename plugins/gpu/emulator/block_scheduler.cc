@@ -14,12 +14,14 @@
 // family tests run on it unchanged (gpu_emulated_tests).
 //
 // A launch runs each block's threads as fibers that switch only where a GPU's threads
-// must meet: at __syncthreads and in a warp shuffle (every live lane offers its value,
-// then reads its partner's). A barrier opens when every thread of the block (or warp)
-// that has not exited has reached it, as on a GPU. What a GPU would hang on, or run with
-// undefined results, fails the launch with a message saying who waits where: a barrier
-// that only part of a block reaches, or a shuffle that only part of a warp reaches
-// (every mask is taken as the full warp). A launch past CUDA's limits is refused as
+// must meet: at __syncthreads and in a warp exchange, a shuffle or an MFMA (every live
+// lane offers its value, then reads its partners'). A barrier opens when every thread of
+// the block (or warp) that has not exited has reached it, as on a GPU. What a GPU would
+// hang on, or run with undefined results, fails the launch with a message saying who
+// waits where: a barrier that only part of a block reaches, or an exchange that only part
+// of a warp reaches (every mask is taken as the full warp). A misaligned 16-byte access,
+// a "misaligned address" error on a GPU, may end the process here (g++ may read an
+// aligned type with an aligned SSE load). A launch past CUDA's limits is refused as
 // cudaErrorInvalidConfiguration. Dynamic shared memory starts as all-ones bytes (NaN,
 // -1), and LOOM_GPU_EMULATOR_ORDER=reverse runs a block's threads last to first, so that
 // a read before the barrier that orders it meets garbage in one of the two orders.
@@ -211,8 +213,8 @@ std::string deadlock_message(const Block& b) {
   }
   return "[gpu emulator] block " + describe(b.threads.front().view.block_idx) + " of " +
          std::to_string(b.threads.size()) + " threads never finishes: " + std::to_string(at_block) +
-         " wait at __syncthreads, " + std::to_string(at_warp) + " at a warp shuffle, " +
-         std::to_string(exited_threads) +
+         " wait at __syncthreads, " + std::to_string(at_warp) +
+         " at a warp exchange (a shuffle or an MFMA), " + std::to_string(exited_threads) +
          " have exited (a barrier that not every live thread of the block or warp reaches)";
 }
 

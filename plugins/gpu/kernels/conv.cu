@@ -30,7 +30,9 @@ struct ConvOperands {
   Out* c_data;
   const T* bias;
   // whether the forward pass reads the weight's rows in 16-byte runs along k (Note [Vector
-  // operand loads]); the other passes' A, and every B, gather element by element
+  // operand loads]); the other passes' A, and every B, gather element by element (their
+  // kernels are compiled without the runs)
+  static constexpr bool kGivesARuns = Matrices::kForward;
   bool a_runs = false;
 
   __device__ const T* a_run(int64_t z, int64_t r, int64_t kk) const {

@@ -41,19 +41,20 @@
 
 namespace loom::gpu {
 
-// Operands that can give 16-byte runs (Note [Vector operand loads]): `a_runs` says
-// whether A's rows are read in runs along k, a_run(z, row, kk) points at a run's first
-// element; `b_runs` and b_run(z, kk, col) likewise for B's rows along n.
+// Operands that can give 16-byte runs (Note [Vector operand loads]): kGivesARuns says
+// that `a_runs` tells whether A's rows are read in runs along k and a_run(z, row, kk)
+// points at a run's first element; kGivesBRuns, `b_runs` and b_run(z, kk, col) likewise
+// for B's rows along n.
 template <typename Operands, typename = void>
 struct GivesARuns : std::false_type {};
 template <typename Operands>
-struct GivesARuns<Operands, std::void_t<decltype(std::declval<const Operands&>().a_runs)>>
-    : std::true_type {};
+struct GivesARuns<Operands, std::void_t<decltype(Operands::kGivesARuns)>>
+    : std::bool_constant<Operands::kGivesARuns> {};
 template <typename Operands, typename = void>
 struct GivesBRuns : std::false_type {};
 template <typename Operands>
-struct GivesBRuns<Operands, std::void_t<decltype(std::declval<const Operands&>().b_runs)>>
-    : std::true_type {};
+struct GivesBRuns<Operands, std::void_t<decltype(Operands::kGivesBRuns)>>
+    : std::bool_constant<Operands::kGivesBRuns> {};
 
 // Operands (Note [GEMM operand cursors]): a_row(z, row) and b_col(z, col) give cursors
 // for in-range rows and columns, a(cursor, kk) and b(cursor, kk) read OpMath<T> elements
@@ -99,7 +100,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           if (a_in_runs) {
             const TileSlot run = gemm_a_run<Tile>(t);
             const int64_t r = row0 + run.row, ka = k0 + run.col;
-            const T* first = ops.a_run(z, r < d.m ? r : row0, ka);
+            const T* first = ops.a_run(z, r < d.m ? r : row0, ka < d.k ? ka : 0);
             if (r < d.m && ka + 4 <= d.k) {
               const Four v = *reinterpret_cast<const Four*>(first);
               LOOM_GPU_UNROLL
@@ -114,7 +115,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm)
           if (b_in_runs) {
             const TileSlot run = gemm_b_run<Tile>(t);
             const int64_t kb = k0 + run.row, c = col0 + run.col;
-            const T* first = ops.b_run(z, kb < d.k ? kb : 0, c);
+            const T* first = ops.b_run(z, kb < d.k ? kb : 0, c < d.n ? c : col0);
             if (kb < d.k && c + 4 <= d.n) {
               const Four v = *reinterpret_cast<const Four*>(first);
               LOOM_GPU_UNROLL
@@ -262,8 +263,10 @@ struct WmmaCore {
 #endif
 
 #if LOOM_GPU_MFMA
-#if defined(__HIP_DEVICE_COMPILE__) && (defined(__gfx90a__) || defined(__gfx940__))
-#define LOOM_GPU_MFMA_INSTRUCTIONS 1  // this device pass compiles the instructions
+// The device passes for the architectures arch_has_mfma names compile the instructions.
+#if defined(__HIP_DEVICE_COMPILE__) && \
+    (defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__))
+#define LOOM_GPU_MFMA_INSTRUCTIONS 1
 typedef _Float16 MfmaHalf4 __attribute__((ext_vector_type(4)));
 typedef short MfmaShort4 __attribute__((ext_vector_type(4)));
 typedef float MfmaFloat4 __attribute__((ext_vector_type(4)));
@@ -292,12 +295,14 @@ struct MfmaCore {
     LOOM_GPU_UNROLL
     for (int e = 0; e < 4; ++e) c.v[e] = 0.0f;
   }
+  // A lane's four A elements are neighbours along k: one 8-byte read (the slice's rows
+  // and the fragments' k offsets keep it aligned; GpuGemmMath checks).
   static __device__ __forceinline__ void load_a(AFragment& f, const Element* p, int ld) {
+    const TileSlot s = mfma_a_element(lane(), 0);
+    const Vector<uint16_t, 4> run =
+        *reinterpret_cast<const Vector<uint16_t, 4>*>(&p[s.row * ld + s.col]);
     LOOM_GPU_UNROLL
-    for (int e = 0; e < 4; ++e) {
-      const TileSlot s = mfma_a_element(lane(), e);
-      f.bits[e] = p[s.row * ld + s.col].x;
-    }
+    for (int e = 0; e < 4; ++e) f.bits[e] = run.v[e];
   }
   static __device__ __forceinline__ void load_b(BFragment& f, const Element* p, int ld) {
     LOOM_GPU_UNROLL
@@ -348,8 +353,8 @@ struct MfmaCore {
 };
 
 #if defined(__HIPCC__)
-// Whether the current device has MFMA matrix cores: gfx90a and gfx940, the targets the
-// ROCm plugin compiles them for. Asked once per device.
+// Whether the current device has MFMA matrix cores (arch_has_mfma), asked once per
+// device; devices numbered past kDevices keep the SIMT tiles.
 inline bool device_has_mfma() {
   constexpr int kDevices = 64;
   static std::atomic<int> known[kDevices];  // 0: not asked yet, 1: none, 2: MFMA
@@ -358,9 +363,8 @@ inline bool device_has_mfma() {
   int state = known[device].load(std::memory_order_relaxed);
   if (state == 0) {
     gpuDeviceProp_t prop;
-    const bool mfma = gpuGetDeviceProperties(&prop, device) == gpuSuccess &&
-                      (std::strncmp(prop.gcnArchName, "gfx90a", 6) == 0 ||
-                       std::strncmp(prop.gcnArchName, "gfx940", 6) == 0);
+    const bool mfma =
+        gpuGetDeviceProperties(&prop, device) == gpuSuccess && arch_has_mfma(prop.gcnArchName);
     state = mfma ? 2 : 1;
     known[device].store(state, std::memory_order_relaxed);
   }
@@ -379,6 +383,7 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
   using W = typename Core::Element;
   using Run = Vector<W, kTensorVector>;
   // an element of T as the matrix units' type: the same 16-bit format, bits copied
+  static_assert(sizeof(W) == sizeof(T), "the matrix units' elements are T's 16-bit formats");
   auto bits_of = [](const T& v) {
     W w;
     memcpy(&w, &v, sizeof(W));
@@ -415,7 +420,7 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
             for (int i = 0; i < Tiling::kRuns; ++i) {
               const TileSlot run = tensor_a_run<Tiling>(t, i);
               const int64_t r = row0 + run.row, ka = k0 + run.col;
-              const auto* first = ops.a_run(z, r < d.m ? r : row0, ka);
+              const auto* first = ops.a_run(z, r < d.m ? r : row0, ka < d.k ? ka : 0);
               if (r < d.m && ka + kTensorVector <= d.k) {
                 a_next[i] = *reinterpret_cast<const Run*>(first);
               } else {
@@ -433,7 +438,7 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
             for (int i = 0; i < Tiling::kRuns; ++i) {
               const TileSlot run = tensor_b_run<Tiling>(t, i);
               const int64_t kb = k0 + run.row, c = col0 + run.col;
-              const auto* first = ops.b_run(z, kb < d.k ? kb : 0, c);
+              const auto* first = ops.b_run(z, kb < d.k ? kb : 0, c < d.n ? c : col0);
               if (kb < d.k && c + kTensorVector <= d.n) {
                 b_next[i] = *reinterpret_cast<const Run*>(first);
               } else {
@@ -540,16 +545,18 @@ __global__ void __launch_bounds__(Core::Tiling::kThreads)
   }
 }
 
-// Which matrix units take a 16-bit product: WMMA on CUDA, MFMA where the device has it;
-// the emulator takes MFMA unless LOOM_GPU_EMULATOR_MATRIX_UNITS is "wmma" (Misnamed: any
-// other value, which the caller refuses).
-enum class MatrixUnits { None, Wmma, Mfma, Misnamed };
+// Which matrix units take a 16-bit product: WMMA on CUDA, MFMA where the device has it.
+// The emulator takes MFMA, or what LOOM_GPU_EMULATOR_MATRIX_UNITS names: "wmma", "mfma",
+// or "none" (the SIMT tiles, as on gfx1030); any other value is UnknownSetting, which the
+// caller refuses.
+enum class MatrixUnits { None, Wmma, Mfma, UnknownSetting };
 inline MatrixUnits matrix_units() {
 #if defined(LOOM_GPU_EMULATED)
   static const MatrixUnits chosen = [] {
     const char* v = std::getenv("LOOM_GPU_EMULATOR_MATRIX_UNITS");
     if (v == nullptr || std::strcmp(v, "mfma") == 0) return MatrixUnits::Mfma;
-    return std::strcmp(v, "wmma") == 0 ? MatrixUnits::Wmma : MatrixUnits::Misnamed;
+    if (std::strcmp(v, "wmma") == 0) return MatrixUnits::Wmma;
+    return std::strcmp(v, "none") == 0 ? MatrixUnits::None : MatrixUnits::UnknownSetting;
   }();
   return chosen;
 #elif LOOM_GPU_WMMA
@@ -572,11 +579,11 @@ const char* launch_tiled_gemm(const Operands& ops, const GemmDims& d, gpuStream_
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
     const MatrixUnits units = matrix_units();
 #if defined(LOOM_GPU_EMULATED)
-    if (units == MatrixUnits::Misnamed) {
+    if (units == MatrixUnits::UnknownSetting) {
       static const std::string message = std::string("LOOM_GPU_EMULATOR_MATRIX_UNITS is '") +
                                          std::getenv("LOOM_GPU_EMULATOR_MATRIX_UNITS") +
                                          "', which names no matrix units of the emulator "
-                                         "(expected mfma or wmma)";
+                                         "(expected mfma, wmma or none)";
       return message.c_str();
     }
 #endif

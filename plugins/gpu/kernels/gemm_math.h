@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "index_math.h"
 
@@ -161,7 +162,7 @@ LOOM_GPU_HD int gemm_b_shared(int k, int col) {
 // ~~~~~~~~~~~~~~~~~~~~~~~
 // float16 and bfloat16 products run on the GPU's matrix units with float accumulators:
 // CUDA's tensor cores through WMMA, and the matrix cores of AMD's gfx90a (MI200) and
-// gfx940 (MI300) through MFMA (Note [MFMA fragments]). One kernel serves both; a
+// gfx940-942 (MI300) through MFMA (Note [MFMA fragments]). One kernel serves both; a
 // `MatrixCore` (gemm_kernel.cuh) says how a warp loads a 16 x 16 fragment from shared
 // memory, multiplies 16 x 16 x 16, and stores its accumulator, and how wide a warp is (32
 // lanes on CUDA, 64 on AMD). A block of kTensorWarps warps computes a 64 x 64 tile of C,
@@ -173,8 +174,9 @@ LOOM_GPU_HD int gemm_b_shared(int k, int col) {
 // strides, implicit convolution matrices), zero outside the matrices, and rows padded by 8
 // elements (a multiple WMMA's leading dimension needs, which also spreads the banks). The
 // float results go through shared memory to the Operands' store (alpha, beta, any
-// layout). float32 and float64 keep the SIMT kernel: matrix units would round float32 to
-// TF32. AMD GPUs without matrix cores (gfx1030) keep it for every dtype.
+// layout). float32 and float64 keep the SIMT kernel: float32 on the matrix units would be
+// rounded (TF32 on CUDA, xf32 on gfx940), which the TF32-off default forbids. AMD GPUs
+// without matrix cores (gfx1030) keep it for every dtype.
 inline constexpr int kTensorTile = 64;
 inline constexpr int kTensorTileK = 32;
 inline constexpr int kTensorWarps = 4;
@@ -191,6 +193,7 @@ struct TensorTiling {
   static constexpr int kLoads = kTensorTile * kTensorTileK / kThreads;  // 16 or 8
   static constexpr int kRuns = kLoads / kTensorVector;
   static_assert(kLoads * kThreads == kTensorTile * kTensorTileK, "every element staged once");
+  static_assert(kLoads % kTensorVector == 0, "a thread's elements fill whole runs");
 };
 
 // Load number `i` of thread `t` in the A slice (kTensorTile rows x kTensorTileK, threads
@@ -263,6 +266,18 @@ inline bool runs_are_vectors(const void* start, int element_bytes, int64_t unit_
 // a k-contiguous A row), and accumulator elements C[4 (l / 16) + e][l % 16]. The emulator
 // multiplies in the same layout, lane by lane (emulator/block_scheduler.cc).
 inline constexpr int kMfmaWaveSize = 64;
+
+// Whether an AMD GPU of this architecture name (hipDeviceProp_t::gcnArchName, such as
+// "gfx90a:sramecc+:xnack-") has those instructions as the matrix-core kernel uses them:
+// gfx90a (MI200) and gfx940-942 (MI300; Debian's LLVM 15 targets gfx940 only). The device
+// passes that compile the instructions are chosen by the same list
+// (LOOM_GPU_MFMA_INSTRUCTIONS in gemm_kernel.cuh). gfx908 lacks the bfloat16 one.
+inline bool arch_has_mfma(const char* gcn_arch_name) {
+  for (const char* arch : {"gfx90a", "gfx940", "gfx941", "gfx942"}) {
+    if (std::strncmp(gcn_arch_name, arch, 6) == 0) return true;
+  }
+  return false;
+}
 LOOM_GPU_HD TileSlot mfma_a_element(int lane, int e) {
   return {lane % 16, 4 * (lane / 16) + e};
 }

@@ -20,7 +20,8 @@ struct StridedOperands {
   const T* a_data;
   const T* b_data;
   // whether A's rows along k and B's along n are read in 16-byte runs (Note [Vector
-  // operand loads]; the matrix-core kernel of the 16-bit types)
+  // operand loads]: the SIMT tiles' float32, the matrix units' 16-bit types)
+  static constexpr bool kGivesARuns = true, kGivesBRuns = true;
   bool a_runs = false, b_runs = false;
 
   // cursors (Note [GEMM operand cursors]): a row of a, a column of b

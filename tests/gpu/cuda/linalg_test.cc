@@ -58,7 +58,7 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
   // loads]: 16-bit on the matrix units, float32 on the SIMT tiles): aligned rows with
   // partial tiles and a partial k step; runs that cross the end of k and of n (rows of
   // 104 and 128 elements cut to 102 and 61); a start one element off (element by
-  // element); a batch
+  // element); a batch, and one matrix shared by a batch (batch stride 0)
   auto on_cpu_in_float = [](const Tensor& t) {
     return t.to(parse_device("cpu")).to(ScalarType::Float32);
   };
@@ -70,11 +70,13 @@ TEST(CudaLoomGemm, MatchesTheCpuForEveryLayoutAndDtype) {
     const Tensor cut_k = randn({40, 104}).to(type).to(cuda).narrow(1, 0, 102);
     const Tensor cut_n = randn({102, 128}).to(type).to(cuda).narrow(1, 0, 61);
     expect_close(cut_k.matmul(cut_n), on_cpu_in_float(cut_k).matmul(on_cpu_in_float(cut_n)), tol);
-    const Tensor off = randn({40, 103}).to(type).to(cuda).narrow(1, 1, 102);
+    const Tensor off = randn({40, 104}).to(type).to(cuda).narrow(1, 1, 102);
     expect_close(off.matmul(cut_n), on_cpu_in_float(off).matmul(on_cpu_in_float(cut_n)), tol);
     const Tensor bp = randn({3, 24, 64}).to(type).to(cuda),
                  bq = randn({3, 64, 40}).to(type).to(cuda);
     expect_close(bp.matmul(bq), on_cpu_in_float(bp).matmul(on_cpu_in_float(bq)), tol);
+    const Tensor shared_q = bq.select(0, 0).unsqueeze(0).expand({3, 64, 40});  // batch stride 0
+    expect_close(bp.matmul(shared_q), on_cpu_in_float(bp).matmul(on_cpu_in_float(shared_q)), tol);
   }
 }
 
