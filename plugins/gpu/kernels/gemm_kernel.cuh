@@ -620,8 +620,10 @@ const char* launch_tiled_gemm(const Operands& ops, const GemmDims& d, gpuStream_
       return last_launch_error();
     }
   }
-  launch_kernel(tiled_gemm_kernel<SmallGemmTile, T, Operands>, grid, SmallGemmTile::kThreads, 0,
-                stream, ops, d, l.row_tiles);
+  using Small =
+      std::conditional_t<std::is_same_v<OpMath<T>, double>, SmallFloat64GemmTile, SmallGemmTile>;
+  launch_kernel(tiled_gemm_kernel<Small, T, Operands>, grid, Small::kThreads, 0, stream, ops, d,
+                l.row_tiles);
   return last_launch_error();
 }
 

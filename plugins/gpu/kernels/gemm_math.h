@@ -65,6 +65,13 @@ struct GemmTile {
 };
 using SmallGemmTile = GemmTile<64, 64, 16, 4, 4, 2>;
 using LargeGemmTile = GemmTile<128, 128, 8, 8, 8, 1>;
+// float64's small tile on AMD GPUs: under two blocks a CU's cap hipcc spills 170 of its
+// registers to scratch (gfx90a); with one block a CU it keeps them all (388 VGPRs).
+#if defined(__HIPCC__)
+using SmallFloat64GemmTile = GemmTile<64, 64, 16, 4, 4, 1>;
+#else
+using SmallFloat64GemmTile = SmallGemmTile;
+#endif
 // About two waves of large tiles on a 132-SM GPU (one block an SM): fewer tiles than that
 // run on the small tile, whose four times as many blocks keep every SM busy.
 inline constexpr int64_t kLargeTileMinBlocks = 256;
