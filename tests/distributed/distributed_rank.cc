@@ -2,6 +2,7 @@
 // them under `loom launch`): `distributed_rank SCENARIO`. Each scenario checks its
 // results itself and exits non-zero with what differed; the test reads the output.
 #include <execinfo.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -25,6 +27,8 @@ using loom::Tensor;
 
 int g_rank = 0, g_size = 1;
 std::string g_device = "cpu";  // nccl: this rank's GPU
+std::string g_backend;
+int g_policy_before_init = SCHED_OTHER;
 
 // The default deployment, and for an nccl group the CUDA plugin too (optional: on a
 // machine without a GPU it is skipped, and init_process_group says there is none).
@@ -97,7 +101,25 @@ bool all_equal(const Tensor& t, double v) {
 
 void profiled();
 
+// gloo's event-loop thread runs SCHED_BATCH, and init gave the calling thread its own
+// policy back (Note [gloo's event loop runs SCHED_BATCH] in
+// plugins/distributed/gloo_mesh.cc). The engines built on a gloo mesh: gloo and nccl.
+void gloo_event_loop_runs_batch() {
+  if (g_backend == "mpi" || g_policy_before_init != SCHED_OTHER) return;
+  expect(sched_getscheduler(0) == SCHED_OTHER,
+         "init_process_group left the calling thread's scheduling policy at " +
+             std::to_string(sched_getscheduler(0)));
+  int batch_threads = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (sched_getscheduler(std::stoi(task.path().filename().string())) == SCHED_BATCH) {
+      ++batch_threads;
+    }
+  }
+  expect(batch_threads >= 1, "no thread runs SCHED_BATCH; gloo's event loop should");
+}
+
 void collectives() {
+  gloo_event_loop_runs_batch();
   using loom::ScalarType;
   const int n = g_size, r = g_rank;
   const std::vector<ScalarType> dtypes = {
@@ -485,6 +507,8 @@ int main(int argc, char** argv) {
     loom::Runtime runtime = load_runtime(argc > 2 ? argv[2] : "");
     dist::InitOptions options;
     if (argc > 2) options.backend = argv[2];
+    g_backend = options.backend;
+    g_policy_before_init = sched_getscheduler(0);
     if (argc > 3) options.init_method = argv[3];
     if (scenario == "timeout") {
       const char* rank = std::getenv("LOOM_RANK");
