@@ -95,6 +95,11 @@ class GlooEngine final : public Engine {
     });
   }
 
+  void reduce_scatter(const void* in, void* out, size_t count, ElementType type, ReduceOp op, int,
+                      int, uint32_t tag, std::chrono::milliseconds timeout) override {
+    data_.reduce_scatter(in, out, count, type, op, tag, timeout);
+  }
+
   void all_gather(const void* in, size_t bytes, void* out, uint32_t tag,
                   std::chrono::milliseconds timeout) override {
     if (bytes == 0) return;

@@ -1,9 +1,11 @@
 // A gloo full mesh of one process group's ranks (gloo_mesh.h): the store adapter, the
-// exchange of the plugin's fingerprints and small all-reduces, and point-to-point
-// messages on unbound buffers.
+// exchange of the plugin's fingerprints and small all-reduces, point-to-point messages and
+// the ring reduce-scatter on unbound buffers.
 #include "gloo_mesh.h"
 
 #include <sched.h>
+
+#include <cstring>
 
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
@@ -16,6 +18,7 @@ using Clock = std::chrono::steady_clock;
 // Slot prefixes above gloo's own (0x01..0x08, gloo/types.h).
 constexpr uint64_t kExchangeSlot = uint64_t{0x70} << 56;
 constexpr uint64_t kPointToPointSlot = uint64_t{0x71} << 56;
+constexpr uint64_t kReduceScatterSlot = uint64_t{0x72} << 56;
 
 // gloo's view of loom's store.
 class GlooStore final : public gloo::rendezvous::Store {
@@ -185,6 +188,78 @@ void GlooMesh::recv(void* data, size_t bytes, int peer, uint32_t tag,
       throw;
     }
   });
+}
+
+// Note [A ring reduce-scatter]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// gloo has no reduce-scatter for its unbound buffers, and an all-reduce of the whole input
+// moves twice the bytes a reduce-scatter needs and n times what each rank keeps. So the
+// mesh runs the ring itself, on gloo's transport: in step s (0 <= s < n - 1) rank r sends
+// to rank r + 1 the partial of block r - s - 1 (its own input block at s = 0) and
+// receives from rank r - 1 the partial of block r - s - 2, which it reduces with its own
+// input's block; after the last step that is block r, received straight into the output.
+// Each rank sends and receives (n - 1) blocks. Partials alternate between two scratch
+// blocks, kept by the mesh from call to call (collectives of a group run one at a time);
+// a step waits for its send before the next receive reuses that block. Every
+// block is reduced in the same ring order, r + 1, r + 2, ..., r, as an element of an
+// all-reduce is not, so the two may differ in the last bit of a float.
+void GlooMesh::reduce_scatter(const void* in, void* out, size_t count, ElementType type,
+                              ReduceOp op, uint32_t tag, std::chrono::milliseconds timeout) {
+  const size_t bytes = count * element_size(type);
+  if (bytes == 0) return;
+  if (size_ == 1) {
+    std::memcpy(out, in, bytes);
+    return;
+  }
+  const Clock::time_point deadline = Clock::now() + timeout;
+  const uint64_t slot = kReduceScatterSlot | tag;
+  const int next = (rank_ + 1) % size_, previous = (rank_ + size_ - 1) % size_;
+  const auto block = [&](int back) {
+    return static_cast<size_t>((rank_ - back + 2 * size_) % size_);
+  };
+  const char* input = static_cast<const char*>(in);
+  // Two ranks need no partials: the one step receives into the output.
+  if (size_ > 2 && ring_scratch_.size() < 2 * bytes) ring_scratch_.resize(2 * bytes);
+  char* scratch = ring_scratch_.data();
+  std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> buffers;
+  auto* input_buffer =
+      buffers.emplace_back(context_->createUnboundBuffer(const_cast<char*>(input), bytes * size_))
+          .get();
+  gloo::transport::UnboundBuffer* scratch_buffer = nullptr;
+  if (size_ > 2) {
+    scratch_buffer = buffers.emplace_back(context_->createUnboundBuffer(scratch, 2 * bytes)).get();
+  }
+  auto* output_buffer = buffers.emplace_back(context_->createUnboundBuffer(out, bytes)).get();
+  try {
+    gloo_call("reduce_scatter", [&] {
+      for (int s = 0; s + 1 < size_; ++s) {
+        const bool last = s + 2 == size_;
+        gloo::transport::UnboundBuffer* into = last ? output_buffer : scratch_buffer;
+        const size_t into_offset = last ? 0 : (s % 2) * bytes;
+        into->recv(previous, slot, into_offset, bytes);
+        if (s == 0) {
+          input_buffer->send(next, slot, block(1) * bytes, bytes);
+        } else {
+          scratch_buffer->send(next, slot, ((s - 1) % 2) * bytes, bytes);
+        }
+        if (!into->waitRecv(nullptr, until(deadline))) {
+          throw std::runtime_error("the receive was aborted");
+        }
+        char* partial = last ? static_cast<char*>(out) : scratch + into_offset;
+        reduce_into(partial, input + block(s + 2) * bytes, count, type, op);
+        auto* sent = s == 0 ? input_buffer : scratch_buffer;
+        if (!sent->waitSend(nullptr, until(deadline))) {
+          throw std::runtime_error("the send was aborted");
+        }
+      }
+    });
+  } catch (...) {
+    // gloo's transport may still write into these (Note [Failed groups]).
+    for (auto& b : buffers) graveyard_buffers_.push_back(std::move(b));
+    graveyard_bytes_.push_back(std::move(ring_scratch_));
+    ring_scratch_.clear();
+    throw;
+  }
 }
 
 }  // namespace loom::distributed

@@ -48,6 +48,12 @@ class GlooMesh {
   void exchange(std::span<const char> mine, size_t capacity, uint32_t tag,
                 std::chrono::steady_clock::time_point deadline, std::vector<PeerMessage>& from);
 
+  // Engine::reduce_scatter on this mesh: a ring of n - 1 steps, each rank sending one
+  // block to the next and reducing the one it receives from the previous (Note [A ring
+  // reduce-scatter]).
+  void reduce_scatter(const void* in, void* out, size_t count, ElementType type, ReduceOp op,
+                      uint32_t tag, std::chrono::milliseconds timeout);
+
   // A message to or from one peer, on a slot of its own.
   void send(const void* data, size_t bytes, int peer, uint32_t tag,
             std::chrono::milliseconds timeout);
@@ -58,6 +64,7 @@ class GlooMesh {
   int size_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::vector<std::vector<char>> inbox_;  // exchange receive buffers, one per peer
+  std::vector<char> ring_scratch_;        // reduce_scatter's partials
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> graveyard_buffers_;
   std::vector<std::vector<char>> graveyard_bytes_;
 };

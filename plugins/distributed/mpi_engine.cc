@@ -265,6 +265,17 @@ class MpiEngine final : public Engine {
     wait_until(request, Clock::now() + timeout, "reduce");
   }
 
+  void reduce_scatter(const void* in, void* out, size_t count, ElementType type, ReduceOp op, int,
+                      int, uint32_t, std::chrono::milliseconds timeout) override {
+    if (count == 0) return;
+    const Reduction r = reduction(type, op);
+    MPI_Request request;
+    check(MPI_Ireduce_scatter_block(in, out, int_count(count, "reduce_scatter"), r.type, r.op,
+                                    comm_, &request),
+          "reduce_scatter");
+    wait_until(request, Clock::now() + timeout, "reduce_scatter");
+  }
+
   void all_gather(const void* in, size_t bytes, void* out, uint32_t,
                   std::chrono::milliseconds timeout) override {
     if (bytes == 0) return;

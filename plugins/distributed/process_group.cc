@@ -145,7 +145,7 @@ bool Fingerprint::matches(const Fingerprint& o) const {
   if ((k == CollectiveKind::kBroadcast || k == CollectiveKind::kReduce) && root != o.root) {
     return false;
   }
-  if (numel != o.numel || ndim != o.ndim) return false;
+  if (numel != o.numel || ndim != o.ndim || inline_bytes != o.inline_bytes) return false;
   return std::memcmp(shape, o.shape, sizeof shape) == 0;
 }
 

@@ -189,6 +189,9 @@ void collectives() {
     Tensor out2 = filled({3}, 0, dt);
     dist::reduce_scatter_tensor(out2, whole);
     expect(all_equal(out2, n * r + n * (n - 1) / 2.0), "reduce_scatter_tensor " + name);
+    Tensor largest = filled({3}, 0, dt);
+    dist::reduce_scatter(largest, blocks, dist::ReduceOp::Max);
+    expect(all_equal(largest, r + n - 1), "reduce_scatter max " + name);
     // all_to_all: rank r sends r * 10 + j to rank j.
     std::vector<Tensor> ins, outs;
     for (int j = 0; j < n; ++j) {
@@ -220,6 +223,22 @@ void collectives() {
     Tensor big = filled({1 << 20}, r + 1, loom::ScalarType::Float32);
     dist::all_reduce(big);
     expect(all_equal(big, n * (n + 1) / 2.0), "all_reduce of 4 MiB");
+  }
+  // A reduce_scatter beyond the inline size takes the engine's own (gloo: the mesh's ring,
+  // Note [A ring reduce-scatter]; MPI's; NCCL's). Element j of rank k's block i is
+  // (i * count + j) mod 251 + k, so a block or an element out of place changes the sum; the
+  // sums stay exact in float16.
+  for (ScalarType dt : {ScalarType::Float32, ScalarType::Float16, ScalarType::Int32}) {
+    const int64_t count = 40000;
+    Tensor pattern = loom::arange(n * count, loom::TensorOptions().dtype(ScalarType::Float64));
+    pattern = pattern - loom::floor(pattern / 251) * 251;
+    Tensor input = (pattern + r).to(dt).to(loom::parse_device(g_device));
+    Tensor out = filled({count}, -1, dt);
+    dist::reduce_scatter_tensor(out, input);
+    Tensor expected = pattern.narrow(0, r * count, count) * n + n * (n - 1) / 2.0;
+    expect(loom::eq(out.to("cpu").to(ScalarType::Float64), expected).all().item<bool>(),
+           "reduce_scatter_tensor of " + std::to_string(n * count) + " " +
+               std::string(loom::scalar_type_name(dt)) + " elements");
   }
   // Asynchronous work completes in order.
   {

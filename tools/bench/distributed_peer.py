@@ -1,4 +1,5 @@
-# PyTorch's gloo all_reduce, measured as tools/bench/distributed_bench.cc measures loom's:
+# PyTorch's gloo all_reduce (or reduce_scatter_tensor with --op reduce_scatter), measured
+# as tools/bench/distributed_bench.cc measures loom's:
 # one rank of a job started by `loom launch` (LOOM_RANK, LOOM_WORLD_SIZE,
 # LOOM_MASTER_ADDR, LOOM_MASTER_PORT), float32 sums from 4 KiB to 256 MiB on the same
 # tensor, the median of many calls after warm-up, nccl-tests' busbw. With --backend nccl
@@ -19,6 +20,11 @@ if "--backend" in sys.argv:
     backend = sys.argv[sys.argv.index("--backend") + 1]
 if backend not in ("gloo", "nccl"):
     sys.exit(f"[distributed_peer] --backend: expected gloo or nccl, found {backend}")
+op = "all_reduce"
+if "--op" in sys.argv:
+    op = sys.argv[sys.argv.index("--op") + 1]
+if op not in ("all_reduce", "reduce_scatter"):
+    sys.exit(f"[distributed_peer] --op: expected all_reduce or reduce_scatter, found {op}")
 device = torch.device("cpu")
 if backend == "nccl":
     device = torch.device("cuda", int(os.environ.get("LOOM_LOCAL_RANK", "0")) % torch.cuda.device_count())
@@ -38,27 +44,35 @@ dist.init_process_group(
     world_size=n,
 )
 if rank == 0:
-    print(f"# torch {torch.__version__} {backend} all_reduce, {n} ranks, float32 sum (median of N calls)")
+    print(f"# torch {torch.__version__} {backend} {op}, {n} ranks, float32 sum (median of N calls)")
     print(f"{'size(B)':>12} {'count':>10} {'N':>6} {'time(us)':>11} {'algbw(GB/s)':>10} {'busbw(GB/s)':>10}")
 size = 4096
 while size <= max_bytes:
     count = size // 4
     iters = 200 if size <= (1 << 20) else 20 if size <= (16 << 20) else 5
     t = torch.ones(count, device=device)
+    block = torch.empty(count // n, device=device)
+
+    def call():
+        if op == "all_reduce":
+            dist.all_reduce(t)
+        else:
+            dist.reduce_scatter_tensor(block, t)
+
     for _ in range(3):
-        dist.all_reduce(t)
+        call()
     synchronize()
     dist.barrier()
     us = []
     for _ in range(iters):
         t0 = time.perf_counter()
-        dist.all_reduce(t)
+        call()
         synchronize()
         us.append((time.perf_counter() - t0) * 1e6)
     us.sort()
     median = us[len(us) // 2]
     algbw = size / median / 1e3
     if rank == 0:
-        print(f"{size:>12} {count:>10} {iters:>6} {median:>11.1f} {algbw:>10.3f} {algbw * 2 * (n - 1) / n:>10.3f}")
+        print(f"{size:>12} {count:>10} {iters:>6} {median:>11.1f} {algbw:>10.3f} {algbw * (2 if op == 'all_reduce' else 1) * (n - 1) / n:>10.3f}")
     size *= 4
 dist.destroy_process_group()

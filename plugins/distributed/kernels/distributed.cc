@@ -179,6 +179,20 @@ std::shared_ptr<ProcessGroup> group(int64_t id, const char* op) {
   }
 }
 
+// The `count` elements at byte `offset` of every rank's inline payload (Note [Collective
+// fingerprints]) reduced in rank order, so that every rank's result is bitwise the same,
+// into `out`; kAvg divides by the ranks.
+void reduce_inline_payloads(const std::vector<std::span<const char>>& peers, size_t offset,
+                            size_t count, ElementType type, ReduceOp rop, char* out) {
+  const size_t bytes = count * element_size(type);
+  std::vector<char> acc(peers[0].begin() + offset, peers[0].begin() + offset + bytes);
+  for (size_t r = 1; r < peers.size(); ++r) {
+    reduce_into(acc.data(), peers[r].data() + offset, count, type, rop);
+  }
+  if (rop == ReduceOp::kAvg) divide(acc.data(), count, type, static_cast<int>(peers.size()));
+  copy_bytes(out, acc.data(), bytes);
+}
+
 // --- the ops ---
 
 int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_id, bool async_op) {
@@ -199,11 +213,7 @@ int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_
   if (bytes <= kInlineBytes && g->cuda_device() < 0) {
     c.inline_payload.assign(data, data + bytes);
     c.body = [=](Engine&, const std::vector<std::span<const char>>& peers, milliseconds, uint32_t) {
-      // Every rank reduces the same buffers in rank order: bitwise equal results.
-      std::vector<char> acc(peers[0].begin(), peers[0].end());
-      for (int r = 1; r < n; ++r) reduce_into(acc.data(), peers[r].data(), count, type, rop);
-      if (rop == ReduceOp::kAvg) divide(acc.data(), count, type, n);
-      copy_bytes(data, acc.data(), bytes);
+      reduce_inline_payloads(peers, 0, count, type, rop, data);
     };
   } else {
     c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
@@ -328,9 +338,12 @@ int64_t all_gather_(const std::vector<Tensor>& outputs, const Tensor& self, int6
 }
 
 // reduce_scatter of `n` blocks, one per rank, joined into one buffer first when they are
-// not already adjacent.
+// not already adjacent. On a host engine, one whose blocks come to at most kInlineBytes
+// travels with its fingerprint, as a small all_reduce does (Note [Collective
+// fingerprints]), and each rank reduces its block of every rank's input in rank order.
 Collective reduce_scatter_collective(const Tensor& output, std::vector<const char*> blocks,
-                                     ElementType type, ReduceOp rop, int n, int me) {
+                                     ElementType type, ReduceOp rop, const ProcessGroup& g) {
+  const int n = g.size(), me = g.rank();
   Collective c;
   c.fingerprint = fingerprint_of(CollectiveKind::kReduceScatter, output, type);
   c.fingerprint.reduce = static_cast<uint8_t>(rop);
@@ -338,6 +351,14 @@ Collective reduce_scatter_collective(const Tensor& output, std::vector<const cha
   char* out = output.data<char>();
   const size_t count = static_cast<size_t>(output.numel());
   const size_t bytes = byte_size(output);
+  if (bytes * n <= kInlineBytes && g.cuda_device() < 0) {
+    c.inline_payload.resize(bytes * n);
+    for (int r = 0; r < n; ++r) copy_bytes(c.inline_payload.data() + r * bytes, blocks[r], bytes);
+    c.body = [=](Engine&, const std::vector<std::span<const char>>& peers, milliseconds, uint32_t) {
+      reduce_inline_payloads(peers, me * bytes, count, type, rop, out);
+    };
+    return c;
+  }
   bool adjacent = true;
   for (int r = 1; r < n; ++r) adjacent = adjacent && blocks[r] == blocks[0] + r * bytes;
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
@@ -372,7 +393,7 @@ int64_t reduce_scatter_(const Tensor& output, const std::vector<Tensor>& inputs,
     check_like(op, *g, inputs[i], output, output.numel(), "input " + std::to_string(i));
     blocks.push_back(inputs[i].data<char>());
   }
-  Collective c = reduce_scatter_collective(output, blocks, type, rop, g->size(), g->rank());
+  Collective c = reduce_scatter_collective(output, blocks, type, rop, *g);
   c.keep_alive.push_back(keep(output));
   for (const Tensor& t : inputs) c.keep_alive.push_back(keep(t));
   return submit(g, std::move(c), async_op);
@@ -389,7 +410,7 @@ int64_t reduce_scatter_tensor_(const Tensor& output, const Tensor& self, std::st
   check_like(op, *g, self, output, output.numel() * g->size(), "the input");
   std::vector<const char*> blocks;
   for (int r = 0; r < g->size(); ++r) blocks.push_back(self.data<char>() + r * byte_size(output));
-  Collective c = reduce_scatter_collective(output, blocks, type, rop, g->size(), g->rank());
+  Collective c = reduce_scatter_collective(output, blocks, type, rop, *g);
   c.keep_alive = {keep(output), keep(self)};
   return submit(g, std::move(c), async_op);
 }
