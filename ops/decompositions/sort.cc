@@ -1,6 +1,6 @@
 // Decompositions of the sorting ops: argsort (the indices of sort), searchsorted and
-// bucketize (counts of the boundaries below each value, by broadcast comparison), unique
-// (runs of equal values in the sorted elements).
+// bucketize (counts of the boundaries below each value, by broadcast comparison or by
+// merging), unique (runs of equal values in the sorted elements).
 #include "decomposition.h"
 #include "loom/core/type_promotion.h"
 
@@ -11,18 +11,44 @@ Tensor argsort_indices(const Tensor& self, int64_t dim, bool descending) {
   return std::get<1>(loom::sort(self, dim, descending));
 }
 
-// Note [searchsorted by counting]
-// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
-// The insertion index of v in a sorted row is the number of boundaries b with !(b >= v)
-// (left) or !(b > v) (right): PyTorch's binary search gives exactly these counts, NaN
-// values included (they go to the end). Counting compares every value with every
-// boundary of its row (values x boundaries work and memory): right for the short
-// boundary lists models use; a kernel with a binary search is the way to long ones.
+// Note [searchsorted by counting or merging]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The insertion index of v in a sorted row is the number of boundaries b with b < v
+// (left) or b <= v (right); a NaN value goes after every boundary but NaN ones, as
+// PyTorch's binary search puts it. Two ways, both of ops every backend has:
+// - counting: compare every value with every boundary of its row and count (!(b >= v),
+//   !(b > v)): values x boundaries work and memory, the quickest for the short boundary
+//   lists models use; taken while that product is at most kCountingElements;
+// - merging: sort each row of values and boundaries together, values first for the left
+//   side and boundaries first for the right; the sort is stable, so a value lands before
+//   the boundaries equal to it (left) or after them (right), and its index is the number
+//   of boundaries before it in the merged row (a cumsum over the sorted row, scattered
+//   back through the sort's permutation): (values + boundaries) log work and linear
+//   memory, so a long boundary list costs no more memory than its values.
+// The two agree unless a boundary is NaN (a sorted row has them last): then counting
+// counts each NaN boundary for every value, merging only for NaN values, and PyTorch's
+// binary search gives either or neither, depending on where it probes.
+constexpr int64_t kCountingElements = int64_t{1} << 22;
+
+// Insertion indices of each row of `values` ([R, K]) in the same row of `boundaries`
+// ([R, M]), by merging.
+Tensor merged_insertion_indices(const Tensor& boundaries, const Tensor& values, bool right) {
+  const int64_t m = boundaries.size(-1), k = values.size(-1);
+  const Tensor merged =
+      right ? loom::cat({boundaries, values}, -1) : loom::cat({values, boundaries}, -1);
+  const Tensor order = std::get<1>(loom::sort(merged, -1, false));
+  const Tensor is_boundary = right ? loom::lt(order, Scalar(m)) : loom::ge(order, Scalar(k));
+  // At a value's sorted position, the inclusive count is the boundaries before it.
+  const Tensor before = loom::cumsum(is_boundary, -1, ScalarType::Int64);
+  Tensor at = empty(std::vector<int64_t>(before.sizes().begin(), before.sizes().end()),
+                    ScalarType::Int64, before.device());
+  loom::scatter_(at, -1, order, before);
+  return at.narrow(-1, right ? m : 0, k);
+}
+
 Tensor insertion_indices(const char* op, const Tensor& sorted, const Tensor& values, bool right,
                          bool out_int32) {
   if (sorted.dim() == 0) fail(op, "expected a 1-D or N-D sorted sequence, found a 0-dim tensor");
-  Tensor boundaries = sorted;
-  Tensor v = values;
   if (sorted.dim() > 1) {
     if (values.dim() != sorted.dim() ||
         !same_shape(values.sizes().first(static_cast<size_t>(values.dim() - 1)),
@@ -32,12 +58,22 @@ Tensor insertion_indices(const char* op, const Tensor& sorted, const Tensor& val
            ", found shape ", shape_to_string(values.sizes()));
     }
   }
-  // [..., K, 1] against [..., 1, M] (or [M] for a 1-D sequence): count over M.
-  Tensor column = v.unsqueeze(-1);
-  Tensor row = sorted.dim() > 1 ? boundaries.unsqueeze(-2) : boundaries;
-  Tensor below =
-      right ? loom::logical_not(loom::gt(row, column)) : loom::logical_not(loom::ge(row, column));
-  Tensor counts = loom::sum(below, IntList{-1});
+  Tensor counts;
+  if (values.numel() * sorted.size(-1) <= kCountingElements) {
+    // [..., K, 1] against [..., 1, M] (or [M] for a 1-D sequence): count over M.
+    Tensor column = values.unsqueeze(-1);
+    Tensor row = sorted.dim() > 1 ? sorted.unsqueeze(-2) : sorted;
+    Tensor below =
+        right ? loom::logical_not(loom::gt(row, column)) : loom::logical_not(loom::ge(row, column));
+    counts = loom::sum(below, IntList{-1});
+  } else {
+    // Rows [R, M] and [R, K]; a 1-D sequence is one row for all the values.
+    const ScalarType dtype = promote_types(sorted.dtype(), values.dtype());
+    const int64_t m = sorted.size(-1);
+    Tensor rows = cast(sorted, dtype).reshape({-1, m});
+    Tensor of_values = cast(values, dtype).reshape({rows.size(0), -1});
+    counts = merged_insertion_indices(rows, of_values, right).reshape(values.sizes());
+  }
   return out_int32 ? cast(counts, ScalarType::Int32) : counts;
 }
 

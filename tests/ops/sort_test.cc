@@ -1,7 +1,9 @@
 // The sorting ops through the typed API, against hand-computed values: sort (stable,
 // NaN largest), argsort and topk (largest and smallest), on strided and several-dtype
 // inputs, and the errors.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "ops_test_util.h"
@@ -79,6 +81,76 @@ TEST_F(Sort, SearchsortedAndBucketize) {
   Tensor rows = make({1, 2, 3, 10, 20, 30}, {2, 3});
   EXPECT_EQ(values(searchsorted(rows, make({2, 25}, {2, 1}))), (Values{1, 2}));
   expect_error([&] { bucketize(v, rows); }, "loom::bucketize.Tensor", "expected 1-D boundaries");
+}
+
+// The insertion indices std::lower_bound (left) or std::upper_bound (right) gives, NaN
+// values after every boundary: what PyTorch's binary search gives on a row without NaN.
+Values binary_search_indices(const Values& row, const Values& of, bool right) {
+  Values out;
+  for (double v : of) {
+    if (std::isnan(v)) {
+      out.push_back(static_cast<double>(row.size()));
+    } else {
+      auto at = right ? std::upper_bound(row.begin(), row.end(), v)
+                      : std::lower_bound(row.begin(), row.end(), v);
+      out.push_back(static_cast<double>(at - row.begin()));
+    }
+  }
+  return out;
+}
+
+// Note [searchsorted by counting or merging]: past kCountingElements values x boundaries
+// the indices come from merging; both ways give the binary search's indices, with
+// boundaries repeated, values equal to them, NaN values and mixed dtypes.
+TEST_F(Sort, SearchsortedMergesWhereCountingWouldNotFit) {
+  Values boundaries;
+  for (int i = 0; i < 3000; ++i) boundaries.push_back(i / 2);  // each integer twice
+  Values wanted;
+  uint32_t state = 12345;
+  for (int i = 0; i < 2000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    wanted.push_back(i % 97 == 0 ? NAN : static_cast<double>(state % 3220) / 2 - 5);
+  }
+  const Tensor sorted = make(boundaries, {3000});
+  for (bool right : {false, true}) {
+    // 100 values (counting) and 2000 (merging: 6M comparisons).
+    const Values few(wanted.begin(), wanted.begin() + 100);
+    EXPECT_EQ(values(searchsorted(sorted, make(few, {100}), false, right)),
+              binary_search_indices(boundaries, few, right));
+    const Tensor many = searchsorted(sorted, make(wanted, {40, 50}), true, right);
+    EXPECT_EQ(many.dtype(), ScalarType::Int32);
+    EXPECT_EQ(shape(many), (Shape{40, 50}));
+    EXPECT_EQ(values(many), binary_search_indices(boundaries, wanted, right));
+    // int32 boundaries and int64 values search in int64 (NaN-free: the values' integers).
+    Values integers;
+    for (double v : wanted) integers.push_back(std::isnan(v) ? 7 : std::floor(v));
+    EXPECT_EQ(values(bucketize(make(integers, {2000}, ScalarType::Int64),
+                               make(boundaries, {3000}, ScalarType::Int32), false, right)),
+              binary_search_indices(boundaries, integers, right));
+  }
+  // Rows of an N-D sequence, each searched by its own values: [2, 3000] and [2, 1000].
+  Values two_rows = boundaries;
+  for (double b : boundaries) two_rows.push_back(b + 0.5);
+  const Values first(wanted.begin(), wanted.begin() + 1000),
+      second(wanted.begin() + 1000, wanted.end());
+  Values expected = binary_search_indices(boundaries, first, false);
+  Values shifted(boundaries.begin(), boundaries.end());
+  for (double& b : shifted) b += 0.5;
+  for (double i : binary_search_indices(shifted, second, false)) expected.push_back(i);
+  EXPECT_EQ(values(searchsorted(make(two_rows, {2, 3000}), make(wanted, {2, 1000}))), expected);
+}
+
+// A boundary list as long as the values: counting would hold 9e10 comparisons; merging
+// holds the 600,000 elements.
+TEST_F(Sort, SearchsortedTakesLongBoundaryListsInLinearMemory) {
+  Values boundaries, wanted;
+  for (int i = 0; i < 300000; ++i) {
+    boundaries.push_back(3 * i);
+    wanted.push_back(899999 - 3 * i);
+  }
+  EXPECT_EQ(values(searchsorted(make(boundaries, {300000}, ScalarType::Int64),
+                                make(wanted, {300000}, ScalarType::Int64))),
+            binary_search_indices(boundaries, wanted, false));
 }
 
 // Note [unique by sorting]
