@@ -1,6 +1,7 @@
 // Autograd costs (tools/bench/run-autograd-bench.sh), each beside the same code in the
 // libtorch peer (libtorch_peer_bench.cc, BM_Torch*): a 1-element add where one input
-// requires grad (the graph node recorded and freed with the result), forward and backward
+// requires grad (the graph node recorded and freed with the result) and where none does
+// (autograd loaded, nothing recorded), forward and backward
 // of a chain of 100 1-element ops, and a training step's forward and backward of an MLP
 // 784-256-10 at batch 64 (cross entropy; gradients cleared each step as optimizers do).
 #include <benchmark/benchmark.h>
@@ -21,6 +22,19 @@ void BM_AddOneElementRequiresGrad(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_AddOneElementRequiresGrad);
+
+// The same add where no input requires grad, with the autograd plugin loaded (as in any
+// training app): what autograd costs the ops it does not record.
+void BM_AddOneElementNoGrad(benchmark::State& state) {
+  loom::bench::load_runtime();
+  Tensor a = loom::ones({1});
+  Tensor b = loom::ones({1});
+  for (auto _ : state) {
+    Tensor c = a + b;
+    benchmark::DoNotOptimize(c.impl());
+  }
+}
+BENCHMARK(BM_AddOneElementNoGrad);
 
 // 100 ops alternating mul and add on 1 element, then backward: time / 100 is the
 // per-op cost of recording and differentiating.

@@ -12,14 +12,14 @@ build/bin/autograd_bench --benchmark_min_time=0.5 "$@"
 if [ -f /usr/lib/x86_64-linux-gnu/cmake/Torch/TorchConfig.cmake ]; then
   cmake -S . -B build -DLOOM_BENCH_LIBTORCH=ON >/dev/null
   cmake --build build --target libtorch_peer_bench
-  build/bin/libtorch_peer_bench --benchmark_filter='RequiresGrad|Chain100|Mlp' --benchmark_min_time=0.5 "$@"
+  build/bin/libtorch_peer_bench --benchmark_filter='AddOneElementOperator|RequiresGrad|Chain100|Mlp' --benchmark_min_time=0.5 "$@"
   cmake -S . -B build -DLOOM_BENCH_LIBTORCH=OFF >/dev/null
 else
   echo "libtorch peer skipped: apt-get install libtorch-dev to compare in the same run"
 fi
 # PyTorch 2.x from PyPI, when tools/bench/setup-pytorch-peer.sh has built its peer.
 if [ -x build/bin/pytorch_peer_bench ]; then
-  build/bin/pytorch_peer_bench --benchmark_filter='RequiresGrad|Chain100|Mlp' --benchmark_min_time=0.5 "$@"
+  build/bin/pytorch_peer_bench --benchmark_filter='AddOneElementOperator|RequiresGrad|Chain100|Mlp' --benchmark_min_time=0.5 "$@"
 else
   echo "PyTorch 2.x peer skipped: run tools/bench/setup-pytorch-peer.sh to compare in the same run"
 fi
