@@ -508,6 +508,71 @@ void ddp() {
     for (size_t i = 0; i < pa.size(); ++i) {
       expect((pa[i] - pb[i]).abs().max().item<double>() < 1e-6, "ZeRO differs from plain Adam");
     }
+    // The consolidated state is plain Adam's, on the rank it went to (Note [Consolidated
+    // ZeRO state]); it loads into a new ZeRO optimizer, which then steps as plain Adam.
+    const int to = g_size - 1;
+    zero.consolidate_state_dict(to);
+    if (g_rank == to) {
+      const loom::optim::NamedTensors whole = zero.state_dict(), expected = plain.state_dict();
+      expect(whole.size() == expected.size(),
+             "the consolidated state has " + std::to_string(whole.size()) + " entries, " +
+                 "plain Adam's " + std::to_string(expected.size()));
+      for (size_t e = 0; e < whole.size() && e < expected.size(); ++e) {
+        expect(whole[e].first == expected[e].first,
+               "consolidated key " + whole[e].first + ", plain " + expected[e].first);
+        const double gap = (whole[e].second.to(loom::ScalarType::Float64) -
+                            expected[e].second.to(loom::ScalarType::Float64))
+                               .abs()
+                               .max()
+                               .item<double>();
+        expect(gap < 1e-6, whole[e].first + " differs from plain Adam's by " + std::to_string(gap));
+      }
+    } else {
+      expect_error([&] { zero.state_dict(); }, "call consolidate_state_dict(to) on every rank");
+    }
+    loom::optim::ZeroRedundancyOptimizer again(a->parameters(), adam);
+    again.load_state_dict(plain.state_dict());
+    loom::manual_seed(30);
+    Tensor x = loom::randn({4, 6});
+    again.zero_grad();
+    plain.zero_grad();
+    loom::mse_loss(da(x), loom::zeros({4, 3})).backward();
+    loom::mse_loss(db(x), loom::zeros({4, 3})).backward();
+    again.step();
+    plain.step();
+    for (size_t i = 0; i < pa.size(); ++i) {
+      expect((pa[i] - pb[i]).abs().max().item<double>() < 1e-6,
+             "a loaded ZeRO optimizer steps as plain Adam");
+    }
+    expect_error(
+        [&] {
+          again.load_state_dict({{"state.0.99.exp_avg", loom::zeros({1})}});
+        },
+        "names parameter 99; the optimizer has 4");
+    expect_error(
+        [&] {
+          again.load_state_dict({{"state.1.0.exp_avg", loom::zeros({1})}});
+        },
+        "expected the one parameter group 0");
+    expect_error(
+        [&] {
+          again.load_state_dict({{"state.0.0.exp_avg", loom::zeros({7})}});
+        },
+        "(its parameter's), found float32 [7]");
+  }
+  // ZeRO over fewer parameters than ranks: a rank that owns none still has the learning
+  // rate, steps (receiving the parameter) and consolidates.
+  {
+    Tensor w = loom::ones({3}).requires_grad_();
+    loom::optim::ZeroRedundancyOptimizer lone({w}, [](std::vector<Tensor> p) {
+      return std::make_unique<loom::optim::Adam>(p, loom::optim::AdamOptions(0.5));
+    });
+    expect(lone.lr() == 0.5, "every rank reads the learning rate");
+    (w * 2).sum().backward();
+    lone.step();
+    expect((w - 0.5).abs().max().item<double>() < 1e-6, "the owner's step reached every rank");
+    lone.consolidate_state_dict(0);
+    if (g_rank == 0) expect(lone.state_dict().size() == 4, "lr, step, exp_avg, exp_avg_sq");
   }
   std::printf("ddp ok\n");
 }

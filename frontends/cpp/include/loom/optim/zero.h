@@ -8,10 +8,12 @@
 //     return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-3));
 //   });
 //   ... backward through DDP ...; zero.step();
+//   zero.consolidate_state_dict(0);  // every rank; then on rank 0: save zero.state_dict()
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "loom/distributed.h"
@@ -32,15 +34,32 @@ class ZeroRedundancyOptimizer {
   void set_lr(double lr) { local_->set_lr(lr); }
   // The rank that owns parameter i (greedy by size, the same on every rank).
   int owner(size_t i) const { return owners_[i]; }
-  // The optimizer of this rank's partition: its state_dict() is this rank's shard.
+  // The optimizer of this rank's partition: its state_dict() is this rank's shard. A rank
+  // that owns no parameter has one over the first parameter that it never steps (only its
+  // options are read), where the factory refuses an empty list.
   Optimizer& local_optimizer() { return *local_; }
+
+  // Gathers every rank's shard of the state on group rank `to`; every rank of the group
+  // calls it (Note [Consolidated ZeRO state]).
+  void consolidate_state_dict(int to = 0);
+  // The whole state as of the last consolidate_state_dict, on the rank it went to, in the
+  // keys of one optimizer over all the parameters ("param_groups.0.lr",
+  // "state.0.<i>.<field>", i the parameter's index in the constructor's list): what a plain
+  // optimizer over the same parameters saves and loads. Refused on other ranks.
+  NamedTensors state_dict() const;
+  // Every rank takes its partition's entries of a whole state (state_dict()'s, or a plain
+  // optimizer's over the same parameters); every key is checked before anything changes.
+  void load_state_dict(const NamedTensors& state);
 
  private:
   std::vector<Tensor> params_;
-  std::vector<int> owners_;       // group ranks
-  std::vector<int> group_ranks_;  // their world ranks
+  std::vector<int> owners_;          // group ranks
+  std::vector<size_t> local_index_;  // parameter i's index in local_'s list (if it owns it)
+  std::vector<int> group_ranks_;     // their world ranks
   distributed::Group group_;
   std::unique_ptr<Optimizer> local_;
+  bool local_owns_nothing_ = false;
+  std::optional<NamedTensors> consolidated_;
 };
 
 }  // namespace loom::optim
