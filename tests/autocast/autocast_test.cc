@@ -1,11 +1,15 @@
 // Autocast on the autocast plugin (loom/autocast.h): the lower-precision, float32 and
 // promote lists on cpu, float64 left alone, regions that nest and restore, gradients
 // through the casts, one cast of a parameter per region, every device type covered with
-// no code from its plugin, and the refusals.
+// no code from its plugin, compiled functions that follow each call's region, and the
+// refusals.
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "../frontend/frontend_test_util.h"
 #include "loom/autocast.h"
+#include "loom/compile.h"
 
 namespace loom {
 namespace {
@@ -167,6 +171,36 @@ TEST_F(Autocast, BadRegionsAreRefused) {
   // A refused region changes nothing.
   EXPECT_FALSE(autocast::is_enabled("cpu"));
   EXPECT_EQ(mm(randn({2, 2}), randn({2, 2})).dtype(), kF32);
+}
+
+// Note [Autocast guards]: a compiled function follows the autocast region of each call,
+// compiled first outside a region or first inside one, and keeps one graph per state.
+TEST_F(Autocast, CompiledFunctionsFollowTheRegionOfEachCall) {
+  const Tensor x = randn({4, 8}), w = randn({8, 3});
+  const auto body = [](const Tensor& a, const Tensor& b) { return mm(a, b).relu() * 2; };
+  const Tensor eager_f32 = body(x, w);
+  Tensor eager_bf16;
+  {
+    autocast::Guard amp("cpu");
+    eager_bf16 = body(x, w);
+  }
+  for (bool first_inside : {false, true}) {
+    auto f = compile(body);
+    for (int call = 0; call < 4; ++call) {
+      const bool inside = (call % 2 == 0) == first_inside;
+      std::optional<autocast::Guard> amp;
+      if (inside) amp.emplace("cpu");
+      const Tensor y = f(x, w);
+      ASSERT_EQ(y.dtype(), inside ? kBF16 : kF32) << "call " << call;
+      const Tensor& want = inside ? eager_bf16 : eager_f32;
+      EXPECT_LT(max_difference(y.to(kF32), want.to(kF32)), inside ? 0.05 : 1e-5) << call;
+    }
+    const compiler::Explanation e = f.explanation();
+    EXPECT_EQ(e.compiles, 2);  // one graph outside a region, one inside: both reused
+    ASSERT_EQ(e.recompiles.size(), 1u);
+    EXPECT_EQ(e.recompiles[0], first_inside ? "autocast is off, expected cpu in bfloat16"
+                                            : "autocast is cpu in bfloat16, expected off");
+  }
 }
 
 }  // namespace

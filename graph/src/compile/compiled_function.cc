@@ -159,6 +159,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
   }
   ++compiles;
   const bool grad_mode = autograd::is_enabled();
+  const std::string autocast = detail::autocast_state(tensors);
   std::vector<Tensor> outputs;
   Captured captured = detail::capture(tensors, eager_fn, state_names, &outputs);
   if (options.fullgraph && !captured.breaks.empty()) {
@@ -200,8 +201,8 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
       dynamic.clear();
     }
   }
-  auto entry = std::make_unique<Entry>(std::move(captured),
-                                       Guards(tensors, numbers, flags, grad_mode, {}, dynamic));
+  auto entry = std::make_unique<Entry>(
+      std::move(captured), Guards(tensors, numbers, flags, grad_mode, autocast, {}, dynamic));
   Captured& c = entry->captured;
   entry->sizes = sizes_of(tensors);
   entry->raw = c.graph;
@@ -217,7 +218,7 @@ std::vector<Tensor> CompiledFunction::State::compile(const std::vector<Tensor>& 
         detail::capture_backward(c, graph_inputs, outputs, state_names, &entry->backward_note);
   }
   // a training graph stays specialised: its backward's sizes are not generalised
-  entry->guards = Guards(tensors, numbers, flags, grad_mode, c.constants,
+  entry->guards = Guards(tensors, numbers, flags, grad_mode, autocast, c.constants,
                          entry->backward ? DynamicDims{} : dynamic);
   if (entry->backward) dynamic.clear();
   auto optimise = [&](Captured& g, const std::string& suffix) {
@@ -269,11 +270,12 @@ std::vector<Tensor> CompiledFunction::run(const std::vector<Tensor>& tensors,
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.eager) return eager();
   const bool grad_mode = autograd::is_enabled();
+  const std::string autocast = detail::autocast_state(tensors);
   std::string reason = "the first call";
   for (auto it = s.entries.rbegin(); it != s.entries.rend(); ++it) {
     Entry& e = **it;
     detail::GuardFailure f =
-        e.guards.check(tensors, numbers, flags, grad_mode, e.captured.constants);
+        e.guards.check(tensors, numbers, flags, grad_mode, autocast, e.captured.constants);
     if (!f.holds()) {
       if (it == s.entries.rbegin()) {
         reason = f.reason;

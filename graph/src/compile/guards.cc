@@ -2,15 +2,30 @@
 // argument's dtype, device, sizes (or, for a symbolic dimension, any size >= 2: 0 and 1
 // change broadcasting and stay specialised, as in PyTorch), strides (contiguous, or
 // exactly the captured ones), requires_grad and identity with another argument; the
-// numbers passed; grad mode; and the tensors the function holds, read by reference,
-// which must keep their dtype, device, sizes and strides.
+// numbers passed; grad mode; the autocast regions; and the tensors the function holds,
+// read by reference, which must keep their dtype, device, sizes and strides.
+//
+// Note [Autocast guards]
+// ~~~~~~~~~~~~~~~~~~~~~~
+// A graph replays its ops through the dispatcher, the Autocast key included, and its
+// fused kernels were compiled for the dtypes the capture saw. Captured outside an
+// autocast region and called inside one, its products would come out in bfloat16 into
+// kernels compiled for float32 (and the reverse), so a graph holds only under the autocast
+// state of its capture: the regions of the device types of the call's tensors, each with
+// its dtype. Outside every region the Autocast key is not among the thread's dispatch keys,
+// so the common case costs one bit test.
 #include "guards.h"
 
 #include <cmath>
 
+#include <algorithm>
+
+#include "loom/autocast.h"
 #include "loom/autograd.h"
+#include "loom/core/device.h"
 #include "loom/core/str_cat.h"
 #include "loom/core/type_promotion.h"
+#include "loom/dispatcher/local_dispatch_key_set.h"
 
 namespace loom::compiler::detail {
 namespace {
@@ -79,10 +94,30 @@ std::string mismatch(const TensorGuard& g, const Tensor& t, std::vector<int>* di
 
 }  // namespace
 
+std::string autocast_state(const std::vector<Tensor>& tensors) {
+  if ((dispatch::local_dispatch_key_set().included & DispatchKeySet(DispatchKey::Autocast).raw()) ==
+      0) {
+    return {};
+  }
+  std::vector<std::string> types;
+  for (const Tensor& t : tensors)
+    types.push_back(DeviceTypeRegistry::instance().name(t.device().type));
+  if (types.empty()) types.push_back("cpu");
+  std::sort(types.begin(), types.end());
+  types.erase(std::unique(types.begin(), types.end()), types.end());
+  std::string out;
+  for (const std::string& type : types) {
+    if (!autocast::is_enabled(type)) continue;
+    out += str_cat(out.empty() ? "" : ", ", type, " in ",
+                   scalar_type_name(autocast::lower_dtype(type)));
+  }
+  return out;
+}
+
 Guards::Guards(const std::vector<Tensor>& tensors, const std::vector<double>& numbers,
-               uint64_t flags, bool grad_mode, const std::vector<Tensor>& held,
-               const DynamicDims& dynamic)
-    : numbers_(numbers), flags_(flags), grad_mode_(grad_mode) {
+               uint64_t flags, bool grad_mode, std::string autocast,
+               const std::vector<Tensor>& held, const DynamicDims& dynamic)
+    : numbers_(numbers), flags_(flags), grad_mode_(grad_mode), autocast_(std::move(autocast)) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     std::vector<uint8_t> dims(static_cast<size_t>(tensors[i].dim()), 0);
     for (auto [arg, dim] : dynamic) {
@@ -103,7 +138,8 @@ Guards::Guards(const std::vector<Tensor>& tensors, const std::vector<double>& nu
 }
 
 GuardFailure Guards::check(const std::vector<Tensor>& tensors, const std::vector<double>& numbers,
-                           uint64_t flags, bool grad_mode, const std::vector<Tensor>& held) const {
+                           uint64_t flags, bool grad_mode, const std::string& autocast,
+                           const std::vector<Tensor>& held) const {
   GuardFailure f;
   if (tensors.size() != tensors_.size()) {
     f.reason = str_cat("the call has ", tensors.size(), " tensors, expected ", tensors_.size());
@@ -122,6 +158,11 @@ GuardFailure Guards::check(const std::vector<Tensor>& tensors, const std::vector
   if (grad_mode != grad_mode_) {
     f.reason = str_cat("grad mode is ", grad_mode ? "on" : "off", ", expected ",
                        grad_mode_ ? "on" : "off");
+    return f;
+  }
+  if (autocast != autocast_) {
+    f.reason = str_cat("autocast is ", autocast.empty() ? "off" : autocast, ", expected ",
+                       autocast_.empty() ? "off" : autocast_);
     return f;
   }
   if (flags != flags_) {
@@ -172,6 +213,7 @@ std::vector<std::string> Guards::describe() const {
   for (size_t i = 0; i < numbers_.size(); ++i)
     out.push_back(str_cat("number ", i, " == ", numbers_[i]));
   out.push_back(str_cat("grad mode ", grad_mode_ ? "on" : "off"));
+  if (!autocast_.empty()) out.push_back(str_cat("autocast ", autocast_));
   if (flags_ != 0) out.push_back("module in training mode");
   for (size_t i = 0; i < held_.size(); ++i) {
     out.push_back(str_cat("held tensor ", i, ": ", scalar_type_name(held_[i].dtype),

@@ -33,13 +33,20 @@ struct GuardFailure {
   bool holds() const { return reason.empty(); }
 };
 
+// The calling thread's autocast regions over the device types of `tensors` (the cpu for a
+// call without tensors): "cpu in bfloat16", empty where autocast is off for all of them
+// (Note [Autocast guards]).
+std::string autocast_state(const std::vector<Tensor>& tensors);
+
 class Guards {
  public:
   Guards(const std::vector<Tensor>& tensors, const std::vector<double>& numbers, uint64_t flags,
-         bool grad_mode, const std::vector<Tensor>& held, const DynamicDims& dynamic);
+         bool grad_mode, std::string autocast, const std::vector<Tensor>& held,
+         const DynamicDims& dynamic);
 
   GuardFailure check(const std::vector<Tensor>& tensors, const std::vector<double>& numbers,
-                     uint64_t flags, bool grad_mode, const std::vector<Tensor>& held) const;
+                     uint64_t flags, bool grad_mode, const std::string& autocast,
+                     const std::vector<Tensor>& held) const;
 
   // One line per guard ("x0: float32[s0, 16] contiguous, requires_grad=false").
   std::vector<std::string> describe() const;
@@ -49,6 +56,7 @@ class Guards {
   std::vector<double> numbers_;
   uint64_t flags_ = 0;
   bool grad_mode_ = false;
+  std::string autocast_;
   std::vector<TensorGuard> held_;
 };
 
