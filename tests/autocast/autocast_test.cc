@@ -203,5 +203,40 @@ TEST_F(Autocast, CompiledFunctionsFollowTheRegionOfEachCall) {
   }
 }
 
+// A compiled training step under autocast: its backward graph gives eager autocast's
+// gradients (the casts' backward returns them in the parameters' dtype).
+TEST_F(Autocast, ACompiledStepUnderAutocastGivesEagerGradients) {
+  const Tensor x = randn({16, 8}), target = randn({16, 3});
+  const Tensor w = randn({8, 3}).requires_grad_();
+  const auto loss_of = [](const Tensor& a, const Tensor& b, const Tensor& t) {
+    return mse_loss(mm(a, b).relu(), t);
+  };
+  Tensor eager_loss;
+  {
+    autocast::Guard amp("cpu");
+    eager_loss = loss_of(x, w, target);
+  }
+  eager_loss.backward();
+  const Tensor eager_grad = w.grad().clone();
+  w.set_grad(Tensor());
+  auto f = compile(loss_of);
+  for (int step = 0; step < 2; ++step) {
+    Tensor loss;
+    {
+      autocast::Guard amp("cpu");
+      loss = f(x, w, target);
+    }
+    EXPECT_EQ(loss.dtype(), kF32);  // mse_loss is on the float32 list
+    loss.backward();
+    ASSERT_TRUE(w.grad().defined());
+    EXPECT_EQ(w.grad().dtype(), kF32);
+    EXPECT_LT(max_difference(w.grad(), eager_grad), 0.02 * eager_grad.abs().max().item<double>());
+    w.set_grad(Tensor());
+  }
+  const compiler::Explanation e = f.explanation();
+  EXPECT_EQ(e.compiles, 1);
+  EXPECT_FALSE(e.backward_graph.empty());
+}
+
 }  // namespace
 }  // namespace loom

@@ -263,8 +263,7 @@ int run_train(const TrainOptions& o) {
              "--amp: expected bf16 or fp16, found '", o.amp, "'");
   const ScalarType amp_dtype = o.amp == "fp16" ? ScalarType::Float16 : ScalarType::BFloat16;
   amp::GradScaler scaler({.enabled = o.amp == "fp16"});
-  LOOM_CHECK(o.amp.empty() || (!o.compile && !o.qat), kWhat,
-             "--amp does not combine with --compile or --qat");
+  LOOM_CHECK(o.amp.empty() || !o.qat, kWhat, "--amp does not combine with --qat");
   LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat && o.distributed.empty()), kWhat,
              "--checkpoint does not combine with --compile, --qat or --distributed");
   // --checkpoint: about sqrt(layers) segments, as the usual memory/compute balance.
@@ -368,7 +367,7 @@ int run_train(const TrainOptions& o) {
       }
       {
         profiler::Range range("optimizer.step");
-        if (compiled_step) {
+        if (compiled_step && !scaler.is_enabled()) {
           (*compiled_step)();
         } else if (scaler.is_enabled()) {
           scaler.step(*optimizer);  // skipped when a gradient overflowed
