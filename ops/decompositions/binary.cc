@@ -7,7 +7,14 @@
 namespace loom::ops {
 namespace {
 
+// An integer tensor to a negative integer number is refused, as PyTorch refuses it; with a
+// tensor of exponents the elements follow integer pow (1 and -1 stay powers, others give 0).
 Tensor pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
+  if (is_integral(self.dtype(), /*include_bool=*/true) && exponent.is_integral() &&
+      exponent.to_int() < 0) {
+    fail("loom::pow.Tensor_Scalar", "integers to negative integer powers are not allowed (",
+         scalar_type_name(self.dtype()), " to the power ", exponent.to_int(), ")");
+  }
   return loom::pow(self, wrapped_scalar(exponent));
 }
 

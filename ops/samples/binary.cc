@@ -107,9 +107,14 @@ std::vector<OpSample> make() {
   s.push_back({"loom::pow.Tensor_Tensor", {T({2, 3}, kI64, Fill::SmallInt), Idx({2, 3}, 4)}});
   s.push_back({"loom::pow.Tensor_Tensor", {T({3}, kI32, Fill::SmallInt), Idx({2, 1}, 3, kI32)}});
   s.push_back({"loom::pow.Tensor_Tensor", {T({2, 3}, kF32, Fill::Normal), Idx({3}, 3, kF32)}});
+  // negative integer exponents in a tensor: 1 or 0 here, as PyTorch's integer pow
+  s.push_back(
+      {"loom::pow.Tensor_Tensor", {T({4, 5}, kI32, Fill::Positive), T({5}, kI32, Fill::SmallInt)}});
   s.push_back({"loom::pow.Tensor_Scalar", {T({2, 3}, kF32, Fill::Positive), D(1.5)}});
   s.push_back({"loom::pow.Tensor_Scalar", {T({2, 3}, kI64, Fill::SmallInt), I(3)}});
   s.push_back({"loom::pow.Tensor_Scalar", {T({2, 3}, kF16, Fill::Normal), I(2)}});
+  s.push_back(OpSample{"loom::pow.Tensor_Scalar", {T({2, 3}, kI64, Fill::SmallInt), I(-1)}}.raises(
+      "integers to negative integer powers are not allowed"));
   s.push_back({"loom::pow.Scalar", {D(2.5), T({2, 3}, kF32, Fill::Normal)}});
   s.push_back({"loom::pow.Scalar", {I(2), Idx({2, 3}, 5)}});
   arithmetic(s, "loom::atan2", Fill::Normal, Fill::Normal);

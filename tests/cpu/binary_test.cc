@@ -403,14 +403,19 @@ TEST_F(CpuPointwise, IntegerDivisionByZeroIsAnError) {
   expect_values(q, {kInf, kNaN}, "int div by zero");
 }
 
-TEST_F(CpuPointwise, IntegersToNegativePowersAreAnError) {
-  Tensor a = make(ScalarType::Int64, {2}, {2, 3});
-  Tensor e = make(ScalarType::Int64, {2}, {2, -1});
-  expect_error(
-      [&] {
-        call("loom::pow.Tensor_Tensor", {box(a), box(e)});
-      },
-      "loom::pow.Tensor_Tensor", {"integers to negative integer powers are not allowed"});
+TEST_F(CpuPointwise, IntegerPowFollowsPyTorchForNegativeExponents) {
+  // torch.pow(torch.tensor([2, 1, -1, -1, 3, 3], dtype=torch.int32),
+  //           torch.tensor([-1, -3, -3, -2, 0, 2], dtype=torch.int32))
+  // -> tensor([0, 1, -1, 1, 1, 9], dtype=torch.int32); only a number exponent is refused.
+  Tensor a = make(ScalarType::Int32, {6}, {2, 1, -1, -1, 3, 3});
+  Tensor e = make(ScalarType::Int32, {6}, {-1, -3, -3, -2, 0, 2});
+  expect_values(call("loom::pow.Tensor_Tensor", {box(a), box(e)}), {0, 1, -1, 1, 1, 9},
+                "integer pow");
+  // torch.pow(torch.tensor([3], dtype=torch.int8), torch.tensor([5], dtype=torch.int8))
+  // -> -13 (243 wraps)
+  expect_values(call("loom::pow.Tensor_Tensor", {box(make(ScalarType::Int8, {1}, {3})),
+                                                 box(make(ScalarType::Int8, {1}, {5}))}),
+                {-13}, "int8 pow wraps");
   // floats are fine
   Tensor f = make(ScalarType::Float32, {2}, {2, 4});
   expect_values(

@@ -184,9 +184,18 @@ Tensor fmod_out(const Tensor& self, const Tensor& other, const Tensor& out) {
 
 // --- pow ---
 
-// base ** exp for exp >= 0 by squaring, wrapping like repeated multiplication.
+// base ** exp by squaring, wrapping like repeated multiplication; a negative exponent
+// gives what PyTorch's integer pow gives: 1 for base 1, +-1 for base -1 by the exponent's
+// parity, 0 for any other base.
 template <typename T>
 T integer_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return T(1);
+      if (base == -1) return exp % 2 == 0 ? T(1) : T(-1);
+      return T(0);
+    }
+  }
   using W = wrap_type<T>;
   W result = 1, b = static_cast<W>(base);
   auto e = static_cast<std::make_unsigned_t<T>>(exp);
@@ -203,18 +212,7 @@ Tensor pow_out(const Tensor& self, const Tensor& exponent, const Tensor& out) {
     if constexpr (std::is_same_v<T, bool>) {
       binary_map<T>(self, exponent, out, [](bool x, bool y) -> bool { return x || !y; });
     } else if constexpr (is_integral_v<T>) {
-      std::atomic<bool> negative{false};  // f runs on several threads
-      binary_map<T>(self, exponent, out, [&negative](T x, T y) -> T {
-        if constexpr (std::is_signed_v<T>) {
-          if (y < 0) {
-            negative.store(true, std::memory_order_relaxed);
-            return T(0);
-          }
-        }
-        return integer_pow(x, y);
-      });
-      if (negative.load())
-        throw sdk::Error("[pow] integers to negative integer powers are not allowed");
+      binary_map<T>(self, exponent, out, [](T x, T y) -> T { return integer_pow(x, y); });
     } else {
       using A = acc_type<T>;
       binary_map<T>(self, exponent, out, [](T x, T y) -> T {

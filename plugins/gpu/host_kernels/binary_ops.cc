@@ -56,7 +56,7 @@ void register_binary_ops(sdk::Registrar& r, uint32_t key) {
   r.impl<&binary_out<BinaryOp::Div>>("loom::div.out", key, floating);
   r.impl<&binary_out<BinaryOp::Maximum>>("loom::maximum.out", key, all);
   r.impl<&binary_out<BinaryOp::Minimum>>("loom::minimum.out", key, all);
-  r.impl<&binary_out<BinaryOp::Pow>>("loom::pow.Tensor_Tensor_out", key, floating);
+  r.impl<&binary_out<BinaryOp::Pow>>("loom::pow.Tensor_Tensor_out", key, all);
   r.impl<&binary_out<BinaryOp::Atan2>>("loom::atan2.out", key, floating);
   r.impl<&binary_out<BinaryOp::Fmod>>("loom::fmod.out", key, numeric);
   r.impl<&binary_out<BinaryOp::Remainder>>("loom::remainder.out", key, numeric);

@@ -26,6 +26,29 @@ __device__ __forceinline__ A floor_divide(A a, A b) {
   return floored;
 }
 
+// base ** exp for integers, as the CPU's (and PyTorch's) integer pow: by squaring, wrapping
+// like repeated multiplication; a negative exponent gives 1 for base 1, +-1 for base -1 by
+// the exponent's parity, and 0 for any other base.
+template <typename T>
+__device__ __forceinline__ T integer_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return T(1);
+      if (base == -1) return exp % 2 == 0 ? T(1) : T(-1);
+      return T(0);
+    }
+  }
+  using W = Wrap<T>;
+  W result = 1, b = static_cast<W>(base);
+  auto e = static_cast<std::make_unsigned_t<T>>(exp);
+  while (e != 0) {
+    if (e & 1u) result = static_cast<W>(result * b);
+    b = static_cast<W>(b * b);
+    e >>= 1;
+  }
+  return static_cast<T>(result);
+}
+
 template <typename T>
 struct BinaryFn {
   BinaryOp op;
@@ -47,6 +70,8 @@ struct BinaryFn {
           return va || vb;
         case BinaryOp::Minimum:
           return va && vb;
+        case BinaryOp::Pow:  // the CPU's: x ** 0 is 1, x ** 1 is x
+          return va || !vb;
         default:
           return va;
       }
@@ -72,6 +97,8 @@ struct BinaryFn {
           return static_cast<T>(x ^ y);
         case BinaryOp::Fmod:
           return vb == 0 ? T(0) : static_cast<T>(va % vb);
+        case BinaryOp::Pow:
+          return integer_pow(va, vb);
         case BinaryOp::Remainder: {
           if (vb == 0) return T(0);
           T r = static_cast<T>(va % vb);

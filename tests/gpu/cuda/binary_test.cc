@@ -1,5 +1,5 @@
 // The binary family on the CUDA plugin (with the unary ops around it): broadcasting,
-// comparisons, float16, bfloat16 and integer arithmetic against the CPU.
+// comparisons, float16, bfloat16, integer arithmetic and integer pow against the CPU.
 #include <gtest/gtest.h>
 
 #include "cuda_test_util.h"
@@ -23,6 +23,15 @@ TEST_F(CudaOps, PointwiseOpsMatchTheCpu) {
   expect_close(ga.to(ScalarType::BFloat16) * 3.0, a.to(ScalarType::BFloat16) * 3.0, 0);
   Tensor i = arange(0, 100).to(ScalarType::Int64);
   expect_close(i.to(cuda()) * 7 % 5, i * 7 % 5, 0);
+  // Integer pow, as the CPU's: wrapping powers, and for negative exponents 1, +-1 or 0.
+  for (ScalarType dt :
+       {ScalarType::Int8, ScalarType::Int32, ScalarType::Int64, ScalarType::UInt8}) {
+    Tensor base = (arange(0, 60) % 7 - (dt == ScalarType::UInt8 ? 0 : 3)).to(dt);
+    Tensor exponent = (arange(0, 60) % 11 - (dt == ScalarType::UInt8 ? 0 : 3)).to(dt);
+    expect_close(pow(base.to(cuda()), exponent.to(cuda())), pow(base, exponent), 0);
+  }
+  Tensor truth = arange(0, 4).remainder(2).to(ScalarType::Bool);
+  expect_close(pow(truth.to(cuda()), truth.flip({0}).to(cuda())), pow(truth, truth.flip({0})), 0);
 }
 
 // Numbers reach the kernels by value (Note [Host scalars by value]): on either side, as a
