@@ -12,8 +12,10 @@ namespace {
 Tensor pow_tensor_scalar(const Tensor& self, const Scalar& exponent) {
   if (is_integral(self.dtype(), /*include_bool=*/true) && exponent.is_integral() &&
       exponent.to_int() < 0) {
-    fail("loom::pow.Tensor_Scalar", "integers to negative integer powers are not allowed (",
-         scalar_type_name(self.dtype()), " to the power ", exponent.to_int(), ")");
+    fail("loom::pow.Tensor_Scalar",
+         "integers to negative integer powers are not allowed: expected an exponent >= 0 for "
+         "a ",
+         scalar_type_name(self.dtype()), " tensor, found ", exponent.to_int());
   }
   return loom::pow(self, wrapped_scalar(exponent));
 }

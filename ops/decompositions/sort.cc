@@ -14,8 +14,9 @@ Tensor argsort_indices(const Tensor& self, int64_t dim, bool descending) {
 // Note [searchsorted by counting or merging]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 // The insertion index of v in a sorted row is the number of boundaries b with b < v
-// (left) or b <= v (right); a NaN value goes after every boundary but NaN ones, as
-// PyTorch's binary search puts it. Two ways, both of ops every backend has:
+// (left) or b <= v (right); a NaN value's index is the row's length, as PyTorch's binary
+// search gives it (every comparison with NaN is false). Two ways, both of ops every backend
+// has:
 // - counting: compare every value with every boundary of its row and count (!(b >= v),
 //   !(b > v)): values x boundaries work and memory, the quickest for the short boundary
 //   lists models use; taken while that product is at most kCountingElements;
@@ -25,9 +26,9 @@ Tensor argsort_indices(const Tensor& self, int64_t dim, bool descending) {
 //   of boundaries before it in the merged row (a cumsum over the sorted row, scattered
 //   back through the sort's permutation): (values + boundaries) log work and linear
 //   memory, so a long boundary list costs no more memory than its values.
-// The two agree unless a boundary is NaN (a sorted row has them last): then counting
-// counts each NaN boundary for every value, merging only for NaN values, and PyTorch's
-// binary search gives either or neither, depending on where it probes.
+// The two agree unless a boundary is NaN (a sorted row has them last): counting counts a
+// NaN boundary below every value, merging counts it below NaN values on the right side
+// only, and PyTorch's binary search gives either or neither, depending on where it probes.
 constexpr int64_t kCountingElements = int64_t{1} << 22;
 
 // Insertion indices of each row of `values` ([R, K]) in the same row of `boundaries`

@@ -84,15 +84,20 @@ class GlooEngine final : public Engine {
                      static_cast<char*>(data) + count * element_size(type));
       target = scratch.data();
     }
-    gloo_call("reduce", [&] {
-      gloo::ReduceOptions opts(data_.context());
-      set_output(opts, target, count, type);
-      opts.setRoot(root);
-      opts.setReduceFunction(reduction(type, op));
-      opts.setTag(tag);
-      opts.setTimeout(timeout);
-      gloo::reduce(opts);
-    });
+    try {
+      gloo_call("reduce", [&] {
+        gloo::ReduceOptions opts(data_.context());
+        set_output(opts, target, count, type);
+        opts.setRoot(root);
+        opts.setReduceFunction(reduction(type, op));
+        opts.setTag(tag);
+        opts.setTimeout(timeout);
+        gloo::reduce(opts);
+      });
+    } catch (...) {
+      data_.keep_after_failure(std::move(scratch));  // gloo may still write into it
+      throw;
+    }
   }
 
   void reduce_scatter(const void* in, void* out, size_t count, ElementType type, ReduceOp op, int,

@@ -19,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kExchangeSlot = uint64_t{0x70} << 56;
 constexpr uint64_t kPointToPointSlot = uint64_t{0x71} << 56;
 constexpr uint64_t kReduceScatterSlot = uint64_t{0x72} << 56;
+// The largest reduce_scatter scratch kept between calls (two blocks of 128 MiB).
+constexpr size_t kKeptScratchBytes = size_t{256} << 20;
 
 // gloo's view of loom's store.
 class GlooStore final : public gloo::rendezvous::Store {
@@ -159,12 +161,24 @@ void GlooMesh::exchange(std::span<const char> mine, size_t capacity, uint32_t ta
   }
   if (lost) {
     // A pending receive may still land in these buffers.
-    for (auto& b : recvs) graveyard_buffers_.push_back(std::move(b));
-    graveyard_buffers_.push_back(std::move(send));
-    for (auto& v : inbox) graveyard_bytes_.push_back(std::move(v));
+    recvs.push_back(std::move(send));
+    inbox.push_back(std::move(out));
+    bury(std::move(recvs), std::move(inbox));
     inbox.clear();
-    graveyard_bytes_.push_back(std::move(out));
   }
+}
+
+void GlooMesh::keep_after_failure(std::vector<char> bytes) {
+  std::vector<std::vector<char>> kept;
+  kept.push_back(std::move(bytes));
+  bury({}, std::move(kept));
+}
+
+void GlooMesh::bury(std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> buffers,
+                    std::vector<std::vector<char>> bytes) {
+  std::lock_guard<std::mutex> lock(graveyard_mutex_);
+  for (auto& b : buffers) graveyard_buffers_.push_back(std::move(b));
+  for (auto& v : bytes) graveyard_bytes_.push_back(std::move(v));
 }
 
 void GlooMesh::send(const void* data, size_t bytes, int peer, uint32_t tag,
@@ -184,7 +198,9 @@ void GlooMesh::recv(void* data, size_t bytes, int peer, uint32_t tag,
     try {
       if (!buf->waitRecv(nullptr, timeout)) throw std::runtime_error("the receive was aborted");
     } catch (...) {
-      graveyard_buffers_.push_back(std::move(buf));
+      std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> lost;
+      lost.push_back(std::move(buf));
+      bury(std::move(lost), {});
       throw;
     }
   });
@@ -199,8 +215,8 @@ void GlooMesh::recv(void* data, size_t bytes, int peer, uint32_t tag,
 // receives from rank r - 1 the partial of block r - s - 2, which it reduces with its own
 // input's block; after the last step that is block r, received straight into the output.
 // Each rank sends and receives (n - 1) blocks. Partials alternate between two scratch
-// blocks, kept by the mesh from call to call (collectives of a group run one at a time);
-// a step waits for its send before the next receive reuses that block. Every
+// blocks, kept by the mesh from call to call up to kKeptScratchBytes (collectives of a group
+// run one at a time); a step waits for its send before the next receive reuses that block. Every
 // block is reduced in the same ring order, r + 1, r + 2, ..., r, as an element of an
 // all-reduce is not, so the two may differ in the last bit of a float.
 void GlooMesh::reduce_scatter(const void* in, void* out, size_t count, ElementType type,
@@ -208,7 +224,7 @@ void GlooMesh::reduce_scatter(const void* in, void* out, size_t count, ElementTy
   const size_t bytes = count * element_size(type);
   if (bytes == 0) return;
   if (size_ == 1) {
-    std::memcpy(out, in, bytes);
+    std::memmove(out, in, bytes);
     return;
   }
   const Clock::time_point deadline = Clock::now() + timeout;
@@ -255,10 +271,16 @@ void GlooMesh::reduce_scatter(const void* in, void* out, size_t count, ElementTy
     });
   } catch (...) {
     // gloo's transport may still write into these (Note [Failed groups]).
-    for (auto& b : buffers) graveyard_buffers_.push_back(std::move(b));
-    graveyard_bytes_.push_back(std::move(ring_scratch_));
+    std::vector<std::vector<char>> bytes;
+    bytes.push_back(std::move(ring_scratch_));
     ring_scratch_.clear();
+    bury(std::move(buffers), std::move(bytes));
     throw;
+  }
+  // Partials of a very large call are not kept for the next.
+  if (ring_scratch_.size() > kKeptScratchBytes) {
+    ring_scratch_.clear();
+    ring_scratch_.shrink_to_fit();
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +55,10 @@ class GlooMesh {
   void reduce_scatter(const void* in, void* out, size_t count, ElementType type, ReduceOp op,
                       uint32_t tag, std::chrono::milliseconds timeout);
 
+  // Keeps memory that a failed operation's transport may still use, for as long as the
+  // mesh (Note [Failed groups]).
+  void keep_after_failure(std::vector<char> bytes);
+
   // A message to or from one peer, on a slot of its own.
   void send(const void* data, size_t bytes, int peer, uint32_t tag,
             std::chrono::milliseconds timeout);
@@ -65,6 +70,11 @@ class GlooMesh {
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::vector<std::vector<char>> inbox_;  // exchange receive buffers, one per peer
   std::vector<char> ring_scratch_;        // reduce_scatter's partials
+  // Moves buffers and memory of a failed operation to the graveyard (point-to-point
+  // messages and collectives may fail at once, on different threads).
+  void bury(std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> buffers,
+            std::vector<std::vector<char>> bytes);
+  std::mutex graveyard_mutex_;
   std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> graveyard_buffers_;
   std::vector<std::vector<char>> graveyard_bytes_;
 };

@@ -303,6 +303,7 @@ void ProcessGroup::run(Task& task) {
 void ProcessGroup::run_collective(Collective& c) {
   const Clock::time_point deadline = Clock::now() + timeout_;
   engine_->set_stream(c.stream);
+  if (c.make_payload) c.inline_payload = c.make_payload();
   const Fingerprint& mine = c.fingerprint;
   std::vector<char> message(sizeof(Fingerprint) + c.inline_payload.size());
   copy_bytes(message.data(), &mine, sizeof mine);

@@ -67,13 +67,18 @@ struct Fingerprint {
 struct Collective {
   Fingerprint fingerprint;
   std::vector<char> inline_payload;  // sent with the fingerprint
+  // Made when the collective starts, for a payload of the tensors' data (read then, not
+  // when the call was queued, as the engine would read them); replaces inline_payload.
+  std::function<std::vector<char>()> make_payload;
   // Runs once every rank's fingerprint matched; `peers` are their exchange messages
   // (the payload after each fingerprint).
   std::function<void(Engine& engine, const std::vector<std::span<const char>>& peers,
                      std::chrono::milliseconds timeout, uint32_t tag)>
       body;
-  std::vector<std::shared_ptr<void>> keep_alive;  // tensors the body reads or writes
-  int peer = -1;                                  // send/recv: the peer; no exchange with the group
+  // Tensors and scratch memory the body reads or writes: kept for good when the
+  // collective fails, as its transport may still use them (Note [Failed groups]).
+  std::vector<std::shared_ptr<void>> keep_alive;
+  int peer = -1;           // send/recv: the peer; no exchange with the group
   void* stream = nullptr;  // a device engine's: the stream of the caller's kernel
 };
 

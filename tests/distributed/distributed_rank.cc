@@ -29,6 +29,16 @@ int g_rank = 0, g_size = 1;
 std::string g_device = "cpu";  // nccl: this rank's GPU
 std::string g_backend;
 int g_policy_before_init = SCHED_OTHER;
+int g_batch_threads_before_init = 0;
+
+// The threads of this process that run SCHED_BATCH.
+int batch_threads() {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (sched_getscheduler(std::stoi(task.path().filename().string())) == SCHED_BATCH) ++count;
+  }
+  return count;
+}
 
 // The default deployment, and for an nccl group the CUDA plugin too (optional: on a
 // machine without a GPU it is skipped, and init_process_group says there is none).
@@ -109,13 +119,8 @@ void gloo_event_loop_runs_batch() {
   expect(sched_getscheduler(0) == SCHED_OTHER,
          "init_process_group left the calling thread's scheduling policy at " +
              std::to_string(sched_getscheduler(0)));
-  int batch_threads = 0;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    if (sched_getscheduler(std::stoi(task.path().filename().string())) == SCHED_BATCH) {
-      ++batch_threads;
-    }
-  }
-  expect(batch_threads >= 1, "no thread runs SCHED_BATCH; gloo's event loop should");
+  expect(batch_threads() > g_batch_threads_before_init,
+         "init_process_group started no SCHED_BATCH thread; gloo's event loop should be one");
 }
 
 void collectives() {
@@ -279,6 +284,41 @@ void collectives() {
     expect_error([&] { dist::all_reduce(t, dist::ReduceOp::Sum, g); }, "is not a member");
   }
   profiled();
+}
+
+// A reduce_scatter beyond the inline size (gloo: the mesh's ring, Note [A ring
+// reduce-scatter]; MPI's): from blocks apart (the list form), with sum, max and avg; in
+// place refused. With 5 ranks or more a scratch block is received into a second time.
+void ring() {
+  const int n = g_size, r = g_rank;
+  const int64_t count = 20000;
+  const auto pattern = [&](int block) {
+    Tensor p = loom::arange(count, loom::TensorOptions().dtype(loom::ScalarType::Float64)) +
+               double(block * count);
+    return p - loom::floor(p / 251) * 251;
+  };
+  const auto same = [](const Tensor& got, const Tensor& want) {
+    return loom::eq(got.to("cpu").to(loom::ScalarType::Float64), want).all().item<bool>();
+  };
+  std::vector<Tensor> blocks;
+  for (int i = 0; i < n; ++i) {
+    blocks.push_back(
+        (pattern(i) + r).to(loom::ScalarType::Float32).to(loom::parse_device(g_device)));
+  }
+  const std::vector<std::pair<dist::ReduceOp, Tensor>> cases = {
+      {dist::ReduceOp::Sum, pattern(r) * n + n * (n - 1) / 2.0},
+      {dist::ReduceOp::Max, pattern(r) + (n - 1)},
+      {dist::ReduceOp::Avg, pattern(r) + (n - 1) / 2.0}};
+  for (const auto& [op, want] : cases) {
+    Tensor out = filled({count}, -1, loom::ScalarType::Float32);
+    dist::reduce_scatter(out, blocks, op);
+    expect(same(out, want), std::string("ring reduce_scatter ") + dist::reduce_op_name(op));
+  }
+  // An output inside the input is an overlapping write (PyTorch's NCCL takes it in place).
+  Tensor whole = loom::cat(blocks, 0);
+  Tensor mine = whole.narrow(0, r * count, count);
+  expect_error([&] { dist::reduce_scatter_tensor(mine, whole); },
+               "refer to the same memory location");
 }
 
 // The profiler shows a collective with the bytes of its tensors.
@@ -559,6 +599,11 @@ void ddp() {
           again.load_state_dict({{"state.0.0.exp_avg", loom::zeros({7})}});
         },
         "(its parameter's), found float32 [7]");
+    // A field the optimizer does not have is refused by the parameter's owner, and so on
+    // every rank: nothing is loaded anywhere.
+    loom::optim::NamedTensors bogus = plain.state_dict();
+    bogus.emplace_back("state.0.0.bogus", pa[0].detach().clone());
+    expect_error([&] { again.load_state_dict(bogus); }, "refused");
   }
   // ZeRO over fewer parameters than ranks: a rank that owns none still has the learning
   // rate, steps (receiving the parameter) and consolidates.
@@ -593,6 +638,7 @@ int main(int argc, char** argv) {
     if (argc > 2) options.backend = argv[2];
     g_backend = options.backend;
     g_policy_before_init = sched_getscheduler(0);
+    g_batch_threads_before_init = batch_threads();
     if (argc > 3) options.init_method = argv[3];
     if (scenario == "timeout") {
       const char* rank = std::getenv("LOOM_RANK");
@@ -615,9 +661,13 @@ int main(int argc, char** argv) {
       g_device = "cuda:" + std::to_string((local ? std::atoi(local) : 0) %
                                           std::max<int64_t>(loom::device_count("cuda"), 1));
     }
-    static const std::map<std::string, void (*)()> scenarios = {
-        {"collectives", &collectives}, {"mismatch", &mismatch},   {"timeout", &timeout},
-        {"killed", &killed},           {"bad_input", &bad_input}, {"ddp", &ddp}};
+    static const std::map<std::string, void (*)()> scenarios = {{"collectives", &collectives},
+                                                                {"mismatch", &mismatch},
+                                                                {"timeout", &timeout},
+                                                                {"killed", &killed},
+                                                                {"bad_input", &bad_input},
+                                                                {"ddp", &ddp},
+                                                                {"ring", &ring}};
     auto it = scenarios.find(scenario);
     if (it == scenarios.end()) fail("unknown scenario " + scenario);
     it->second();

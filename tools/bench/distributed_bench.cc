@@ -63,7 +63,8 @@ int run(int argc, char** argv) {
                 "algbw(GB/s)", "busbw(GB/s)");
   }
   for (int64_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
-    const int64_t count = bytes / 4;
+    // reduce_scatter: blocks of count / n elements (sizes the ranks do not divide lose a few)
+    const int64_t count = op == "all_reduce" ? bytes / 4 : bytes / 4 / n * n;
     const int iters = bytes <= (1 << 20) ? 200 : bytes <= (16 << 20) ? 20 : 5;
     loom::Tensor t = loom::ones({count}, loom::TensorOptions().device(device));
     loom::Tensor block = loom::empty({count / n}, loom::TensorOptions().device(device));

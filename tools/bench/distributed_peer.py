@@ -48,7 +48,8 @@ if rank == 0:
     print(f"{'size(B)':>12} {'count':>10} {'N':>6} {'time(us)':>11} {'algbw(GB/s)':>10} {'busbw(GB/s)':>10}")
 size = 4096
 while size <= max_bytes:
-    count = size // 4
+    # reduce_scatter: blocks of count / n elements (sizes the ranks do not divide lose a few)
+    count = size // 4 if op == "all_reduce" else size // 4 // n * n
     iters = 200 if size <= (1 << 20) else 20 if size <= (16 << 20) else 5
     t = torch.ones(count, device=device)
     block = torch.empty(count // n, device=device)

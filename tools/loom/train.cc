@@ -367,11 +367,11 @@ int run_train(const TrainOptions& o) {
       }
       {
         profiler::Range range("optimizer.step");
-        if (compiled_step && !scaler.is_enabled()) {
-          (*compiled_step)();
-        } else if (scaler.is_enabled()) {
+        if (scaler.is_enabled()) {
           scaler.step(*optimizer);  // skipped when a gradient overflowed
           scaler.update();
+        } else if (compiled_step) {
+          (*compiled_step)();
         } else {
           optimizer->step();
         }

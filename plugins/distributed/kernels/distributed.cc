@@ -5,6 +5,8 @@
 // when it ran to completion, or with async_op=true a work id for loom.distributed's
 // work_wait.
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -193,6 +195,27 @@ void reduce_inline_payloads(const std::vector<std::span<const char>>& peers, siz
   copy_bytes(out, acc.data(), bytes);
 }
 
+// Scratch memory of a collective's body, held by the collective (its keep_alive), so that
+// a failed collective's buffers outlive the failure (Note [Failed groups]).
+class Scratch {
+ public:
+  std::shared_ptr<char> allocate(Engine& e, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    buffers_.push_back(e.allocate(bytes));
+    return buffers_.back();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::shared_ptr<char>> buffers_;
+};
+
+std::shared_ptr<Scratch> scratch_of(Collective& c) {
+  auto scratch = std::make_shared<Scratch>();
+  c.keep_alive.push_back(scratch);
+  return scratch;
+}
+
 // --- the ops ---
 
 int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_id, bool async_op) {
@@ -211,7 +234,7 @@ int64_t all_reduce_(const Tensor& self, std::string_view op_name, int64_t group_
   const size_t bytes = byte_size(self);
   const int n = g->size();
   if (bytes <= kInlineBytes && g->cuda_device() < 0) {
-    c.inline_payload.assign(data, data + bytes);
+    c.make_payload = [=] { return std::vector<char>(data, data + bytes); };
     c.body = [=](Engine&, const std::vector<std::span<const char>>& peers, milliseconds, uint32_t) {
       reduce_inline_payloads(peers, 0, count, type, rop, data);
     };
@@ -326,9 +349,10 @@ int64_t all_gather_(const std::vector<Tensor>& outputs, const Tensor& self, int6
   c.stream = stream_of(self);
   const char* in = self.data<char>();
   const size_t bytes = byte_size(self);
+  std::shared_ptr<Scratch> scratch = scratch_of(c);
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                uint32_t tag) {
-    std::shared_ptr<char> all = e.allocate(bytes * outs.size());
+    std::shared_ptr<char> all = scratch->allocate(e, bytes * outs.size());
     e.all_gather(in, bytes, all.get(), tag, timeout);
     for (size_t r = 0; r < outs.size(); ++r) e.copy(outs[r], all.get() + r * bytes, bytes);
   };
@@ -352,21 +376,26 @@ Collective reduce_scatter_collective(const Tensor& output, std::vector<const cha
   const size_t count = static_cast<size_t>(output.numel());
   const size_t bytes = byte_size(output);
   if (bytes * n <= kInlineBytes && g.cuda_device() < 0) {
-    c.inline_payload.resize(bytes * n);
-    for (int r = 0; r < n; ++r) copy_bytes(c.inline_payload.data() + r * bytes, blocks[r], bytes);
+    c.make_payload = [=] {
+      std::vector<char> payload(bytes * n);
+      for (int r = 0; r < n; ++r) copy_bytes(payload.data() + r * bytes, blocks[r], bytes);
+      return payload;
+    };
     c.body = [=](Engine&, const std::vector<std::span<const char>>& peers, milliseconds, uint32_t) {
       reduce_inline_payloads(peers, me * bytes, count, type, rop, out);
     };
     return c;
   }
-  bool adjacent = true;
-  for (int r = 1; r < n; ++r) adjacent = adjacent && blocks[r] == blocks[0] + r * bytes;
+  // The engine reads the blocks as one buffer: blocks apart are joined first. (An output
+  // inside the input is refused before this, as an overlapping write.)
+  bool join = false;
+  for (int r = 1; r < n; ++r) join = join || blocks[r] != blocks[0] + r * bytes;
+  std::shared_ptr<Scratch> scratch = scratch_of(c);
   c.body = [=](Engine& e, const std::vector<std::span<const char>>&, milliseconds timeout,
                uint32_t tag) {
     const char* in = blocks[0];
-    std::shared_ptr<char> joined;
-    if (!adjacent) {
-      joined = e.allocate(bytes * n);
+    if (join) {
+      std::shared_ptr<char> joined = scratch->allocate(e, bytes * n);
       for (int r = 0; r < n; ++r) e.copy(joined.get() + r * bytes, blocks[r], bytes);
       in = joined.get();
     }
@@ -433,6 +462,7 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
   }
   const size_t elem = element_size(type);
   std::string name = op;
+  std::shared_ptr<Scratch> scratch = scratch_of(c);
   c.body = [=](Engine& e, const std::vector<std::span<const char>>& peers, milliseconds timeout,
                uint32_t tag) {
     auto count = [&](size_t from, size_t to, int which) {
@@ -455,7 +485,8 @@ Collective all_to_all_collective(const char* op, ElementType type, const Tensor&
     }
     size_t total_in = 0, total_out = 0;
     for (size_t r = 0; r < n; ++r) total_in += in_bytes[r], total_out += out_bytes[r];
-    std::shared_ptr<char> in = e.allocate(total_in), out = e.allocate(total_out);
+    std::shared_ptr<char> in = scratch->allocate(e, total_in);
+    std::shared_ptr<char> out = scratch->allocate(e, total_out);
     for (size_t r = 0, at = 0; r < n; at += in_bytes[r], ++r)
       e.copy(in.get() + at, ins[r], in_bytes[r]);
     e.all_to_all(in.get(), in_bytes, out.get(), out_bytes, tag, timeout);

@@ -42,8 +42,8 @@ __device__ __forceinline__ T integer_pow(T base, T exp) {
   W result = 1, b = static_cast<W>(base);
   auto e = static_cast<std::make_unsigned_t<T>>(exp);
   while (e != 0) {
-    if (e & 1u) result = static_cast<W>(result * b);
-    b = static_cast<W>(b * b);
+    if (e & 1u) result *= b;
+    b *= b;
     e >>= 1;
   }
   return static_cast<T>(result);

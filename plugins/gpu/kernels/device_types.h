@@ -119,14 +119,17 @@ inline int element_size(int32_t dtype) {
   return size;
 }
 
-// The type integer arithmetic wraps in (the unsigned type); other types are their own.
+// The type integer arithmetic wraps in: the unsigned type, at least `unsigned` (a product
+// of two uint16_t is an int, which could overflow), as the CPU's wrap_type; other types
+// are their own.
 template <typename T, bool = std::is_integral_v<T> && !std::is_same_v<T, bool>>
 struct WrapOf {
   using type = T;
 };
 template <typename T>
 struct WrapOf<T, true> {
-  using type = std::make_unsigned_t<T>;
+  using type =
+      std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 };
 template <typename T>
 using Wrap = typename WrapOf<T>::type;

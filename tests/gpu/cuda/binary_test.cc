@@ -24,8 +24,8 @@ TEST_F(CudaOps, PointwiseOpsMatchTheCpu) {
   Tensor i = arange(0, 100).to(ScalarType::Int64);
   expect_close(i.to(cuda()) * 7 % 5, i * 7 % 5, 0);
   // Integer pow, as the CPU's: wrapping powers, and for negative exponents 1, +-1 or 0.
-  for (ScalarType dt :
-       {ScalarType::Int8, ScalarType::Int32, ScalarType::Int64, ScalarType::UInt8}) {
+  for (ScalarType dt : {ScalarType::Int8, ScalarType::Int16, ScalarType::Int32, ScalarType::Int64,
+                        ScalarType::UInt8}) {
     Tensor base = (arange(0, 60) % 7 - (dt == ScalarType::UInt8 ? 0 : 3)).to(dt);
     Tensor exponent = (arange(0, 60) % 11 - (dt == ScalarType::UInt8 ? 0 : 3)).to(dt);
     expect_close(pow(base.to(cuda()), exponent.to(cuda())), pow(base, exponent), 0);

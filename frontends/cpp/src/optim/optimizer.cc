@@ -22,6 +22,27 @@ void Optimizer::set_lr(double lr) {
 
 namespace loom::optim {
 
+namespace detail {
+
+std::vector<std::string> state_key_parts(const std::string& key) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot - start));
+    if (dot == std::string::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+size_t state_key_index(const std::string& part, const std::string& key, const std::string& what) {
+  LOOM_CHECK(!part.empty() && part.size() < 10 &&
+                 std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }),
+             what, "state key '", key, "': expected a number, found '", part, "'");
+  return static_cast<size_t>(std::stoul(part));
+}
+
+}  // namespace detail
+
 NamedTensors Optimizer::state_dict() const {
   auto* self = const_cast<Optimizer*>(this);  // state_fields only sizes the state
   NamedTensors out;
@@ -58,12 +79,8 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
 void Optimizer::restore(const NamedTensors& state, bool apply) {
   const std::string what = optimizer_name();
   std::vector<Tensor> params = parameters();
-  auto index = [&](const std::string& text, const std::string& key) -> size_t {
-    LOOM_CHECK(
-        !text.empty() && text.size() < 10 &&
-            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }),
-        what, "state key '", key, "': expected a number, found '", text, "'");
-    return static_cast<size_t>(std::stoul(text));
+  auto index = [&](const std::string& text, const std::string& key) {
+    return detail::state_key_index(text, key, what);
   };
   size_t lrs = 0;
   if (apply) {
@@ -78,13 +95,7 @@ void Optimizer::restore(const NamedTensors& state, bool apply) {
     }
   }
   for (const auto& [key, value] : state) {
-    std::vector<std::string> parts;
-    for (size_t start = 0;;) {
-      size_t dot = key.find('.', start);
-      parts.push_back(key.substr(start, dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
+    const std::vector<std::string> parts = detail::state_key_parts(key);
     LOOM_CHECK(value.defined(), what, "state key '", key, "': the tensor is undefined");
     if (parts.size() == 3 && parts[0] == "param_groups" && parts[2] == "lr") {
       size_t g = index(parts[1], key);

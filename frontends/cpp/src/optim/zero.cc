@@ -13,16 +13,21 @@
 // list and sends them to rank `to` with point-to-point messages: a header (the size of a
 // description and the number of entries), the description (each entry's key, dtype and
 // shape) and then each tensor, all on the parameters' device (an nccl group moves CUDA
-// tensors only). Rank `to` checks each description before it allocates anything, and
-// orders the entries by parameter as a plain optimizer's state_dict() does, so the result
-// loads into a plain optimizer over the same parameters and back. load_state_dict goes
-// the other way without messages: every rank reads the whole state and keeps its own
-// partition's entries.
+// tensors only). Rank `to` checks each description (key, owner, no repeats, a step count
+// or the parameter's dtype and shape) before it allocates anything, and orders the
+// entries by parameter as a plain optimizer's state_dict() does, so the result loads into
+// a plain optimizer over the same parameters and back. A refused description leaves the
+// sender's later messages unread, so the group's point-to-point order is lost: the error
+// says to make a new group. load_state_dict goes the other way: every rank reads the
+// whole state, checks every entry's shape and its own partition's entries (field names
+// included) with its optimizer, and the ranks agree with one all_reduce before any of
+// them changes anything, so a state is loaded everywhere or refused everywhere.
 #include "loom/optim/zero.h"
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <set>
 #include <string>
 
 #include "loom/autograd.h"
@@ -100,24 +105,6 @@ namespace {
 
 constexpr const char* kZero = "optim::ZeroRedundancyOptimizer";
 
-// The parts of a key "state.<g>.<i>.<field>" or "param_groups.<g>.lr".
-std::vector<std::string> key_parts(const std::string& key) {
-  std::vector<std::string> parts;
-  for (size_t start = 0;;) {
-    const size_t dot = key.find('.', start);
-    parts.push_back(key.substr(start, dot - start));
-    if (dot == std::string::npos) return parts;
-    start = dot + 1;
-  }
-}
-
-size_t key_index(const std::string& text, const std::string& key) {
-  LOOM_CHECK(!text.empty() && text.size() < 10 &&
-                 std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }),
-             kZero, "state key '", key, "': expected a number, found '", text, "'");
-  return static_cast<size_t>(std::stoul(text));
-}
-
 // A description of entries: per entry its key's length and bytes, dtype, rank and sizes.
 std::string describe_entries(const NamedTensors& entries) {
   std::string out;
@@ -146,7 +133,8 @@ std::vector<EntryShape> read_description(const std::string& bytes, int64_t count
   size_t at = 0;
   const auto take = [&](auto& v) {
     LOOM_CHECK(at + sizeof v <= bytes.size(), kZero, "consolidate_state_dict: rank ", from,
-               " sent a description that ends early");
+               " sent a description of ", bytes.size(), " bytes that ends inside entry ",
+               out.size(), " (expected ", sizeof v, " more bytes at byte ", at, ")");
     std::memcpy(&v, bytes.data() + at, sizeof v);
     at += sizeof v;
   };
@@ -155,7 +143,8 @@ std::vector<EntryShape> read_description(const std::string& bytes, int64_t count
     uint32_t length = 0;
     take(length);
     LOOM_CHECK(length <= bytes.size() - at, kZero, "consolidate_state_dict: rank ", from,
-               " sent a key longer than its description");
+               " sent a key of ", length, " bytes, expected at most the ", bytes.size() - at,
+               " bytes left of its description");
     entry.key.assign(bytes.data() + at, length);
     at += length;
     int8_t dtype = 0;
@@ -163,8 +152,9 @@ std::vector<EntryShape> read_description(const std::string& bytes, int64_t count
     take(dtype);
     take(ndim);
     LOOM_CHECK(dtype >= 0 && dtype < kNumScalarTypes && ndim >= 0 && ndim <= 64, kZero,
-               "consolidate_state_dict: rank ", from, " sent entry '", entry.key, "' with dtype ",
-               int{dtype}, " and ", ndim, " dims");
+               "consolidate_state_dict: rank ", from, " sent entry '", entry.key,
+               "' with dtype code ", int{dtype}, " and ", ndim, " dims, expected a code in [0, ",
+               kNumScalarTypes, ") and at most 64 dims");
     entry.dtype = static_cast<ScalarType>(dtype);
     for (int32_t d = 0; d < ndim; ++d) {
       int64_t size = 0;
@@ -196,13 +186,13 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
   NamedTensors mine;
   Tensor lr_entry;
   for (auto& [key, value] : local_->state_dict()) {
-    const std::vector<std::string> parts = key_parts(key);
+    const std::vector<std::string> parts = detail::state_key_parts(key);
     if (parts[0] == "param_groups") {
       lr_entry = value;
       continue;
     }
     if (local_owns_nothing_) continue;
-    const size_t i = global_of_local[key_index(parts[2], key)];
+    const size_t i = global_of_local[detail::state_key_index(parts[2], key, kZero)];
     mine.emplace_back(str_cat("state.0.", i, ".", parts[3]), value);
   }
   NoGradGuard no_grad;
@@ -226,18 +216,35 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
     return;
   }
   std::vector<NamedTensors> by_parameter(params_.size());
-  // Files an entry of group rank r's under its parameter.
-  const auto file = [&](const std::string& key, Tensor value, int r) {
+  std::set<std::string> keys;
+  // Checks an entry group rank r sent, before anything is allocated for it: a state key of
+  // a parameter r owns, not seen before, holding a step count or the parameter's dtype and
+  // shape. Returns the parameter's index.
+  const auto check_entry = [&](const EntryShape& e, int r) {
     const int from = group_ranks_[static_cast<size_t>(r)];
-    const std::vector<std::string> parts = key_parts(key);
+    const std::vector<std::string> parts = detail::state_key_parts(e.key);
     LOOM_CHECK(parts.size() == 4 && parts[0] == "state" && parts[1] == "0", kZero,
-               "consolidate_state_dict: rank ", from, " sent unexpected key '", key, "'");
-    const size_t i = key_index(parts[2], key);
+               "consolidate_state_dict: rank ", from, " sent key '", e.key,
+               "', expected state.0.<parameter>.<field>");
+    const size_t i = detail::state_key_index(parts[2], e.key, kZero);
     LOOM_CHECK(i < params_.size() && owners_[i] == r, kZero, "consolidate_state_dict: rank ", from,
-               " sent '", key, "', a parameter it does not own");
-    by_parameter[i].emplace_back(key, std::move(value));
+               " sent '", e.key, "', a parameter it does not own");
+    LOOM_CHECK(keys.insert(e.key).second, kZero, "consolidate_state_dict: rank ", from, " sent '",
+               e.key, "' twice");
+    const Tensor& param = params_[i];
+    const bool count = e.sizes.empty() && is_integral(e.dtype, /*include_bool=*/false);
+    LOOM_CHECK(count || (std::ranges::equal(e.sizes, param.sizes()) && e.dtype == param.dtype()),
+               kZero, "consolidate_state_dict: rank ", from, " sent '", e.key, "' as ",
+               scalar_type_name(e.dtype), " ", shape_to_string(e.sizes),
+               ", expected an integer step count or ", scalar_type_name(param.dtype()), " ",
+               shape_to_string(param.sizes()), " (its parameter's)");
+    return i;
   };
-  for (const auto& [key, value] : mine) file(key, value, me);
+  for (const auto& [key, value] : mine) {
+    const size_t i =
+        check_entry({key, value.dtype(), {value.sizes().begin(), value.sizes().end()}}, me);
+    by_parameter[i].emplace_back(key, value);
+  }
   for (int r = 0; r < n; ++r) {
     if (r == me) continue;
     const int src = group_ranks_[static_cast<size_t>(r)];
@@ -247,7 +254,7 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
     const int64_t bytes = sizes.data<int64_t>()[0], count = sizes.data<int64_t>()[1];
     LOOM_CHECK(bytes >= 0 && count >= 0 && bytes < (int64_t{1} << 30), kZero,
                "consolidate_state_dict: rank ", src, " announced ", count, " entries in ", bytes,
-               " bytes");
+               " bytes, expected a count >= 0 and under 1 GiB");
     std::string description(static_cast<size_t>(bytes), '\0');
     if (bytes > 0) {
       Tensor described =
@@ -255,12 +262,16 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
       distributed::recv(described, src, group_);
       std::memcpy(description.data(), described.to("cpu").data<uint8_t>(), description.size());
     }
-    for (const EntryShape& e : read_description(description, count, src)) {
+    const std::vector<EntryShape> entries = read_description(description, count, src);
+    std::vector<size_t> owners_of_entries;
+    for (const EntryShape& e : entries) owners_of_entries.push_back(check_entry(e, r));
+    for (size_t k = 0; k < entries.size(); ++k) {
+      const EntryShape& e = entries[k];
       Tensor value = loom::empty(e.sizes, TensorOptions().dtype(e.dtype).device(device));
       distributed::recv(value, src, group_);
       // Step counts live on the host, as a plain optimizer's state_dict() gives them.
-      if (value.dim() == 0 && !is_floating_point(value.dtype())) value = value.to("cpu");
-      file(e.key, value, r);
+      if (value.dim() == 0) value = value.to("cpu");
+      by_parameter[owners_of_entries[k]].emplace_back(e.key, value);
     }
   }
   NamedTensors whole;
@@ -281,37 +292,62 @@ NamedTensors ZeroRedundancyOptimizer::state_dict() const {
 
 void ZeroRedundancyOptimizer::load_state_dict(const NamedTensors& state) {
   const int me = distributed::get_rank(group_);
+  std::optional<Error> refused;
   NamedTensors local;
-  for (const auto& [key, value] : state) {
-    LOOM_CHECK(value.defined(), kZero, "state key '", key, "': the tensor is undefined");
-    const std::vector<std::string> parts = key_parts(key);
-    if (parts.size() == 3 && parts[0] == "param_groups" && parts[2] == "lr") {
+  try {
+    size_t lrs = 0;
+    for (const auto& [key, value] : state) {
+      LOOM_CHECK(value.defined(), kZero, "state key '", key, "': the tensor is undefined");
+      const std::vector<std::string> parts = detail::state_key_parts(key);
+      if (parts.size() == 3 && parts[0] == "param_groups" && parts[2] == "lr") {
+        LOOM_CHECK(parts[1] == "0", kZero, "state key '", key,
+                   "': expected the one parameter group 0 of a ZeRO optimizer");
+        LOOM_CHECK(value.numel() == 1, kZero, "state key '", key, "': expected a scalar, found ",
+                   shape_to_string(value.sizes()));
+        ++lrs;
+        local.emplace_back(key, value);
+        continue;
+      }
+      LOOM_CHECK(parts.size() == 4 && parts[0] == "state", kZero, "unexpected state key '", key,
+                 "'");
       LOOM_CHECK(parts[1] == "0", kZero, "state key '", key,
                  "': expected the one parameter group 0 of a ZeRO optimizer");
-      local.emplace_back(key, value);
-      continue;
+      const size_t i = detail::state_key_index(parts[2], key, kZero);
+      LOOM_CHECK(i < params_.size(), kZero, "state key '", key, "' names parameter ", i,
+                 "; the optimizer has ", params_.size());
+      const Tensor& param = params_[i];
+      const bool count = value.dim() == 0 && !is_floating_point(value.dtype());
+      LOOM_CHECK(count || (std::ranges::equal(value.sizes(), param.sizes()) &&
+                           value.dtype() == param.dtype()),
+                 kZero, "state key '", key, "': expected an integer step count or ",
+                 scalar_type_name(param.dtype()), " ", shape_to_string(param.sizes()),
+                 " (its parameter's), found ", scalar_type_name(value.dtype()), " ",
+                 shape_to_string(value.sizes()));
+      if (owners_[i] == me && !local_owns_nothing_) {
+        local.emplace_back(str_cat("state.0.", local_index_[i], ".", parts[3]), value);
+      }
     }
-    LOOM_CHECK(parts.size() == 4 && parts[0] == "state", kZero, "unexpected state key '", key, "'");
-    LOOM_CHECK(parts[1] == "0", kZero, "state key '", key,
-               "': expected the one parameter group 0 of a ZeRO optimizer");
-    const size_t i = key_index(parts[2], key);
-    LOOM_CHECK(i < params_.size(), kZero, "state key '", key, "' names parameter ", i,
-               "; the optimizer has ", params_.size());
-    // Every rank checks every entry's shape (a step count or the parameter's), so that a
-    // bad state is refused on all ranks alike; field names are checked by the owner's
-    // optimizer.
-    const Tensor& param = params_[i];
-    const bool count = value.dim() == 0 && !is_floating_point(value.dtype());
-    LOOM_CHECK(count || (std::ranges::equal(value.sizes(), param.sizes()) &&
-                         value.dtype() == param.dtype()),
-               kZero, "state key '", key, "': expected an integer step count or ",
-               scalar_type_name(param.dtype()), " ", shape_to_string(param.sizes()),
-               " (its parameter's), found ", scalar_type_name(value.dtype()), " ",
-               shape_to_string(value.sizes()));
-    if (owners_[i] == me && !local_owns_nothing_) {
-      local.emplace_back(str_cat("state.0.", local_index_[i], ".", parts[3]), value);
+    LOOM_CHECK(lrs == 1, kZero, "expected one learning rate (param_groups.0.lr), found ", lrs);
+  } catch (const Error& e) {
+    refused = e;
+  }
+  if (!refused && !local_owns_nothing_) {
+    try {
+      local_->check_state_dict(local);
+    } catch (const Error& e) {
+      refused = Error(kZero, str_cat("this rank's partition of the state was refused (its keys "
+                                     "renumbered for the local optimizer): ",
+                                     e.what()));
     }
   }
+  // Loaded on every rank or on none (Note [Consolidated ZeRO state]).
+  Tensor accepted = loom::full(
+      {1}, refused ? 0 : 1, TensorOptions().dtype(ScalarType::Int32).device(params_[0].device()));
+  distributed::all_reduce(accepted, distributed::ReduceOp::Min, group_);
+  if (refused) throw *refused;
+  LOOM_CHECK(accepted.to("cpu").item<int64_t>() == 1, kZero,
+             "load_state_dict: another rank of the group refused the state (its error names the "
+             "entry); nothing was loaded");
   if (local_owns_nothing_) {
     for (const auto& [key, value] : local) local_->set_lr(value.item<double>());
     return;

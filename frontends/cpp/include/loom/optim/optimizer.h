@@ -71,6 +71,14 @@ class Optimizer {
   void restore(const NamedTensors& state, bool apply);
 };
 
+namespace detail {
+// A state_dict key's dot-separated parts ("state.0.3.exp_avg": state, 0, 3, exp_avg).
+std::vector<std::string> state_key_parts(const std::string& key);
+// A part that is an index (a group's or a parameter's), refused naming `what` and the key
+// unless it is digits.
+size_t state_key_index(const std::string& part, const std::string& key, const std::string& what);
+}  // namespace detail
+
 // Whether an update runs through the foreach ops: as asked, else (PyTorch's default) when
 // every parameter is on an accelerator, where each op is a kernel launch. On the CPU the
 // per-parameter loop is faster: it runs all of an update's ops on one parameter while
