@@ -47,8 +47,9 @@ class ZeroRedundancyOptimizer {
   // "state.0.<i>.<field>", i the parameter's index in the constructor's list): what a plain
   // optimizer over the same parameters saves and loads. Refused on other ranks.
   NamedTensors state_dict() const;
-  // Every rank takes its partition's entries of a whole state (state_dict()'s, or a plain
-  // optimizer's over the same parameters); every key is checked before anything changes.
+  // Every rank of the group calls it with a whole state (state_dict()'s, or a plain
+  // optimizer's over the same parameters) and takes its partition's entries; the ranks
+  // check every entry and agree before any of them changes anything.
   void load_state_dict(const NamedTensors& state);
 
  private:
