@@ -214,11 +214,12 @@ void GlooMesh::recv(void* data, size_t bytes, int peer, uint32_t tag,
 // to rank r + 1 the partial of block r - s - 1 (its own input block at s = 0) and
 // receives from rank r - 1 the partial of block r - s - 2, which it reduces with its own
 // input's block; after the last step that is block r, received straight into the output.
-// Each rank sends and receives (n - 1) blocks. Partials alternate between two scratch
-// blocks, kept by the mesh from call to call up to kKeptScratchBytes (collectives of a group
-// run one at a time); a step waits for its send before the next receive reuses that block. Every
-// block is reduced in the same ring order, r + 1, r + 2, ..., r, as an element of an
-// all-reduce is not, so the two may differ in the last bit of a float.
+// Each rank sends and receives n - 1 blocks. Partials alternate between two scratch
+// blocks, which the mesh keeps from call to call up to kKeptScratchBytes (a group runs its
+// collectives one at a time); a step waits for its send before the next step's receive
+// reuses that block. Block b is reduced in ring order, rank b + 1's first and its owner's
+// last, not in rank order, so a float result may differ in its last bits from the same
+// block of an all_reduce.
 void GlooMesh::reduce_scatter(const void* in, void* out, size_t count, ElementType type,
                               ReduceOp op, uint32_t tag, std::chrono::milliseconds timeout) {
   const size_t bytes = count * element_size(type);
