@@ -345,11 +345,18 @@ void ProcessGroup::run_collective(Collective& c) {
   }
   for (int r = 1; r < size_; ++r) {
     if (!prints[r].matches(prints[0])) {
+      // Calls that read the same differ in their inline payloads (a peer not built alike).
+      const auto call = [&](int k) {
+        std::string text = prints[k].describe();
+        if (prints[0].describe() == prints[r].describe()) {
+          text += " with " + std::to_string(prints[k].inline_bytes) + " inline bytes";
+        }
+        return text;
+      };
       fail(c,
            "ranks called different collectives as collective #" + std::to_string(mine.seq) +
-               " of the group: rank " + std::to_string(global_ranks_[0]) + " called " +
-               prints[0].describe() + ", rank " + std::to_string(global_ranks_[r]) + " called " +
-               prints[r].describe(),
+               " of the group: rank " + std::to_string(global_ranks_[0]) + " called " + call(0) +
+               ", rank " + std::to_string(global_ranks_[r]) + " called " + call(r),
            /*fatal=*/false);
     }
   }

@@ -11,7 +11,8 @@
 // have samples. FormulaSweep.Gradients/<op> then runs each sample with its floating-point
 // tensors made float64 and requiring grad: gradcheck (central differences) and, for the
 // formulas that are themselves differentiable, gradgradcheck. The outputs checked are the
-// floating-point results, flattened and concatenated. Random samples, and samples whose
+// floating-point results (complex ones as their real and imaginary parts, view_as_real),
+// flattened and concatenated. Random samples, and samples whose
 // values make the op non-smooth at the sampled point (ties, NaN), are skipped with the
 // reason in kNotSmooth.
 #include <gtest/gtest.h>
@@ -278,7 +279,9 @@ TEST_P(FormulaSweep, Gradients) {
       std::vector<Tensor> outs;
       const bool first = keep.empty();
       size_t index = 0;
-      auto take = [&](const Tensor& t) {
+      auto take = [&](Tensor t) {
+        // A complex result is checked through its real and imaginary parts.
+        if (t.dtype() == ScalarType::ComplexDouble) t = view_as_real(t);
         if (first) keep.push_back(t.dtype() == ScalarType::Float64 && t.requires_grad());
         if (index < keep.size() && keep[index]) outs.push_back(t.reshape({-1}));
         ++index;

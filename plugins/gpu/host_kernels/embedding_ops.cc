@@ -1,7 +1,8 @@
 // embedding on GPU tensors: the gather kernel picks each index's row of the weight (the
 // index broadcast along the row, the weight's row stride as the indexed dim's), and the
 // launch's check slot turns an index out of range into the op's error, as on the CPU
-// (raised at the next wait for the device: Note [Input errors found by kernels]). Its
+// (raised at the next wait for the device: Note [Input errors found by kernels]; a weight of
+// width 0 has its indices' ends read back and checked instead). Its
 // gradient is the autograd formula's index_add. one_hot: zeros, then the scatter kernel
 // writes each class's 1 (num_classes -1 reads the largest class back, a wait, as in
 // PyTorch).
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "../kernels/launch.h"
+#include "loom/sdk/ops.hpp"
 #include "op_support.h"
 
 namespace loom::gpu {
@@ -30,8 +32,22 @@ Tensor embedding_out(const DispatchContext& ctx, const Tensor& weight, const Ten
     throw sdk::Error(std::string("[") + op + "] expected a 2-D weight, found " +
                      std::to_string(weight.dim()) + " dims");
   }
-  if (out.numel() == 0) return out;
   const int64_t rows = weight.sizes()[0];
+  if (out.numel() == 0) {
+    // Nothing to gather (a weight of width 0), but the indices are checked as the CPU
+    // checks them: their smallest and largest, read back (a wait, on this rare path only).
+    if (indices.numel() > 0) {
+      const LoomDevice host{LOOM_DEVICE_CPU, -1};
+      for (const Tensor& end : {sdk::op::min(indices), sdk::op::max(indices)}) {
+        const int64_t index = *sdk::op::to(end, host, LOOM_DTYPE_INT64).data<int64_t>();
+        if (index < 0 || index >= rows) {
+          throw sdk::Error(std::string("[") + op + "] index " + std::to_string(index) +
+                           " is out of range for a weight of " + std::to_string(rows) + " rows");
+        }
+      }
+    }
+    return out;
+  }
   // out [indices..., width]: the index repeats along the row, the weight moves along it
   const int64_t nd = out.dim();
   std::vector<int64_t> index_strides(static_cast<size_t>(nd), 0);

@@ -31,6 +31,15 @@ TEST_F(CudaOps, EmbeddingMatchesTheCpuAndRefusesIndicesOutOfRange) {
         synchronize(cuda());
       },
       "loom::embedding", "index 10 is out of range for a weight of 10 rows");
+  // A weight of width 0 gathers nothing but still checks its indices, as the CPU does.
+  Tensor flat = empty({10, 0}).to(cuda());
+  const Tensor nothing = embedding(flat, gi);
+  EXPECT_EQ(std::vector<int64_t>(nothing.sizes().begin(), nothing.sizes().end()),
+            (std::vector<int64_t>{3, 4, 0}));
+  test::expect_error([&] { (void)embedding(flat, bad_on_gpu); }, "loom::embedding",
+                     "index 10 is out of range for a weight of 10 rows");
+  test::expect_error([&] { (void)embedding(flat, (bad - 2).to(cuda())); }, "loom::embedding",
+                     "index -1 is out of range for a weight of 10 rows");
   // one_hot: inferred and given class counts; a class out of range at the next wait
   Tensor classes = tensor({3, 0, 2, 3, 1, 0}).reshape({2, 3}).to(ScalarType::Int64);
   expect_close(one_hot(classes.to(cuda())), one_hot(classes), 0);
