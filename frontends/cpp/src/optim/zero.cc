@@ -17,11 +17,12 @@
 // or the parameter's dtype and shape) before it allocates anything, and orders the
 // entries by parameter as a plain optimizer's state_dict() does, so the result loads into
 // a plain optimizer over the same parameters and back. A refused description leaves the
-// sender's later messages unread, so the group's point-to-point order is lost: the error
-// says to make a new group. load_state_dict goes the other way: every rank reads the
-// whole state, checks every entry's shape and its own partition's entries (field names
-// included) with its optimizer, and the ranks agree with one all_reduce before any of
-// them changes anything, so a state is loaded everywhere or refused everywhere.
+// sender's later messages unread, so their point-to-point messages no longer pair up:
+// after that error, point-to-point messages need a new group. load_state_dict goes the
+// other way: every rank reads the whole state, checks every entry's shape and its own
+// partition's entries (field names included) with its optimizer, and the ranks agree
+// with one all_reduce before any of them changes anything, so a state is loaded
+// everywhere or refused everywhere.
 #include "loom/optim/zero.h"
 
 #include <algorithm>
