@@ -6,7 +6,6 @@
 // work_wait.
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -196,17 +195,16 @@ void reduce_inline_payloads(const std::vector<std::span<const char>>& peers, siz
 }
 
 // Scratch memory of a collective's body, held by the collective (its keep_alive), so that
-// a failed collective's buffers outlive the failure (Note [Failed groups]).
+// a failed collective's buffers outlive the failure (Note [Failed groups]). Only the body
+// allocates, on the one thread that runs it.
 class Scratch {
  public:
   std::shared_ptr<char> allocate(Engine& e, size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
     buffers_.push_back(e.allocate(bytes));
     return buffers_.back();
   }
 
  private:
-  std::mutex mutex_;
   std::vector<std::shared_ptr<char>> buffers_;
 };
 
