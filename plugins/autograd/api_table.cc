@@ -6,6 +6,8 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine.h"
@@ -437,6 +439,45 @@ LoomError* api_apply_function(const LoomFunctionArgs* args) noexcept {
   return err;
 }
 
+// Walks the graphs of `roots` once (each node visited once) and marks the leaves whose
+// gradient cell an AccumulateGrad node on the way holds.
+void reaches(const std::vector<Tensor>& roots, const std::vector<Tensor>& leaves,
+             int32_t* reached) {
+  std::unordered_map<const GradCell*, std::vector<size_t>> leaf_of_cell;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    reached[i] = 0;
+    if (requires_grad(leaves[i]) && is_leaf(leaves[i]))
+      leaf_of_cell[grad_cell(leaves[i], true).get()].push_back(i);
+  }
+  std::unordered_set<const Node*> seen;
+  std::vector<std::shared_ptr<Node>> pending;
+  for (const Tensor& root : roots) {
+    if (Edge e = gradient_edge(root); e.valid() && seen.insert(e.node.get()).second)
+      pending.push_back(std::move(e.node));
+  }
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    if (const auto* acc = dynamic_cast<const AccumulateGrad*>(node.get())) {
+      if (auto it = leaf_of_cell.find(acc->cell.get()); it != leaf_of_cell.end()) {
+        for (size_t i : it->second) reached[i] = 1;
+      }
+    }
+    for (const Edge& e : node->next_edges) {
+      if (e.valid() && seen.insert(e.node.get()).second) pending.push_back(e.node);
+    }
+  }
+}
+
+LoomError* api_reaches(LoomTensor* const* roots, size_t num_roots, LoomTensor* const* leaves,
+                       size_t num_leaves, int32_t* reached) noexcept {
+  return entry_point("reaches()", [&] {
+    if (num_leaves != 0 && reached == nullptr) fail("the reached array is null");
+    reaches(tensors_of(roots, num_roots, false, "roots"),
+            tensors_of(leaves, num_leaves, false, "leaves"), reached);
+  });
+}
+
 constexpr LoomAutogradApi kApi = {
     sizeof(LoomAutogradApi),
     &api_set_requires_grad,
@@ -456,6 +497,7 @@ constexpr LoomAutogradApi kApi = {
     &api_is_anomaly_enabled,
     &api_visit_formulas,
     &api_apply_function,
+    &api_reaches,
 };
 
 }  // namespace

@@ -345,6 +345,29 @@ TEST_F(Autograd, BadRequestsGetClearErrors) {
                {"backward()", "different shape"});
 }
 
+// The walk DDP's find_unused_parameters makes: leaves a graph leads to, through ops, a
+// custom function's node and views, and none a graph does not.
+TEST_F(Autograd, ReachesFindsTheLeavesAGraphLeadsTo) {
+  Tensor a = leaf({1, 2}), b = leaf({3, 4}), c = leaf({5, 6}), plain = tensor({1.0, 2.0});
+  Tensor y = (a * 2.0 + b.narrow(0, 0, 1)).sum();
+  EXPECT_EQ(autograd::reaches({y}, {a, b, c, plain}),
+            (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(autograd::reaches({c}, {a, c}), (std::vector<bool>{false, true}));  // itself
+  EXPECT_EQ(autograd::reaches({plain}, {a}), std::vector<bool>{false});
+  EXPECT_EQ(autograd::reaches({y, c * 3.0}, {c}), std::vector<bool>{true});  // several roots
+  // A custom function's node (what compiled code records) leads to its inputs.
+  Tensor out = [&] {
+    NoGradGuard no_grad;
+    return c * 2.0;
+  }();
+  autograd::apply_function("Twice", {c}, {out}, [](const std::vector<Tensor>& g) {
+    return std::vector<Tensor>{g[0] * 2.0};
+  });
+  EXPECT_EQ(autograd::reaches({out}, {a, c}), (std::vector<bool>{false, true}));
+  expect_error([&] { autograd::reaches({Tensor()}, {a}); }, "autograd",
+               {"reaches()", "element 0 of the roots is null"});
+}
+
 TEST_F(Autograd, AGradientTakesItsLeafsLayout) {
   Tensor channels_last =
       randn({2, 4, 3, 3}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});

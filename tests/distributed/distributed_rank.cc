@@ -16,6 +16,7 @@
 #include <map>
 #include <string>
 
+#include "loom/compile.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
 #include "loom/optim.h"
@@ -416,6 +417,97 @@ std::vector<Tensor> flat_params(loom::nn::Module& m) {
   return out;
 }
 
+// The average of each rank's local gradients of `params` for `loss` (undefined where the
+// rank's loss does not use a parameter): what DDP must leave in .grad.
+std::vector<Tensor> averaged_local_gradients(const Tensor& loss,
+                                             const std::vector<Tensor>& params) {
+  std::vector<Tensor> local = loom::autograd::grad({loss}, params, {}, std::nullopt, false,
+                                                   /*allow_unused=*/true);
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < params.size(); ++k) {
+    Tensor g = local[k].defined() ? local[k].clone() : loom::zeros_like(params[k]);
+    dist::all_reduce(g);
+    out.push_back(g / static_cast<double>(g_size));
+  }
+  return out;
+}
+
+// find_unused_parameters: even ranks take a branch odd ranks skip, and one layer is used
+// by no rank. The branch's gradient is the average with the skipping ranks' zeros (a
+// .grad made where a rank had none); the idle layer keeps no .grad on any rank.
+void ddp_unused_parameters() {
+  namespace nn = loom::nn;
+  loom::manual_seed(11);
+  nn::Linear a(6, 3), branch(3, 3), idle(3, 3);
+  nn::Sequential holder(a, branch, idle);
+  const bool takes_branch = g_rank % 2 == 0;
+  auto forward = [&](const Tensor& x) {
+    Tensor h = a(x);
+    return takes_branch ? branch(h) : h;
+  };
+  // Tiny buckets: the idle layer's and the branch's are launched by the sink alone.
+  auto ddp = std::make_shared<nn::DistributedDataParallelImpl>(
+      holder.ptr(), forward,
+      nn::DistributedDataParallelOptions{.bucket_cap_mb = 1e-5, .find_unused_parameters = true});
+  std::vector<Tensor> params = holder->parameters();
+  for (int step = 0; step < 3; ++step) {
+    loom::autograd::clear_grads(params);
+    loom::manual_seed(20 + step + g_rank);
+    Tensor x = loom::randn({2, 6});
+    std::vector<Tensor> want =
+        averaged_local_gradients(loom::mse_loss(forward(x), loom::zeros({2, 3})), params);
+    loom::mse_loss(ddp->forward(x), loom::zeros({2, 3})).backward();
+    const std::string when = " at step " + std::to_string(step);
+    for (size_t k = 0; k < 4; ++k) {  // a's and the branch's weight and bias
+      expect(params[k].grad().defined(), "parameter " + std::to_string(k) + " has a .grad" + when);
+      expect((params[k].grad() - want[k]).abs().max().item<double>() < 1e-6,
+             "parameter " + std::to_string(k) + " got the average" + when);
+    }
+    expect(!params[4].grad().defined() && !params[5].grad().defined(),
+           "a layer no rank uses keeps no .grad" + when);
+    expect_same_on_every_rank({params[0].grad().reshape({-1}), params[2].grad().reshape({-1})},
+                              "in their gradients" + when);
+  }
+  // A backward that does not pass through the output still leaves the reduction undone.
+  loom::mse_loss(a(loom::ones({2, 6})), loom::zeros({2, 3})).backward();
+  expect_error([&] { ddp->forward(loom::ones({2, 6})); }, "(it is set: was the backward");
+}
+
+// loom::compile(ddp): the module's forward compiled (the captured graph run op by op
+// here: the "eager" backend builds no kernels), DDP's work around it; gradients equal
+// eager DDP's, parameters bitwise equal on every rank.
+void ddp_compiled() {
+  namespace nn = loom::nn;
+  auto make = [] {
+    loom::manual_seed(12);
+    return nn::Sequential(nn::Linear(6, 8), nn::Tanh(), nn::Linear(8, 3));
+  };
+  nn::Sequential eager_model = make(), compiled_model = make();
+  nn::DistributedDataParallel eager(eager_model, {.bucket_cap_mb = 1e-4});
+  nn::DistributedDataParallel wrapped(compiled_model, {.bucket_cap_mb = 1e-4});
+  auto compiled = loom::compile(wrapped, {.backend = "eager"});
+  loom::optim::SGD eager_opt(eager_model->parameters(), loom::optim::SGDOptions(0.1));
+  loom::optim::SGD compiled_opt(compiled_model->parameters(), loom::optim::SGDOptions(0.1));
+  for (int step = 0; step < 3; ++step) {
+    loom::manual_seed(30 + step + g_rank);
+    Tensor x = loom::randn({4, 6}), y = loom::randn({4, 3});
+    eager_opt.zero_grad();
+    compiled_opt.zero_grad();
+    loom::mse_loss(eager(x), y).backward();
+    loom::mse_loss(compiled(x), y).backward();
+    auto want = eager_model->parameters(), got = compiled_model->parameters();
+    for (size_t k = 0; k < got.size(); ++k) {
+      expect((got[k].grad() - want[k].grad()).abs().max().item<double>() < 1e-6,
+             "compiled DDP's gradient " + std::to_string(k) + " equals eager DDP's");
+    }
+    eager_opt.step();
+    compiled_opt.step();
+    expect_same_on_every_rank(flat_params(*compiled_model.ptr()),
+                              "under compile at step " + std::to_string(step));
+  }
+  expect(compiled.explanation().compiles == 1, "compiled once");
+}
+
 // DDP: parameters bitwise equal on every rank after each step, and n ranks with 1/n of
 // the batch each end where one process with the whole batch ends (float tolerance).
 void ddp() {
@@ -495,6 +587,8 @@ void ddp() {
   loom::mse_loss(skip(in), loom::zeros({2, 3})).backward();          // uses both: fine
   loom::mse_loss(unused_model(in), loom::zeros({2, 3})).backward();  // the second layer idle
   expect_error([&] { skip(in); }, "produced no gradient for parameter(s) 1.weight, 1.bias");
+  ddp_unused_parameters();
+  ddp_compiled();
   // float16 compression: the ranks still agree bitwise; the step is close to one process's.
   for (auto hook : {nn::CommHook::FP16Compress, nn::CommHook::BF16Compress}) {
     loom::manual_seed(5 + g_rank);

@@ -86,6 +86,15 @@ TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
   EXPECT_NE(r.output.find("[rank 0] epoch 2/2: train loss"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("[rank 1] epoch"), std::string::npos) << r.output;
+  // The same under loom::compile: each rank's forward compiled, DDP's work around it.
+  RunResult compiled =
+      run("launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
+          std::string(LOOM_CLI) +
+          " train --distributed gloo --compile --model mlp --epochs 2 "
+          "--batch-size 32 --threads 1 --data " +
+          dir_.string());
+  ASSERT_EQ(compiled.status, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find("test accuracy 100.00%"), std::string::npos) << compiled.output;
   // A global batch the ranks cannot share evenly is refused.
   RunResult odd =
       run("launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +

@@ -197,7 +197,6 @@ int run_train(const TrainOptions& o) {
   int rank = 0, world = 1;
   std::string device = o.device;
   if (!o.distributed.empty()) {
-    LOOM_CHECK(!o.compile, kWhat, "--distributed with --compile is not supported yet");
     if (o.distributed == "nccl") {
       // Each rank trains on its own GPU, the one its NCCL group uses:
       // cuda:(LOOM_LOCAL_RANK mod the device count).
@@ -320,21 +319,25 @@ int run_train(const TrainOptions& o) {
   // --compile: the forward and the loss as one compiled function, whose backward graph
   // runs in loss.backward() (Note [Compiling training] in graph/src/compile/joint_graph.cc),
   // and the optimizer's step (rmsprop and adafactor count steps on the host: theirs stays
-  // eager)
+  // eager). Under DDP the module's forward is compiled, DDP's work runs around it and the
+  // loss stays eager.
   auto forward_and_loss = [&](const Tensor& x, const Tensor& y) {
     Tensor logits = net(x);
     return std::tuple<Tensor, Tensor>(logits, criterion(logits, y));
   };
   std::optional<Compiled<decltype(forward_and_loss)>> compiled;
   std::optional<compiler::CompiledStep> compiled_step;
-  if (o.compile) {
+  std::optional<CompiledDistributedDataParallel> compiled_ddp;
+  if (o.compile && ddp) {
+    compiled_ddp.emplace(loom::compile(*ddp));
+  } else if (o.compile) {
     std::vector<std::pair<std::string, Tensor>> state;
     for (auto& [name, p] : net->named_parameters()) state.emplace_back(name, p);
     auto impl = net.ptr();
     compiled.emplace(forward_and_loss, CompileOptions{}, "train_step", std::move(state),
                      [impl] { return impl->is_training() ? uint64_t{1} : 0; });
-    if (optimizer->capturable()) compiled_step.emplace(*optimizer, CompileOptions{});
   }
+  if (o.compile && optimizer->capturable()) compiled_step.emplace(*optimizer, CompileOptions{});
   using Clock = std::chrono::steady_clock;
   for (int64_t epoch = first_epoch; epoch <= o.epochs; ++epoch) {
     Progress progress(epoch, o.epochs, train_loader.num_batches());
@@ -354,7 +357,8 @@ int run_train(const TrainOptions& o) {
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {
-          logits = ddp            ? (*ddp)(x)
+          logits = compiled_ddp   ? (*compiled_ddp)(x)
+                   : ddp          ? (*ddp)(x)
                    : qat          ? (*qat)(x)
                    : o.checkpoint ? nn::checkpoint_sequential(net, segments, x)
                                   : net(x);

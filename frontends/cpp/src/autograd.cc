@@ -219,6 +219,20 @@ std::vector<Tensor> apply_function(const std::string& name, const std::vector<Te
   return outputs;
 }
 
+std::vector<bool> reaches(const std::vector<Tensor>& roots, const std::vector<Tensor>& leaves) {
+  std::vector<LoomTensor*> from = handles_of(roots), to = handles_of(leaves);
+  std::vector<int32_t> reached(leaves.size(), 0);
+  with_table("reaches()", [&](const LoomAutogradApi& table) {
+    if (!LOOM_HAS_FIELD(&table, LoomAutogradApi, reaches)) {
+      fail("autograd",
+           "reaches: the loaded autograd plugin is older than this frontend and cannot walk "
+           "a graph");
+    }
+    check(table.reaches(from.data(), from.size(), to.data(), to.size(), reached.data()));
+  });
+  return std::vector<bool>(reached.begin(), reached.end());
+}
+
 std::vector<RecordedOp> recorded_ops() {
   std::vector<RecordedOp> ops;
   with_table("recorded_ops()", [&](const LoomAutogradApi& table) {

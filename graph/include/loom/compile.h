@@ -32,6 +32,7 @@
 
 #include "loom/exported_program.h"
 #include "loom/graph.h"
+#include "loom/nn/distributed.h"
 #include "loom/ops/tensor.h"
 #include "loom/optim/optimizer.h"
 
@@ -237,6 +238,41 @@ auto compile(const Holder& module, CompileOptions options = {}) {
   auto forward = [impl](auto&&... args) { return impl->forward(args...); };
   return Compiled<decltype(forward)>(forward, std::move(options), "forward", std::move(state),
                                      [impl] { return impl->is_training() ? uint64_t{1} : 0; });
+}
+
+// A DistributedDataParallel module (torch.compile(ddp_model)): the wrapped module's
+// forward is compiled as compile(module) compiles it; DDP's own work (the check of the
+// previous backward, buffer broadcasts, the walk for unused parameters) runs eagerly
+// around it, and the gradient hooks run as the compiled backward accumulates into the
+// parameters, so the buckets launch once that backward has run.
+class CompiledDistributedDataParallel {
+ public:
+  CompiledDistributedDataParallel(std::shared_ptr<nn::DistributedDataParallelImpl> ddp,
+                                  CompileOptions options)
+      : ddp_(ddp), module_(make_module(std::move(ddp), std::move(options))) {}
+  Tensor operator()(const Tensor& input) const {
+    return ddp_->forward_with(input, [this](const Tensor& x) { return module_(x); });
+  }
+  compiler::Explanation explanation() const { return module_.explanation(); }
+
+ private:
+  using Forward = std::function<Tensor(const Tensor&)>;
+  static Compiled<Forward> make_module(std::shared_ptr<nn::DistributedDataParallelImpl> ddp,
+                                       CompileOptions options) {
+    std::vector<std::pair<std::string, Tensor>> state;
+    for (auto& [name, t] : ddp->module().named_parameters()) state.emplace_back(name, t);
+    for (auto& [name, t] : ddp->module().named_buffers()) state.emplace_back(name, t);
+    Forward forward = [ddp](const Tensor& x) { return ddp->module_forward()(x); };
+    return Compiled<Forward>(std::move(forward), std::move(options), "forward", std::move(state),
+                             [ddp] { return ddp->module().is_training() ? uint64_t{1} : 0; });
+  }
+  std::shared_ptr<nn::DistributedDataParallelImpl> ddp_;
+  Compiled<Forward> module_;
+};
+
+inline CompiledDistributedDataParallel compile(const nn::DistributedDataParallel& ddp,
+                                               CompileOptions options = {}) {
+  return CompiledDistributedDataParallel(ddp.ptr(), std::move(options));
 }
 
 // An exported program (loom/exported_program.h), compiled: its interpreter's op calls are

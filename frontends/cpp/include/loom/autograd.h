@@ -106,6 +106,11 @@ using FunctionBackward = std::function<std::vector<Tensor>(const std::vector<Ten
 std::vector<Tensor> apply_function(const std::string& name, const std::vector<Tensor>& inputs,
                                    const std::vector<Tensor>& outputs, FunctionBackward backward);
 
+// Which of `leaves` a backward from `roots` could accumulate a gradient into: the walk
+// over the roots' graphs (grad_fn and its next functions) that DDP's search for unused
+// parameters makes. A leaf reaches itself; a tensor that does not require grad, nothing.
+std::vector<bool> reaches(const std::vector<Tensor>& roots, const std::vector<Tensor>& leaves);
+
 using Function = std::function<Tensor(const Tensor&)>;
 using MultiFunction = std::function<Tensor(const std::vector<Tensor>&)>;
 

@@ -13,8 +13,21 @@
 // for every bucket and copies the averages back into .grad, so when backward returns the
 // gradients are the same on every rank, and an optimizer step keeps the parameters
 // bitwise equal. A parameter whose gradient never came (not used by the loss) leaves
-// its bucket unlaunched: the next forward refuses to go on, naming it. Under no_sync()
-// the hooks do nothing and gradients accumulate locally.
+// its bucket unlaunched: the next forward refuses to go on, naming it, unless
+// find_unused_parameters is set (Note [Unused parameters]). Under no_sync() the hooks do
+// nothing and gradients accumulate locally.
+//
+// Note [Unused parameters]
+// ~~~~~~~~~~~~~~~~~~~~~~~~
+// With find_unused_parameters, as in PyTorch, each forward walks the output's graph
+// (autograd::reaches) and keeps the parameters it does not lead to. The output passes
+// through an identity node (DistributedDataParallelSink); its backward, the first of the
+// module's to run, marks those parameters ready, so their buckets launch without them,
+// carrying their accumulated gradient or zeros. Which parameters got a gradient since the
+// last reduction (under no_sync too) is all-reduced with the last bucket: a parameter
+// used on some rank gets the average (a .grad made where it had none), one used on no
+// rank keeps its .grad as it was (none, after zero_grad). The walk costs a visit of every
+// node of the forward, which is why it is an option.
 #include "loom/nn/distributed.h"
 
 #include <numeric>
@@ -59,6 +72,31 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
 
   void set_sync(bool sync) { sync_ = sync; }
 
+  // After a forward that records a graph: with find_unused_parameters, finds the
+  // parameters `output` does not lead to and returns it through the sink node that marks
+  // them ready when backward reaches it (Note [Unused parameters]).
+  Tensor prepare_for_backward(const Tensor& output) {
+    if (!options_.find_unused_parameters || !sync_ || !output.defined() ||
+        !output.requires_grad()) {
+      return output;
+    }
+    std::vector<Tensor> leaves;
+    for (const auto& [name, p] : params_) leaves.push_back(p);
+    const std::vector<bool> reached = autograd::reaches({output}, leaves);
+    unused_.clear();
+    for (size_t k = 0; k < params_.size(); ++k) {
+      if (!reached[k]) unused_.push_back(k);
+    }
+    std::weak_ptr<GradientReducer> self = weak_from_this();
+    Tensor sink = output.detach();
+    autograd::apply_function("DistributedDataParallelSink", {output}, {sink},
+                             [self](const std::vector<Tensor>& grads) {
+                               if (auto r = self.lock()) r->mark_unused_ready();
+                               return grads;
+                             });
+    return sink;
+  }
+
   // Before a forward: the previous backward must have reduced every bucket.
   void check_previous_iteration() {
     if (!started_) return;
@@ -70,7 +108,12 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
     LOOM_CHECK(unused.empty(), "DistributedDataParallel",
                "the previous backward produced no gradient for parameter(s) ", unused,
                ", so their buckets were never reduced and the ranks' gradients differ; use every "
-               "parameter in the loss, or leave unused ones out of the module");
+               "parameter in the loss, leave unused ones out of the module, or pass "
+               "find_unused_parameters = true",
+               options_.find_unused_parameters
+                   ? " (it is set: was the backward from a tensor that the module's output "
+                     "does not lead to?)"
+                   : "");
   }
 
   std::vector<std::vector<std::string>> bucket_names() const {
@@ -93,15 +136,33 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
 
   void reset() {
     ready_.assign(params_.size(), false);
+    used_.assign(params_.size(), false);
+    unused_.clear();
     for (Bucket& b : buckets_) b.pending = b.params.size();
     next_launch_ = 0;
     started_ = false;
   }
 
   void grad_ready(size_t k) {
+    used_[k] = true;
     if (!sync_) return;
     started_ = true;
     if (ready_[k]) return;  // accumulated twice in one backward (a shared parameter)
+    mark_ready(k);
+  }
+
+  // The sink's backward: the parameters this forward did not use are ready as they are.
+  void mark_unused_ready() {
+    if (!sync_) return;
+    started_ = true;
+    const std::vector<size_t> unused = std::move(unused_);
+    unused_.clear();
+    for (size_t k : unused) {
+      if (!ready_[k]) mark_ready(k);
+    }
+  }
+
+  void mark_ready(size_t k) {
     ready_[k] = true;
     Bucket& b = buckets_[bucket_of_[k]];
     if (--b.pending > 0) return;
@@ -115,7 +176,14 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
   void launch(Bucket& b) {
     NoGradGuard no_grad;
     std::vector<Tensor> flats;
-    for (size_t k : b.params) flats.push_back(params_[k].second.grad().reshape({-1}));
+    for (size_t k : b.params) {
+      const Tensor& p = params_[k].second;
+      const Tensor g = p.grad();  // none for a parameter this forward did not use
+      flats.push_back(
+          g.defined()
+              ? g.reshape({-1})
+              : loom::zeros({p.numel()}, TensorOptions().dtype(p.dtype()).device(p.device())));
+    }
     b.flat = loom::cat(flats, 0);
     if (options_.comm_hook == CommHook::FP16Compress) {
       b.flat = b.flat.to(ScalarType::Float16);
@@ -128,9 +196,27 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
         options_.group, /*async_op=*/true);
   }
 
+  // With find_unused_parameters: whether each parameter got a gradient on some rank since
+  // the last reduction (one more all-reduce, after the buckets').
+  std::vector<bool> used_on_some_rank() {
+    if (!options_.find_unused_parameters) return std::vector<bool>(params_.size(), true);
+    Tensor counts = loom::zeros({static_cast<int64_t>(params_.size())},
+                                TensorOptions().dtype(ScalarType::Int32));
+    auto* count = static_cast<int32_t*>(counts.data_ptr());
+    for (size_t k = 0; k < params_.size(); ++k) count[k] = used_[k] ? 1 : 0;
+    counts = counts.to(params_.front().second.device());  // nccl reduces device tensors only
+    distributed::all_reduce(counts, distributed::ReduceOp::Sum, options_.group);
+    counts = counts.to("cpu");
+    count = static_cast<int32_t*>(counts.data_ptr());
+    std::vector<bool> used(params_.size());
+    for (size_t k = 0; k < params_.size(); ++k) used[k] = count[k] > 0;
+    return used;
+  }
+
   void finish() {
     NoGradGuard no_grad;
     const int n = distributed::get_world_size(options_.group);
+    const std::vector<bool> used = used_on_some_rank();
     for (Bucket& b : buckets_) {
       b.work.wait();
       Tensor flat = b.flat;
@@ -139,9 +225,16 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
       }
       int64_t at = 0;
       for (size_t k : b.params) {
-        Tensor g = params_[k].second.grad();
-        g.copy_(flat.narrow(0, at, g.numel()).view(g.sizes()));
-        at += g.numel();
+        const Tensor& p = params_[k].second;
+        Tensor average = flat.narrow(0, at, p.numel()).view(p.sizes());
+        at += p.numel();
+        if (!used[k]) continue;  // no rank used it: its .grad stays as it was
+        Tensor g = p.grad();
+        if (g.defined()) {
+          g.copy_(average);
+        } else {
+          p.set_grad(average.clone());
+        }
       }
       b.flat = Tensor();
     }
@@ -153,6 +246,8 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;
   std::vector<bool> ready_;
+  std::vector<bool> used_;      // got a gradient since the last reduction
+  std::vector<size_t> unused_;  // not reached by the last forward (find_unused_parameters)
   size_t next_launch_ = 0;
   bool started_ = false;
   bool sync_ = true;
@@ -186,12 +281,18 @@ DistributedDataParallelImpl::DistributedDataParallelImpl(
 DistributedDataParallelImpl::~DistributedDataParallelImpl() = default;
 
 Tensor DistributedDataParallelImpl::forward(const Tensor& input) {
+  return forward_with(input, forward_);
+}
+
+Tensor DistributedDataParallelImpl::forward_with(
+    const Tensor& input, const std::function<Tensor(const Tensor&)>& module_forward) {
   reducer_->check_previous_iteration();
   if (options_.broadcast_buffers && is_training()) {
     NoGradGuard no_grad;
     for (Tensor& b : module_->buffers()) distributed::broadcast(b, 0, options_.group);
   }
-  return forward_(input);
+  Tensor output = module_forward(input);
+  return autograd::is_enabled() ? reducer_->prepare_for_backward(output) : output;
 }
 
 std::vector<std::vector<std::string>> DistributedDataParallelImpl::buckets() const {

@@ -27,6 +27,9 @@ enum class CommHook { AllReduce, FP16Compress, BF16Compress };
 struct DistributedDataParallelOptions {
   double bucket_cap_mb = 25;
   bool broadcast_buffers = true;  // buffers (BatchNorm's running stats) from rank 0 each forward
+  // Parameters a forward does not use (a branch not taken) are found by walking the
+  // output's graph and reduced as zeros, instead of refused at the next forward.
+  bool find_unused_parameters = false;
   CommHook comm_hook = CommHook::AllReduce;
   distributed::Group group = {};
 };
@@ -46,9 +49,16 @@ class DistributedDataParallelImpl : public Module {
   ~DistributedDataParallelImpl() override;
 
   // Checks that the previous backward reduced every gradient (a parameter the loss did
-  // not use is refused, naming it), broadcasts buffers, then runs the module.
+  // not use is refused, naming it, unless find_unused_parameters), broadcasts buffers,
+  // then runs the module.
   Tensor forward(const Tensor& input);
+  // The same around another forward of the module: its compiled one (loom::compile of
+  // a DistributedDataParallel runs DDP's own work eagerly around the compiled module).
+  Tensor forward_with(const Tensor& input,
+                      const std::function<Tensor(const Tensor&)>& module_forward);
   Module& module() const { return *module_; }
+  // The wrapped module's own forward.
+  const std::function<Tensor(const Tensor&)>& module_forward() const { return forward_; }
 
   // While the guard lives, backward accumulates gradients locally (gradient
   // accumulation); the first backward after it reduces the accumulated gradients.
