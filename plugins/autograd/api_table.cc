@@ -478,6 +478,29 @@ LoomError* api_reaches(LoomTensor* const* roots, size_t num_roots, LoomTensor* c
   });
 }
 
+LoomError* api_push_saved_tensor_hooks(const LoomSavedTensorHooks* hooks) noexcept {
+  // the context is ours from here on: released once, by the hooks or on failure
+  std::shared_ptr<SavedTensorHooks> owned;
+  if (hooks != nullptr && hooks->struct_size >= sizeof(LoomSavedTensorHooks))
+    owned = std::make_shared<SavedTensorHooks>(*hooks);
+  return entry_point("push_saved_tensor_hooks()", [&] {
+    if (!owned) {  // too small to hold `release`: nothing can be released
+      fail("expected LoomSavedTensorHooks of at least " +
+           std::to_string(sizeof(LoomSavedTensorHooks)) + " bytes, found " +
+           (hooks == nullptr ? std::string("null") : std::to_string(hooks->struct_size)));
+    }
+    if (owned->c.pack == nullptr || owned->c.unpack == nullptr)
+      fail("expected a pack and an unpack hook, found a null one");
+    push_saved_tensor_hooks(std::move(owned));
+  });
+}
+
+LoomError* api_pop_saved_tensor_hooks() noexcept {
+  return entry_point("pop_saved_tensor_hooks()", [&] {
+    if (!pop_saved_tensor_hooks()) fail("no saved-tensor hooks are pushed on this thread");
+  });
+}
+
 constexpr LoomAutogradApi kApi = {
     sizeof(LoomAutogradApi),
     &api_set_requires_grad,
@@ -498,6 +521,8 @@ constexpr LoomAutogradApi kApi = {
     &api_visit_formulas,
     &api_apply_function,
     &api_reaches,
+    &api_push_saved_tensor_hooks,
+    &api_pop_saved_tensor_hooks,
 };
 
 }  // namespace

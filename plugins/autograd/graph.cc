@@ -1,6 +1,9 @@
 // The autograd slot, gradient edges, saved tensors and leaf accumulation.
 #include "graph.h"
 
+#include "loom/sdk/dtype.hpp"
+#include "loom/sdk/shape.hpp"
+
 #include "object_pool.h"
 
 #include <algorithm>
@@ -160,12 +163,77 @@ std::shared_ptr<GradCell> grad_cell(const Tensor& t, bool create) {
 
 // --- saved tensors ---
 
+namespace {
+thread_local std::vector<std::shared_ptr<SavedTensorHooks>> tls_saved_tensor_hooks;
+
+// While a hook runs: no recording, and no hooks but those it pushes itself.
+struct InsideHook {
+  InsideHook() : no_grad({}, {LOOM_KEY_AUTOGRAD}) { push_saved_tensor_hooks(nullptr); }
+  ~InsideHook() { pop_saved_tensor_hooks(); }
+  sdk::LocalKeyGuard no_grad;
+};
+}  // namespace
+
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks) {
+  tls_saved_tensor_hooks.push_back(std::move(hooks));
+}
+
+bool pop_saved_tensor_hooks() {
+  if (tls_saved_tensor_hooks.empty()) return false;
+  tls_saved_tensor_hooks.pop_back();
+  return true;
+}
+
+std::shared_ptr<SavedTensorHooks> current_saved_tensor_hooks() {
+  return tls_saved_tensor_hooks.empty() ? nullptr : tls_saved_tensor_hooks.back();
+}
+
+PackedTensor::PackedTensor(std::shared_ptr<SavedTensorHooks> h, void* p, const Tensor& t)
+    : hooks(std::move(h)), handle(p), sizes(t.sizes()), dtype(t.dtype()) {}
+
+PackedTensor::~PackedTensor() {
+  if (hooks->c.release_packed != nullptr) hooks->c.release_packed(hooks->c.context, handle);
+}
+
+Tensor PackedTensor::unpack(const char* op) const {
+  LoomTensor* out = nullptr;
+  {
+    InsideHook inside;
+    sdk::check(hooks->c.unpack(hooks->c.context, handle, &out));
+  }
+  if (out == nullptr) {
+    throw sdk::Error(
+        std::string("[autograd] the unpack hook returned no tensor for one saved by ") + op);
+  }
+  Tensor t = Tensor::adopt(out);
+  if (!(sizes == t.sizes()) || t.dtype() != dtype) {
+    throw sdk::Error(std::string("[autograd] the unpack hook returned ") +
+                     sdk::dtype_name(t.dtype()) + " " + sdk::shape_string(t.sizes()) +
+                     " for a tensor saved by " + op + " as " + sdk::dtype_name(dtype) + " " +
+                     sdk::shape_string(sizes.span()));
+  }
+  return t;
+}
+
+void pack_if_hooked(SavedTensor& s) {
+  std::shared_ptr<SavedTensorHooks> hooks = current_saved_tensor_hooks();
+  if (!hooks || !s.data.defined()) return;
+  void* handle = nullptr;
+  {
+    InsideHook inside;
+    sdk::check(hooks->c.pack(hooks->c.context, s.data.get(), &handle));
+  }
+  s.packed = std::make_shared<PackedTensor>(std::move(hooks), handle, s.data);
+  s.data = Tensor();
+}
+
 SavedTensor save_input(const Tensor& t, const Edge& history) {
   SavedTensor s;
   s.data = sdk::detached_alias(t);
   s.version = sdk::version(t);
   s.history = history.node;
   s.history_nr = history.input_nr;
+  pack_if_hooked(s);
   return s;
 }
 
@@ -173,6 +241,7 @@ SavedTensor save_layout(const Tensor& t) {
   SavedTensor s;
   s.data = sdk::detached_alias(t);
   s.layout_only = true;
+  pack_if_hooked(s);
   return s;
 }
 
@@ -184,22 +253,26 @@ SavedTensor save_output(const Tensor& t, const std::shared_ptr<Node>& owner, uin
   s.is_output = true;
   s.output_nr = output_nr;
   s.owner = owner;
+  pack_if_hooked(s);
   return s;
 }
 
 Tensor unpack(const SavedTensor& s, const char* op, bool create_graph) {
-  if (s.layout_only) return s.data;
-  const uint64_t now = sdk::version(s.data);
-  if (now != s.version) {
-    throw sdk::Error(std::string("[autograd] a tensor saved by ") + op +
-                     " for backward was modified in place (version " + std::to_string(now) +
-                     ", saved at version " + std::to_string(s.version) + ")");
+  Tensor data = s.packed ? s.packed->unpack(op) : s.data;
+  if (s.layout_only) return data;
+  if (!s.packed) {
+    const uint64_t now = sdk::version(data);
+    if (now != s.version) {
+      throw sdk::Error(std::string("[autograd] a tensor saved by ") + op +
+                       " for backward was modified in place (version " + std::to_string(now) +
+                       ", saved at version " + std::to_string(s.version) + ")");
+    }
   }
-  if (!create_graph) return s.data;
+  if (!create_graph) return data;
   // Double backward: give the alias back the history it had (Note [Saved tensors]).
   std::shared_ptr<Node> node = s.is_output ? s.owner.lock() : s.history;
-  if (!node) return s.data;
-  Tensor attached = sdk::detached_alias(s.data);
+  if (!node) return data;
+  Tensor attached = sdk::detached_alias(data);
   set_new_history(attached, node, s.is_output ? s.output_nr : s.history_nr, false);
   return attached;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
+#include "loom/autograd_api.h"
 #include "loom/sdk/tensor.hpp"
 
 namespace loom::autograd {
@@ -75,8 +76,46 @@ struct GradCell {
 // refused, naming the op and both versions. When backward builds a graph
 // (create_graph), the alias is given back the history it had when saved (an input's edge,
 // or output i of this node through a weak reference), so the second derivative flows on.
+// Note [Saved-tensor hooks]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~
+// While a frontend has pushed hooks on a thread (loom/autograd_api.h), each tensor an op
+// recorded there saves goes to the innermost pack hook, and the node keeps only the handle
+// it returns, with the tensor's shape and dtype; backward's read calls unpack and refuses a
+// tensor of another shape or dtype. Hooks run with recording off and with an empty entry
+// pushed, so what they compute is not packed again, while hooks they push themselves (a
+// non-reentrant checkpoint's recomputation) apply. A packed tensor has no version check:
+// the node holds no reference to it (that is the point); a checkpoint recomputes from its
+// inputs. The handle is released when the node's saved tensors are.
+struct SavedTensorHooks {
+  explicit SavedTensorHooks(const LoomSavedTensorHooks& h) : c(h) {}
+  ~SavedTensorHooks() {
+    if (c.release != nullptr) c.release(c.context);
+  }
+  SavedTensorHooks(const SavedTensorHooks&) = delete;
+  SavedTensorHooks& operator=(const SavedTensorHooks&) = delete;
+  LoomSavedTensorHooks c;
+};
+
+struct PackedTensor {
+  PackedTensor(std::shared_ptr<SavedTensorHooks> h, void* p, const Tensor& t);
+  ~PackedTensor();
+  PackedTensor(const PackedTensor&) = delete;
+  PackedTensor& operator=(const PackedTensor&) = delete;
+  Tensor unpack(const char* op) const;
+  std::shared_ptr<SavedTensorHooks> hooks;
+  void* handle;
+  Sizes sizes;
+  LoomDType dtype;
+};
+
+// The thread's saved-tensor hooks: push (nullptr: none, while a hook runs), pop, innermost.
+void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks);
+bool pop_saved_tensor_hooks();
+std::shared_ptr<SavedTensorHooks> current_saved_tensor_hooks();
+
 struct SavedTensor {
   Tensor data;
+  std::shared_ptr<PackedTensor> packed;  // instead of data, under saved-tensor hooks
   uint64_t version = 0;
   bool layout_only = false;
   bool is_output = false;
@@ -84,8 +123,10 @@ struct SavedTensor {
   std::weak_ptr<Node> owner;      // outputs
   std::shared_ptr<Node> history;  // inputs: the node their gradient went to when saved
   uint32_t history_nr = 0;
-  bool defined() const { return data.defined(); }
+  bool defined() const { return data.defined() || packed != nullptr; }
 };
+// Gives s.data to the thread's saved-tensor hooks, if any (Note [Saved-tensor hooks]).
+void pack_if_hooked(SavedTensor& s);
 
 struct Node {
   Node();

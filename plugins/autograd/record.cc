@@ -208,6 +208,7 @@ SavedTensor save_original(const Tensor& t, const Edge& history) {
   s.version = sdk::version(s.data);
   s.history = history.node;
   s.history_nr = history.input_nr;
+  pack_if_hooked(s);
   return s;
 }
 
@@ -505,7 +506,7 @@ Tensor BackwardContext::layout(size_t arg) const {
     throw sdk::Error("[autograd] the formula of " + node_.info->name + " reads the layout of '" +
                      node_.info->arg_names[arg] + "', which it did not save");
   }
-  return a.saved[0].data;
+  return unpack(a.saved[0], node_.info->short_name.c_str(), false);
 }
 
 Tensor BackwardContext::result(size_t output) const {

@@ -368,6 +368,67 @@ TEST_F(Autograd, ReachesFindsTheLeavesAGraphLeadsTo) {
                {"reaches()", "element 0 of the roots is null"});
 }
 
+// Note [Saved-tensor hooks]: what ops save goes through pack, backward reads it through
+// unpack; the innermost guard applies; a wrong unpacked tensor and a failing hook are
+// errors naming the op; SaveOnCpu keeps cpu tensors.
+TEST_F(Autograd, SavedTensorHooksPackAndUnpackWhatOpsSave) {
+  Tensor x = leaf({0.1, 0.2, 0.3}), w = leaf({0.4, 0.5, 0.6});
+  int packed = 0, unpacked = 0;
+  Tensor y;
+  {
+    autograd::SavedTensorsHooks hooks(
+        [&](const Tensor& t) {
+          ++packed;
+          return std::any(t * 1.0);  // a copy: recording is off inside the hook
+        },
+        [&](const std::any& p) {
+          ++unpacked;
+          return std::any_cast<Tensor>(p);
+        });
+    y = (x * w).exp().sum();
+  }
+  EXPECT_EQ(packed, 3);  // mul's x and w, exp's result
+  EXPECT_EQ(unpacked, 0);
+  y.backward();
+  EXPECT_EQ(unpacked, 3);
+  expect_near(grad_of(x), {0.4 * std::exp(0.04), 0.5 * std::exp(0.1), 0.6 * std::exp(0.18)});
+  // Nested guards: the innermost packs; the outer applies again once it is gone.
+  int outer = 0, inner = 0;
+  auto keep = [](const std::any& p) { return std::any_cast<Tensor>(p); };
+  {
+    autograd::SavedTensorsHooks a([&](const Tensor& t) { return ++outer, std::any(t); }, keep);
+    {
+      autograd::SavedTensorsHooks b([&](const Tensor& t) { return ++inner, std::any(t); }, keep);
+      (void)(x * w);
+    }
+    (void)x.exp();
+  }
+  EXPECT_EQ(inner, 2);
+  EXPECT_EQ(outer, 1);
+  // An unpacked tensor of another shape, and a failing hook, are errors naming the op.
+  Tensor bad;
+  {
+    autograd::SavedTensorsHooks h([](const Tensor& t) { return std::any(t); },
+                                  [](const std::any&) { return zeros({2}); });
+    bad = (x * w).sum();
+  }
+  expect_error([&] { bad.backward(); }, "autograd",
+               {"the unpack hook returned float32 [2] for a tensor saved by mul as float32 [3]"});
+  {
+    autograd::SavedTensorsHooks h(
+        [](const Tensor&) -> std::any { fail("my_hook", "no room to pack"); }, keep);
+    expect_error([&] { (void)(x * w); }, "loom::mul.Tensor", {"[my_hook] no room to pack"});
+  }
+  // save_on_cpu: cpu tensors are kept as they are.
+  x.set_grad(Tensor());
+  {
+    autograd::SaveOnCpu offload(/*pin_memory=*/true);
+    y = (x * w).exp().sum();
+  }
+  y.backward();
+  expect_near(grad_of(x), {0.4 * std::exp(0.04), 0.5 * std::exp(0.1), 0.6 * std::exp(0.18)});
+}
+
 TEST_F(Autograd, AGradientTakesItsLeafsLayout) {
   Tensor channels_last =
       randn({2, 4, 3, 3}).permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});

@@ -23,3 +23,7 @@ if [ -x build/bin/pytorch_peer_bench ]; then
 else
   echo "PyTorch 2.x peer skipped: run tools/bench/setup-pytorch-peer.sh to compare in the same run"
 fi
+# PyTorch's activation checkpointing beside BM_CheckpointedMlp, from the same venv.
+if [ -x build/pytorch-venv/bin/python ]; then
+  build/pytorch-venv/bin/python tools/bench/checkpoint_peer.py --threads "${LOOM_NUM_THREADS:-2}"
+fi

@@ -18,8 +18,6 @@
 #include "classifier.h"
 #include "loom/checkpoint.h"
 #include "loom/compile.h"
-#include "loom/core/device_runtime.h"
-#include "loom/core/read_section.h"
 #include "loom/data.h"
 #include "loom/loom.h"
 #include "loom/nn.h"
@@ -88,16 +86,6 @@ class Progress {
   int64_t epoch_, epochs_, batches_;
   bool tty_;
 };
-
-// Whether the plugin of `device`'s type lends pinned host memory: the training batches
-// for it are then assembled there, as PyTorch's DataLoader(pin_memory=True) does.
-bool lends_pinned_memory(const std::string& device) {
-  const Device d = parse_device(device);
-  if (d.type == kCPU) return false;
-  ReadSection section;
-  const DeviceRuntime* runtime = find_device_runtime(d.type);
-  return runtime != nullptr && runtime->pinned_host_allocator() != nullptr;
-}
 
 // QAT trains the prepared copies of the layers (fused forms included): their float
 // weights go back into the model they came from.
@@ -263,9 +251,10 @@ int run_train(const TrainOptions& o) {
   const ScalarType amp_dtype = o.amp == "fp16" ? ScalarType::Float16 : ScalarType::BFloat16;
   amp::GradScaler scaler({.enabled = o.amp == "fp16"});
   LOOM_CHECK(o.amp.empty() || !o.qat, kWhat, "--amp does not combine with --qat");
-  LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat && o.distributed.empty()), kWhat,
-             "--checkpoint does not combine with --compile, --qat or --distributed");
-  // --checkpoint: about sqrt(layers) segments, as the usual memory/compute balance.
+  LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat), kWhat,
+             "--checkpoint does not combine with --compile or --qat");
+  // --checkpoint: about sqrt(layers) segments, as the usual memory/compute balance, of the
+  // non-reentrant kind (the ordinary graph: DDP's hooks see every parameter's gradient).
   const int64_t segments = std::max<int64_t>(
       1, static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(net->size())))));
   if (o.checkpoint && reporting) {
@@ -287,6 +276,8 @@ int run_train(const TrainOptions& o) {
   if (ddp) train_options.sampler = data::DistributedSampler{world, rank};
   train_options.shuffle = true;
   train_options.seed = o.seed;
+  // batches for a device that lends pinned memory are assembled there, as PyTorch's
+  // DataLoader(pin_memory=True) does
   train_options.pin_memory = lends_pinned_memory(device);
   data::DataLoader train_loader(train_set, train_options);
   data::DataLoaderOptions test_options;
@@ -357,11 +348,12 @@ int run_train(const TrainOptions& o) {
         if (compiled) {
           std::tie(logits, loss) = (*compiled)(x, y);
         } else {
-          logits = compiled_ddp   ? (*compiled_ddp)(x)
-                   : ddp          ? (*ddp)(x)
-                   : qat          ? (*qat)(x)
-                   : o.checkpoint ? nn::checkpoint_sequential(net, segments, x)
-                                  : net(x);
+          logits = compiled_ddp ? (*compiled_ddp)(x)
+                   : ddp        ? (*ddp)(x)
+                   : qat        ? (*qat)(x)
+                   : o.checkpoint
+                       ? nn::checkpoint_sequential(net, segments, x, {.use_reentrant = false})
+                       : net(x);
           loss = criterion(logits, y);
         }
       }

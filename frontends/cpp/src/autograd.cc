@@ -6,6 +6,7 @@
 
 #include "autograd_table.h"
 #include "loom/core/error.h"
+#include "loom/devices.h"
 #include "loom/dispatcher/dispatcher.h"
 #include "loom/dispatcher/extensions.h"
 #include "loom/dispatcher/local_dispatch_key_set.h"
@@ -232,6 +233,98 @@ std::vector<bool> reaches(const std::vector<Tensor>& roots, const std::vector<Te
   });
   return std::vector<bool>(reached.begin(), reached.end());
 }
+
+namespace {
+
+struct SavedTensorsHookPair {
+  PackHook pack;
+  UnpackHook unpack;
+};
+
+// A frontend error as the C hooks return it.
+template <typename F>
+LoomError* hook_call(F&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (const Error& e) {
+    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
+                                     std::string("[autograd] a saved-tensor hook: ") + e.what());
+  }
+}
+
+LoomError* run_pack_hook(void* context, LoomTensor* tensor, void** packed) {
+  return hook_call([&] {
+    const auto& hooks = *static_cast<SavedTensorsHookPair*>(context);
+    *packed = new std::any(hooks.pack(Tensor::borrow(reinterpret_cast<TensorImpl*>(tensor))));
+  });
+}
+
+LoomError* run_unpack_hook(void* context, void* packed, LoomTensor** out) {
+  return hook_call([&] {
+    const auto& hooks = *static_cast<SavedTensorsHookPair*>(context);
+    Tensor t = hooks.unpack(*static_cast<const std::any*>(packed));
+    LOOM_CHECK(t.defined(), "autograd", "an unpack hook returned an undefined tensor");
+    *out = reinterpret_cast<LoomTensor*>(t.release());
+  });
+}
+
+}  // namespace
+
+SavedTensorsHooks::SavedTensorsHooks(PackHook pack, UnpackHook unpack) {
+  LOOM_CHECK(pack && unpack, "autograd",
+             "saved-tensor hooks: expected a pack and an unpack function, found an empty one");
+  LoomSavedTensorHooks h{};
+  h.struct_size = sizeof(h);
+  h.pack = &run_pack_hook;
+  h.unpack = &run_unpack_hook;
+  h.release_packed = [](void*, void* packed) { delete static_cast<std::any*>(packed); };
+  h.context = new SavedTensorsHookPair{std::move(pack), std::move(unpack)};
+  h.release = [](void* c) { delete static_cast<SavedTensorsHookPair*>(c); };
+  with_table("saved-tensor hooks", [&](const LoomAutogradApi& table) {
+    if (!LOOM_HAS_FIELD(&table, LoomAutogradApi, pop_saved_tensor_hooks)) {
+      h.release(h.context);
+      fail("autograd",
+           "saved-tensor hooks: the loaded autograd plugin is older than this frontend and has "
+           "none");
+    }
+    check(table.push_saved_tensor_hooks(&h));
+  });
+}
+
+SavedTensorsHooks::~SavedTensorsHooks() {
+  try {
+    with_table("saved-tensor hooks",
+               [&](const LoomAutogradApi& table) { check(table.pop_saved_tensor_hooks()); });
+  } catch (const Error&) {
+    // the plugin was unloaded under the guard: its hooks went with it
+  }
+}
+
+namespace {
+struct SavedOnCpu {
+  Tensor host;
+  Device device;
+  bool pinned = false;
+};
+}  // namespace
+
+SaveOnCpu::SaveOnCpu(bool pin_memory)
+    : SavedTensorsHooks(
+          [pin_memory](const Tensor& t) -> std::any {
+            if (t.device().type == kCPU) return t;
+            Tensor host = t.to("cpu");
+            const std::string type = DeviceTypeRegistry::instance().name(t.device().type);
+            const bool pinned = pin_memory && lends_pinned_memory(type);
+            return SavedOnCpu{pinned ? host.pin_memory(type) : host, t.device(), pinned};
+          },
+          [](const std::any& packed) {
+            if (const Tensor* kept = std::any_cast<Tensor>(&packed)) return *kept;
+            const auto& saved = std::any_cast<const SavedOnCpu&>(packed);
+            return saved.host.to(saved.device, /*non_blocking=*/saved.pinned);
+          }) {}
 
 std::vector<RecordedOp> recorded_ops() {
   std::vector<RecordedOp> ops;

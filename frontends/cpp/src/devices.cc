@@ -83,6 +83,18 @@ MemoryStats pinned_memory_stats(std::string_view device_type) {
           s.allocations,     s.cache_hits,     s.driver_allocations,   s.driver_frees};
 }
 
+bool lends_pinned_memory(std::string_view device_type) {
+  const std::string_view type_name = device_type.substr(0, device_type.find(':'));
+  ReadSection section;
+  const DeviceTypeRegistry& registry = DeviceTypeRegistry::instance();
+  for (DeviceType type = kMeta + 1; type < kMaxDeviceTypes; ++type) {
+    if (!registry.is_registered(type) || registry.name(type) != type_name) continue;
+    const DeviceRuntime* runtime = find_device_runtime(type);
+    return runtime != nullptr && runtime->pinned_host_allocator() != nullptr;
+  }
+  return false;
+}
+
 std::vector<Device> devices_with_memory_stats() {
   ReadSection section;  // no plugin loads or unloads meanwhile
   const DeviceTypeRegistry& registry = DeviceTypeRegistry::instance();

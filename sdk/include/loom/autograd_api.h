@@ -73,6 +73,27 @@ typedef struct LoomFunctionArgs {
   LoomGradHookRelease release;
 } LoomFunctionArgs;
 
+/* Saved-tensor hooks (push_saved_tensor_hooks), as torch.autograd.graph.saved_tensors_hooks:
+ *   pack(context, tensor, &packed): `tensor` (borrowed) is what an op saves for backward;
+ *     the hook returns an opaque handle, kept instead of the tensor.
+ *   unpack(context, packed, &out): backward's read of it; *out must be an owned tensor of
+ *     the saved one's shape and dtype.
+ *   release_packed(context, packed): once per handle, when the node that kept it is freed.
+ *   release(context): once, after the hooks are popped and every handle is released.
+ * Hooks run with recording off and no saved-tensor hooks of their own (ones they push
+ * apply to the ops they run). */
+typedef LoomError* (*LoomPackHookFn)(void* context, LoomTensor* tensor, void** packed);
+typedef LoomError* (*LoomUnpackHookFn)(void* context, void* packed, LoomTensor** out);
+typedef void (*LoomPackedReleaseFn)(void* context, void* packed);
+typedef struct LoomSavedTensorHooks {
+  size_t struct_size;
+  LoomPackHookFn pack;
+  LoomUnpackHookFn unpack;
+  LoomPackedReleaseFn release_packed;
+  void* context;
+  LoomGradHookRelease release;
+} LoomSavedTensorHooks;
+
 typedef void (*LoomAutogradTextFn)(void* ctx, const char* text);
 typedef void (*LoomAutogradFormulaFn)(void* ctx, const char* op, int32_t differentiable);
 
@@ -115,6 +136,12 @@ typedef struct LoomAutogradApi {
    * parameters walks, as PyTorch's Reducer walks grad_fn's next functions. */
   LoomError* (*reaches)(LoomTensor* const* roots, size_t num_roots, LoomTensor* const* leaves,
                         size_t num_leaves, int32_t* reached);
+  /* Appended (test LOOM_HAS_FIELD(api, LoomAutogradApi, pop_saved_tensor_hooks)): saved-tensor
+   * hooks for the ops recorded on the calling thread until the matching pop, innermost
+   * first. The plugin owns hooks->context from the push on (released even when it fails);
+   * pop fails when this thread has none pushed. */
+  LoomError* (*push_saved_tensor_hooks)(const LoomSavedTensorHooks* hooks);
+  LoomError* (*pop_saved_tensor_hooks)(void);
 } LoomAutogradApi;
 
 #ifdef __cplusplus

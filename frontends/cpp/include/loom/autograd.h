@@ -6,6 +6,7 @@
 // C++ frontend, on the same table.
 #pragma once
 
+#include <any>
 #include <functional>
 #include <optional>
 #include <string>
@@ -110,6 +111,30 @@ std::vector<Tensor> apply_function(const std::string& name, const std::vector<Te
 // over the roots' graphs (grad_fn and its next functions) that DDP's search for unused
 // parameters makes. A leaf reaches itself; a tensor that does not require grad, nothing.
 std::vector<bool> reaches(const std::vector<Tensor>& roots, const std::vector<Tensor>& leaves);
+
+// Saved-tensor hooks, as torch.autograd.graph.saved_tensors_hooks: while the guard lives,
+// each tensor that an op recorded on this thread saves for backward goes to `pack`, and
+// only what pack returns is kept; backward gets the tensor back from `unpack`, which must
+// give one of the same shape and dtype. The hooks run with recording off; guards nest
+// (the innermost applies) and must be destroyed in reverse order, on the thread that made
+// them. A packed tensor is not checked for in-place writes after it was saved.
+using PackHook = std::function<std::any(const Tensor&)>;
+using UnpackHook = std::function<Tensor(const std::any&)>;
+class SavedTensorsHooks {
+ public:
+  SavedTensorsHooks(PackHook pack, UnpackHook unpack);
+  ~SavedTensorsHooks();
+  SavedTensorsHooks(const SavedTensorsHooks&) = delete;
+  SavedTensorsHooks& operator=(const SavedTensorsHooks&) = delete;
+};
+
+// As torch.autograd.graph.save_on_cpu: saved tensors of another device move to host
+// memory (pinned when asked and the device type lends it) and back in backward; cpu
+// tensors are kept as they are.
+class SaveOnCpu : public SavedTensorsHooks {
+ public:
+  explicit SaveOnCpu(bool pin_memory = false);
+};
 
 using Function = std::function<Tensor(const Tensor&)>;
 using MultiFunction = std::function<Tensor(const std::vector<Tensor>&)>;

@@ -57,6 +57,9 @@ MemoryStats memory_stats(Device device);
 // peaks, requests, cache hits and driver calls. Throws "[device] ..." for a type whose
 // plugin reports none. (loom::host_memory_stats() is the core's pageable host pool.)
 MemoryStats pinned_memory_stats(std::string_view device_type);
+// Whether the plugin of `device_type` ("cuda", or a device such as "cuda:0") lends pinned
+// host memory (Tensor::pin_memory for it works): false for cpu, meta and unknown types.
+bool lends_pinned_memory(std::string_view device_type);
 // Every device whose plugin publishes memory statistics, by type then index: the devices
 // memory_stats reports on (the profiler samples them; none for cpu and meta).
 std::vector<Device> devices_with_memory_stats();

@@ -3,7 +3,10 @@
 #include "loom/nn/activation_checkpoint.h"
 
 #include <algorithm>
+#include <any>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -117,12 +120,147 @@ std::vector<Tensor> recompute_and_backpropagate(const Saved& saved,
   return result;
 }
 
+// A non-reentrant checkpoint's forward (Note [Non-reentrant checkpoint]): what the
+// recomputation needs, the description of each saved tensor, and the recomputed ones not
+// yet served.
+class Frame {
+ public:
+  Frame(CheckpointFunction fn, const std::vector<Tensor>& inputs, const CheckpointOptions& options)
+      : fn_(std::move(fn)), autocast_(AutocastState::of(inputs)) {
+    if (options.preserve_rng_state) rng_ = RngStates::of(inputs);
+    for (const Tensor& t : inputs) {
+      inputs_.push_back(t.defined() ? t.detach() : t);
+      requires_grad_.push_back(t.defined() && t.requires_grad());
+    }
+  }
+
+  // The forward's pack: the save's number.
+  size_t pack(const Tensor& t) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    saved_.push_back({std::vector<int64_t>(t.sizes().begin(), t.sizes().end()), t.dtype()});
+    released_.push_back(false);
+    return saved_.size() - 1;
+  }
+
+  // Backward's unpack of save `index` (a formula may read it more than once): recomputes
+  // when it is not at hand.
+  Tensor take(size_t index) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    auto it = recomputed_.find(index);
+    if (it == recomputed_.end()) {
+      recompute();
+      it = recomputed_.find(index);
+    }
+    return it->second;
+  }
+
+  // The node that kept save `index` freed it (after its backward ran, or with its graph).
+  void release(size_t index) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    released_[index] = true;
+    recomputed_.erase(index);
+  }
+
+ private:
+  struct Description {
+    std::vector<int64_t> sizes;
+    ScalarType dtype;
+  };
+
+  void recompute() {
+    std::vector<Tensor> collected;
+    std::optional<RngStates> now;
+    if (rng_) {
+      now = RngStates::of(inputs_);
+      rng_->restore();
+    }
+    try {
+      autograd::EnableGradGuard grad_on;
+      std::vector<std::unique_ptr<autocast::Guard>> regions;
+      for (const auto& [name, dtype] : autocast_.enabled) {
+        regions.push_back(std::make_unique<autocast::Guard>(name, dtype));
+      }
+      std::vector<Tensor> inputs;
+      for (size_t i = 0; i < inputs_.size(); ++i) {
+        Tensor d = inputs_[i].defined() ? inputs_[i].detach() : inputs_[i];
+        if (requires_grad_[i]) d.requires_grad_();
+        inputs.push_back(d);
+      }
+      autograd::SavedTensorsHooks collect(
+          [&collected](const Tensor& t) {
+            collected.push_back(t);
+            return std::any();
+          },
+          [](const std::any&) -> Tensor {
+            fail(kWhat,
+                 "a backward through a checkpoint's recomputation (its graph only collects "
+                 "saved tensors)");
+          });
+      fn_(inputs);
+    } catch (...) {
+      if (now) now->restore();
+      throw;
+    }
+    if (now) now->restore();
+    LOOM_CHECK(collected.size() == saved_.size(), kWhat, "the recomputation saved ",
+               collected.size(), " tensors for backward, the forward ", saved_.size(),
+               " (the function must compute the same both times)");
+    for (size_t k = 0; k < collected.size(); ++k) {
+      const Description& d = saved_[k];
+      LOOM_CHECK(
+          std::ranges::equal(collected[k].sizes(), d.sizes) && collected[k].dtype() == d.dtype,
+          kWhat, "saved tensor ", k, " is ", scalar_type_name(collected[k].dtype()), " ",
+          shape_to_string(collected[k].sizes()), " in the recomputation, ",
+          scalar_type_name(d.dtype), " ", shape_to_string(d.sizes),
+          " in the forward (the function must compute the same both times)");
+      if (!released_[k]) recomputed_[k] = std::move(collected[k]);
+    }
+  }
+
+  CheckpointFunction fn_;
+  std::vector<Tensor> inputs_;  // detached
+  std::vector<bool> requires_grad_;
+  std::optional<RngStates> rng_;
+  AutocastState autocast_;
+  std::recursive_mutex mutex_;
+  std::vector<Description> saved_;
+  std::vector<bool> released_;
+  std::map<size_t, Tensor> recomputed_;  // until released
+};
+
+// One save of the forward, kept by its node in place of the tensor; frees the recomputed
+// tensor when the node lets it go.
+struct SavedSlot {
+  SavedSlot(std::shared_ptr<Frame> f, size_t i) : frame(std::move(f)), index(i) {}
+  ~SavedSlot() { frame->release(index); }
+  SavedSlot(const SavedSlot&) = delete;
+  SavedSlot& operator=(const SavedSlot&) = delete;
+  std::shared_ptr<Frame> frame;
+  size_t index;
+};
+
+std::vector<Tensor> checkpoint_without_reentrant(const CheckpointFunction& fn,
+                                                 const std::vector<Tensor>& inputs,
+                                                 const CheckpointOptions& options) {
+  auto frame = std::make_shared<Frame>(fn, inputs, options);
+  autograd::SavedTensorsHooks hooks(
+      [frame](const Tensor& t) {
+        return std::any(std::make_shared<SavedSlot>(frame, frame->pack(t)));
+      },
+      [](const std::any& packed) {
+        const auto& slot = std::any_cast<const std::shared_ptr<SavedSlot>&>(packed);
+        return slot->frame->take(slot->index);
+      });
+  return fn(inputs);
+}
+
 }  // namespace
 
 std::vector<Tensor> checkpoint(const CheckpointFunction& fn, const std::vector<Tensor>& inputs,
                                CheckpointOptions options) {
   LOOM_CHECK(static_cast<bool>(fn), kWhat, "expected a function, found none");
   if (!autograd::is_enabled()) return fn(inputs);
+  if (!options.use_reentrant) return checkpoint_without_reentrant(fn, inputs, options);
   auto saved = std::make_shared<Saved>();
   saved->fn = fn;
   saved->inputs = inputs;
