@@ -4,6 +4,8 @@
 // and the others skip.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <string>
 #include <vector>
 
@@ -115,6 +117,27 @@ TEST_F(CudaOps, AutogradRunsOnGpuTensors) {
   Tensor xc = x.to(parse_device("cpu"));
   xc.matmul(wc).relu().sum().backward();
   expect_close(w.grad(), wc.grad(), 1e-4);
+}
+
+// autograd::SaveOnCpu: what backward needs waits in pinned host memory (the device holds
+// only the parameters and the output meanwhile), and the gradient is the same.
+TEST_F(CudaOps, SavedTensorsOffloadedToPinnedHostMemoryGiveTheSameGradient) {
+  Tensor w = randn({256, 256}).to(cuda()).requires_grad_();
+  Tensor x = randn({1024, 256}).to(cuda());
+  auto gradient = [&](bool offload) {
+    w.set_grad(Tensor());
+    Tensor loss;
+    {
+      std::optional<autograd::SaveOnCpu> saved_on_cpu;
+      if (offload) saved_on_cpu.emplace(/*pin_memory=*/true);
+      loss = x.matmul(w).tanh().matmul(w).sum();
+    }
+    const int64_t pinned = pinned_memory_stats("cuda").allocated_bytes;
+    if (offload) EXPECT_GE(pinned, 1024 * 256 * 4) << "the saved activations are in pinned memory";
+    loss.backward();
+    return w.grad().to(parse_device("cpu"));
+  };
+  expect_close(gradient(true), gradient(false), 1e-4);
 }
 
 TEST_F(CudaOps, ACnnTrainingStepMatchesTheCpu) {
