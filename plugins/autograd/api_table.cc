@@ -479,15 +479,21 @@ LoomError* api_reaches(LoomTensor* const* roots, size_t num_roots, LoomTensor* c
 }
 
 LoomError* api_push_saved_tensor_hooks(const LoomSavedTensorHooks* hooks) noexcept {
-  // the context is ours from here on: released once, by the hooks or on failure
-  std::shared_ptr<SavedTensorHooks> owned;
-  if (hooks != nullptr && hooks->struct_size >= sizeof(LoomSavedTensorHooks))
-    owned = std::make_shared<SavedTensorHooks>(*hooks);
+  // The context is ours from here on (released once, by the hooks or on failure), when the
+  // struct is large enough to carry its release function.
+  const bool complete = hooks != nullptr && hooks->struct_size >= sizeof(LoomSavedTensorHooks);
   return entry_point("push_saved_tensor_hooks()", [&] {
-    if (!owned) {  // too small to hold `release`: nothing can be released
+    if (!complete) {
       fail("expected LoomSavedTensorHooks of at least " +
            std::to_string(sizeof(LoomSavedTensorHooks)) + " bytes, found " +
            (hooks == nullptr ? std::string("null") : std::to_string(hooks->struct_size)));
+    }
+    std::shared_ptr<SavedTensorHooks> owned;
+    try {
+      owned = std::make_shared<SavedTensorHooks>(*hooks);
+    } catch (...) {
+      if (hooks->release != nullptr) hooks->release(hooks->context);
+      throw;
     }
     if (owned->c.pack == nullptr || owned->c.unpack == nullptr)
       fail("expected a pack and an unpack hook, found a null one");

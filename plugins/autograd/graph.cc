@@ -240,8 +240,7 @@ SavedTensor save_input(const Tensor& t, const Edge& history) {
 SavedTensor save_layout(const Tensor& t) {
   SavedTensor s;
   s.data = sdk::detached_alias(t);
-  s.layout_only = true;
-  pack_if_hooked(s);
+  s.layout_only = true;  // kept as is, hooks or not: its geometry is what is read
   return s;
 }
 

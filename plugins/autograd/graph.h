@@ -85,7 +85,9 @@ struct GradCell {
 // pushed, so what they compute is not packed again, while hooks they push themselves (a
 // non-reentrant checkpoint's recomputation) apply. A packed tensor has no version check:
 // the node holds no reference to it (that is the point); a checkpoint recomputes from its
-// inputs. The handle is released when the node's saved tensors are.
+// inputs. The handle is released when the node's saved tensors are. A save of an argument's
+// geometry only (as_strided's strides and offset, a pooling's shape) is kept as it is: an
+// unpacked copy would lose its strides.
 struct SavedTensorHooks {
   explicit SavedTensorHooks(const LoomSavedTensorHooks& h) : c(h) {}
   ~SavedTensorHooks() {

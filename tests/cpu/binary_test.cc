@@ -216,6 +216,40 @@ TEST_F(CpuPointwise, IntegerPowIsExact) {
   expect_values(out, {8, -27, 125}, "pow.out");
 }
 
+// Note [pow's shortcuts]: one exponent of 2, 3, -1, -2, 0.5 or -0.5 for every element is
+// computed by products, a division or a square root; the values (zeros, negatives, inf and
+// NaN included) are pow()'s, except where PyTorch's shortcut differs (sqrt(-inf) is NaN).
+TEST_F(CpuPointwise, PowWithOneCommonExponentTakesPyTorchsShortcuts) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const Values base = {0.0, 1.5, -2.0, 3.0, 0.125, -inf, inf, kNaN};  // exact in bfloat16
+  for (ScalarType dtype : {ScalarType::Float32, ScalarType::Float64, ScalarType::BFloat16}) {
+    for (double e : {2.0, 3.0, -1.0, -2.0, 0.5, -0.5, 1.75}) {
+      const std::string what =
+          "pow " + std::string(scalar_type_name(dtype)) + " ^ " + std::to_string(e);
+      Tensor x = make(dtype, {static_cast<int64_t>(base.size())}, base);
+      Tensor exponent = make(dtype, {}, {e});  // broadcast: stride 0
+      Values want;
+      for (double b : base) {
+        double v = std::pow(b, e);
+        if (e == 0.5) v = std::sqrt(b);
+        if (e == -0.5) v = 1.0 / std::sqrt(b);
+        want.push_back(v);
+      }
+      expect_values(call("loom::pow.Tensor_Tensor", {box(x), box(exponent)}), want, what);
+    }
+  }
+  // Signed zeros keep their sign where the shortcut's arithmetic keeps it.
+  Tensor zero = make(ScalarType::Float32, {1}, {-0.0});
+  EXPECT_EQ(values(call("loom::pow.Tensor_Tensor",
+                        {box(zero), box(make(ScalarType::Float32, {}, {-1.0}))}))[0],
+            -inf);
+  // An exponent tensor of several elements takes pow() per element.
+  Tensor x = make(ScalarType::Float32, {2}, {2.0, 2.0});
+  expect_values(
+      call("loom::pow.Tensor_Tensor", {box(x), box(make(ScalarType::Float32, {2}, {2.0, 0.5}))}),
+      {4.0, std::sqrt(2.0)}, "pow per element");
+}
+
 TEST_F(CpuPointwise, IntegerArithmeticWraps) {
   Tensor a = make(ScalarType::Int8, {2}, {100, -128});
   Tensor b = make(ScalarType::Int8, {2}, {100, 1});

@@ -440,7 +440,7 @@ void ddp_unused_parameters() {
   loom::manual_seed(11);
   nn::Linear a(6, 3), branch(3, 3), idle(3, 3);
   nn::Sequential holder(a, branch, idle);
-  const bool takes_branch = g_rank % 2 == 0;
+  bool takes_branch = g_rank % 2 == 0;
   auto forward = [&](const Tensor& x) {
     Tensor h = a(x);
     return takes_branch ? branch(h) : h;
@@ -468,42 +468,72 @@ void ddp_unused_parameters() {
     expect_same_on_every_rank({params[0].grad().reshape({-1}), params[2].grad().reshape({-1})},
                               "in their gradients" + when);
   }
+  // The loss using the idle layer directly, recorded before the forward: its gradient
+  // comes after the sink reduced it as unused, and is refused. (Every rank takes the branch
+  // here, so that all stop at the same collective, as a real job's ranks would not.)
+  takes_branch = true;
+  {
+    Tensor reg = idle->weight.sum();
+    Tensor loss = loom::mse_loss(ddp->forward(loom::ones({2, 6})), loom::zeros({2, 3})) + reg;
+    expect_error([&] { loss.backward(); }, "2.weight got a gradient after backward passed");
+  }
   // A backward that does not pass through the output still leaves the reduction undone.
   loom::mse_loss(a(loom::ones({2, 6})), loom::zeros({2, 3})).backward();
   expect_error([&] { ddp->forward(loom::ones({2, 6})); }, "(it is set: was the backward");
 }
 
-// loom::compile(ddp): the module's forward compiled (the captured graph run op by op
-// here: the "eager" backend builds no kernels), DDP's work around it; gradients equal
-// eager DDP's, parameters bitwise equal on every rank.
-void ddp_compiled() {
+// DDP around other forwards of its module: loom::compile(ddp) (the module's forward
+// compiled; the captured graph run op by op here, the "eager" backend builds no kernels)
+// and a non-reentrant checkpoint; gradients equal plain DDP's, parameters
+// bitwise equal on every rank.
+void ddp_compiled_and_checkpointed() {
   namespace nn = loom::nn;
   auto make = [] {
     loom::manual_seed(12);
-    return nn::Sequential(nn::Linear(6, 8), nn::Tanh(), nn::Linear(8, 3));
+    return nn::Sequential(nn::Linear(6, 8), nn::Tanh(), nn::Linear(8, 8), nn::Tanh(),
+                          nn::Linear(8, 3));
   };
-  nn::Sequential eager_model = make(), compiled_model = make();
+  nn::Sequential eager_model = make(), compiled_model = make(), checkpointed_model = make();
   nn::DistributedDataParallel eager(eager_model, {.bucket_cap_mb = 1e-4});
   nn::DistributedDataParallel wrapped(compiled_model, {.bucket_cap_mb = 1e-4});
   auto compiled = loom::compile(wrapped, {.backend = "eager"});
-  loom::optim::SGD eager_opt(eager_model->parameters(), loom::optim::SGDOptions(0.1));
-  loom::optim::SGD compiled_opt(compiled_model->parameters(), loom::optim::SGDOptions(0.1));
+  int runs = 0;  // of the checkpointed function: its forward, then backward's recomputation
+  auto checkpointed = std::make_shared<nn::DistributedDataParallelImpl>(
+      checkpointed_model.ptr(),
+      [&](const Tensor& x) {
+        auto counted = [&](const Tensor& in) { return ++runs, checkpointed_model(in); };
+        return nn::checkpoint(counted, x, {.use_reentrant = false});
+      },
+      nn::DistributedDataParallelOptions{.bucket_cap_mb = 1e-4});
+  std::vector<nn::Sequential> models{eager_model, compiled_model, checkpointed_model};
+  std::vector<std::unique_ptr<loom::optim::SGD>> optimizers;
+  for (auto& m : models)
+    optimizers.push_back(
+        std::make_unique<loom::optim::SGD>(m->parameters(), loom::optim::SGDOptions(0.1)));
+  const char* names[] = {"plain", "compiled", "checkpointed"};
   for (int step = 0; step < 3; ++step) {
     loom::manual_seed(30 + step + g_rank);
     Tensor x = loom::randn({4, 6}), y = loom::randn({4, 3});
-    eager_opt.zero_grad();
-    compiled_opt.zero_grad();
+    for (auto& o : optimizers) o->zero_grad();
     loom::mse_loss(eager(x), y).backward();
     loom::mse_loss(compiled(x), y).backward();
-    auto want = eager_model->parameters(), got = compiled_model->parameters();
-    for (size_t k = 0; k < got.size(); ++k) {
-      expect((got[k].grad() - want[k].grad()).abs().max().item<double>() < 1e-6,
-             "compiled DDP's gradient " + std::to_string(k) + " equals eager DDP's");
+    runs = 0;
+    loom::mse_loss(checkpointed->forward(x), y).backward();
+    expect(runs == 2, "the checkpointed forward ran again in backward");
+    auto want = eager_model->parameters();
+    for (size_t m = 1; m < models.size(); ++m) {
+      auto got = models[m]->parameters();
+      for (size_t k = 0; k < got.size(); ++k) {
+        expect(
+            (got[k].grad() - want[k].grad()).abs().max().item<double>() < 1e-6,
+            std::string(names[m]) + " DDP's gradient " + std::to_string(k) + " equals plain DDP's");
+      }
     }
-    eager_opt.step();
-    compiled_opt.step();
-    expect_same_on_every_rank(flat_params(*compiled_model.ptr()),
-                              "under compile at step " + std::to_string(step));
+    for (auto& o : optimizers) o->step();
+    for (size_t m = 1; m < models.size(); ++m) {
+      expect_same_on_every_rank(flat_params(*models[m].ptr()),
+                                std::string(names[m]) + " at step " + std::to_string(step));
+    }
   }
   expect(compiled.explanation().compiles == 1, "compiled once");
 }
@@ -588,7 +618,7 @@ void ddp() {
   loom::mse_loss(unused_model(in), loom::zeros({2, 3})).backward();  // the second layer idle
   expect_error([&] { skip(in); }, "produced no gradient for parameter(s) 1.weight, 1.bias");
   ddp_unused_parameters();
-  ddp_compiled();
+  ddp_compiled_and_checkpointed();
   // float16 compression: the ranks still agree bitwise; the step is close to one process's.
   for (auto hook : {nn::CommHook::FP16Compress, nn::CommHook::BF16Compress}) {
     loom::manual_seed(5 + g_rank);

@@ -188,8 +188,8 @@ INSTANTIATE_TEST_SUITE_P(Kinds, ActivationCheckpoint, ::testing::Values(true, fa
                          });
 
 // The non-reentrant kind keeps the ordinary graph: grad() with respect to the input, a
-// second derivative (create_graph), and a retained graph differentiated twice (each
-// backward recomputes) all equal the unchecked run's.
+// second derivative (create_graph), and a retained graph differentiated twice (the second
+// backward reads the tensors the first recomputed) all equal the unchecked run's.
 class NonReentrantCheckpoint : public test::LoadedRuntimeTest {};
 
 TEST_F(NonReentrantCheckpoint, GradCreateGraphAndRetainedGraphsEqualTheUncheckedRun) {

@@ -222,10 +222,25 @@ int run_train(const TrainOptions& o) {
                 o.model.c_str(), static_cast<long long>(count), o.optimizer.c_str(), o.lr,
                 static_cast<long long>(o.batch_size), device.c_str());
   }
+  LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat), kWhat,
+             "--checkpoint does not combine with --compile or --qat");
+  // --checkpoint: about sqrt(layers) segments, as the usual memory/compute balance, of the
+  // non-reentrant kind (the ordinary graph: DDP's hooks see every parameter's gradient).
+  const int64_t segments = std::max<int64_t>(
+      1, static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(net->size())))));
+  if (o.checkpoint && reporting) {
+    std::printf("activation checkpointing: %zu layers in %lld segments\n", net->size(),
+                static_cast<long long>(segments));
+  }
+  auto model_forward = [&net, segments, checkpoint = o.checkpoint](const Tensor& x) {
+    return checkpoint ? nn::checkpoint_sequential(net, segments, x, {.use_reentrant = false})
+                      : net(x);
+  };
   // The same start on every rank (DDP broadcasts rank 0's parameters), gradients averaged.
   std::optional<nn::DistributedDataParallel> ddp;
   if (!o.distributed.empty()) {
-    ddp.emplace(net);
+    ddp.emplace(std::make_shared<nn::DistributedDataParallelImpl>(
+        net.ptr(), model_forward, nn::DistributedDataParallelOptions{}));
     if (reporting) {
       std::printf("distributed: %s, %d ranks, %lld examples per rank per step, %zu buckets\n",
                   o.distributed.c_str(), world, static_cast<long long>(o.batch_size / world),
@@ -251,16 +266,6 @@ int run_train(const TrainOptions& o) {
   const ScalarType amp_dtype = o.amp == "fp16" ? ScalarType::Float16 : ScalarType::BFloat16;
   amp::GradScaler scaler({.enabled = o.amp == "fp16"});
   LOOM_CHECK(o.amp.empty() || !o.qat, kWhat, "--amp does not combine with --qat");
-  LOOM_CHECK(!o.checkpoint || (!o.compile && !o.qat), kWhat,
-             "--checkpoint does not combine with --compile or --qat");
-  // --checkpoint: about sqrt(layers) segments, as the usual memory/compute balance, of the
-  // non-reentrant kind (the ordinary graph: DDP's hooks see every parameter's gradient).
-  const int64_t segments = std::max<int64_t>(
-      1, static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(net->size())))));
-  if (o.checkpoint && reporting) {
-    std::printf("activation checkpointing: %zu layers in %lld segments\n", net->size(),
-                static_cast<long long>(segments));
-  }
   const std::string device_type = device.substr(0, device.find(':'));
   if (!o.amp.empty() && reporting) {
     std::printf("mixed precision: forward and loss under autocast in %s on %s%s\n",
@@ -351,9 +356,7 @@ int run_train(const TrainOptions& o) {
           logits = compiled_ddp ? (*compiled_ddp)(x)
                    : ddp        ? (*ddp)(x)
                    : qat        ? (*qat)(x)
-                   : o.checkpoint
-                       ? nn::checkpoint_sequential(net, segments, x, {.use_reentrant = false})
-                       : net(x);
+                                : model_forward(x);
           loss = criterion(logits, y);
         }
       }

@@ -2,6 +2,7 @@
 // (autograd_table.h).
 #include "loom/autograd.h"
 
+#include <memory>
 #include <sstream>
 
 #include "autograd_table.h"
@@ -252,6 +253,9 @@ LoomError* hook_call(F&& body) noexcept {
   } catch (const std::exception& e) {
     return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
                                      std::string("[autograd] a saved-tensor hook: ") + e.what());
+  } catch (...) {
+    return dispatch::make_host_error(
+        LOOM_STATUS_INTERNAL, "[autograd] a saved-tensor hook threw a non-standard exception");
   }
 }
 
@@ -281,15 +285,15 @@ SavedTensorsHooks::SavedTensorsHooks(PackHook pack, UnpackHook unpack) {
   h.pack = &run_pack_hook;
   h.unpack = &run_unpack_hook;
   h.release_packed = [](void*, void* packed) { delete static_cast<std::any*>(packed); };
-  h.context = new SavedTensorsHookPair{std::move(pack), std::move(unpack)};
+  auto pair = std::make_unique<SavedTensorsHookPair>(std::move(pack), std::move(unpack));
   h.release = [](void* c) { delete static_cast<SavedTensorsHookPair*>(c); };
   with_table("saved-tensor hooks", [&](const LoomAutogradApi& table) {
     if (!LOOM_HAS_FIELD(&table, LoomAutogradApi, pop_saved_tensor_hooks)) {
-      h.release(h.context);
       fail("autograd",
            "saved-tensor hooks: the loaded autograd plugin is older than this frontend and has "
            "none");
     }
+    h.context = pair.release();  // the plugin's from the call on
     check(table.push_saved_tensor_hooks(&h));
   });
 }

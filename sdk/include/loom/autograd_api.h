@@ -138,8 +138,9 @@ typedef struct LoomAutogradApi {
                         size_t num_leaves, int32_t* reached);
   /* Appended (test LOOM_HAS_FIELD(api, LoomAutogradApi, pop_saved_tensor_hooks)): saved-tensor
    * hooks for the ops recorded on the calling thread until the matching pop, innermost
-   * first. The plugin owns hooks->context from the push on (released even when it fails);
-   * pop fails when this thread has none pushed. */
+   * first. The plugin owns hooks->context from the push on (released even when it fails,
+   * unless `hooks` is null or too small to hold `release`); pop fails when this thread has
+   * none pushed. */
   LoomError* (*push_saved_tensor_hooks)(const LoomSavedTensorHooks* hooks);
   LoomError* (*pop_saved_tensor_hooks)(void);
 } LoomAutogradApi;

@@ -20,14 +20,15 @@
 // Note [Unused parameters]
 // ~~~~~~~~~~~~~~~~~~~~~~~~
 // With find_unused_parameters, as in PyTorch, each forward walks the output's graph
-// (autograd::reaches) and keeps the parameters it does not lead to. The output passes
-// through an identity node (DistributedDataParallelSink); its backward, the first of the
-// module's to run, marks those parameters ready, so their buckets launch without them,
-// carrying their accumulated gradient or zeros. Which parameters got a gradient since the
-// last reduction (under no_sync too) is all-reduced with the last bucket: a parameter
-// used on some rank gets the average (a .grad made where it had none), one used on no
-// rank keeps its .grad as it was (none, after zero_grad). The walk costs a visit of every
-// node of the forward, which is why it is an option.
+// (autograd::reaches) and notes the parameters it leads to (over every forward since the
+// last reduction). The output passes through an identity node (DistributedDataParallelSink);
+// its backward, the first of the module's to run, marks the parameters no forward reached
+// ready, so their buckets launch without them, carrying their accumulated gradient or
+// zeros; one that gets a gradient after all (the loss used it directly) is refused. Which
+// parameters got a gradient since the last reduction (under no_sync too) is all-reduced with the
+// last bucket: a parameter used on some rank gets the average (a .grad made where it had none), one
+// used on no rank keeps its .grad as it was (none, after zero_grad). The walk costs a visit of
+// every node of the forward, which is why it is an option.
 #include "loom/nn/distributed.h"
 
 #include <numeric>
@@ -59,6 +60,7 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
       bucket_of_[k] = buckets_.size() - 1;
     }
     reset();
+    marked_unused_.assign(params_.size(), false);
   }
 
   void attach_hooks() {
@@ -83,10 +85,7 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
     std::vector<Tensor> leaves;
     for (const auto& [name, p] : params_) leaves.push_back(p);
     const std::vector<bool> reached = autograd::reaches({output}, leaves);
-    unused_.clear();
-    for (size_t k = 0; k < params_.size(); ++k) {
-      if (!reached[k]) unused_.push_back(k);
-    }
+    for (size_t k = 0; k < params_.size(); ++k) reached_[k] = reached_[k] || reached[k];
     std::weak_ptr<GradientReducer> self = weak_from_this();
     Tensor sink = output.detach();
     autograd::apply_function("DistributedDataParallelSink", {output}, {sink},
@@ -99,6 +98,7 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
 
   // Before a forward: the previous backward must have reduced every bucket.
   void check_previous_iteration() {
+    marked_unused_.assign(params_.size(), false);
     if (!started_) return;
     std::string unused;
     for (size_t k = 0; k < params_.size(); ++k) {
@@ -137,7 +137,7 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
   void reset() {
     ready_.assign(params_.size(), false);
     used_.assign(params_.size(), false);
-    unused_.clear();
+    reached_.assign(params_.size(), false);
     for (Bucket& b : buckets_) b.pending = b.params.size();
     next_launch_ = 0;
     started_ = false;
@@ -146,19 +146,26 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
   void grad_ready(size_t k) {
     used_[k] = true;
     if (!sync_) return;
+    LOOM_CHECK(!marked_unused_[k], "DistributedDataParallel", "parameter ", params_[k].first,
+               " got a gradient after backward passed the module's output, which does not lead "
+               "to it, so it was reduced without it; compute the loss from the module's output");
     started_ = true;
     if (ready_[k]) return;  // accumulated twice in one backward (a shared parameter)
     mark_ready(k);
   }
 
-  // The sink's backward: the parameters this forward did not use are ready as they are.
+  // The sink's backward: the parameters no forward since the last reduction reached are
+  // ready as they are. Only the last of them can complete the reduction (and reset).
   void mark_unused_ready() {
     if (!sync_) return;
     started_ = true;
-    const std::vector<size_t> unused = std::move(unused_);
-    unused_.clear();
+    std::vector<size_t> unused;
+    for (size_t k = 0; k < params_.size(); ++k) {
+      if (!reached_[k] && !ready_[k]) unused.push_back(k);
+    }
     for (size_t k : unused) {
-      if (!ready_[k]) mark_ready(k);
+      marked_unused_[k] = true;
+      mark_ready(k);
     }
   }
 
@@ -246,8 +253,9 @@ class GradientReducer : public std::enable_shared_from_this<GradientReducer> {
   std::vector<Bucket> buckets_;
   std::vector<size_t> bucket_of_;
   std::vector<bool> ready_;
-  std::vector<bool> used_;      // got a gradient since the last reduction
-  std::vector<size_t> unused_;  // not reached by the last forward (find_unused_parameters)
+  std::vector<bool> used_;           // got a gradient since the last reduction
+  std::vector<bool> reached_;        // by a forward's output since (find_unused_parameters)
+  std::vector<bool> marked_unused_;  // made ready by the sink, until the next forward
   size_t next_launch_ = 0;
   bool started_ = false;
   bool sync_ = true;
