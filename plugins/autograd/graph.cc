@@ -1,16 +1,15 @@
 // The autograd slot, gradient edges, saved tensors and leaf accumulation.
 #include "graph.h"
 
-#include "loom/sdk/dtype.hpp"
-#include "loom/sdk/shape.hpp"
-
 #include "object_pool.h"
 
 #include <algorithm>
 #include <numeric>
 
+#include "loom/sdk/dtype.hpp"
 #include "loom/sdk/extension.hpp"
 #include "loom/sdk/ops.hpp"
+#include "loom/sdk/shape.hpp"
 
 namespace loom::autograd {
 namespace {

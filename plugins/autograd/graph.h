@@ -65,17 +65,6 @@ struct GradCell {
   std::vector<Hook> post_accumulate_hooks;
 };
 
-// Note [Saved tensors]
-// ~~~~~~~~~~~~~~~~~~~~
-// A node keeps what its backward reads as a detached alias (LoomHostApi::tensor_alias:
-// the same storage and version counter, no metadata, no view base), never the tensor
-// itself. Keeping the tensor would make a cycle as soon as its history passes through
-// this node: an output's history is this node, and an input's becomes a later node when
-// it is written in place (`h.add_(h * 3)`: add_'s node leads to mul's, which kept h).
-// The storage's version is recorded, and unpacking a tensor modified in place since is
-// refused, naming the op and both versions. When backward builds a graph
-// (create_graph), the alias is given back the history it had when saved (an input's edge,
-// or output i of this node through a weak reference), so the second derivative flows on.
 // Note [Saved-tensor hooks]
 // ~~~~~~~~~~~~~~~~~~~~~~~~~~
 // While a frontend has pushed hooks on a thread (loom/autograd_api.h), each tensor an op
@@ -115,6 +104,17 @@ void push_saved_tensor_hooks(std::shared_ptr<SavedTensorHooks> hooks);
 bool pop_saved_tensor_hooks();
 std::shared_ptr<SavedTensorHooks> current_saved_tensor_hooks();
 
+// Note [Saved tensors]
+// ~~~~~~~~~~~~~~~~~~~~
+// A node keeps what its backward reads as a detached alias (LoomHostApi::tensor_alias:
+// the same storage and version counter, no metadata, no view base), never the tensor
+// itself. Keeping the tensor would make a cycle as soon as its history passes through
+// this node: an output's history is this node, and an input's becomes a later node when
+// it is written in place (`h.add_(h * 3)`: add_'s node leads to mul's, which kept h).
+// The storage's version is recorded, and unpacking a tensor modified in place since is
+// refused, naming the op and both versions. When backward builds a graph
+// (create_graph), the alias is given back the history it had when saved (an input's edge,
+// or output i of this node through a weak reference), so the second derivative flows on.
 struct SavedTensor {
   Tensor data;
   std::shared_ptr<PackedTensor> packed;  // instead of data, under saved-tensor hooks

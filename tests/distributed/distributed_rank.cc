@@ -468,6 +468,28 @@ void ddp_unused_parameters() {
     expect_same_on_every_rank({params[0].grad().reshape({-1}), params[2].grad().reshape({-1})},
                               "in their gradients" + when);
   }
+  // no_sync, then a synced step: every rank takes the branch in the first, only even ranks
+  // in the second, so on odd ranks the sink reduces the branch's accumulated gradient.
+  {
+    loom::autograd::clear_grads(params);
+    loom::manual_seed(40 + g_rank);
+    Tensor x1 = loom::randn({2, 6}), x2 = loom::randn({2, 6});
+    takes_branch = true;
+    Tensor local = loom::mse_loss(forward(x1), loom::zeros({2, 3}));
+    {
+      auto guard = ddp->no_sync();
+      loom::mse_loss(ddp->forward(x1), loom::zeros({2, 3})).backward();
+    }
+    takes_branch = g_rank % 2 == 0;
+    local = local + loom::mse_loss(forward(x2), loom::zeros({2, 3}));
+    std::vector<Tensor> want = averaged_local_gradients(local, params);
+    loom::mse_loss(ddp->forward(x2), loom::zeros({2, 3})).backward();
+    for (size_t k = 0; k < 4; ++k) {
+      expect((params[k].grad() - want[k]).abs().max().item<double>() < 1e-6,
+             "parameter " + std::to_string(k) + " got the average of what no_sync accumulated");
+    }
+    expect(!params[4].grad().defined(), "the idle layer still has no .grad after no_sync");
+  }
   // The loss using the idle layer directly, recorded before the forward: its gradient
   // comes after the sink reduced it as unused, and is refused. (Every rank takes the branch
   // here, so that all stop at the same collective, as a real job's ranks would not.)

@@ -285,7 +285,8 @@ SavedTensorsHooks::SavedTensorsHooks(PackHook pack, UnpackHook unpack) {
   h.pack = &run_pack_hook;
   h.unpack = &run_unpack_hook;
   h.release_packed = [](void*, void* packed) { delete static_cast<std::any*>(packed); };
-  auto pair = std::make_unique<SavedTensorsHookPair>(std::move(pack), std::move(unpack));
+  std::unique_ptr<SavedTensorsHookPair> pair(
+      new SavedTensorsHookPair{std::move(pack), std::move(unpack)});
   h.release = [](void* c) { delete static_cast<SavedTensorsHookPair*>(c); };
   with_table("saved-tensor hooks", [&](const LoomAutogradApi& table) {
     if (!LOOM_HAS_FIELD(&table, LoomAutogradApi, pop_saved_tensor_hooks)) {

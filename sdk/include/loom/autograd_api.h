@@ -132,8 +132,9 @@ typedef struct LoomAutogradApi {
   /* Appended (test LOOM_HAS_FIELD(api, LoomAutogradApi, reaches)): which of `leaves` the
    * graphs of `roots` lead to: reached[i] = 1 when a backward from the roots could
    * accumulate into leaves[i]'s .grad (a leaf is reached from itself), 0 otherwise (a
-   * root that does not require grad reaches nothing; a non-leaf is never reached). What DDP's search for unused
-   * parameters walks, as PyTorch's Reducer walks grad_fn's next functions. */
+   * root that does not require grad reaches nothing; a non-leaf is never reached). What
+   * DDP's search for unused parameters walks, as PyTorch's Reducer walks grad_fn's next
+   * functions. */
   LoomError* (*reaches)(LoomTensor* const* roots, size_t num_roots, LoomTensor* const* leaves,
                         size_t num_leaves, int32_t* reached);
   /* Appended (test LOOM_HAS_FIELD(api, LoomAutogradApi, pop_saved_tensor_hooks)): saved-tensor

@@ -21,14 +21,15 @@
 // ~~~~~~~~~~~~~~~~~~~~~~~~
 // With find_unused_parameters, as in PyTorch, each forward walks the output's graph
 // (autograd::reaches) and notes the parameters it leads to (over every forward since the
-// last reduction). The output passes through an identity node (DistributedDataParallelSink);
-// its backward, the first of the module's to run, marks the parameters no forward reached
-// ready, so their buckets launch without them, carrying their accumulated gradient or
-// zeros; one that gets a gradient after all (the loss used it directly) is refused. Which
-// parameters got a gradient since the last reduction (under no_sync too) is all-reduced with the
-// last bucket: a parameter used on some rank gets the average (a .grad made where it had none), one
-// used on no rank keeps its .grad as it was (none, after zero_grad). The walk costs a visit of
-// every node of the forward, which is why it is an option.
+// last reduction). The output passes through an identity node
+// (DistributedDataParallelSink); its backward, the first of the module's to run, marks the
+// parameters no forward reached ready, so their buckets launch without them, carrying
+// their accumulated gradient or zeros; one that gets a gradient after all (the loss used
+// it directly) is refused. Which parameters got a gradient since the last reduction (under
+// no_sync too) is all-reduced with the last bucket: a parameter used on some rank gets the
+// average (a .grad made where it had none), one used on no rank keeps its .grad as it was
+// (none, after zero_grad). The walk costs a visit of every node of the forward, which is
+// why it is an option.
 #include "loom/nn/distributed.h"
 
 #include <numeric>
