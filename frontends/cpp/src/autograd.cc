@@ -170,7 +170,7 @@ namespace {
 // The C side of apply_function: runs the C++ backward, turning its errors into LoomError.
 LoomError* run_function_backward(void* context, LoomTensor* const* grad_outputs, size_t num_outputs,
                                  LoomTensor** grad_inputs, size_t num_inputs) {
-  try {
+  return autograd::detail::callback_result("", [&] {
     const auto& backward = *static_cast<FunctionBackward*>(context);
     std::vector<Tensor> grads;
     for (size_t i = 0; i < num_outputs; ++i) {
@@ -185,12 +185,7 @@ LoomError* run_function_backward(void* context, LoomTensor* const* grad_outputs,
       grad_inputs[i] =
           result[i].defined() ? reinterpret_cast<LoomTensor*>(result[i].release()) : nullptr;
     }
-    return nullptr;
-  } catch (const Error& e) {
-    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
-  } catch (const std::exception& e) {
-    return dispatch::make_host_error(LOOM_STATUS_INTERNAL, std::string("[autograd] ") + e.what());
-  }
+  });
 }
 
 }  // namespace
@@ -242,32 +237,15 @@ struct SavedTensorsHookPair {
   UnpackHook unpack;
 };
 
-// A frontend error as the C hooks return it.
-template <typename F>
-LoomError* hook_call(F&& body) noexcept {
-  try {
-    body();
-    return nullptr;
-  } catch (const Error& e) {
-    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
-  } catch (const std::exception& e) {
-    return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
-                                     std::string("[autograd] a saved-tensor hook: ") + e.what());
-  } catch (...) {
-    return dispatch::make_host_error(
-        LOOM_STATUS_INTERNAL, "[autograd] a saved-tensor hook threw a non-standard exception");
-  }
-}
-
 LoomError* run_pack_hook(void* context, LoomTensor* tensor, void** packed) {
-  return hook_call([&] {
+  return autograd::detail::callback_result("a saved-tensor hook: ", [&] {
     const auto& hooks = *static_cast<SavedTensorsHookPair*>(context);
     *packed = new std::any(hooks.pack(Tensor::borrow(reinterpret_cast<TensorImpl*>(tensor))));
   });
 }
 
 LoomError* run_unpack_hook(void* context, void* packed, LoomTensor** out) {
-  return hook_call([&] {
+  return autograd::detail::callback_result("a saved-tensor hook: ", [&] {
     const auto& hooks = *static_cast<SavedTensorsHookPair*>(context);
     Tensor t = hooks.unpack(*static_cast<const std::any*>(packed));
     LOOM_CHECK(t.defined(), "autograd", "an unpack hook returned an undefined tensor");

@@ -3,8 +3,12 @@
 // cannot unload while the call runs (Note [Lock-free dispatch and safe unload]).
 #pragma once
 
+#include <string>
+
 #include "loom/autograd_api.h"
+#include "loom/core/error.h"
 #include "loom/core/read_section.h"
+#include "loom/dispatcher/dispatcher.h"
 
 namespace loom::autograd::detail {
 
@@ -26,6 +30,26 @@ decltype(auto) with_table(const char* what, F&& fn) {
   if (table == nullptr) [[unlikely]]
     throw_not_loaded(what);
   return fn(*table);
+}
+
+// The result of a C callback the plugin calls back into the frontend with (a hook, a
+// function's backward): NULL when `body` returns, else the error it threw as a LoomError; a
+// loom::Error keeps its code and message, another exception becomes "[autograd] <prefix>..."
+// (the plugin's callers take no exceptions across the C boundary).
+template <typename F>
+LoomError* callback_result(const char* prefix, F&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (const Error& e) {
+    return dispatch::make_host_error(static_cast<int32_t>(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
+                                     std::string("[autograd] ") + prefix + e.what());
+  } catch (...) {
+    return dispatch::make_host_error(
+        LOOM_STATUS_INTERNAL, std::string("[autograd] ") + prefix + "a non-standard exception");
+  }
 }
 
 }  // namespace loom::autograd::detail

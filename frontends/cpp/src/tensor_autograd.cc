@@ -14,6 +14,7 @@
 namespace loom {
 namespace {
 
+using autograd::detail::callback_result;
 using autograd::detail::check;
 using autograd::detail::find_table;
 using autograd::detail::with_table;
@@ -44,34 +45,20 @@ void destroy_callable(void* context) {
   delete static_cast<F*>(context);
 }
 
-LoomError* hook_error(const std::exception& e) {
-  if (const auto* error = dynamic_cast<const Error*>(&e)) {
-    return dispatch::make_host_error(static_cast<int32_t>(error->code()), error->what());
-  }
-  return dispatch::make_host_error(LOOM_STATUS_INTERNAL,
-                                   std::string("[autograd] hook failed: ") + e.what());
-}
-
 // Runs a tensor hook for the plugin (LoomGradHookFn).
 LoomError* run_tensor_hook(void* context, LoomTensor* grad, LoomTensor** replacement) {
-  try {
+  return callback_result("hook failed: ", [&] {
     auto& hook = *static_cast<std::function<Tensor(const Tensor&)>*>(context);
     Tensor out = hook(Tensor::borrow(reinterpret_cast<TensorImpl*>(grad)));
     *replacement = out.defined() ? reinterpret_cast<LoomTensor*>(out.release()) : nullptr;
-    return nullptr;
-  } catch (const std::exception& e) {
-    return hook_error(e);
-  }
+  });
 }
 
 LoomError* run_post_accumulate_hook(void* context, LoomTensor* grad, LoomTensor**) {
-  try {
+  return callback_result("hook failed: ", [&] {
     auto& hook = *static_cast<std::function<void(const Tensor&)>*>(context);
     hook(Tensor::borrow(reinterpret_cast<TensorImpl*>(grad)));
-    return nullptr;
-  } catch (const std::exception& e) {
-    return hook_error(e);
-  }
+  });
 }
 
 using RegisterHookEntry = LoomError* (*LoomAutogradApi::*)(LoomTensor*, LoomGradHookFn, void*,
