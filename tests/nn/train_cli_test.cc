@@ -18,6 +18,12 @@ RunResult run(const std::string& args) {
   return loom::test::run_command(std::string(LOOM_CLI) + " " + args);
 }
 
+// `loom train ARGS` as two ranks under `loom launch`, on a free port.
+RunResult run_two_ranks(const std::string& train_args) {
+  return run("launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) +
+             " -- " + std::string(LOOM_CLI) + " train " + train_args);
+}
+
 void write_gz(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
   gzFile f = gzopen(path.c_str(), "wb");
   gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
@@ -74,11 +80,9 @@ TEST_F(TrainCli, TheMlpLearnsTheSyntheticClasses) {
 // Two ranks under `loom launch`, DDP over gloo, each with half of every global batch:
 // rank 0 alone reports, and the model learns as one process does.
 TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
-  RunResult r = run("launch --nproc 2 --master-port " +
-                    std::to_string(loom::test::free_tcp_port()) + " -- " + std::string(LOOM_CLI) +
-                    " train --distributed gloo --model mlp --epochs 2 --batch-size 32 --threads 1 "
-                    "--data " +
-                    dir_.string());
+  RunResult r = run_two_ranks(
+      "--distributed gloo --model mlp --epochs 2 --batch-size 32 --threads 1 --data " +
+      dir_.string());
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("[rank 0] distributed: gloo, 2 ranks, 16 examples per rank per step"),
             std::string::npos)
@@ -87,19 +91,15 @@ TEST_F(TrainCli, TwoRanksLearnTheSyntheticClassesWithDdp) {
   EXPECT_NE(r.output.find("test accuracy 100.00%"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("[rank 1] epoch"), std::string::npos) << r.output;
   // The same under loom::compile: each rank's forward compiled, DDP's work around it.
-  RunResult compiled =
-      run("launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
-          std::string(LOOM_CLI) +
-          " train --distributed gloo --compile --model mlp --epochs 2 "
-          "--batch-size 32 --threads 1 --data " +
-          dir_.string());
+  RunResult compiled = run_two_ranks(
+      "--distributed gloo --compile --model mlp --epochs 2 --batch-size 32 "
+      "--threads 1 --data " +
+      dir_.string());
   ASSERT_EQ(compiled.status, 0) << compiled.output;
   EXPECT_NE(compiled.output.find("test accuracy 100.00%"), std::string::npos) << compiled.output;
   // A global batch the ranks cannot share evenly is refused.
   RunResult odd =
-      run("launch --nproc 2 --master-port " + std::to_string(loom::test::free_tcp_port()) + " -- " +
-          std::string(LOOM_CLI) + " train --distributed gloo --model mlp --batch-size 33 --data " +
-          dir_.string());
+      run_two_ranks("--distributed gloo --model mlp --batch-size 33 --data " + dir_.string());
   EXPECT_NE(odd.status, 0);
   EXPECT_NE(odd.output.find("--batch-size 33 (the global batch) must divide by the 2 ranks"),
             std::string::npos)
@@ -335,11 +335,10 @@ TEST_F(TrainCli, CheckpointTrainsWithActivationsRecomputed) {
             std::string::npos)
       << refused.output;
   // Under DDP: the non-reentrant checkpoint keeps the ordinary graph and DDP's hooks.
-  RunResult ddp = run("launch --nproc 2 --master-port " +
-                      std::to_string(loom::test::free_tcp_port()) + " -- " + std::string(LOOM_CLI) +
-                      " train --distributed gloo --checkpoint --model mlp --epochs 2 "
-                      "--batch-size 32 --threads 1 --data " +
-                      dir_.string());
+  RunResult ddp = run_two_ranks(
+      "--distributed gloo --checkpoint --model mlp --epochs 2 --batch-size 32 --threads 1 "
+      "--data " +
+      dir_.string());
   ASSERT_EQ(ddp.status, 0) << ddp.output;
   EXPECT_NE(ddp.output.find("test accuracy 100.00%"), std::string::npos) << ddp.output;
 }
